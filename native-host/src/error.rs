@@ -1,0 +1,61 @@
+//! Errors of a whole request or CLI run. Per-file problems are not errors here: they are a
+//! `status: "error"` on that file's entry, and the run goes on (as vmtouch does).
+
+use std::path::PathBuf;
+
+use crate::protocol::ErrorCode;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{} is outside Firefox's install folder {}; name files inside it", path.display(), install_dir.display())]
+    OutsideInstallDir { path: PathBuf, install_dir: PathBuf },
+
+    #[error("{} does not exist", path.display())]
+    NoSuchFile { path: PathBuf },
+
+    #[error("no Firefox found: {0}")]
+    FirefoxNotFound(String),
+
+    #[error("cancelled")]
+    Cancelled,
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The stable protocol code for this error (docs/PROTOCOL.md, "Error codes").
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::OutsideInstallDir { .. } => ErrorCode::OutsideInstallDir,
+            Error::NoSuchFile { .. } => ErrorCode::NoSuchFile,
+            Error::FirefoxNotFound(_) => ErrorCode::FirefoxNotFound,
+            Error::Cancelled => ErrorCode::Cancelled,
+            Error::Io { .. } => ErrorCode::IoError,
+        }
+    }
+
+    /// The values the message names, for the reply's `params`.
+    #[must_use]
+    pub fn params(&self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            Error::OutsideInstallDir { path, install_dir } => {
+                json!({"path": path, "install_dir": install_dir})
+            }
+            Error::NoSuchFile { path } => json!({"path": path}),
+            Error::FirefoxNotFound(detail) => json!({"detail": detail}),
+            Error::Cancelled => json!({}),
+            Error::Io { context, source } => json!({"detail": format!("{context}: {source}")}),
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { context: context.into(), source }
+    }
+}
