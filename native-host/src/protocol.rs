@@ -1,8 +1,18 @@
 //! The one typed definition of the native-messaging protocol (docs/PROTOCOL.md).
-//! OWNER: protocol helper. Requests are a serde enum tagged by `command`; replies/events share
-//! one envelope. Keep docs/PROTOCOL.md in step with every change here.
+//! Requests are a serde enum tagged by `command`; replies and events share one envelope.
+//! Keep docs/PROTOCOL.md in step with every change here.
+//!
+//! Decoding is a pure function, [`decode_request`], so the host loop, the unit tests and the
+//! fuzz target all go through exactly the same steps.
 
-use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{json, Value};
+
+use crate::preload::Method;
+use crate::residency::Capabilities;
+use crate::Error;
 
 /// Stable, append-only error codes. Never change or reuse a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,4 +31,447 @@ pub enum ErrorCode {
     IoError,
     ReplyTooLarge,
     UnknownRequest,
+}
+
+/// Largest `id` a request may carry: 2^53 − 1, so JavaScript numbers keep it exact.
+pub const MAX_ID: u64 = (1 << 53) - 1;
+
+/// Bounds of `preload`'s `jobs`: more parallel readers than this only thrash the disk.
+pub const JOBS_RANGE: std::ops::RangeInclusive<usize> = 1..=16;
+
+/// One request: the sender's `id` and the command with its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub id: u64,
+    pub command: Command,
+}
+
+/// Every command of protocol version 1. Unknown fields are ignored (serde's default).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Command {
+    Hello,
+    Firefox,
+    Residency {
+        #[serde(default)]
+        files: Option<Vec<PathBuf>>,
+        #[serde(default)]
+        mapped: Option<bool>,
+    },
+    Preload {
+        #[serde(default)]
+        files: Option<Vec<PathBuf>>,
+        #[serde(default)]
+        idle: Option<bool>,
+        #[serde(default)]
+        method: Option<Method>,
+        #[serde(default, deserialize_with = "jobs")]
+        jobs: Option<usize>,
+    },
+    Evict {
+        #[serde(default)]
+        files: Option<Vec<PathBuf>>,
+    },
+    Cancel {
+        target: u64,
+    },
+    /// Any other command name: answered with `unknown_command`, not a parse failure.
+    #[serde(other)]
+    Unknown,
+}
+
+impl Command {
+    /// The command's wire name, for messages ("preload 4 was cancelled").
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Hello => "hello",
+            Command::Firefox => "firefox",
+            Command::Residency { .. } => "residency",
+            Command::Preload { .. } => "preload",
+            Command::Evict { .. } => "evict",
+            Command::Cancel { .. } => "cancel",
+            Command::Unknown => "unknown",
+        }
+    }
+}
+
+/// `jobs`: null/absent, or an integer within [`JOBS_RANGE`].
+fn jobs<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::Error> {
+    let Some(n) = Option::<u64>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    match usize::try_from(n) {
+        Ok(n) if JOBS_RANGE.contains(&n) => Ok(Some(n)),
+        _ => Err(serde::de::Error::custom(format_args!(
+            "jobs must be between {} and {}, got {n}",
+            JOBS_RANGE.start(),
+            JOBS_RANGE.end()
+        ))),
+    }
+}
+
+/// The error half of a reply: what went wrong, for programs (`code`), people (`message`) and
+/// translators (`params`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplyError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub params: Value,
+}
+
+impl ReplyError {
+    #[must_use]
+    pub fn new(code: ErrorCode, message: impl Into<String>, params: Value) -> Self {
+        ReplyError { code, message: message.into(), params }
+    }
+
+    /// A malformed request; `detail` is also the message.
+    #[must_use]
+    pub fn bad_request(detail: impl Into<String>) -> Self {
+        let detail = detail.into();
+        let params = json!({ "detail": detail });
+        ReplyError::new(ErrorCode::BadRequest, detail, params)
+    }
+
+    /// A bug in the host (a panic, a reply that would not serialise), reported as `io_error`
+    /// so the extension shows it instead of losing the port.
+    #[must_use]
+    pub fn internal(detail: &str) -> Self {
+        let detail = format!("internal error: {detail}");
+        let params = json!({ "detail": detail });
+        ReplyError::new(ErrorCode::IoError, detail, params)
+    }
+}
+
+impl From<&Error> for ReplyError {
+    fn from(error: &Error) -> Self {
+        ReplyError::new(error.code(), error.to_string(), error.params())
+    }
+}
+
+impl From<Error> for ReplyError {
+    fn from(error: Error) -> Self {
+        ReplyError::from(&error)
+    }
+}
+
+/// A request that could not be decoded: the `id` if it could be read, and the error to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    pub id: Option<u64>,
+    pub error: ReplyError,
+}
+
+/// bytes → UTF-8 → JSON object → `id` → command. Each step has its own error code.
+pub fn decode_request(body: &[u8]) -> Result<Request, DecodeError> {
+    let fail = |id, error| DecodeError { id, error };
+    let text = std::str::from_utf8(body).map_err(|e| {
+        let error = ReplyError::new(
+            ErrorCode::BadUtf8,
+            format!("the request is not valid UTF-8 ({e}); send JSON text"),
+            json!({}),
+        );
+        fail(None, error)
+    })?;
+    let value: Value = serde_json::from_str(text).map_err(|e| fail(None, bad_json(&e.to_string())))?;
+    if !value.is_object() {
+        return Err(fail(None, bad_json("the request must be a JSON object")));
+    }
+    let id = request_id(&value).map_err(|error| fail(None, error))?;
+    let command = decode_command(value).map_err(|error| fail(Some(id), error))?;
+    Ok(Request { id, command })
+}
+
+fn bad_json(detail: &str) -> ReplyError {
+    ReplyError::new(
+        ErrorCode::BadJson,
+        format!("the request is not a JSON object: {detail}"),
+        json!({ "detail": detail }),
+    )
+}
+
+/// `id` must be an integer 0 ..= 2^53 − 1 (not a float, string or negative number).
+fn request_id(request: &Value) -> Result<u64, ReplyError> {
+    let Some(raw) = request.get("id") else {
+        return Err(ReplyError::bad_request("the request has no \"id\"; add an integer id"));
+    };
+    match raw.as_u64() {
+        Some(id) if id <= MAX_ID => Ok(id),
+        _ => Err(ReplyError::bad_request(format!(
+            "\"id\" must be an integer from 0 to {MAX_ID}, got {raw}"
+        ))),
+    }
+}
+
+fn decode_command(request: Value) -> Result<Command, ReplyError> {
+    let name = request.get("command").and_then(Value::as_str).map(str::to_owned);
+    let command = Command::deserialize(request).map_err(|e| {
+        ReplyError::bad_request(format!("invalid {} request: {e}", name.as_deref().unwrap_or("")))
+    })?;
+    match command {
+        Command::Unknown => {
+            // serde(other) forgets the name; `name` is Some because an unknown command is a
+            // string tag by construction.
+            let name = name.unwrap_or_default();
+            Err(ReplyError::new(
+                ErrorCode::UnknownCommand,
+                format!(
+                    "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
+                     residency, preload, evict and cancel",
+                    crate::PROTOCOL_VERSION
+                ),
+                json!({ "command": name }),
+            ))
+        }
+        Command::Residency { files: Some(ref f), .. }
+        | Command::Preload { files: Some(ref f), .. }
+        | Command::Evict { files: Some(ref f) }
+            if f.is_empty() =>
+        {
+            // An empty list is almost always an empty selection in the UI; treating it as
+            // "every file" would evict or preload the whole folder by accident.
+            Err(ReplyError::bad_request(
+                "\"files\" is an empty list; leave it out or send null to mean every file",
+            ))
+        }
+        command => Ok(command),
+    }
+}
+
+/// Every host → browser message: `{"id", "status", …}` (docs/PROTOCOL.md, "one envelope").
+#[derive(Debug, Clone, Serialize)]
+pub struct Envelope {
+    /// `None` (`null`) when the request's own id could not be read.
+    pub id: Option<u64>,
+    #[serde(flatten)]
+    pub body: Body,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Body {
+    /// Success: the request's final message.
+    Ok { data: Value },
+    /// Failure: also final.
+    Error(ReplyError),
+    /// Progress while a long command runs; zero or more before the final message.
+    Event { event: EventKind, data: Value },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// One file of `residency`.
+    File,
+    /// `preload` progress.
+    Progress,
+}
+
+impl Envelope {
+    #[must_use]
+    pub fn ok(id: u64, data: Value) -> Self {
+        Envelope { id: Some(id), body: Body::Ok { data } }
+    }
+
+    #[must_use]
+    pub fn error(id: Option<u64>, error: ReplyError) -> Self {
+        Envelope { id, body: Body::Error(error) }
+    }
+
+    #[must_use]
+    pub fn event(id: u64, event: EventKind, data: Value) -> Self {
+        Envelope { id: Some(id), body: Body::Event { event, data } }
+    }
+
+    /// Whether this is the last message of its request.
+    #[must_use]
+    pub fn is_final(&self) -> bool {
+        !matches!(self.body, Body::Event { .. })
+    }
+}
+
+/// `hello`'s data.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hello {
+    pub host_version: &'static str,
+    pub protocol_version: u32,
+    #[serde(flatten)]
+    pub capabilities: Capabilities,
+    pub firefox_pid: Option<i32>,
+}
+
+/// `cancel`'s data.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cancelled {
+    pub target: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(text: &str) -> Result<Request, DecodeError> {
+        decode_request(text.as_bytes())
+    }
+
+    fn code_of(text: &str) -> (Option<u64>, ErrorCode) {
+        let err = decode(text).unwrap_err();
+        (err.id, err.error.code)
+    }
+
+    #[test]
+    fn hello_decodes() {
+        let req = decode(r#"{"id": 1, "command": "hello"}"#).unwrap();
+        assert_eq!(req, Request { id: 1, command: Command::Hello });
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let req = decode(r#"{"id": 1, "command": "hello", "extra": [1, 2]}"#).unwrap();
+        assert_eq!(req.command, Command::Hello);
+    }
+
+    #[test]
+    fn residency_with_and_without_parameters() {
+        let req = decode(r#"{"id": 3, "command": "residency", "files": null, "mapped": true}"#);
+        assert_eq!(
+            req.unwrap().command,
+            Command::Residency { files: None, mapped: Some(true) }
+        );
+        let req = decode(r#"{"id": 3, "command": "residency", "files": ["libxul.so"]}"#);
+        assert_eq!(
+            req.unwrap().command,
+            Command::Residency { files: Some(vec!["libxul.so".into()]), mapped: None }
+        );
+    }
+
+    #[test]
+    fn preload_parameters() {
+        let req = decode(
+            r#"{"id": 4, "command": "preload", "files": null, "idle": true, "method": "fadvise", "jobs": 2}"#,
+        );
+        assert_eq!(
+            req.unwrap().command,
+            Command::Preload {
+                files: None,
+                idle: Some(true),
+                method: Some(Method::Fadvise),
+                jobs: Some(2)
+            }
+        );
+        let req = decode(r#"{"id": 4, "command": "preload", "jobs": null}"#).unwrap();
+        assert!(matches!(req.command, Command::Preload { jobs: None, .. }));
+    }
+
+    #[test]
+    fn evict_and_cancel() {
+        let req = decode(r#"{"id": 5, "command": "evict", "files": ["a"]}"#).unwrap();
+        assert_eq!(req.command, Command::Evict { files: Some(vec!["a".into()]) });
+        let req = decode(r#"{"id": 6, "command": "cancel", "target": 4}"#).unwrap();
+        assert_eq!(req.command, Command::Cancel { target: 4 });
+    }
+
+    #[test]
+    fn invalid_utf8() {
+        let err = decode_request(b"{\"id\": 1, \"command\": \"\xff\"}").unwrap_err();
+        assert_eq!((err.id, err.error.code), (None, ErrorCode::BadUtf8));
+    }
+
+    #[test]
+    fn invalid_json_and_non_objects() {
+        for text in ["", "{", "{\"id\": 1,}", "nul", "[1, 2]", "[]", "7", "\"hello\"", "null"] {
+            assert_eq!(code_of(text), (None, ErrorCode::BadJson), "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_ids_reply_with_null_id() {
+        for text in [
+            r#"{"command": "hello"}"#,
+            r#"{"id": null, "command": "hello"}"#,
+            r#"{"id": "1", "command": "hello"}"#,
+            r#"{"id": -1, "command": "hello"}"#,
+            r#"{"id": 1.5, "command": "hello"}"#,
+            r#"{"id": 1.0, "command": "hello"}"#,
+            r#"{"id": 9007199254740992, "command": "hello"}"#,
+            r#"{"id": 18446744073709551616, "command": "hello"}"#,
+        ] {
+            assert_eq!(code_of(text), (None, ErrorCode::BadRequest), "{text}");
+        }
+        // serde_json itself refuses a number beyond f64: that is not JSON it can represent.
+        let huge = r#"{"id": 1e400, "command": "hello"}"#;
+        assert_eq!(code_of(huge), (None, ErrorCode::BadJson));
+        assert!(decode(r#"{"id": 9007199254740991, "command": "hello"}"#).is_ok());
+        assert!(decode(r#"{"id": 0, "command": "hello"}"#).is_ok());
+    }
+
+    #[test]
+    fn unknown_command_names_it() {
+        let err = decode(r#"{"id": 2, "command": "format_disk"}"#).unwrap_err();
+        assert_eq!((err.id, err.error.code), (Some(2), ErrorCode::UnknownCommand));
+        assert_eq!(err.error.params, json!({"command": "format_disk"}));
+    }
+
+    #[test]
+    fn missing_or_non_string_command_is_bad_request() {
+        for text in [r#"{"id": 2}"#, r#"{"id": 2, "command": 5}"#, r#"{"id": 2, "command": null}"#] {
+            assert_eq!(code_of(text), (Some(2), ErrorCode::BadRequest), "{text}");
+        }
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_are_bad_request() {
+        for text in [
+            r#"{"id": 3, "command": "residency", "files": 5}"#,
+            r#"{"id": 3, "command": "residency", "files": [5]}"#,
+            r#"{"id": 3, "command": "residency", "mapped": "yes"}"#,
+            r#"{"id": 4, "command": "preload", "jobs": 1000000000000}"#,
+            r#"{"id": 4, "command": "preload", "jobs": 0}"#,
+            r#"{"id": 4, "command": "preload", "jobs": 17}"#,
+            r#"{"id": 4, "command": "preload", "jobs": -1}"#,
+            r#"{"id": 4, "command": "preload", "jobs": 2.5}"#,
+            r#"{"id": 4, "command": "preload", "method": "mmap"}"#,
+            r#"{"id": 6, "command": "cancel"}"#,
+            r#"{"id": 6, "command": "cancel", "target": "4"}"#,
+            r#"{"id": 5, "command": "evict", "files": []}"#,
+        ] {
+            let err = decode(text).unwrap_err();
+            assert_eq!(err.error.code, ErrorCode::BadRequest, "{text}");
+            assert!(err.id.is_some(), "{text}");
+            assert!(err.error.params["detail"].is_string(), "{text}");
+        }
+    }
+
+    #[test]
+    fn jobs_detail_names_the_range() {
+        let err = decode(r#"{"id": 4, "command": "preload", "jobs": 1000000000000}"#).unwrap_err();
+        assert!(err.error.message.contains("between 1 and 16"), "{}", err.error.message);
+    }
+
+    #[test]
+    fn envelopes_serialise_as_documented() {
+        let ok = serde_json::to_value(Envelope::ok(7, json!({"a": 1}))).unwrap();
+        assert_eq!(ok, json!({"id": 7, "status": "ok", "data": {"a": 1}}));
+
+        let err = ReplyError::new(ErrorCode::Cancelled, "preload 4 was cancelled", json!({}));
+        let err = serde_json::to_value(Envelope::error(Some(4), err)).unwrap();
+        assert_eq!(
+            err,
+            json!({"id": 4, "status": "error", "code": "cancelled",
+                   "message": "preload 4 was cancelled", "params": {}})
+        );
+
+        let ev = serde_json::to_value(Envelope::event(7, EventKind::Progress, json!({}))).unwrap();
+        assert_eq!(ev, json!({"id": 7, "status": "event", "event": "progress", "data": {}}));
+
+        let null_id = serde_json::to_string(&Envelope::error(None, ReplyError::bad_request("x")));
+        assert!(null_id.unwrap().starts_with(r#"{"id":null,"status":"error""#));
+    }
+
+    #[test]
+    fn error_codes_are_snake_case() {
+        let codes = serde_json::to_value([ErrorCode::OutsideInstallDir, ErrorCode::ReplyTooLarge]);
+        assert_eq!(codes.unwrap(), json!(["outside_install_dir", "reply_too_large"]));
+    }
 }
