@@ -1,0 +1,154 @@
+// Client for the about_startup native host (docs/PROTOCOL.md) over one long-lived port.
+// The port comes from an injected `connect()` so tests can pass a fake; the page passes
+// () => browser.runtime.connectNative(HOST_NAME).
+
+export const HOST_NAME = "about_startup";
+
+/** A final `status: "error"` reply from the host, or the port going away. */
+export class HostError extends Error {
+  constructor({ code, message, params = {} }) {
+    super(message);
+    this.name = "HostError";
+    this.code = code;
+    this.params = params;
+  }
+}
+
+/**
+ * Why the port went away, from Firefox's `port.error`:
+ * - "missing": no host manifest for this name (the host is not installed for this user),
+ * - "not_allowed": a manifest exists but does not list this extension's id,
+ * - "ended": the host was found but exited or broke the stream.
+ */
+export function classifyDisconnect(error) {
+  const message = error?.message ?? "";
+  if (/no such native application/i.test(message)) {
+    return "missing";
+  }
+  if (/does not have permission|not allowed/i.test(message)) {
+    return "not_allowed";
+  }
+  return "ended";
+}
+
+export class HostClient {
+  #connect;
+  #port = null;
+  #nextId = 1;
+  #pending = new Map();
+  #eventListeners = new Set();
+  #disconnectListeners = new Set();
+  #disconnect = null;
+
+  constructor(connect) {
+    this.#connect = connect;
+  }
+
+  /** Opens the port (once). Safe to call again. */
+  start() {
+    if (this.#port || this.#disconnect) {
+      return;
+    }
+    const port = this.#connect();
+    this.#port = port;
+    port.onMessage.addListener((message) => this.#onMessage(message));
+    port.onDisconnect.addListener((p) => this.#onDisconnect(p?.error ?? port.error ?? null));
+  }
+
+  /** Null while connected (or not started); {kind, message} once the port is gone. */
+  get disconnected() {
+    return this.#disconnect;
+  }
+
+  /**
+   * Sends `{id, command, ...params}` and resolves with the reply's `data`, or rejects with a
+   * HostError (the host's error, or code "disconnected" when the port goes away first).
+   * `onEvent(event, data)` gets this request's events.
+   */
+  request(command, params = {}, { onEvent = null } = {}) {
+    this.start();
+    if (this.#disconnect) {
+      return Promise.reject(this.#disconnectError());
+    }
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onEvent });
+      try {
+        this.#port.postMessage({ ...params, id, command });
+      } catch (error) {
+        this.#pending.delete(id);
+        reject(new HostError({ code: "disconnected", message: String(error?.message ?? error) }));
+      }
+    });
+  }
+
+  /** Listener for every event of every request: (id, event, data). Returns an unsubscribe function. */
+  onEvent(listener) {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
+  }
+
+  /** Listener for the port going away: ({kind, message}). Returns an unsubscribe function. */
+  onDisconnect(listener) {
+    this.#disconnectListeners.add(listener);
+    return () => this.#disconnectListeners.delete(listener);
+  }
+
+  /** Closes the port; pending requests reject. */
+  close() {
+    if (this.#port && !this.#disconnect) {
+      this.#port.disconnect();
+      this.#onDisconnect({ message: "closed by the extension" });
+    }
+  }
+
+  #onMessage(message) {
+    const entry = this.#pending.get(message?.id);
+    if (message?.status === "event") {
+      entry?.onEvent?.(message.event, message.data);
+      for (const listener of this.#eventListeners) {
+        listener(message.id, message.event, message.data);
+      }
+      return;
+    }
+    if (!entry) {
+      return; // a reply to no request of ours (e.g. id null for a malformed request)
+    }
+    this.#pending.delete(message.id);
+    if (message.status === "ok") {
+      entry.resolve(message.data);
+    } else {
+      entry.reject(
+        new HostError({
+          code: message.code ?? "unknown",
+          message: message.message ?? "the host replied with an error",
+          params: message.params ?? {},
+        }),
+      );
+    }
+  }
+
+  #onDisconnect(error) {
+    if (this.#disconnect) {
+      return;
+    }
+    const message = error?.message ?? "the host closed the connection";
+    this.#disconnect = { kind: classifyDisconnect(error), message };
+    const failure = this.#disconnectError();
+    for (const entry of this.#pending.values()) {
+      entry.reject(failure);
+    }
+    this.#pending.clear();
+    for (const listener of this.#disconnectListeners) {
+      listener(this.#disconnect);
+    }
+  }
+
+  #disconnectError() {
+    return new HostError({
+      code: "disconnected",
+      message: this.#disconnect.message,
+      params: { kind: this.#disconnect.kind },
+    });
+  }
+}

@@ -1,0 +1,175 @@
+// The about:startup page: thin DOM code over the pure modules in ../lib/.
+import browser from "../lib/browser.js";
+import { milestoneRows } from "../lib/milestones.js";
+import { HostClient, HOST_NAME } from "../lib/host-client.js";
+import { detectMode, FULL } from "../lib/mode.js";
+import { startupApi } from "../lib/startup-api.js";
+import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
+
+const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
+const $ = (id) => document.getElementById(id);
+
+function localize(root) {
+  for (const element of root.querySelectorAll("[data-i18n]")) {
+    element.textContent = t(element.dataset.i18n);
+  }
+}
+
+function setText(id, value) {
+  $(id).textContent = value ?? "—";
+}
+
+function cell(tag, text, className) {
+  const element = document.createElement(tag);
+  element.textContent = text;
+  if (className) {
+    element.className = className;
+  }
+  return element;
+}
+
+function showMode(mode) {
+  const section = $("mode");
+  section.dataset.mode = mode;
+  setText("mode-name", t(mode === FULL ? "modeFull" : "modeBasic"));
+  setText("mode-explanation", t(mode === FULL ? "modeFullExplanation" : "modeBasicExplanation"));
+}
+
+async function showMilestones() {
+  const api = startupApi(browser);
+  const mode = detectMode(api);
+  showMode(mode);
+  const status = $("milestones-status");
+  const table = $("milestones");
+  if (mode !== FULL) {
+    status.dataset.state = "unavailable";
+    status.textContent = t("milestonesUnavailable");
+    table.hidden = true;
+    return;
+  }
+  let raw;
+  try {
+    raw = await api.getStartupInfo();
+  } catch (error) {
+    status.dataset.state = "error";
+    status.textContent = t("milestonesError", [String(error?.message ?? error)]);
+    table.hidden = true;
+    return;
+  }
+  const { origin, rows } = milestoneRows(raw);
+  const body = table.tBodies[0];
+  body.replaceChildren(
+    ...rows.map((row) => {
+      const tr = document.createElement("tr");
+      tr.dataset.milestone = row.name;
+      tr.dataset.sinceOrigin = String(row.sinceOrigin);
+      tr.dataset.ms = String(row.ms);
+      tr.append(
+        cell("th", row.name),
+        cell("td", formatMs(row.sinceOrigin), "num"),
+        cell("td", formatGap(row.gap), "num"),
+        cell("td", formatClock(row.ms), "num"),
+      );
+      tr.firstChild.scope = "row";
+      return tr;
+    }),
+  );
+  setText("col-since", t("colSince", [origin ?? "process"]));
+  table.hidden = rows.length === 0;
+  status.dataset.state = rows.length === 0 ? "empty" : "ready";
+  status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
+}
+
+function showHostState(state, message) {
+  $("host").dataset.state = state;
+  $("host-status").textContent = message;
+}
+
+function showHostGone({ kind, message }, { answered }) {
+  if (answered) {
+    showHostState("ended", t("hostEndedAfterHello", [message]));
+    return;
+  }
+  const state = kind === "missing" ? "missing" : kind === "not_allowed" ? "not_allowed" : "ended";
+  const key = { missing: "hostMissing", not_allowed: "hostNotAllowed", ended: "hostEnded" }[state];
+  showHostState(state, t(key));
+  setText("host-missing-explanation", t(`${key}Explanation`, [HOST_NAME]));
+  setText("host-error-detail", t("hostErrorDetail", [message]));
+  $("host-missing").hidden = false;
+  $("host-details").hidden = true;
+}
+
+function showHello(hello) {
+  setText("host-version", hello.host_version);
+  setText("protocol-version", String(hello.protocol_version ?? "—"));
+  setText("kernel", hello.kernel);
+  setText("residency-access", t(hello.mincore_exact === "all" ? "residencyAll" : "residencyOwned"));
+  $("host-details").hidden = false;
+  showHostState("connected", t("hostConnected", [hello.host_version ?? "?"]));
+}
+
+function showFirefox(firefox) {
+  setText("firefox-version", firefox.version);
+  setText("firefox-build-id", firefox.build_id);
+  setText("firefox-exe", firefox.exe);
+  setText("firefox-pid", firefox.pid == null ? null : String(firefox.pid));
+  setText("firefox-read-bytes", formatBytes(firefox.io?.read_bytes));
+  setText("firefox-major-faults", formatCount(firefox.io?.major_faults));
+  setText("firefox-tree-read-bytes", formatBytes(firefox.io?.tree_read_bytes));
+  $("firefox-error").hidden = true;
+}
+
+function showFirefoxError(error) {
+  const element = $("firefox-error");
+  element.textContent = t("firefoxError", [String(error?.message ?? error)]);
+  element.dataset.code = error?.code ?? "";
+  element.hidden = false;
+}
+
+const host = { client: null, answered: false };
+
+async function connectHost() {
+  showHostState("connecting", t("hostConnecting"));
+  const client = new HostClient(() => browser.runtime.connectNative(HOST_NAME));
+  host.client = client;
+  client.onDisconnect((gone) => showHostGone(gone, { answered: host.answered }));
+  try {
+    const hello = await client.request("hello");
+    host.answered = true;
+    showHello(hello);
+  } catch (error) {
+    if (error.code !== "disconnected") {
+      showHostState("error", t("hostErrorDetail", [error.message]));
+    }
+    return;
+  }
+  await refreshFirefox();
+}
+
+async function refreshFirefox() {
+  if (!host.answered || host.client.disconnected) {
+    return;
+  }
+  try {
+    showFirefox(await host.client.request("firefox"));
+  } catch (error) {
+    showFirefoxError(error);
+  }
+}
+
+async function showBrowserVersion() {
+  const info = await browser.runtime.getBrowserInfo();
+  setText("browser-version", info.version);
+}
+
+async function main() {
+  localize(document);
+  $("refresh").addEventListener("click", () => {
+    showMilestones();
+    refreshFirefox();
+  });
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost()]);
+  document.body.dataset.ready = "true";
+}
+
+main();
