@@ -1,0 +1,171 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { classifyDisconnect, HostClient, HostError } from "../../../extension/lib/host-client.js";
+
+/** A stand-in for a runtime.Port: records posted messages, lets the test play the host. */
+function fakePort() {
+  const messageListeners = [];
+  const disconnectListeners = [];
+  const port = {
+    posted: [],
+    error: null,
+    disconnected: false,
+    onMessage: { addListener: (l) => messageListeners.push(l) },
+    onDisconnect: { addListener: (l) => disconnectListeners.push(l) },
+    postMessage(message) {
+      if (port.disconnected) {
+        throw new Error("Attempt to postMessage on disconnected port");
+      }
+      port.posted.push(structuredClone(message));
+    },
+    disconnect() {
+      port.disconnected = true;
+    },
+    reply(message) {
+      for (const l of messageListeners) l(message);
+    },
+    drop(error) {
+      port.error = error;
+      port.disconnected = true;
+      for (const l of disconnectListeners) l(port);
+    },
+  };
+  return port;
+}
+
+function connected() {
+  const port = fakePort();
+  let connects = 0;
+  const client = new HostClient(() => {
+    connects += 1;
+    return port;
+  });
+  return { port, client, connects: () => connects };
+}
+
+test("requests carry increasing ids and resolve with their own reply's data, in any order", async () => {
+  const { port, client } = connected();
+  const hello = client.request("hello");
+  const residency = client.request("residency", { files: ["libxul.so"] });
+  assert.deepEqual(port.posted, [
+    { id: 1, command: "hello" },
+    { id: 2, command: "residency", files: ["libxul.so"] },
+  ]);
+  port.reply({ id: 2, status: "ok", data: { page_size: 4096 } });
+  port.reply({ id: 1, status: "ok", data: { host_version: "0.1.0" } });
+  assert.deepEqual(await hello, { host_version: "0.1.0" });
+  assert.deepEqual(await residency, { page_size: 4096 });
+});
+
+test("params cannot override the id or the command", async () => {
+  const { port, client } = connected();
+  client.request("hello", { id: 99, command: "evict" });
+  assert.deepEqual(port.posted[0], { id: 1, command: "hello" });
+});
+
+test("one port for many requests", async () => {
+  const { port, client, connects } = connected();
+  client.request("hello");
+  client.request("firefox");
+  client.start();
+  assert.equal(connects(), 1);
+  assert.equal(port.posted.length, 2);
+});
+
+test("an error reply rejects with a HostError carrying code, message and params", async () => {
+  const { port, client } = connected();
+  const request = client.request("evict", { files: ["/etc/passwd"] });
+  port.reply({
+    id: 1,
+    status: "error",
+    code: "outside_install_dir",
+    message: "/etc/passwd is outside",
+    params: { path: "/etc/passwd" },
+  });
+  await assert.rejects(request, (error) => {
+    assert.ok(error instanceof HostError);
+    assert.equal(error.code, "outside_install_dir");
+    assert.equal(error.message, "/etc/passwd is outside");
+    assert.deepEqual(error.params, { path: "/etc/passwd" });
+    return true;
+  });
+});
+
+test("events go to the request's onEvent and to global listeners, before the final reply", async () => {
+  const { port, client } = connected();
+  const perRequest = [];
+  const global = [];
+  client.onEvent((id, event, data) => global.push([id, event, data.n]));
+  const request = client.request("preload", {}, { onEvent: (event, data) => perRequest.push([event, data.n]) });
+  port.reply({ id: 1, status: "event", event: "progress", data: { n: 1 } });
+  port.reply({ id: 1, status: "event", event: "progress", data: { n: 2 } });
+  port.reply({ id: 1, status: "ok", data: { files: 3 } });
+  assert.deepEqual(await request, { files: 3 });
+  assert.deepEqual(perRequest, [
+    ["progress", 1],
+    ["progress", 2],
+  ]);
+  assert.deepEqual(global, [
+    [1, "progress", 1],
+    [1, "progress", 2],
+  ]);
+});
+
+test("replies to unknown ids (or id null) are ignored", async () => {
+  const { port, client } = connected();
+  const request = client.request("hello");
+  port.reply({ id: null, status: "error", code: "bad_request", message: "no id" });
+  port.reply({ id: 42, status: "ok", data: {} });
+  port.reply({ id: 1, status: "ok", data: { ok: true } });
+  assert.deepEqual(await request, { ok: true });
+});
+
+test("a missing host: pending requests reject, listeners hear kind missing, later requests reject", async () => {
+  const { port, client } = connected();
+  const heard = [];
+  client.onDisconnect((gone) => heard.push(gone));
+  const request = client.request("hello");
+  port.drop({ message: "No such native application about_startup" });
+  await assert.rejects(request, (error) => {
+    assert.equal(error.code, "disconnected");
+    assert.equal(error.params.kind, "missing");
+    return true;
+  });
+  assert.deepEqual(heard, [{ kind: "missing", message: "No such native application about_startup" }]);
+  assert.deepEqual(client.disconnected, heard[0]);
+  await assert.rejects(client.request("firefox"), { code: "disconnected" });
+  assert.equal(port.posted.length, 1);
+});
+
+test("a host that exits without an error message counts as ended", async () => {
+  const { port, client } = connected();
+  const request = client.request("hello");
+  port.drop(null);
+  await assert.rejects(request, (error) => error.params.kind === "ended");
+  assert.equal(client.disconnected.message, "the host closed the connection");
+});
+
+test("postMessage throwing rejects that request", async () => {
+  const { port, client } = connected();
+  client.start();
+  port.disconnected = true;
+  await assert.rejects(client.request("hello"), { code: "disconnected" });
+});
+
+test("close() disconnects the port and rejects what is pending", async () => {
+  const { port, client } = connected();
+  const request = client.request("hello");
+  client.close();
+  assert.equal(port.disconnected, true);
+  await assert.rejects(request, { code: "disconnected" });
+});
+
+test("classifyDisconnect reads Firefox's messages", () => {
+  assert.equal(classifyDisconnect({ message: "No such native application about_startup" }), "missing");
+  assert.equal(
+    classifyDisconnect({ message: "This extension does not have permission to use native application about_startup" }),
+    "not_allowed",
+  );
+  assert.equal(classifyDisconnect({ message: "An unexpected error occurred" }), "ended");
+  assert.equal(classifyDisconnect(null), "ended");
+});
