@@ -1,6 +1,7 @@
 //! Which Firefox install folder, which files in it, and confinement of requests to it.
 //! OWNER: kernel helper.
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -18,24 +19,378 @@ pub struct Install {
     pub build_id: Option<String>,
 }
 
+/// Executable names of the Firefox flavours, looked up on PATH in this order.
+const PATH_NAMES: [&str; 4] = [
+    "firefox",
+    "firefox-esr",
+    "firefox-developer-edition",
+    "firefox-nightly",
+];
+
+/// Where distributions and Mozilla's tarball usually put Firefox (`$HOME/firefox` is added).
+const USUAL_DIRS: [&str; 7] = [
+    "/usr/lib/firefox",
+    "/usr/lib/firefox-esr",
+    "/usr/lib64/firefox",
+    "/usr/lib64/firefox-esr",
+    "/opt/firefox",
+    "/opt/firefox-esr",
+    "/usr/local/lib/firefox",
+];
+
 /// Find the install folder: `explicit` if given (must look like a Firefox folder), else the
 /// folder of `pid`'s executable if given, else a running Firefox, else `firefox`/`firefox-esr` on
 /// PATH resolved to its real folder, else the usual folders.
 pub fn locate(explicit: Option<&Path>, pid: Option<i32>) -> Result<Install, Error> {
-    let _ = (explicit, pid);
-    todo!()
+    if let Some(dir) = explicit {
+        return explicit_install(dir);
+    }
+    if let Some(pid) = pid {
+        let how = if i64::from(pid) == i64::from(std::os::unix::process::parent_id()) {
+            format!("parent process {pid}")
+        } else {
+            format!("process {pid}")
+        };
+        return process_install(pid, how);
+    }
+    if let Some(pid) = crate::firefox::find_running() {
+        if let Ok(install) = process_install(pid, format!("running process {pid}")) {
+            return Ok(install);
+        }
+    }
+    if let Some((name, dir)) = on_path() {
+        return Ok(install_at(dir, format!("PATH: {name}")));
+    }
+    usual_dirs()
+        .into_iter()
+        .find(|d| looks_like_firefox(d))
+        .and_then(|d| d.canonicalize().ok())
+        .map(|d| install_at(d, "usual folder".to_owned()))
+        .ok_or_else(|| {
+            Error::FirefoxNotFound(
+                "no running Firefox, none of firefox, firefox-esr, firefox-developer-edition, \
+                 firefox-nightly on PATH and no Firefox in the usual folders; name the folder \
+                 Firefox is installed in (--firefox /path/to/firefox)"
+                    .to_owned(),
+            )
+        })
+}
+
+/// `--firefox DIR`: the folder itself, or the folder of an executable given instead (e.g.
+/// /usr/bin/firefox-esr, a symlink into /usr/lib/firefox-esr).
+fn explicit_install(given: &Path) -> Result<Install, Error> {
+    let real = given.canonicalize().map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            Error::FirefoxNotFound(format!(
+                "{} does not exist; name the folder Firefox is installed in",
+                given.display()
+            ))
+        } else {
+            Error::io(format!("cannot resolve {}", given.display()), e)
+        }
+    })?;
+    let dir = if real.is_file() {
+        real.parent().map(Path::to_path_buf).unwrap_or(real)
+    } else {
+        real
+    };
+    if !looks_like_firefox(&dir) {
+        return Err(Error::FirefoxNotFound(format!(
+            "{} holds neither application.ini nor a firefox executable; name the folder Firefox \
+             is installed in (e.g. /usr/lib/firefox-esr, not /usr/bin)",
+            dir.display()
+        )));
+    }
+    Ok(install_at(dir, "--firefox".to_owned()))
+}
+
+fn process_install(pid: i32, how: String) -> Result<Install, Error> {
+    let exe = crate::firefox::process_exe(pid).map_err(|e| {
+        Error::FirefoxNotFound(format!("cannot read the executable of process {pid}: {e}"))
+    })?;
+    let dir = exe
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| Error::FirefoxNotFound(format!("process {pid} has no executable folder")))?;
+    Ok(install_at(dir, how))
+}
+
+fn install_at(dir: PathBuf, found_by: String) -> Install {
+    let (version, build_id) = read_app_ini(&dir);
+    Install {
+        dir,
+        found_by,
+        version,
+        build_id,
+    }
+}
+
+/// The first Firefox executable on PATH whose real folder looks like a Firefox install (a
+/// /usr/bin/firefox shell-script wrapper, as Fedora ships, is skipped).
+fn on_path() -> Option<(&'static str, PathBuf)> {
+    let path = std::env::var_os("PATH")?;
+    for name in PATH_NAMES {
+        for dir in std::env::split_paths(&path) {
+            let Ok(real) = dir.join(name).canonicalize() else {
+                continue;
+            };
+            if let Some(folder) = real.parent().filter(|f| looks_like_firefox(f)) {
+                return Some((name, folder.to_path_buf()));
+            }
+        }
+    }
+    None
+}
+
+fn usual_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = USUAL_DIRS.iter().map(PathBuf::from).collect();
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(Path::new(&home).join("firefox"));
+    }
+    dirs
+}
+
+/// A Firefox install folder holds application.ini or one of the Firefox executables.
+#[must_use]
+pub fn looks_like_firefox(dir: &Path) -> bool {
+    dir.join("application.ini").is_file()
+        || ["firefox", "firefox-esr", "firefox-bin"]
+            .iter()
+            .any(|exe| dir.join(exe).is_file())
+}
+
+/// Version and BuildID from `dir/application.ini`, `None` where missing.
+#[must_use]
+pub fn read_app_ini(dir: &Path) -> (Option<String>, Option<String>) {
+    std::fs::read_to_string(dir.join("application.ini"))
+        .map(|text| parse_app_ini(&text))
+        .unwrap_or_default()
+}
+
+/// `Version` and `BuildID` of the `[App]` section of an application.ini text.
+#[must_use]
+pub fn parse_app_ini(text: &str) -> (Option<String>, Option<String>) {
+    let (mut version, mut build_id) = (None, None);
+    let mut in_app = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_app = line == "[App]";
+            continue;
+        }
+        if !in_app || line.starts_with(';') || line.starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = Some(value.trim().to_owned()).filter(|v| !v.is_empty());
+        match key.trim() {
+            "Version" => version = value,
+            "BuildID" => build_id = value,
+            _ => {}
+        }
+    }
+    (version, build_id)
 }
 
 /// Every regular file under `dir` (recursively, symlinks not followed), sorted.
 pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let _ = dir;
-    todo!()
+    let mut out = Vec::new();
+    walk(dir, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let context = || format!("cannot list {}", dir.display());
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(context(), e))? {
+        let entry = entry.map_err(|e| Error::io(context(), e))?;
+        // DirEntry::file_type does not follow symlinks: a link pointing outside the folder
+        // (Debian's browser/chrome → /usr/share/…) is neither listed nor entered.
+        let kind = entry.file_type().map_err(|e| Error::io(context(), e))?;
+        if kind.is_dir() {
+            walk(&entry.path(), out)?;
+        } else if kind.is_file() {
+            out.push(entry.path());
+        }
+    }
+    Ok(())
 }
 
 /// Resolve the requested paths (relative to `install_dir`, or absolute) with realpath and check
 /// each is inside `install_dir`. Empty `requested` means every file of the folder.
 /// Nothing is opened before all entries have passed.
 pub fn select(install_dir: &Path, requested: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
-    let _ = (install_dir, requested);
-    todo!()
+    let root = install_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    if requested.is_empty() {
+        return list_files(&root);
+    }
+    // Resolve and confine every entry first, so one bad entry fails the request before any
+    // folder is listed or file opened.
+    let resolved = requested
+        .iter()
+        .map(|p| resolve(&root, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Vec::new();
+    for (real, is_dir) in resolved {
+        if is_dir {
+            out.extend(list_files(&real)?);
+        } else {
+            out.push(real);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    Ok(out)
+}
+
+/// realpath of one request, confined to `root` (canonical). Returns the path and whether it is
+/// a folder.
+fn resolve(root: &Path, requested: &Path) -> Result<(PathBuf, bool), Error> {
+    let joined = root.join(requested); // an absolute `requested` replaces `root`
+    let real = joined.canonicalize().map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Error::NoSuchFile {
+            path: joined.clone(),
+        },
+        _ => Error::io(format!("cannot resolve {}", joined.display()), e),
+    })?;
+    if !is_inside(root, &real) {
+        return Err(Error::OutsideInstallDir {
+            path: real,
+            install_dir: root.to_path_buf(),
+        });
+    }
+    let meta = std::fs::metadata(&real)
+        .map_err(|e| Error::io(format!("cannot stat {}", real.display()), e))?;
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(Error::io(
+            format!("{} is not a regular file", real.display()),
+            io::Error::from(io::ErrorKind::InvalidInput),
+        ));
+    }
+    Ok((real, meta.is_dir()))
+}
+
+/// Component-wise containment of two canonical paths: /usr/lib/firefox-esr2 is *not* inside
+/// /usr/lib/firefox-esr, although the string starts with it.
+#[must_use]
+pub fn is_inside(root: &Path, path: &Path) -> bool {
+    path.starts_with(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    const INI: &str = "; comment\n[App]\nVendor=Mozilla\nVersion=153.7.0\nBuildID=20261103151912\n\
+                       [Gecko]\nVersion=999\n";
+
+    #[test]
+    fn ini_reads_app_section_only() {
+        assert_eq!(
+            parse_app_ini(INI),
+            (Some("153.7.0".into()), Some("20261103151912".into()))
+        );
+        assert_eq!(parse_app_ini("[Gecko]\nVersion=1\n"), (None, None));
+        assert_eq!(
+            parse_app_ini("[App]\r\nVersion = 1.0 \r\nBuildID=\r\n"),
+            (Some("1.0".into()), None)
+        );
+    }
+
+    /// tmp/ff (install: application.ini, a.so, sub/b.so, link → ../outside), tmp/ff2/x, tmp/outside
+    fn fixture() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let ff = tmp.path().join("ff");
+        fs::create_dir_all(ff.join("sub")).unwrap();
+        fs::write(ff.join("application.ini"), INI).unwrap();
+        fs::write(ff.join("a.so"), "a").unwrap();
+        fs::write(ff.join("sub/b.so"), "b").unwrap();
+        fs::create_dir(tmp.path().join("outside")).unwrap();
+        fs::write(tmp.path().join("outside/secret"), "s").unwrap();
+        symlink("../outside", ff.join("link")).unwrap();
+        symlink("../../outside/secret", ff.join("sub/secret")).unwrap();
+        fs::create_dir(tmp.path().join("ff2")).unwrap();
+        fs::write(tmp.path().join("ff2/x"), "x").unwrap();
+        let ff = ff.canonicalize().unwrap();
+        (tmp, ff)
+    }
+
+    #[test]
+    fn list_skips_symlinks_and_sorts() {
+        let (_tmp, ff) = fixture();
+        let files = list_files(&ff).unwrap();
+        let names: Vec<_> = files.iter().map(|p| p.strip_prefix(&ff).unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                Path::new("a.so"),
+                Path::new("application.ini"),
+                Path::new("sub/b.so")
+            ]
+        );
+    }
+
+    #[test]
+    fn select_confines_requests() {
+        let (_tmp, ff) = fixture();
+        assert_eq!(select(&ff, &[]).unwrap().len(), 3);
+        assert_eq!(select(&ff, &["a.so".into()]).unwrap(), [ff.join("a.so")]);
+        assert_eq!(
+            select(&ff, &[ff.join("sub")]).unwrap(),
+            [ff.join("sub/b.so")]
+        );
+        // Duplicates collapse.
+        assert_eq!(
+            select(&ff, &["a.so".into(), "./a.so".into()])
+                .unwrap()
+                .len(),
+            1
+        );
+        for bad in [
+            "link",
+            "link/secret",
+            "sub/secret",
+            "../ff2/x",
+            "/etc/passwd",
+            "..",
+        ] {
+            let err = select(&ff, &["a.so".into(), bad.into()]).unwrap_err();
+            assert!(
+                matches!(err, Error::OutsideInstallDir { .. }),
+                "{bad}: {err}"
+            );
+        }
+        let err = select(&ff, &["nope".into()]).unwrap_err();
+        assert!(matches!(err, Error::NoSuchFile { .. }), "{err}");
+    }
+
+    #[test]
+    fn prefix_is_not_containment() {
+        let (_tmp, ff) = fixture();
+        let ff2 = ff.with_file_name("ff2");
+        assert!(!is_inside(&ff, &ff2));
+        assert!(!is_inside(&ff, &ff2.join("x")));
+        assert!(is_inside(&ff, &ff.join("sub/b.so")));
+        let err = select(&ff, &[ff2.join("x")]).unwrap_err();
+        assert!(matches!(err, Error::OutsideInstallDir { .. }));
+    }
+
+    #[test]
+    fn explicit_folder_must_look_like_firefox() {
+        let (tmp, ff) = fixture();
+        let install = locate(Some(&ff), None).unwrap();
+        assert_eq!(install.dir, ff);
+        assert_eq!(install.found_by, "--firefox");
+        assert_eq!(install.version.as_deref(), Some("153.7.0"));
+        // A file inside the folder stands for its folder.
+        assert_eq!(locate(Some(&ff.join("a.so")), None).unwrap().dir, ff);
+        let err = locate(Some(&tmp.path().join("outside")), None).unwrap_err();
+        assert!(err.to_string().contains("application.ini"), "{err}");
+        assert!(locate(Some(&tmp.path().join("missing")), None).is_err());
+    }
 }

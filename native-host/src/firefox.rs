@@ -1,11 +1,16 @@
 //! The Firefox process: the parent of the host in native-messaging mode, or a running one found
 //! by the CLI. Reads /proc only. OWNER: kernel helper.
+//!
+//! The parsers (`parse_stat`, `parse_io_read_bytes`, `parse_btime`, `parse_maps_line`) are pure
+//! functions over the text the kernel gives, tested on literal samples; the rest is thin I/O.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::Error;
+use crate::{files, sys, Error};
 
 /// I/O the process did so far; `None` where the kernel does not expose it to this user.
 #[derive(Debug, Clone, Serialize)]
@@ -33,17 +38,335 @@ pub struct FirefoxInfo {
 /// The parent process's pid if it is a Firefox (its executable's folder holds application.ini).
 #[must_use]
 pub fn parent_firefox() -> Option<i32> {
-    todo!()
+    let ppid = i32::try_from(std::os::unix::process::parent_id()).ok()?;
+    let exe = process_exe(ppid).ok()?;
+    is_firefox_exe(&exe).then_some(ppid)
 }
 
 /// A running Firefox parent process of this user, if any (for the CLI).
 #[must_use]
 pub fn find_running() -> Option<i32> {
-    todo!()
+    let euid = sys::geteuid();
+    let procs = all_stats();
+    let firefox: HashMap<i32, u64> = procs
+        .iter()
+        .filter(|(pid, _)| owned_by(*pid, euid))
+        .filter(|(pid, _)| process_exe(*pid).is_ok_and(|exe| is_firefox_exe(&exe)))
+        .map(|(pid, stat)| (*pid, stat.starttime))
+        .collect();
+    // The main process is the one whose parent is not a Firefox (content processes are its
+    // children); the oldest wins when several profiles run.
+    procs
+        .iter()
+        .filter(|(pid, stat)| firefox.contains_key(pid) && !firefox.contains_key(&stat.ppid))
+        .min_by_key(|(pid, stat)| (stat.starttime, *pid))
+        .map(|(pid, _)| *pid)
 }
 
 /// Everything the `firefox` command reports about `pid`.
 pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
-    let _ = pid;
-    todo!()
+    let exe = process_exe(pid).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Error::FirefoxNotFound(format!("process {pid} does not exist")),
+        _ => Error::io(format!("cannot read the executable of process {pid}"), e),
+    })?;
+    let install_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (version, build_id) = files::read_app_ini(&install_dir);
+    let stat = read_stat(pid)
+        .ok_or_else(|| Error::FirefoxNotFound(format!("process {pid} has exited")))?;
+    let tck = sys::clk_tck();
+    let btime = std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|s| parse_btime(&s))
+        .ok_or_else(|| {
+            Error::io(
+                "cannot read the boot time",
+                io::Error::from(io::ErrorKind::InvalidData),
+            )
+        })?;
+    Ok(FirefoxInfo {
+        pid,
+        exe,
+        install_dir,
+        version,
+        build_id,
+        started_at_ms: start_ms(btime, stat.starttime, tck),
+        start_precision_ms: 1000 / tck,
+        io: process_io(pid, &stat),
+    })
+}
+
+/// Process start in ms since the epoch: boot time (s) + start time (ticks since boot).
+fn start_ms(btime_s: u64, starttime_ticks: u64, tck: u64) -> u64 {
+    btime_s * 1000 + starttime_ticks * 1000 / tck
+}
+
+fn process_io(pid: i32, stat: &Stat) -> ProcessIo {
+    let own_read = read_bytes(pid);
+    let tree = descendants(pid, &all_stats());
+    let mut tree_read: Option<u64> = own_read;
+    let mut tree_faults = stat.majflt;
+    for (child, child_stat) in &tree {
+        // One unreadable process makes the sum unknown rather than silently too small.
+        tree_read = tree_read.zip(read_bytes(*child)).map(|(a, b)| a + b);
+        tree_faults += child_stat.majflt;
+    }
+    ProcessIo {
+        read_bytes: own_read,
+        major_faults: Some(stat.majflt),
+        tree_read_bytes: tree_read,
+        tree_major_faults: Some(tree_faults),
+        processes: tree.len() + 1,
+    }
+}
+
+/// `read_bytes` of /proc/<pid>/io: bytes really fetched from storage. The file needs ptrace
+/// read access, so another user's process gives `None`.
+fn read_bytes(pid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|s| parse_io_read_bytes(&s))
+}
+
+/// Every process below `root` (children, grandchildren…) with its stat, following ppid links.
+fn descendants(root: i32, procs: &[(i32, Stat)]) -> Vec<(i32, Stat)> {
+    let mut out: Vec<(i32, Stat)> = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for (pid, stat) in procs.iter().filter(|(_, s)| s.ppid == parent) {
+            if *pid != root && !out.iter().any(|(p, _)| p == pid) {
+                frontier.push(*pid);
+                out.push((*pid, stat.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The real path of a process's executable (`/proc/<pid>/exe`), without the " (deleted)" the
+/// kernel appends once an update replaced the file.
+pub fn process_exe(pid: i32) -> io::Result<PathBuf> {
+    let link = std::fs::read_link(format!("/proc/{pid}/exe"))?;
+    let s = link.to_string_lossy();
+    Ok(match s.strip_suffix(" (deleted)") {
+        Some(stripped) => PathBuf::from(stripped),
+        None => link,
+    })
+}
+
+/// A Firefox executable: its folder holds application.ini, and its name starts with "firefox"
+/// or the folder has omni.ja (renamed or rebranded builds).
+fn is_firefox_exe(exe: &Path) -> bool {
+    let Some(dir) = exe.parent() else {
+        return false;
+    };
+    let named = exe
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("firefox"));
+    dir.join("application.ini").is_file() && (named || dir.join("omni.ja").is_file())
+}
+
+fn owned_by(pid: i32, euid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // /proc/<pid> belongs to the process's effective uid.
+    std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == euid)
+}
+
+fn read_stat(pid: i32) -> Option<Stat> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| parse_stat(&s))
+}
+
+/// Every process's stat (processes that exit meanwhile are skipped).
+fn all_stats() -> Vec<(i32, Stat)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| Some((pid, read_stat(pid)?)))
+        .collect()
+}
+
+/// The fields of /proc/<pid>/stat this crate uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    pub comm: String,
+    pub ppid: i32,
+    /// Field 12: major page faults (pages read from storage through faults).
+    pub majflt: u64,
+    /// Field 22: start time in clock ticks since boot.
+    pub starttime: u64,
+}
+
+/// Parse a /proc/<pid>/stat line. `comm` (field 2) is in parentheses and may itself contain
+/// spaces and parentheses, so the numeric fields are taken after the *last* ')'.
+#[must_use]
+pub fn parse_stat(line: &str) -> Option<Stat> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let comm = line.get(open + 1..close)?.to_owned();
+    // After ')': field 3 (state) is index 0, so field n is index n - 3.
+    let fields: Vec<&str> = line.get(close + 1..)?.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).copied();
+    Some(Stat {
+        comm,
+        ppid: field(4)?.parse().ok()?,
+        majflt: field(12)?.parse().ok()?,
+        starttime: field(22)?.parse().ok()?,
+    })
+}
+
+/// `read_bytes:` of a /proc/<pid>/io text.
+#[must_use]
+pub fn parse_io_read_bytes(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// `btime` (boot time, seconds since the epoch) of /proc/stat.
+#[must_use]
+pub fn parse_btime(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// One line of /proc/<pid>/maps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapsLine {
+    pub start: u64,
+    pub end: u64,
+    /// Offset in the file of `start`, in bytes.
+    pub offset: u64,
+    pub major: u32,
+    pub minor: u32,
+    pub inode: u64,
+    /// The mapped path or pseudo name (`[heap]`, `/memfd:x (deleted)`); `None` for anonymous.
+    pub path: Option<String>,
+}
+
+/// Parse `start-end perms offset major:minor inode   path`. The first five fields are separated
+/// by single spaces; the path follows padding and may itself contain spaces.
+#[must_use]
+pub fn parse_maps_line(line: &str) -> Option<MapsLine> {
+    let mut parts = line.splitn(6, ' ');
+    let (start, end) = parts.next()?.split_once('-')?;
+    let _perms = parts.next()?;
+    let offset = parts.next()?;
+    let (major, minor) = parts.next()?.split_once(':')?;
+    let inode = parts.next()?;
+    let path = parts.next().map(str::trim_start).filter(|p| !p.is_empty());
+    Some(MapsLine {
+        start: u64::from_str_radix(start, 16).ok()?,
+        end: u64::from_str_radix(end, 16).ok()?,
+        offset: u64::from_str_radix(offset, 16).ok()?,
+        major: u32::from_str_radix(major, 16).ok()?,
+        minor: u32::from_str_radix(minor, 16).ok()?,
+        inode: inode.parse().ok()?,
+        path: path.map(str::to_owned),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_tricky_comm() {
+        let line = "4242 (Web Content (x)) S 4100 4100 4100 0 -1 4194560 12345 0 77 0 \
+                    100 20 0 0 20 0 30 0 123456 2000000000 50000 18446744073709551615 \
+                    1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n";
+        let stat = parse_stat(line).unwrap();
+        assert_eq!(stat.comm, "Web Content (x)");
+        assert_eq!(stat.ppid, 4100);
+        assert_eq!(stat.majflt, 77);
+        assert_eq!(stat.starttime, 123_456);
+        assert_eq!(parse_stat("1 (init) S 0"), None);
+    }
+
+    #[test]
+    fn stat_of_self_parses() {
+        let text = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let stat = parse_stat(&text).unwrap();
+        assert_eq!(
+            i64::from(stat.ppid),
+            i64::from(std::os::unix::process::parent_id())
+        );
+    }
+
+    #[test]
+    fn io_and_btime() {
+        let io = "rchar: 10\nwchar: 2\nsyscr: 1\nsyscw: 1\nread_bytes: 301989888\nwrite_bytes: 0\n";
+        assert_eq!(parse_io_read_bytes(io), Some(301_989_888));
+        assert_eq!(parse_io_read_bytes("rchar: 1\n"), None);
+        let stat = "cpu  1 2 3\nintr 5\nbtime 1763768000\nprocesses 9\n";
+        assert_eq!(parse_btime(stat), Some(1_763_768_000));
+        assert_eq!(start_ms(1_763_768_000, 12_345, 100), 1_763_768_123_450);
+    }
+
+    #[test]
+    fn maps_lines() {
+        let l = "7f1c2a000000-7f1c2b000000 r-xp 00a3f000 fe:00 1048602                    /usr/lib/firefox-esr/libxul.so";
+        assert_eq!(
+            parse_maps_line(l).unwrap(),
+            MapsLine {
+                start: 0x7f1c_2a00_0000,
+                end: 0x7f1c_2b00_0000,
+                offset: 0xa3_f000,
+                major: 0xfe,
+                minor: 0,
+                inode: 1_048_602,
+                path: Some("/usr/lib/firefox-esr/libxul.so".into()),
+            }
+        );
+        let anon = parse_maps_line("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 ").unwrap();
+        assert_eq!(anon.path, None);
+        let spaced =
+            parse_maps_line("1000-2000 r--s 00001000 103:02 99   /a b/c d (deleted)").unwrap();
+        assert_eq!(spaced.path.as_deref(), Some("/a b/c d (deleted)"));
+        assert_eq!(
+            (spaced.major, spaced.minor, spaced.offset),
+            (0x103, 2, 0x1000)
+        );
+        let heap = parse_maps_line("55d0-55e0 rw-p 00000000 00:00 0          [heap]").unwrap();
+        assert_eq!(heap.path.as_deref(), Some("[heap]"));
+        assert_eq!(parse_maps_line("garbage"), None);
+    }
+
+    #[test]
+    fn tree_follows_ppid_links() {
+        let st = |ppid| Stat {
+            comm: String::new(),
+            ppid,
+            majflt: 1,
+            starttime: 0,
+        };
+        let procs = vec![
+            (10, st(1)),
+            (11, st(10)),
+            (12, st(11)),
+            (13, st(1)),
+            (14, st(10)),
+        ];
+        let mut tree: Vec<i32> = descendants(10, &procs)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        tree.sort_unstable();
+        assert_eq!(tree, [11, 12, 14]);
+    }
+
+    #[test]
+    fn inspect_self_reports_start_and_io() {
+        let info = inspect(std::process::id() as i32).unwrap();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        assert!(info.started_at_ms <= now_ms + 1000 && info.started_at_ms + 3_600_000 > now_ms);
+        assert!(info.io.read_bytes.is_some());
+        assert!(info.io.processes >= 1);
+    }
 }

@@ -1,3 +1,324 @@
 //! Thin wrappers around the Linux syscalls the page-cache modules need (mincore, fadvise,
 //! readahead, ioprio_set, cachestat probe). The only `unsafe` of the crate lives here.
 //! OWNER: kernel helper.
+//!
+//! Every wrapper takes Rust types (`&File`, slices) and returns `io::Result`, so the callers stay
+//! safe code. Nothing here reads through a mapping: a file truncated under us would otherwise
+//! raise SIGBUS, and `mincore(2)` answers from the page tables and page cache without touching the
+//! pages.
+
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "about-startup-host measures Linux's page cache through mincore(2) and /proc: it builds on Linux only"
+);
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// `CAP_FOWNER` (linux/capability.h): lets mincore report exact residency of any file
+/// (kernel mm/mincore.c `can_do_mincore` → `inode_owner_or_capable`).
+const CAP_FOWNER: u32 = 3;
+
+/// linux/ioprio.h: `IOPRIO_WHO_PROCESS` with `who == 0` means the calling *thread* (I/O priority
+/// is per task), `IOPRIO_CLASS_IDLE` is `ionice -c3`.
+const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+const IOPRIO_CLASS_IDLE: libc::c_int = 3;
+const IOPRIO_CLASS_SHIFT: libc::c_int = 13;
+
+/// cachestat(2) is syscall 451 on every architecture (unified syscall table, Linux ≥ 6.5).
+const SYS_CACHESTAT: libc::c_long = 451;
+
+/// A read-only shared mapping of the start of a file, unmapped on drop.
+///
+/// Only its address is ever used (for mincore); no reference into it is handed out.
+struct Mapping {
+    addr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(file: &File, len: usize) -> io::Result<Self> {
+        // SAFETY: a NULL hint lets the kernel pick an unused address range, so no existing memory
+        // is replaced; `len` is non-zero (checked by the caller) and the fd is open for reading,
+        // as PROT_READ + MAP_SHARED require. The result is checked against MAP_FAILED.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self { addr, len })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `addr`/`len` describe exactly the mapping created in `new`, which nothing else
+        // refers to; unmapping it cannot invalidate any Rust reference.
+        unsafe {
+            libc::munmap(self.addr, self.len);
+        }
+    }
+}
+
+/// Fill `vec` with one byte per page of the first `len` bytes of `file`; bit 0 set means the
+/// page is in the page cache. `vec` is reused between calls to avoid per-file allocations.
+///
+/// Beware (Linux ≥ 5.2): for a file the caller neither owns nor may write, the kernel reports
+/// every page resident. Callers decide first whether the answer is exact (see `residency`).
+pub fn mincore_file(file: &File, len: u64, vec: &mut Vec<u8>) -> io::Result<()> {
+    vec.clear();
+    if len == 0 {
+        // mmap refuses a zero length; an empty file has no pages.
+        return Ok(());
+    }
+    let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    vec.resize(len.div_ceil(page_size()), 0);
+    let map = Mapping::new(file, len)?;
+    // SAFETY: `map` is a live mapping of `len` bytes and `vec` holds one byte per page of it,
+    // which is the buffer size mincore(2) writes.
+    let rc = unsafe { libc::mincore(map.addr, map.len, vec.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The `posix_fadvise(2)` hints this crate gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advice {
+    /// Drop clean, unmapped pages of the range from the page cache.
+    DontNeed,
+    /// Queue reads of the range (the kernel's `force_page_cache_readahead`).
+    WillNeed,
+    /// Double the readahead window for sequential `read(2)`s.
+    Sequential,
+}
+
+/// `posix_fadvise(fd, offset, len, advice)`; `len == 0` means "to the end of the file".
+pub fn fadvise(file: &File, offset: u64, len: u64, advice: Advice) -> io::Result<()> {
+    let advice = match advice {
+        Advice::DontNeed => libc::POSIX_FADV_DONTNEED,
+        Advice::WillNeed => libc::POSIX_FADV_WILLNEED,
+        Advice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+    };
+    let offset = to_off(offset)?;
+    let len = to_off(len)?;
+    // SAFETY: plain syscall on a valid fd owned by `file`; no memory is passed.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, advice) };
+    // posix_fadvise returns the error number instead of setting errno.
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// `readahead(2)`: queue reads of `len` bytes at `offset` into the page cache.
+pub fn readahead(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    let offset = to_off(offset)?;
+    let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: plain syscall on a valid fd owned by `file`; no memory is passed.
+    let rc = unsafe { libc::readahead(file.as_raw_fd(), offset, len) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Put the calling thread in the idle I/O class (`ionice -c3`): its reads are served only
+/// when no other task wants the disk.
+pub fn ioprio_set_idle_thread() -> io::Result<()> {
+    let prio = IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT;
+    // SAFETY: ioprio_set takes three integers; `who == 0` targets the calling thread only.
+    let rc = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, prio) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether the kernel has `cachestat(2)` (Linux ≥ 6.5).
+///
+/// Probed with an invalid fd, so no file is touched: the kernel checks the fd first and answers
+/// EBADF when the syscall exists, ENOSYS when it does not (or when a seccomp filter hides it).
+#[must_use]
+pub fn cachestat_available() -> bool {
+    // struct cachestat_range { __u64 off, len; } and struct cachestat { 6 × __u64 }.
+    let range = [0u64; 2];
+    let mut out = [0u64; 6];
+    // SAFETY: both pointers refer to live buffers of the sizes the kernel's structs have; the
+    // fd is invalid on purpose, so the call cannot act on any file.
+    let rc = unsafe {
+        libc::syscall(
+            SYS_CACHESTAT,
+            libc::c_uint::MAX,
+            range.as_ptr(),
+            out.as_mut_ptr(),
+            0 as libc::c_uint,
+        )
+    };
+    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
+}
+
+/// Whether the effective user may open `file` for writing, as the kernel's `file_permission(…,
+/// MAY_WRITE)` in mincore's check would decide: `faccessat2(fd, "", W_OK, AT_EACCESS |
+/// AT_EMPTY_PATH)` on the open file (so it is the very inode we map), falling back to the path
+/// on kernels before 5.8. A read-only filesystem answers EROFS: not writable.
+#[must_use]
+pub fn writable(file: &File, path: &Path) -> bool {
+    let empty = c"";
+    // SAFETY: `empty` is a NUL-terminated string that outlives the call; the fd is valid.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_faccessat2,
+            file.as_raw_fd(),
+            empty.as_ptr(),
+            libc::W_OK,
+            libc::AT_EACCESS | libc::AT_EMPTY_PATH,
+        )
+    };
+    if rc == 0 {
+        return true;
+    }
+    match io::Error::last_os_error().raw_os_error() {
+        Some(libc::ENOSYS | libc::EINVAL) => writable_by_path(path),
+        _ => false,
+    }
+}
+
+fn writable_by_path(path: &Path) -> bool {
+    let Ok(cpath) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `cpath` is NUL-terminated and outlives the call.
+    let rc =
+        unsafe { libc::faccessat(libc::AT_FDCWD, cpath.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
+    rc == 0
+}
+
+/// The page size the kernel uses for the page cache and mincore (4096 on x86-64).
+#[must_use]
+pub fn page_size() -> usize {
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf only reads a constant of the C library.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+    })
+}
+
+/// Clock ticks per second (`USER_HZ`), the unit of /proc/<pid>/stat times.
+#[must_use]
+pub fn clk_tck() -> u64 {
+    // SAFETY: sysconf only reads a constant of the C library.
+    let n = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(n).ok().filter(|&n| n > 0).unwrap_or(100)
+}
+
+/// The effective user id.
+#[must_use]
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether this process has CAP_FOWNER in its effective set (then mincore is exact for every
+/// file). Read from /proc/self/status so no capability library is needed.
+#[must_use]
+pub fn has_cap_fowner() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| cap_eff(&s))
+        .is_some_and(|caps| caps & (1 << CAP_FOWNER) != 0)
+}
+
+/// The `CapEff:` hex mask of a /proc/<pid>/status text.
+fn cap_eff(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+}
+
+/// The running kernel's release (`uname -r`), from /proc so no unsafe is needed.
+#[must_use]
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// Split a Linux `dev_t` into (major, minor) as glibc's `gnu_dev_major`/`gnu_dev_minor` do; this
+/// is how /proc/<pid>/maps prints the device.
+#[must_use]
+pub fn dev_major_minor(dev: u64) -> (u32, u32) {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    // Both fit in 32 bits by construction of the encoding (12+20 and 8+24 bits).
+    (
+        u32::try_from(major).unwrap_or(u32::MAX),
+        u32::try_from(minor).unwrap_or(u32::MAX),
+    )
+}
+
+fn to_off(n: u64) -> io::Result<libc::off_t> {
+    libc::off_t::try_from(n).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn cap_eff_parses_status() {
+        let status = "Name:\tcat\nCapInh:\t0000000000000000\nCapEff:\t000001fffeffffff\n";
+        assert_eq!(cap_eff(status), Some(0x1ff_feff_ffff));
+        assert_eq!(cap_eff("Name: x\n"), None);
+        assert_eq!(
+            cap_eff("CapEff:\t0000000000000000\n").map(|c| c & 8),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn dev_numbers_match_glibc() {
+        // 254:0 (vda) and 259:65537 (a large minor).
+        assert_eq!(dev_major_minor(0xfe00), (254, 0));
+        let dev = (259u64 & 0xfff) << 8 | (65537u64 & 0xff) | ((65537u64 & !0xff) << 12);
+        assert_eq!(dev_major_minor(dev), (259, 65537));
+    }
+
+    #[test]
+    fn mincore_of_empty_and_fresh_file() {
+        let mut f = tempfile::tempfile().unwrap();
+        let mut vec = vec![1u8; 3];
+        mincore_file(&f, 0, &mut vec).unwrap();
+        assert!(vec.is_empty());
+        f.write_all(&vec![7u8; 3 * page_size() + 1]).unwrap();
+        mincore_file(&f, 3 * page_size() as u64 + 1, &mut vec).unwrap();
+        // Just written through the page cache: all 4 pages are there (we own the file: exact).
+        assert_eq!(vec.len(), 4);
+        assert!(vec.iter().all(|b| b & 1 == 1));
+    }
+
+    #[test]
+    fn probes_do_not_fail() {
+        assert!(page_size() >= 4096);
+        assert!(clk_tck() > 0);
+        assert!(!kernel_release().is_empty());
+        let _ = cachestat_available();
+    }
+}
