@@ -1,10 +1,19 @@
 //! Drop files' clean pages from the page cache (fadvise DONTNEED). OWNER: kernel helper.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::residency::Status;
+use crate::residency::{
+    count_resident, open_error, open_regular, pages_of, Status, Viewer, HIDDEN_REASON,
+};
+use crate::sys::{self, Advice};
+
+/// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
+/// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone).
+const MAPPED_NOTE: &str = "pages mapped by a running process stay in the cache";
 
 /// One file's result.
 #[derive(Debug, Clone, Serialize)]
@@ -32,6 +41,66 @@ pub struct Summary {
 /// Evict `files` (already confined). Per-file problems go into that file's result.
 #[must_use]
 pub fn evict(files: &[PathBuf]) -> Summary {
-    let _ = files;
-    todo!()
+    let started = Instant::now();
+    let viewer = Viewer::current();
+    let mut core = Vec::new();
+    let results: Vec<FileResult> = files
+        .iter()
+        .map(|p| evict_file(p, viewer, &mut core))
+        .collect();
+    let pages_dropped = results
+        .iter()
+        .filter_map(|r| Some(r.resident_before?.saturating_sub(r.resident_after?)))
+        .sum();
+    Summary {
+        files: results,
+        pages_dropped,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+fn evict_file(path: &Path, viewer: Viewer, core: &mut Vec<u8>) -> FileResult {
+    let mut result = FileResult {
+        path: path.to_path_buf(),
+        pages: 0,
+        status: Status::Error,
+        resident_before: None,
+        resident_after: None,
+        note: None,
+        error: None,
+    };
+    let (file, meta) = match open_regular(path) {
+        Ok(opened) => opened,
+        Err(e) => {
+            result.error = Some(open_error(&e));
+            return result;
+        }
+    };
+    result.pages = pages_of(meta.len(), sys::page_size() as u64);
+    let exact = viewer.sees(&file, &meta, path);
+    let mut resident = || {
+        exact
+            .then(|| resident_pages(&file, meta.len(), core))
+            .flatten()
+    };
+    result.resident_before = resident();
+    // fadvise works for anyone who can read the file, even where the result is hidden.
+    if let Err(e) = sys::fadvise(&file, 0, 0, Advice::DontNeed) {
+        result.error = Some(format!("fadvise(DONTNEED) failed: {e}"));
+        result.resident_before = None;
+        return result;
+    }
+    result.resident_after = resident();
+    result.status = if exact { Status::Exact } else { Status::Hidden };
+    if !exact {
+        result.note = Some(format!("evicted, but {HIDDEN_REASON}"));
+    } else if result.resident_after.is_some_and(|n| n > 0) {
+        result.note = Some(MAPPED_NOTE.to_owned());
+    }
+    result
+}
+
+fn resident_pages(file: &File, len: u64, core: &mut Vec<u8>) -> Option<u64> {
+    sys::mincore_file(file, len, core).ok()?;
+    Some(count_resident(core))
 }
