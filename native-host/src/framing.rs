@@ -160,7 +160,9 @@ mod tests {
         assert_eq!(
             read_all(&bytes),
             vec![
-                ReadOutcome::TooLarge { len: MAX_INCOMING + 1 },
+                ReadOutcome::TooLarge {
+                    len: MAX_INCOMING + 1
+                },
                 ReadOutcome::Frame(b"next".to_vec()),
                 ReadOutcome::Eof
             ]

@@ -123,13 +123,17 @@ pub struct ReplyError {
 impl ReplyError {
     #[must_use]
     pub fn new(code: ErrorCode, message: impl Into<String>, params: Value) -> Self {
-        ReplyError { code, message: message.into(), params }
+        ReplyError {
+            code,
+            message: message.into(),
+            params,
+        }
     }
 
     /// A malformed request; `detail` is also the message.
     #[must_use]
     pub fn bad_request(detail: impl Into<String>) -> Self {
-        let detail = detail.into();
+        let detail = clip(&detail.into());
         let params = json!({ "detail": detail });
         ReplyError::new(ErrorCode::BadRequest, detail, params)
     }
@@ -156,6 +160,17 @@ impl From<Error> for ReplyError {
     }
 }
 
+/// Longest piece of a request echoed back in an error (serde quotes offending values). A 1 MiB
+/// request echoed twice (message and params) would not fit a 1 MiB reply.
+const MAX_ECHO_CHARS: usize = 300;
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
 /// A request that could not be decoded: the `id` if it could be read, and the error to send.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeError {
@@ -174,7 +189,8 @@ pub fn decode_request(body: &[u8]) -> Result<Request, DecodeError> {
         );
         fail(None, error)
     })?;
-    let value: Value = serde_json::from_str(text).map_err(|e| fail(None, bad_json(&e.to_string())))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| fail(None, bad_json(&e.to_string())))?;
     if !value.is_object() {
         return Err(fail(None, bad_json("the request must be a JSON object")));
     }
@@ -184,6 +200,7 @@ pub fn decode_request(body: &[u8]) -> Result<Request, DecodeError> {
 }
 
 fn bad_json(detail: &str) -> ReplyError {
+    let detail = clip(detail);
     ReplyError::new(
         ErrorCode::BadJson,
         format!("the request is not a JSON object: {detail}"),
@@ -194,7 +211,9 @@ fn bad_json(detail: &str) -> ReplyError {
 /// `id` must be an integer 0 ..= 2^53 − 1 (not a float, string or negative number).
 fn request_id(request: &Value) -> Result<u64, ReplyError> {
     let Some(raw) = request.get("id") else {
-        return Err(ReplyError::bad_request("the request has no \"id\"; add an integer id"));
+        return Err(ReplyError::bad_request(
+            "the request has no \"id\"; add an integer id",
+        ));
     };
     match raw.as_u64() {
         Some(id) if id <= MAX_ID => Ok(id),
@@ -205,15 +224,21 @@ fn request_id(request: &Value) -> Result<u64, ReplyError> {
 }
 
 fn decode_command(request: Value) -> Result<Command, ReplyError> {
-    let name = request.get("command").and_then(Value::as_str).map(str::to_owned);
+    let name = request
+        .get("command")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let command = Command::deserialize(request).map_err(|e| {
-        ReplyError::bad_request(format!("invalid {} request: {e}", name.as_deref().unwrap_or("")))
+        ReplyError::bad_request(format!(
+            "invalid {} request: {e}",
+            name.as_deref().unwrap_or("")
+        ))
     })?;
     match command {
         Command::Unknown => {
             // serde(other) forgets the name; `name` is Some because an unknown command is a
             // string tag by construction.
-            let name = name.unwrap_or_default();
+            let name = clip(&name.unwrap_or_default());
             Err(ReplyError::new(
                 ErrorCode::UnknownCommand,
                 format!(
@@ -224,8 +249,12 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 json!({ "command": name }),
             ))
         }
-        Command::Residency { files: Some(ref f), .. }
-        | Command::Preload { files: Some(ref f), .. }
+        Command::Residency {
+            files: Some(ref f), ..
+        }
+        | Command::Preload {
+            files: Some(ref f), ..
+        }
         | Command::Evict { files: Some(ref f) }
             if f.is_empty() =>
         {
@@ -271,17 +300,26 @@ pub enum EventKind {
 impl Envelope {
     #[must_use]
     pub fn ok(id: u64, data: Value) -> Self {
-        Envelope { id: Some(id), body: Body::Ok { data } }
+        Envelope {
+            id: Some(id),
+            body: Body::Ok { data },
+        }
     }
 
     #[must_use]
     pub fn error(id: Option<u64>, error: ReplyError) -> Self {
-        Envelope { id, body: Body::Error(error) }
+        Envelope {
+            id,
+            body: Body::Error(error),
+        }
     }
 
     #[must_use]
     pub fn event(id: u64, event: EventKind, data: Value) -> Self {
-        Envelope { id: Some(id), body: Body::Event { event, data } }
+        Envelope {
+            id: Some(id),
+            body: Body::Event { event, data },
+        }
     }
 
     /// Whether this is the last message of its request.
@@ -323,7 +361,13 @@ mod tests {
     #[test]
     fn hello_decodes() {
         let req = decode(r#"{"id": 1, "command": "hello"}"#).unwrap();
-        assert_eq!(req, Request { id: 1, command: Command::Hello });
+        assert_eq!(
+            req,
+            Request {
+                id: 1,
+                command: Command::Hello
+            }
+        );
     }
 
     #[test]
@@ -337,12 +381,18 @@ mod tests {
         let req = decode(r#"{"id": 3, "command": "residency", "files": null, "mapped": true}"#);
         assert_eq!(
             req.unwrap().command,
-            Command::Residency { files: None, mapped: Some(true) }
+            Command::Residency {
+                files: None,
+                mapped: Some(true)
+            }
         );
         let req = decode(r#"{"id": 3, "command": "residency", "files": ["libxul.so"]}"#);
         assert_eq!(
             req.unwrap().command,
-            Command::Residency { files: Some(vec!["libxul.so".into()]), mapped: None }
+            Command::Residency {
+                files: Some(vec!["libxul.so".into()]),
+                mapped: None
+            }
         );
     }
 
@@ -367,7 +417,12 @@ mod tests {
     #[test]
     fn evict_and_cancel() {
         let req = decode(r#"{"id": 5, "command": "evict", "files": ["a"]}"#).unwrap();
-        assert_eq!(req.command, Command::Evict { files: Some(vec!["a".into()]) });
+        assert_eq!(
+            req.command,
+            Command::Evict {
+                files: Some(vec!["a".into()])
+            }
+        );
         let req = decode(r#"{"id": 6, "command": "cancel", "target": 4}"#).unwrap();
         assert_eq!(req.command, Command::Cancel { target: 4 });
     }
@@ -380,7 +435,17 @@ mod tests {
 
     #[test]
     fn invalid_json_and_non_objects() {
-        for text in ["", "{", "{\"id\": 1,}", "nul", "[1, 2]", "[]", "7", "\"hello\"", "null"] {
+        for text in [
+            "",
+            "{",
+            "{\"id\": 1,}",
+            "nul",
+            "[1, 2]",
+            "[]",
+            "7",
+            "\"hello\"",
+            "null",
+        ] {
             assert_eq!(code_of(text), (None, ErrorCode::BadJson), "{text}");
         }
     }
@@ -409,13 +474,20 @@ mod tests {
     #[test]
     fn unknown_command_names_it() {
         let err = decode(r#"{"id": 2, "command": "format_disk"}"#).unwrap_err();
-        assert_eq!((err.id, err.error.code), (Some(2), ErrorCode::UnknownCommand));
+        assert_eq!(
+            (err.id, err.error.code),
+            (Some(2), ErrorCode::UnknownCommand)
+        );
         assert_eq!(err.error.params, json!({"command": "format_disk"}));
     }
 
     #[test]
     fn missing_or_non_string_command_is_bad_request() {
-        for text in [r#"{"id": 2}"#, r#"{"id": 2, "command": 5}"#, r#"{"id": 2, "command": null}"#] {
+        for text in [
+            r#"{"id": 2}"#,
+            r#"{"id": 2, "command": 5}"#,
+            r#"{"id": 2, "command": null}"#,
+        ] {
             assert_eq!(code_of(text), (Some(2), ErrorCode::BadRequest), "{text}");
         }
     }
@@ -444,9 +516,28 @@ mod tests {
     }
 
     #[test]
+    fn errors_about_huge_values_stay_small() {
+        let huge = "x".repeat(900_000);
+        for text in [
+            json!({"id": huge, "command": "hello"}),
+            json!({"id": 1, "command": huge}),
+            json!({"id": 1, "command": "cancel", "target": huge}),
+            json!({"id": 1, "command": "residency", "files": [[huge]]}),
+        ] {
+            let err = decode_request(&serde_json::to_vec(&text).unwrap()).unwrap_err();
+            let reply = serde_json::to_vec(&Envelope::error(err.id, err.error)).unwrap();
+            assert!(reply.len() < 2000, "{}", reply.len());
+        }
+    }
+
+    #[test]
     fn jobs_detail_names_the_range() {
         let err = decode(r#"{"id": 4, "command": "preload", "jobs": 1000000000000}"#).unwrap_err();
-        assert!(err.error.message.contains("between 1 and 16"), "{}", err.error.message);
+        assert!(
+            err.error.message.contains("between 1 and 16"),
+            "{}",
+            err.error.message
+        );
     }
 
     #[test]
@@ -463,15 +554,23 @@ mod tests {
         );
 
         let ev = serde_json::to_value(Envelope::event(7, EventKind::Progress, json!({}))).unwrap();
-        assert_eq!(ev, json!({"id": 7, "status": "event", "event": "progress", "data": {}}));
+        assert_eq!(
+            ev,
+            json!({"id": 7, "status": "event", "event": "progress", "data": {}})
+        );
 
         let null_id = serde_json::to_string(&Envelope::error(None, ReplyError::bad_request("x")));
-        assert!(null_id.unwrap().starts_with(r#"{"id":null,"status":"error""#));
+        assert!(null_id
+            .unwrap()
+            .starts_with(r#"{"id":null,"status":"error""#));
     }
 
     #[test]
     fn error_codes_are_snake_case() {
         let codes = serde_json::to_value([ErrorCode::OutsideInstallDir, ErrorCode::ReplyTooLarge]);
-        assert_eq!(codes.unwrap(), json!(["outside_install_dir", "reply_too_large"]));
+        assert_eq!(
+            codes.unwrap(),
+            json!(["outside_install_dir", "reply_too_large"])
+        );
     }
 }
