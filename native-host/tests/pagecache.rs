@@ -1,0 +1,221 @@
+//! The page-cache work on real files: evict makes them cold, every preload method makes them
+//! hot, residency sees both, and requests outside the install folder read nothing.
+
+#[path = "support/install_fixture.rs"]
+mod fixture;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use about_startup_host::residency::{self, FileReport, ScanOptions, Status};
+use about_startup_host::{evict, files, preload, Error};
+use fixture::Fixture;
+
+fn scan(install: &Path, files: &[PathBuf]) -> (Vec<FileReport>, residency::Summary) {
+    let mut reports = Vec::new();
+    let opts = ScanOptions {
+        pid: None,
+        include_mapped: false,
+    };
+    let summary = residency::scan(install, files, &opts, &AtomicBool::new(false), &mut |r| {
+        reports.push(r.clone());
+    })
+    .unwrap();
+    (reports, summary)
+}
+
+/// Resident pages and total pages over `files` (all must be exact: we own them).
+fn resident(install: &Path, files: &[PathBuf]) -> (u64, u64) {
+    let (reports, _) = scan(install, files);
+    reports.iter().fold((0, 0), |(r, p), f| {
+        assert_eq!(f.status, Status::Exact, "{f:?}");
+        (r + f.resident_pages.unwrap(), p + f.pages)
+    })
+}
+
+/// Evict and check that nothing failed.
+fn evict_ok(files: &[PathBuf]) {
+    let summary = evict::evict(files);
+    assert!(
+        summary.files.iter().all(|f| f.error.is_none()),
+        "{:?}",
+        summary.files
+    );
+}
+
+fn assert_cold(install: &Path, files: &[PathBuf]) {
+    let (r, p) = resident(install, files);
+    assert!(
+        r * 100 <= p * 5,
+        "{r} of {p} pages still resident after evict"
+    );
+}
+
+fn assert_hot(install: &Path, files: &[PathBuf], what: &str) {
+    let (r, p) = resident(install, files);
+    assert!(r * 100 >= p * 95, "{what}: only {r} of {p} pages resident");
+}
+
+#[test]
+fn evict_then_each_preload_method_fills_the_cache() {
+    let fx = Fixture::new();
+    let all = fx.all();
+    for method in [
+        preload::Method::Read,
+        preload::Method::Readahead,
+        preload::Method::Fadvise,
+        preload::Method::Auto,
+    ] {
+        let ev = evict::evict(&all);
+        assert!(ev
+            .files
+            .iter()
+            .all(|f| f.status == Status::Exact && f.error.is_none()));
+        assert_cold(&fx.ff, &all);
+        for jobs in [Some(1), Some(3)] {
+            let mut last = None;
+            let opts = preload::Options {
+                method,
+                idle: false,
+                jobs,
+            };
+            let summary = preload::preload(&all, &opts, &AtomicBool::new(false), &mut |p| {
+                last = Some(p.clone());
+            })
+            .unwrap();
+            assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+            assert_eq!(summary.files as usize, all.len());
+            let last = last.unwrap();
+            assert_eq!(last.bytes_done, last.bytes_total);
+            assert_hot(&fx.ff, &all, &format!("{method:?} jobs {jobs:?}"));
+            evict_ok(&all);
+        }
+    }
+}
+
+#[test]
+fn evict_reports_before_and_after() {
+    let fx = Fixture::new();
+    let lib = fx.ff.join("libxul.so");
+    preload::preload(
+        &[lib.clone()],
+        &preload::Options::default(),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    let summary = evict::evict(&[lib.clone(), fx.ff.join("gone")]);
+    let f = &summary.files[0];
+    assert_eq!((f.status, f.pages), (Status::Exact, 1024));
+    assert_eq!(f.resident_before, Some(1024));
+    assert!(f.resident_after.unwrap() <= 50, "{f:?}");
+    assert!(summary.pages_dropped >= 974);
+    assert_eq!(summary.files[1].status, Status::Error);
+    assert!(summary.files[1]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("vanished"));
+}
+
+#[test]
+fn residency_is_exact_for_the_owner_with_ranges_and_totals() {
+    let fx = Fixture::new();
+    let lib = fx.ff.join("libxul.so");
+    evict_ok(&[lib.clone()]);
+    // Bring in pages [0, 100) and [300, 400) only.
+    let f = std::fs::File::open(&lib).unwrap();
+    let mut buf = vec![0u8; 100 * 4096];
+    std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 0).unwrap();
+    std::os::unix::fs::FileExt::read_exact_at(&f, &mut buf, 300 * 4096).unwrap();
+    let (reports, summary) = scan(&fx.ff, &fx.all());
+    let r = reports.iter().find(|r| r.path == lib).unwrap();
+    assert_eq!(r.status, Status::Exact);
+    assert_eq!(r.range_unit_pages, 1);
+    assert!(r.hidden_reason.is_none() && r.mapped.is_none());
+    // Readahead may bring a few pages past what was read; the ranges start where we read.
+    let ranges = r.resident_ranges.as_ref().unwrap();
+    assert_eq!(ranges[0][0], 0);
+    assert!(
+        ranges.iter().any(|[s, n]| *s <= 300 && s + n >= 400),
+        "{ranges:?}"
+    );
+    assert!(r.resident_pages.unwrap() >= 200 && r.resident_pages.unwrap() < 1024);
+    let install = &summary.groups["install"];
+    assert_eq!(install.files as usize, reports.len());
+    assert_eq!(install.exact_files, install.files);
+    assert_eq!(install.resident_pages, Some(install.exact_pages));
+    assert!(!summary.groups.contains_key("system"));
+    assert_eq!(summary.page_size, 4096);
+    let empty = reports.iter().find(|r| r.path.ends_with("empty")).unwrap();
+    assert_eq!((empty.pages, empty.resident_pages), (0, Some(0)));
+}
+
+#[test]
+fn a_vanished_file_is_a_per_file_error() {
+    let fx = Fixture::new();
+    let gone = fx.ff.join("dependentlibs.list");
+    let all = fx.all();
+    std::fs::remove_file(&gone).unwrap();
+    let (reports, summary) = scan(&fx.ff, &all);
+    let r = reports.iter().find(|r| r.path == gone).unwrap();
+    assert_eq!(r.status, Status::Error);
+    assert!(r.error.as_deref().unwrap().contains("vanished"), "{r:?}");
+    assert_eq!(summary.groups["install"].error_files, 1);
+    assert_eq!(reports.len(), all.len());
+}
+
+#[test]
+fn cancel_stops_a_scan() {
+    let fx = Fixture::new();
+    let opts = ScanOptions {
+        pid: None,
+        include_mapped: false,
+    };
+    let err = residency::scan(
+        &fx.ff,
+        &fx.all(),
+        &opts,
+        &AtomicBool::new(true),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::Cancelled));
+}
+
+#[test]
+fn requests_outside_the_folder_are_refused_and_read_nothing() {
+    let fx = Fixture::new();
+    evict_ok(&[fx.outside.clone()]);
+    assert_cold(fx.outside.parent().unwrap(), &[fx.outside.clone()]);
+    let sibling = fx.ff.with_file_name("ff2").join("outside.bin");
+    for bad in [
+        vec![PathBuf::from("escape")],
+        vec![PathBuf::from("browser/chrome/outside.bin")],
+        vec![
+            PathBuf::from("libxul.so"),
+            PathBuf::from("../ff2/outside.bin"),
+        ],
+        vec![sibling],
+    ] {
+        match files::select(&fx.ff, &bad) {
+            Err(Error::OutsideInstallDir { path, install_dir }) => {
+                assert_eq!(path, fx.outside);
+                assert_eq!(install_dir, fx.ff);
+            }
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+    // The whole folder does not reach through its symlinks either.
+    let all = fx.all();
+    assert!(all.iter().all(|p| p.starts_with(&fx.ff)), "{all:?}");
+    preload::preload(
+        &all,
+        &preload::Options::default(),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    scan(&fx.ff, &all);
+    assert_cold(fx.outside.parent().unwrap(), &[fx.outside.clone()]);
+}

@@ -1,0 +1,78 @@
+//! A fake Firefox install folder on a real disk (not tmpfs: fadvise DONTNEED does not drop
+//! tmpfs pages, which live only in memory), with files written and fsynced so their pages are
+//! clean and can be evicted.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use about_startup_host::files;
+
+pub const APP_INI: &str =
+    "[App]\nVendor=Mozilla\nName=Firefox\nVersion=153.7.0\nBuildID=20261103151912\n";
+
+pub struct Fixture {
+    /// Keeps the folder alive; removed on drop.
+    pub root: tempfile::TempDir,
+    /// root/ff: the install folder (canonical).
+    pub ff: PathBuf,
+    /// root/ff2/outside.bin: a sibling folder whose name starts like the install folder's.
+    pub outside: PathBuf,
+}
+
+/// `size` bytes that do not compress to nothing (some filesystems would make zeros sparse).
+pub fn write_file(path: &Path, size: usize) {
+    let mut data = Vec::with_capacity(size);
+    let mut x: u32 = 0x9e37_79b9;
+    while data.len() < size {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    data.truncate(size);
+    let mut f = File::create(path).unwrap();
+    f.write_all(&data).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// Folders readable by every user (tempfile makes them 0700), so a test may run the binary as
+/// `nobody` against them.
+pub fn open_up(dir: &Path) {
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("pagecache-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
+        open_up(root.path());
+        let ff = root.path().join("ff");
+        let ff2 = root.path().join("ff2");
+        for d in [&ff, &ff.join("browser"), &ff2] {
+            fs::create_dir_all(d).unwrap();
+            open_up(d);
+        }
+        fs::write(ff.join("application.ini"), APP_INI).unwrap();
+        write_file(&ff.join("libxul.so"), 4 << 20);
+        write_file(&ff.join("browser/omni.ja"), 1 << 20);
+        write_file(&ff.join("dependentlibs.list"), 10_000);
+        write_file(&ff.join("empty"), 0);
+        let outside = ff2.join("outside.bin");
+        write_file(&outside, 1 << 20);
+        std::os::unix::fs::symlink("../ff2/outside.bin", ff.join("escape")).unwrap();
+        std::os::unix::fs::symlink("../../ff2", ff.join("browser/chrome")).unwrap();
+        let ff = ff.canonicalize().unwrap();
+        let outside = outside.canonicalize().unwrap();
+        Self { root, ff, outside }
+    }
+
+    pub fn all(&self) -> Vec<PathBuf> {
+        files::select(&self.ff, &[]).unwrap()
+    }
+}
