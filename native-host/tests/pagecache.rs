@@ -98,7 +98,7 @@ fn evict_reports_before_and_after() {
     let fx = Fixture::new();
     let lib = fx.ff.join("libxul.so");
     preload::preload(
-        &[lib.clone()],
+        std::slice::from_ref(&lib),
         &preload::Options::default(),
         &AtomicBool::new(false),
         &mut |_| {},
@@ -122,7 +122,7 @@ fn evict_reports_before_and_after() {
 fn residency_is_exact_for_the_owner_with_ranges_and_totals() {
     let fx = Fixture::new();
     let lib = fx.ff.join("libxul.so");
-    evict_ok(&[lib.clone()]);
+    evict_ok(std::slice::from_ref(&lib));
     // Bring in pages [0, 100) and [300, 400) only.
     let f = std::fs::File::open(&lib).unwrap();
     let mut buf = vec![0u8; 100 * 4096];
@@ -186,8 +186,8 @@ fn cancel_stops_a_scan() {
 #[test]
 fn requests_outside_the_folder_are_refused_and_read_nothing() {
     let fx = Fixture::new();
-    evict_ok(&[fx.outside.clone()]);
-    assert_cold(fx.outside.parent().unwrap(), &[fx.outside.clone()]);
+    evict_ok(std::slice::from_ref(&fx.outside));
+    assert_cold(fx.outside.parent().unwrap(), std::slice::from_ref(&fx.outside));
     let sibling = fx.ff.with_file_name("ff2").join("outside.bin");
     for bad in [
         vec![PathBuf::from("escape")],
@@ -217,5 +217,5 @@ fn requests_outside_the_folder_are_refused_and_read_nothing() {
     )
     .unwrap();
     scan(&fx.ff, &all);
-    assert_cold(fx.outside.parent().unwrap(), &[fx.outside.clone()]);
+    assert_cold(fx.outside.parent().unwrap(), std::slice::from_ref(&fx.outside));
 }
