@@ -1,0 +1,69 @@
+// npm test: every check, in order, stopping at the first failure, with the time each took.
+//   node scripts/test.mjs                 all stages
+//   node scripts/test.mjs --only unit,e2e only the named stages (names as printed)
+import path from "node:path";
+import { HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
+import { run } from "./lib/run.mjs";
+import { testFiles } from "./lib/test-files.mjs";
+import { eslint, webExtLint } from "./lint.mjs";
+import { buildHost } from "./build.mjs";
+
+const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
+const M = ["--manifest-path", HOST_MANIFEST_PATH];
+
+function nodeTest(dir, extra = []) {
+  return () => {
+    const files = testFiles(path.join(ROOT, dir));
+    if (files.length === 0) {
+      throw new Error(`no test.*.js files under ${dir}`);
+    }
+    return run(process.execPath, ["--test", ...extra, ...files], { cwd: ROOT });
+  };
+}
+
+const STAGES = [
+  ["fmt", "cargo fmt --check", cargo("fmt", ...M, "--check")],
+  ["clippy", "cargo clippy --all-targets -- -D warnings", cargo("clippy", ...M, "--all-targets", "--", "-D", "warnings")],
+  ["cargo-test", "cargo test", cargo("test", ...M)],
+  ["eslint", "eslint .", eslint],
+  ["web-ext-lint", "web-ext lint (full --privileged, basic)", webExtLint],
+  ["unit", "node --test tests/unit", nodeTest("tests/unit")],
+  ["host-release", "cargo build --release (the e2e tests use the real host)", buildHost],
+  ["e2e", "node --test --test-concurrency=1 tests/e2e", nodeTest("tests/e2e", ["--test-concurrency=1"])],
+];
+
+function seconds(ms) {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+async function main(args) {
+  const onlyIndex = args.indexOf("--only");
+  const only = onlyIndex >= 0 ? new Set(args[onlyIndex + 1].split(",")) : null;
+  const done = [];
+  for (const [name, label, stage] of STAGES) {
+    if (only && !only.has(name)) {
+      continue;
+    }
+    console.log(`\n=== ${name}: ${label}`);
+    const started = performance.now();
+    try {
+      await stage();
+    } catch (error) {
+      const took = performance.now() - started;
+      console.error(`\n=== ${name} FAILED after ${seconds(took)}: ${error.message}`);
+      report(done);
+      process.exit(1);
+    }
+    done.push([name, performance.now() - started]);
+  }
+  report(done);
+}
+
+function report(done) {
+  console.log("\n=== stage times");
+  for (const [name, ms] of done) {
+    console.log(`${name.padEnd(14)} ${seconds(ms)}`);
+  }
+}
+
+main(process.argv.slice(2));

@@ -1,0 +1,318 @@
+// End-to-end harness: a real headless Firefox, driven through geckodriver, with the extension
+// installed temporarily and (optionally) the real release host registered, all under a
+// throwaway HOME so the user's own ~/.mozilla is never read or written.
+//
+//   const ff = await startFirefox({ experiments: true, installHost: true, flavour: "full" });
+//   await ff.openExtensionPage("page/startup.html");
+//   await ff.screenshot("full-mode");
+//   await ff.stop();   // always: quits, kills what is left, removes the temp HOME
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Builder } from "selenium-webdriver";
+import firefox from "selenium-webdriver/firefox.js";
+import { buildExtension } from "../../scripts/build.mjs";
+import { findFirefox, findGeckodriver } from "../../scripts/lib/firefox.mjs";
+import { EXTENSION_ID, HOST_BINARY, HOST_NAME, ROOT } from "../../scripts/lib/project.mjs";
+import { run } from "../../scripts/lib/run.mjs";
+
+// Selenium must never try to download a driver or browser (no internet here).
+process.env.SE_OFFLINE = "true";
+
+/** The extension's internal UUID, pinned with extensions.webextensions.uuids. */
+export const EXTENSION_UUID = "5f0b7a4e-3c1d-4e8a-9b6f-a60057a27a01";
+export const EXTENSION_ORIGIN = `moz-extension://${EXTENSION_UUID}`;
+
+let artifactsDir = null;
+
+/** The folder screenshots and logs go to: $E2E_ARTIFACTS_DIR or artifacts/e2e-<timestamp>/. */
+export function artifactsFolder() {
+  if (!artifactsDir) {
+    const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+    artifactsDir = process.env.E2E_ARTIFACTS_DIR ?? path.join(ROOT, "artifacts", `e2e-${stamp}`);
+    fs.mkdirSync(artifactsDir, { recursive: true });
+    console.log(`e2e artifacts (screenshots, logs): ${artifactsDir}`);
+  }
+  return artifactsDir;
+}
+
+/** Polls `check` until it returns a truthy value; throws `message` (plus the last error) on timeout. */
+export async function waitFor(check, { timeout = 20000, interval = 250, message = "condition" } = {}) {
+  const deadline = Date.now() + timeout;
+  let lastError = null;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) {
+        return value;
+      }
+    } catch (error) {
+      lastError = error;
+    }
+    await sleep(interval);
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${message}${lastError ? `: ${lastError.message}` : ""}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** PIDs of live processes whose environment has HOME=<home>: everything started under it. */
+function processesWithHome(home) {
+  const marker = Buffer.from(`\0HOME=${home}\0`);
+  const pids = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) {
+      continue;
+    }
+    try {
+      const environ = Buffer.concat([Buffer.from([0]), fs.readFileSync(`/proc/${entry}/environ`)]);
+      if (environ.includes(marker)) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // gone already, or not ours to read
+    }
+  }
+  return pids;
+}
+
+function kill(pid, signal) {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+let sessions = 0;
+
+/**
+ * Starts a headless Firefox with the extension installed temporarily.
+ * - experiments: sets extensions.experiments.enabled (the full flavour needs it)
+ * - installHost: registers the real release host in the temp HOME (`about-startup-host install`)
+ * - flavour: "full" or "basic" (built fresh from extension/ into the temp folder)
+ */
+export async function startFirefox({ experiments = true, installHost = true, flavour = "full" } = {}) {
+  const n = ++sessions;
+  const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
+  const home = path.join(root, "home");
+  const tmp = path.join(root, "tmp");
+  await fsp.mkdir(home, { recursive: true });
+  await fsp.mkdir(tmp, { recursive: true });
+  const state = { root, home, driver: null, geckodriver: null, log: null, stopped: false };
+
+  const session = {
+    home,
+    flavour,
+    get driver() {
+      return state.driver;
+    },
+    extensionUrl: (page) => `${EXTENSION_ORIGIN}/${page.replace(/^\//, "")}`,
+    openExtensionPage: (page) => openExtensionPage(state.driver, session.extensionUrl(page)),
+    screenshot: (name) => screenshot(state.driver, name),
+    stop: () => stop(state),
+  };
+
+  try {
+    const firefoxBinary = findFirefox();
+    const geckodriverBinary = findGeckodriver();
+    if (!geckodriverBinary) {
+      throw new Error("geckodriver not found: set GECKODRIVER, put it on PATH, or `cargo install --locked geckodriver`");
+    }
+
+    if (installHost) {
+      if (!fs.existsSync(HOST_BINARY)) {
+        throw new Error(
+          `${HOST_BINARY} is missing: cargo build --release --manifest-path native-host/Cargo.toml (npm test does it)`,
+        );
+      }
+      await run(HOST_BINARY, ["install", "--extension-id", EXTENSION_ID], {
+        env: { ...process.env, HOME: home },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      const manifest = path.join(home, ".mozilla", "native-messaging-hosts", `${HOST_NAME}.json`);
+      if (!fs.existsSync(manifest)) {
+        throw new Error(`about-startup-host install did not write ${manifest}`);
+      }
+    }
+
+    const built = await buildExtension({ distDir: path.join(root, "dist") });
+    const addon = built[flavour]?.xpi;
+    if (!addon) {
+      throw new Error(`unknown flavour ${flavour}`);
+    }
+
+    const port = await freePort();
+    const logFile = path.join(artifactsFolder(), `firefox-${n}-${flavour}.log`);
+    state.log = fs.createWriteStream(logFile);
+    const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1" };
+    const child = spawn(
+      geckodriverBinary,
+      ["--port", String(port), "--allow-system-access", "--profile-root", tmp],
+      { env, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    state.geckodriver = child;
+    child.stdout.pipe(state.log, { end: false });
+    child.stderr.pipe(state.log, { end: false });
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) {
+          throw new Error(`geckodriver exited with ${child.exitCode} (log: ${logFile})`);
+        }
+        const response = await fetch(`${url}/status`);
+        return response.ok;
+      },
+      { timeout: 15000, interval: 100, message: "geckodriver to listen" },
+    );
+
+    const options = new firefox.Options()
+      .setBinary(firefoxBinary)
+      .addArguments("-headless", "--width=1280", "--height=1024")
+      .setPreference("extensions.experiments.enabled", experiments)
+      .setPreference("extensions.webextensions.uuids", JSON.stringify({ [EXTENSION_ID]: EXTENSION_UUID }));
+    state.driver = await new Builder().forBrowser("firefox").setFirefoxOptions(options).usingServer(url).build();
+    await state.driver.installAddon(addon, true);
+    return session;
+  } catch (error) {
+    await stop(state);
+    throw error;
+  }
+}
+
+/**
+ * Opens a moz-extension:// page in a new tab and switches the driver to it. WebDriver refuses to
+ * navigate to moz-extension:// URLs, so the tab is opened from the chrome context with the
+ * system principal (needs MOZ_REMOTE_ALLOW_SYSTEM_ACCESS / --allow-system-access).
+ */
+async function openExtensionPage(driver, url) {
+  const before = new Set(await driver.getAllWindowHandles());
+  await driver.setContext(firefox.Context.CHROME);
+  try {
+    await driver.executeScript(
+      `const tab = gBrowser.addTab(arguments[0], {
+         triggeringPrincipal: Services.scriptSecurityManager.getSystemPrincipal(),
+       });
+       gBrowser.selectedTab = tab;`,
+      url,
+    );
+  } finally {
+    await driver.setContext(firefox.Context.CONTENT);
+  }
+  // The new tab is one of the handles that were not there before; the add-on may have opened
+  // its own tab with the same page on install, and either is the page we want.
+  const handle = await waitFor(
+    async () => {
+      const fresh = (await driver.getAllWindowHandles()).filter((h) => !before.has(h));
+      for (const h of fresh.reverse()) {
+        await driver.switchTo().window(h);
+        if ((await driver.getCurrentUrl()) === url) {
+          return h;
+        }
+      }
+      return null;
+    },
+    { timeout: 15000, message: `a tab with ${url}` },
+  );
+  await waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
+    timeout: 15000,
+    message: `${url} to finish loading (body[data-ready])`,
+  });
+  return handle;
+}
+
+async function screenshot(driver, name) {
+  const file = path.join(artifactsFolder(), `${name.replace(/[^\w.-]+/g, "_")}.png`);
+  const data = await driver.takeScreenshot();
+  await fsp.writeFile(file, Buffer.from(data, "base64"));
+  return file;
+}
+
+async function stop(state) {
+  if (state.stopped) {
+    return;
+  }
+  state.stopped = true;
+  if (state.driver) {
+    await withTimeout(state.driver.quit(), 20000, "driver.quit()").catch((error) => {
+      console.error(`e2e: ${error.message}; killing what is left`);
+    });
+  }
+  if (state.geckodriver && state.geckodriver.exitCode === null) {
+    kill(state.geckodriver.pid, "SIGTERM");
+  }
+  // Firefox, its content processes and any host it started all carry HOME=<temp home>.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const left = processesWithHome(state.home);
+    if (left.length === 0) {
+      break;
+    }
+    for (const pid of left) {
+      kill(pid, attempt < 10 ? "SIGTERM" : "SIGKILL");
+    }
+    await sleep(200);
+  }
+  state.log?.end();
+  await fsp.rm(state.root, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** What the about:startup page shows, read from its stable ids / data attributes. */
+export async function readStartupPage(driver) {
+  return driver.executeScript(() => {
+    const text = (id) => document.getElementById(id)?.textContent.trim() ?? null;
+    const shown = (id) => {
+      const element = document.getElementById(id);
+      return Boolean(element) && !element.hidden;
+    };
+    return {
+      mode: document.getElementById("mode").dataset.mode,
+      modeName: text("mode-name"),
+      modeExplanation: text("mode-explanation"),
+      milestonesState: document.getElementById("milestones-status").dataset.state,
+      milestonesTableShown: shown("milestones"),
+      milestones: [...document.querySelectorAll("#milestones tbody tr")].map((tr) => ({
+        name: tr.dataset.milestone,
+        ms: Number(tr.dataset.ms),
+        sinceOrigin: Number(tr.dataset.sinceOrigin),
+      })),
+      hostState: document.getElementById("host").dataset.state,
+      hostStatus: text("host-status"),
+      hostMissingShown: shown("host-missing"),
+      hostInstallCommand: text("host-install-command"),
+      hostErrorDetail: text("host-error-detail"),
+      hostVersion: text("host-version"),
+      browserVersion: text("browser-version"),
+      firefoxVersion: text("firefox-version"),
+      firefoxReadBytes: text("firefox-read-bytes"),
+      firefoxMajorFaults: text("firefox-major-faults"),
+      firefoxError: shown("firefox-error") ? text("firefox-error") : null,
+    };
+  });
+}

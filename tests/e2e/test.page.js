@@ -1,0 +1,139 @@
+// The about:startup page in a real headless Firefox: full mode with the real host, basic mode,
+// and no host installed. Screenshots of each go to the artifacts folder the run prints.
+import { after, afterEach, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readStartupPage, startFirefox, waitFor } from "./harness.js";
+
+const PAGE = "page/startup.html";
+
+/** Starts Firefox for a describe block, screenshots after each test (failed or not), stops after. */
+function useFirefox(options, prefix) {
+  const ctx = { ff: null };
+  before(async () => {
+    ctx.ff = await startFirefox(options);
+    await ctx.ff.openExtensionPage(PAGE);
+  });
+  afterEach(async (t) => {
+    if (ctx.ff?.driver) {
+      await ctx.ff.screenshot(`${prefix}-${t.name}`).catch(() => {});
+    }
+  });
+  after(async () => {
+    await ctx.ff?.stop();
+  });
+  return ctx;
+}
+
+describe("full mode (experiments on, full flavour, real host)", () => {
+  const ctx = useFirefox({ experiments: true, installHost: true, flavour: "full" }, "full");
+
+  it("shows mode full", async () => {
+    const page = await readStartupPage(ctx.ff.driver);
+    assert.equal(page.mode, "full");
+    assert.equal(page.modeName, "Full mode");
+    assert.match(page.modeExplanation, /getStartupInfo/);
+  });
+
+  it("shows the milestones ordered by time, main before sessionRestored", async () => {
+    const { driver } = ctx.ff;
+    // sessionRestored comes a little after the first window; reload until Firefox reports it.
+    const page = await waitFor(
+      async () => {
+        await driver.navigate().refresh();
+        await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), {
+          message: "the page to load again",
+        });
+        const current = await readStartupPage(driver);
+        return current.milestones.some((m) => m.name === "sessionRestored") ? current : null;
+      },
+      { timeout: 60000, interval: 1000, message: "sessionRestored in the milestones table" },
+    );
+    assert.equal(page.milestonesState, "ready");
+    assert.equal(page.milestonesTableShown, true);
+    const names = page.milestones.map((m) => m.name);
+    for (const name of ["process", "main", "sessionRestored"]) {
+      assert.ok(names.includes(name), `${name} is in ${names.join(", ")}`);
+    }
+    assert.equal(names[0], "process", "nothing happens before the process starts");
+    for (const m of page.milestones) {
+      assert.ok(Number.isFinite(m.sinceOrigin) && m.sinceOrigin >= 0, `${m.name}: ${m.sinceOrigin} ms`);
+      assert.ok(m.ms > Date.UTC(2020, 0, 1), `${m.name} is a real time, not 0`);
+    }
+    const times = page.milestones.map((m) => m.ms);
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => a - b),
+      "rows are in time order",
+    );
+    assert.ok(names.indexOf("main") < names.indexOf("sessionRestored"));
+    const since = Object.fromEntries(page.milestones.map((m) => [m.name, m.sinceOrigin]));
+    assert.ok(since.main < since.sessionRestored);
+  });
+
+  it("talks to the real host: hello gives its version, firefox matches this browser", async () => {
+    const { driver } = ctx.ff;
+    const page = await waitFor(
+      async () => {
+        const current = await readStartupPage(driver);
+        return current.hostState !== "connecting" && current.firefoxVersion !== "" ? current : null;
+      },
+      { message: "the host's replies on the page" },
+    );
+    assert.equal(page.hostState, "connected", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
+    assert.equal(page.hostMissingShown, false);
+    assert.match(page.hostVersion, /^\d+\.\d+\.\d+/);
+    assert.equal(page.firefoxError, null, "the firefox command succeeded");
+    const capabilities = await driver.getCapabilities();
+    assert.equal(page.firefoxVersion, capabilities.get("browserVersion"));
+    assert.equal(page.browserVersion, capabilities.get("browserVersion"));
+    assert.match(page.firefoxReadBytes, /\d/);
+    assert.match(page.firefoxMajorFaults, /\d/);
+  });
+});
+
+describe("basic mode (experiments off, basic flavour)", () => {
+  const ctx = useFirefox({ experiments: false, installHost: true, flavour: "basic" }, "basic");
+
+  it("shows mode basic and explains how to get full mode", async () => {
+    const page = await readStartupPage(ctx.ff.driver);
+    assert.equal(page.mode, "basic");
+    assert.equal(page.modeName, "Basic mode");
+    assert.match(page.modeExplanation, /extensions\.experiments\.enabled/);
+    assert.match(page.modeExplanation, /ESR, Developer Edition, Nightly/);
+    assert.equal(page.milestonesState, "unavailable");
+    assert.equal(page.milestonesTableShown, false);
+    assert.equal(page.milestones.length, 0);
+  });
+
+  it("still reaches the host", async () => {
+    const page = await waitFor(
+      async () => {
+        const current = await readStartupPage(ctx.ff.driver);
+        return current.hostState !== "connecting" ? current : null;
+      },
+      { message: "the host's reply" },
+    );
+    assert.equal(page.hostState, "connected", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
+  });
+});
+
+describe("host missing (no manifest in HOME)", () => {
+  const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, "host-missing");
+
+  it("says the host is missing and shows the install command; the rest still works", async () => {
+    const page = await waitFor(
+      async () => {
+        const current = await readStartupPage(ctx.ff.driver);
+        return current.hostState !== "connecting" ? current : null;
+      },
+      { message: "the host's status" },
+    );
+    assert.equal(page.hostState, "missing", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
+    assert.equal(page.hostMissingShown, true);
+    assert.match(page.hostStatus, /not installed/);
+    assert.equal(page.hostInstallCommand, "about-startup-host install");
+    assert.match(page.hostErrorDetail, /about_startup/);
+    assert.equal(page.mode, "full", "milestones do not depend on the host");
+    assert.ok(page.milestones.length > 0);
+  });
+});
