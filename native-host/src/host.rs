@@ -164,7 +164,8 @@ fn read_loop<W: Write + Send + 'static>(
             ReadOutcome::TooLarge { len } => Some(Envelope::error(None, too_large(len))),
             ReadOutcome::Frame(body) => match decode_request(&body) {
                 Err(bad) => Some(Envelope::error(bad.id, bad.error)),
-                Ok(request) => dispatch(shared, request.id, request.command, workers),
+                Ok(request) => dispatch(shared, request.id, request.command, workers)
+                    .context("writing a reply to stdout")?,
             },
         };
         if let Some(reply) = reply {
@@ -197,25 +198,30 @@ fn too_large(len: u32) -> ReplyError {
 }
 
 /// Answer a quick command (returns the reply) or start a long one (returns `None`: its thread
-/// replies).
+/// replies). `Err` only when the cancel reply, sent here, cannot be written.
 fn dispatch<W: Write + Send + 'static>(
     shared: &Arc<Shared<W>>,
     id: u64,
     command: Command,
     workers: &mut Vec<JoinHandle<()>>,
-) -> Option<Envelope> {
+) -> io::Result<Option<Envelope>> {
     let result = match command {
         Command::Hello => guarded(|| hello(&shared.ctx)),
         Command::Firefox => guarded(|| inspect_firefox(&shared.ctx)),
-        Command::Cancel { target } => shared.cancel(target),
+        Command::Cancel { target } => {
+            // Flag and reply under the writer lock, so the cancelled request's final error
+            // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
+            shared.send_with(|| finish(id, shared.cancel(target)))?;
+            return Ok(None);
+        }
         Command::Residency { .. } | Command::Preload { .. } | Command::Evict { .. } => {
-            return match spawn_long(shared, id, command) {
+            return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {
                     workers.push(worker);
                     None
                 }
                 Err(error) => Some(Envelope::error(Some(id), error)),
-            };
+            });
         }
         // decode_request never lets Unknown through; answer it anyway rather than panic.
         Command::Unknown => Err(ReplyError::new(
@@ -224,7 +230,7 @@ fn dispatch<W: Write + Send + 'static>(
             json!({ "command": null }),
         )),
     };
-    Some(finish(id, result))
+    Ok(Some(finish(id, result)))
 }
 
 fn finish(id: u64, result: Result<Value, ReplyError>) -> Envelope {
@@ -308,8 +314,18 @@ impl<W: Write> Shared<W> {
     /// Serialise and write one message. A message over Firefox's limit is replaced by a
     /// `reply_too_large` error for the same id; the return value says whether that happened.
     fn send(&self, envelope: &Envelope) -> io::Result<Sent> {
+        // Serialise before taking the lock: other threads' frames need not wait for it.
         let (bytes, sent) = encode(envelope);
         framing::write_frame(&mut *lock(&self.out), &bytes)?;
+        Ok(sent)
+    }
+
+    /// Like [`Self::send`], with the message made while the writer is held: whatever `make`
+    /// does happens-before any other frame.
+    fn send_with(&self, make: impl FnOnce() -> Envelope) -> io::Result<Sent> {
+        let mut out = lock(&self.out);
+        let (bytes, sent) = encode(&make());
+        framing::write_frame(&mut *out, &bytes)?;
         Ok(sent)
     }
 
