@@ -94,7 +94,8 @@ struct Target {
 struct ResidencyArgs {
     #[command(flatten)]
     target: Target,
-    /// Leave out the files the running Firefox maps from outside its folder (GTK, fonts, …).
+    /// Leave out the files the running Firefox maps from outside its folder (GTK, fonts, …);
+    /// they are only included when no PATH is named.
     #[arg(long)]
     no_mapped: bool,
     /// Draw a map of each file's pages under its row.
@@ -188,9 +189,10 @@ struct ResidencyJson<'a> {
 fn residency_cmd(args: &ResidencyArgs) -> anyhow::Result<()> {
     let (install, pid) = find_firefox(&args.target)?;
     let selected = select(&install, &args.target)?;
+    // Naming files means "these files": the system libraries come only with the whole folder.
     let opts = residency::ScanOptions {
         pid,
-        include_mapped: !args.no_mapped,
+        include_mapped: !args.no_mapped && args.target.paths.is_empty(),
     };
     let mut reports = Vec::new();
     let summary = residency::scan(
@@ -318,23 +320,25 @@ fn group_total(name: &str, totals: &GroupTotals, page_size: u64) -> String {
             pages,
             totals.pages
         ),
+        None if totals.exact_files == 0 => {
+            format!("residency hidden for all {} files", totals.hidden_files)
+        }
         None => format!(
-            "residency hidden for {} files; exact files: {} MB resident",
+            "residency hidden for {} files; the {} exact files have {} MB resident",
             totals.hidden_files,
+            totals.exact_files,
             megabytes(totals.exact_pages * page_size)
         ),
     };
-    let mut line = format!("{head}, {resident}");
+    let mut parts = vec![head, resident];
     if totals.mapped_pages > 0 {
-        line += &format!(
-            ", {} MB mapped by Firefox",
-            megabytes(totals.mapped_pages * page_size)
-        );
+        let mapped = megabytes(totals.mapped_pages * page_size);
+        parts.push(format!("{mapped} MB mapped by Firefox"));
     }
     if totals.error_files > 0 {
-        line += &format!(", {} files unreadable", totals.error_files);
+        parts.push(format!("{} files unreadable", totals.error_files));
     }
-    line
+    parts.join(", ")
 }
 
 /// Width of the page map (like `vmtouch -v`).
@@ -394,13 +398,14 @@ fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
         return print_json(&summary);
     }
     println!(
-        "preloaded {} files, {} MB in {} ms ({:.1} MB/s), method {}, {} jobs{}",
+        "preloaded {} files, {} MB in {} ms ({:.1} MB/s), method {}, {} job{}{}",
         summary.files,
         megabytes(summary.bytes),
         summary.elapsed_ms,
         summary.mb_per_s,
         method_name(summary.method),
         summary.jobs,
+        if summary.jobs == 1 { "" } else { "s" },
         if summary.idle {
             ", idle I/O priority"
         } else {
