@@ -11,13 +11,13 @@ import { buildHost } from "./build.mjs";
 const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
 const M = ["--manifest-path", HOST_MANIFEST_PATH];
 
-function nodeTest(dir, extra = []) {
+function nodeTest(dir, extra = [], env = () => process.env) {
   return () => {
     const files = testFiles(path.join(ROOT, dir));
     if (files.length === 0) {
       throw new Error(`no test.*.js files under ${dir}`);
     }
-    return run(process.execPath, ["--test", ...extra, ...files], { cwd: ROOT });
+    return run(process.execPath, ["--test", ...extra, ...files], { cwd: ROOT, env: env() });
   };
 }
 
@@ -29,8 +29,19 @@ const STAGES = [
   ["web-ext-lint", "web-ext lint (full --privileged, basic)", webExtLint],
   ["unit", "node --test tests/unit", nodeTest("tests/unit")],
   ["host-release", "cargo build --release (the e2e tests use the real host)", buildHost],
-  ["e2e", "node --test --test-concurrency=1 tests/e2e", nodeTest("tests/e2e", ["--test-concurrency=1"])],
+  ["e2e", "node --test --test-concurrency=1 tests/e2e", nodeTest("tests/e2e", ["--test-concurrency=1"], e2eEnv)],
 ];
+
+// One artifacts folder per run (screenshots, Firefox/geckodriver logs), named up front so it can
+// be printed at the end whatever happened.
+const artifacts =
+  process.env.E2E_ARTIFACTS_DIR ?? path.join(ROOT, "artifacts", `e2e-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+let e2eStarted = false;
+
+function e2eEnv() {
+  e2eStarted = true;
+  return { ...process.env, E2E_ARTIFACTS_DIR: artifacts };
+}
 
 function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
@@ -63,6 +74,9 @@ function report(done) {
   console.log("\n=== stage times");
   for (const [name, ms] of done) {
     console.log(`${name.padEnd(14)} ${seconds(ms)}`);
+  }
+  if (e2eStarted) {
+    console.log(`\ne2e screenshots and logs: ${path.relative(ROOT, artifacts)}/`);
   }
 }
 

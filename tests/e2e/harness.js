@@ -118,8 +118,17 @@ let sessions = 0;
  * - experiments: sets extensions.experiments.enabled (the full flavour needs it)
  * - installHost: registers the real release host in the temp HOME (`about-startup-host install`)
  * - flavour: "full" or "basic" (built fresh from extension/ into the temp folder)
+ * - temporary: install as a temporary add-on (as web-ext run does); false installs it
+ *   permanently into the fresh profile (unsigned: needs xpinstall.signatures.required=false)
+ * - prefs: more Firefox preferences
  */
-export async function startFirefox({ experiments = true, installHost = true, flavour = "full" } = {}) {
+export async function startFirefox({
+  experiments = true,
+  installHost = true,
+  flavour = "full",
+  temporary = true,
+  prefs = {},
+} = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
   const home = path.join(root, "home");
@@ -198,8 +207,11 @@ export async function startFirefox({ experiments = true, installHost = true, fla
       .addArguments("-headless", "--width=1280", "--height=1024")
       .setPreference("extensions.experiments.enabled", experiments)
       .setPreference("extensions.webextensions.uuids", JSON.stringify({ [EXTENSION_ID]: EXTENSION_UUID }));
+    for (const [name, value] of Object.entries(prefs)) {
+      options.setPreference(name, value);
+    }
     state.driver = await new Builder().forBrowser("firefox").setFirefoxOptions(options).usingServer(url).build();
-    await state.driver.installAddon(addon, true);
+    await state.driver.installAddon(addon, temporary);
     return session;
   } catch (error) {
     await stop(state);
@@ -250,7 +262,7 @@ async function openExtensionPage(driver, url) {
 
 async function screenshot(driver, name) {
   const file = path.join(artifactsFolder(), `${name.replace(/[^\w.-]+/g, "_")}.png`);
-  const data = await driver.takeScreenshot();
+  const data = await driver.takeFullPageScreenshot();
   await fsp.writeFile(file, Buffer.from(data, "base64"));
   return file;
 }

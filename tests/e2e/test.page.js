@@ -137,3 +137,16 @@ describe("host missing (no manifest in HOME)", () => {
     assert.ok(page.milestones.length > 0);
   });
 });
+
+describe("permanent install of the unsigned full .xpi (signatures off, experiments on)", () => {
+  const ctx = useFirefox(
+    { temporary: false, prefs: { "xpinstall.signatures.required": false }, flavour: "full" },
+    "permanent",
+  );
+
+  it("runs in full mode, as the README promises for ESR/Developer Edition/Nightly", async () => {
+    const page = await readStartupPage(ctx.ff.driver);
+    assert.equal(page.mode, "full");
+    assert.ok(page.milestones.some((m) => m.name === "main"));
+  });
+});
