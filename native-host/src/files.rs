@@ -150,13 +150,26 @@ fn usual_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// A Firefox install folder holds application.ini or one of the Firefox executables.
+/// A Firefox install folder holds application.ini or one of the Firefox executables. The
+/// executable must be a real ELF binary, not a symlink or a script: Debian's /usr/bin holds a
+/// `firefox` shell wrapper and a `firefox-esr` symlink, and /usr/bin is no install folder.
 #[must_use]
 pub fn looks_like_firefox(dir: &Path) -> bool {
     dir.join("application.ini").is_file()
         || ["firefox", "firefox-esr", "firefox-bin"]
             .iter()
-            .any(|exe| dir.join(exe).is_file())
+            .any(|exe| is_elf_file(&dir.join(exe)))
+}
+
+fn is_elf_file(path: &Path) -> bool {
+    use std::io::Read;
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+    let mut magic = [0u8; 4];
+    regular
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok()
+        && magic == *b"\x7fELF"
 }
 
 /// Version and BuildID from `dir/application.ini`, `None` where missing.
@@ -392,5 +405,16 @@ mod tests {
         let err = locate(Some(&tmp.path().join("outside")), None).unwrap_err();
         assert!(err.to_string().contains("application.ini"), "{err}");
         assert!(locate(Some(&tmp.path().join("missing")), None).is_err());
+    }
+
+    #[test]
+    fn wrappers_and_symlinks_do_not_make_an_install_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path();
+        fs::write(bin.join("firefox"), "#!/bin/sh\nexec firefox-esr \"$@\"\n").unwrap();
+        symlink("/proc/self/exe", bin.join("firefox-esr")).unwrap();
+        assert!(!looks_like_firefox(bin));
+        fs::write(bin.join("firefox-bin"), b"\x7fELF\x02\x01\x01").unwrap();
+        assert!(looks_like_firefox(bin));
     }
 }
