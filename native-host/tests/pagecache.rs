@@ -187,7 +187,10 @@ fn cancel_stops_a_scan() {
 fn requests_outside_the_folder_are_refused_and_read_nothing() {
     let fx = Fixture::new();
     evict_ok(std::slice::from_ref(&fx.outside));
-    assert_cold(fx.outside.parent().unwrap(), std::slice::from_ref(&fx.outside));
+    assert_cold(
+        fx.outside.parent().unwrap(),
+        std::slice::from_ref(&fx.outside),
+    );
     let sibling = fx.ff.with_file_name("ff2").join("outside.bin");
     for bad in [
         vec![PathBuf::from("escape")],
@@ -217,5 +220,29 @@ fn requests_outside_the_folder_are_refused_and_read_nothing() {
     )
     .unwrap();
     scan(&fx.ff, &all);
-    assert_cold(fx.outside.parent().unwrap(), std::slice::from_ref(&fx.outside));
+    assert_cold(
+        fx.outside.parent().unwrap(),
+        std::slice::from_ref(&fx.outside),
+    );
+}
+
+#[test]
+fn cancel_from_progress_ends_a_preload() {
+    let fx = Fixture::new();
+    let all = fx.all();
+    evict_ok(&all);
+    let cancel = AtomicBool::new(false);
+    let mut calls = 0;
+    let opts = preload::Options {
+        method: preload::Method::Read,
+        idle: true,
+        jobs: Some(1),
+    };
+    let err = preload::preload(&all, &opts, &cancel, &mut |_| {
+        calls += 1;
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap_err();
+    assert!(matches!(err, Error::Cancelled), "{err}");
+    assert!(calls >= 1);
 }
