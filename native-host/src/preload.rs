@@ -203,8 +203,8 @@ struct Job<'a> {
 impl Job<'_> {
     fn worker(&self, tx: &Sender<Event>) {
         if self.idle {
-            // I/O priority is per thread (who = 0). It only changes anything under an I/O
-            // scheduler that honours classes (BFQ); failing to set it is not worth stopping.
+            // I/O priority is per thread (who = 0). mq-deadline (Linux ≥ 5.14) and BFQ honour the
+            // class, the `none` scheduler does not; failing to set it is not worth stopping.
             let _ = sys::ioprio_set_idle_thread();
         }
         let mut buf = vec![0u8; READ_BUF];
