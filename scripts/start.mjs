@@ -6,19 +6,11 @@
 //      the add-on opens its page on this temporary install.
 // Options: --headless (pass -headless to Firefox), --no-host (skip steps 3).
 // Only node: built-ins are imported statically: web-ext may not be installed yet.
-import fs from "node:fs";
 import path from "node:path";
 import { EXTENSION_DIR, EXTENSION_ID, HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { findFirefox, FirefoxNotFoundError } from "./lib/firefox.mjs";
 import { CommandError, run } from "./lib/run.mjs";
-
-async function ensureDependencies() {
-  if (fs.existsSync(path.join(ROOT, "node_modules", "web-ext", "package.json"))) {
-    return;
-  }
-  console.log("node_modules is missing: running npm ci");
-  await run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: ROOT });
-}
+import { ensureDependencies } from "./lib/deps.mjs";
 
 async function installHost() {
   console.log("building the native host (cargo build --release)");

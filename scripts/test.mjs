@@ -1,4 +1,5 @@
-// npm test: every check, in order, stopping at the first failure, with the time each took.
+// npm test: every check, in order, stopping at the first failure, with the time each took
+// (after `npm ci` when node_modules is missing, so it works right after a clone).
 //   node scripts/test.mjs                 all stages
 //   node scripts/test.mjs --only unit,e2e only the named stages (names as printed)
 import path from "node:path";
@@ -7,6 +8,7 @@ import { run } from "./lib/run.mjs";
 import { testFiles } from "./lib/test-files.mjs";
 import { eslint, webExtLint } from "./lint.mjs";
 import { buildHost } from "./build.mjs";
+import { ensureDependencies } from "./lib/deps.mjs";
 
 const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
 const M = ["--manifest-path", HOST_MANIFEST_PATH];
@@ -51,6 +53,7 @@ async function main(args) {
   const onlyIndex = args.indexOf("--only");
   const only = onlyIndex >= 0 ? new Set(args[onlyIndex + 1].split(",")) : null;
   const done = [];
+  await ensureDependencies();
   for (const [name, label, stage] of STAGES) {
     if (only && !only.has(name)) {
       continue;
