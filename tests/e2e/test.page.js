@@ -2,6 +2,7 @@
 // and no host installed. Screenshots of each go to the artifacts folder the run prints.
 import { after, afterEach, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import { readStartupPage, startFirefox, waitFor } from "./harness.js";
 
 const PAGE = "page/startup.html";
@@ -75,7 +76,8 @@ describe("full mode (experiments on, full flavour, real host)", () => {
     const page = await waitFor(
       async () => {
         const current = await readStartupPage(driver);
-        return current.hostState !== "connecting" && current.firefoxVersion !== "" ? current : null;
+        const settled = current.firefoxVersion !== "" || current.firefoxError || current.hostState !== "connected";
+        return current.hostState !== "connecting" && settled ? current : null;
       },
       { message: "the host's replies on the page" },
     );
@@ -148,5 +150,40 @@ describe("permanent install of the unsigned full .xpi (signatures off, experimen
     const page = await readStartupPage(ctx.ff.driver);
     assert.equal(page.mode, "full");
     assert.ok(page.milestones.some((m) => m.name === "main"));
+  });
+});
+
+describe("permanent install of the unsigned full .xpi with experiments off", () => {
+  const ctx = useFirefox(
+    { temporary: false, experiments: false, prefs: { "xpinstall.signatures.required": false }, flavour: "full" },
+    "permanent-no-experiments",
+  );
+
+  it("still loads, in basic mode", async () => {
+    const page = await readStartupPage(ctx.ff.driver);
+    assert.equal(page.mode, "basic");
+    assert.equal(page.milestones.length, 0);
+  });
+});
+
+describe("temporary install of the full flavour with experiments off", () => {
+  it("is refused by Firefox, and the harness cleans up after the failed start", async () => {
+    let home = null;
+    await assert.rejects(
+      startFirefox({ experiments: false, installHost: false, flavour: "full" }).then(async (ff) => {
+        home = ff.home;
+        await ff.stop();
+      }),
+      /Could not install Add-on/,
+    );
+    assert.equal(home, null);
+    const leftovers = fs.readdirSync("/proc").filter((pid) => {
+      try {
+        return /HOME=[^\0]*about-startup-e2e-/.test(fs.readFileSync(`/proc/${pid}/environ`, "latin1"));
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(leftovers, [], "no Firefox or geckodriver left under a temp HOME");
   });
 });
