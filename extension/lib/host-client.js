@@ -16,19 +16,13 @@ export class HostError extends Error {
 
 /**
  * Why the port went away, from Firefox's `port.error`:
- * - "missing": no host manifest for this name (the host is not installed for this user),
- * - "not_allowed": a manifest exists but does not list this extension's id,
+ * - "missing": Firefox found no usable host manifest for this name: none installed, or (as seen
+ *   on ESR 153, which reports both the same way) one whose allowed_extensions lacks our id,
  * - "ended": the host was found but exited or broke the stream.
  */
 export function classifyDisconnect(error) {
   const message = error?.message ?? "";
-  if (/no such native application/i.test(message)) {
-    return "missing";
-  }
-  if (/does not have permission|not allowed/i.test(message)) {
-    return "not_allowed";
-  }
-  return "ended";
+  return /no such native application/i.test(message) ? "missing" : "ended";
 }
 
 export class HostClient {

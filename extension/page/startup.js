@@ -90,8 +90,8 @@ function showHostGone({ kind, message }, { answered }) {
     showHostState("ended", t("hostEndedAfterHello", [message]));
     return;
   }
-  const state = kind === "missing" ? "missing" : kind === "not_allowed" ? "not_allowed" : "ended";
-  const key = { missing: "hostMissing", not_allowed: "hostNotAllowed", ended: "hostEnded" }[state];
+  const state = kind === "missing" ? "missing" : "ended";
+  const key = state === "missing" ? "hostMissing" : "hostEnded";
   showHostState(state, t(key));
   setText("host-missing-explanation", t(`${key}Explanation`, [HOST_NAME]));
   setText("host-error-detail", t("hostErrorDetail", [message]));
@@ -116,6 +116,7 @@ function showFirefox(firefox) {
   setText("firefox-read-bytes", formatBytes(firefox.io?.read_bytes));
   setText("firefox-major-faults", formatCount(firefox.io?.major_faults));
   setText("firefox-tree-read-bytes", formatBytes(firefox.io?.tree_read_bytes));
+  $("firefox-details").dataset.state = "ready";
   $("firefox-error").hidden = true;
 }
 
@@ -124,6 +125,7 @@ function showFirefoxError(error) {
   element.textContent = t("firefoxError", [String(error?.message ?? error)]);
   element.dataset.code = error?.code ?? "";
   element.hidden = false;
+  $("firefox-details").dataset.state = "error";
 }
 
 const host = { client: null, answered: false };

@@ -321,6 +321,7 @@ export async function readStartupPage(driver) {
       hostErrorDetail: text("host-error-detail"),
       hostVersion: text("host-version"),
       browserVersion: text("browser-version"),
+      firefoxState: document.getElementById("firefox-details").dataset.state,
       firefoxVersion: text("firefox-version"),
       firefoxReadBytes: text("firefox-read-bytes"),
       firefoxMajorFaults: text("firefox-major-faults"),

@@ -3,6 +3,7 @@
 import { after, afterEach, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import path from "node:path";
 import { readStartupPage, startFirefox, waitFor } from "./harness.js";
 
 const PAGE = "page/startup.html";
@@ -76,7 +77,7 @@ describe("full mode (experiments on, full flavour, real host)", () => {
     const page = await waitFor(
       async () => {
         const current = await readStartupPage(driver);
-        const settled = current.firefoxVersion !== "" || current.firefoxError || current.hostState !== "connected";
+        const settled = current.firefoxState !== "pending" || current.hostState !== "connected";
         return current.hostState !== "connecting" && settled ? current : null;
       },
       { message: "the host's replies on the page" },
@@ -185,5 +186,61 @@ describe("temporary install of the full flavour with experiments off", () => {
       }
     });
     assert.deepEqual(leftovers, [], "no Firefox or geckodriver left under a temp HOME");
+  });
+});
+
+describe("host registered but unusable", () => {
+  const ctx = { ff: null };
+  before(async () => {
+    ctx.ff = await startFirefox({ experiments: true, installHost: false, flavour: "full" });
+  });
+  afterEach(async (t) => {
+    await ctx.ff?.screenshot(`host-unusable-${t.name}`).catch(() => {});
+  });
+  after(async () => {
+    await ctx.ff?.stop();
+  });
+
+  /** Writes <temp HOME>/.mozilla/native-messaging-hosts/about_startup.json; Firefox reads it on connect. */
+  function writeManifest(fields) {
+    const dir = path.join(ctx.ff.home, ".mozilla", "native-messaging-hosts");
+    fs.mkdirSync(dir, { recursive: true });
+    const manifest = {
+      name: "about_startup",
+      description: "e2e stand-in",
+      type: "stdio",
+      allowed_extensions: ["about-startup@startup-lab.dev"],
+      ...fields,
+    };
+    fs.writeFileSync(path.join(dir, "about_startup.json"), JSON.stringify(manifest));
+  }
+
+  async function settledHostState() {
+    await ctx.ff.openExtensionPage(PAGE);
+    return waitFor(
+      async () => {
+        const current = await readStartupPage(ctx.ff.driver);
+        return current.hostState !== "connecting" ? current : null;
+      },
+      { message: "the host's status" },
+    );
+  }
+
+  it("a manifest that does not allow this add-on's id: reported like a missing host", async () => {
+    // Firefox (ESR 153) skips manifests whose allowed_extensions lack the caller, so the port
+    // fails with the same "No such native application" as when there is no manifest at all.
+    writeManifest({ path: "/bin/true", allowed_extensions: ["someone-else@example.org"] });
+    const page = await settledHostState();
+    assert.equal(page.hostState, "missing", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
+    assert.equal(page.hostMissingShown, true);
+    assert.equal(page.hostInstallCommand, "about-startup-host install");
+  });
+
+  it("a host that exits without answering: says it ended", async () => {
+    writeManifest({ path: "/bin/true" });
+    const page = await settledHostState();
+    assert.equal(page.hostState, "ended", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
+    assert.match(page.hostStatus, /ended without answering/);
+    assert.equal(page.mode, "full");
   });
 });
