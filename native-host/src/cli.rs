@@ -124,6 +124,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    crate::sys::default_sigpipe();
     match Cli::parse_from(args).command {
         Cmd::Residency(args) => residency_cmd(&args),
         Cmd::Preload(args) => preload_cmd(&args),
@@ -169,9 +170,11 @@ fn select(install: &Install, target: &Target) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    // Buffered: unbuffered pretty JSON costs one write(2) per token.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
+    out.flush()?;
     Ok(())
 }
 

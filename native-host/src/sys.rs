@@ -208,6 +208,18 @@ fn writable_by_path(path: &Path) -> bool {
     rc == 0
 }
 
+/// Let a write to a closed pipe end the process quietly, as it does for `cat` (CLI mode only).
+///
+/// Rust starts programs with SIGPIPE ignored, so `about-startup-host residency | head` would get
+/// EPIPE from every later `println!` and panic. Host mode keeps the Rust default: there a closed
+/// stdout means Firefox went away, which the host reports on stderr before exiting.
+pub fn default_sigpipe() {
+    // SAFETY: setting a signal's disposition to SIG_DFL installs no handler and touches no memory.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// The page size the kernel uses for the page cache and mincore (4096 on x86-64).
 #[must_use]
 pub fn page_size() -> usize {
