@@ -1,4 +1,4 @@
-//! Drop files' clean pages from the page cache (fadvise DONTNEED). OWNER: kernel helper.
+//! Drop files' clean pages from the page cache (fadvise DONTNEED).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,4 @@
 //! Which Firefox install folder, which files in it, and confinement of requests to it.
-//! OWNER: kernel helper.
 
 use std::io;
 use std::path::{Path, PathBuf};

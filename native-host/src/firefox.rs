@@ -1,5 +1,5 @@
 //! The Firefox process: the parent of the host in native-messaging mode, or a running one found
-//! by the CLI. Reads /proc only. OWNER: kernel helper.
+//! by the CLI. Reads /proc only.
 //!
 //! The parsers (`parse_stat`, `parse_io_read_bytes`, `parse_btime`, `parse_maps_line`) are pure
 //! functions over the text the kernel gives, tested on literal samples; the rest is thin I/O.

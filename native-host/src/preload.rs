@@ -1,4 +1,4 @@
-//! Read files into the page cache ahead of time, with progress and cancel. OWNER: kernel helper.
+//! Read files into the page cache ahead of time, with progress and cancel.
 
 use std::fs::File;
 use std::io::{self, Read};

@@ -1,6 +1,6 @@
 //! Page-cache residency, page by page (mincore), with the kernel's blind spot made explicit:
 //! since Linux 5.2 mincore reports every page resident for files the caller neither owns nor may
-//! write, so those files are `hidden`, never 100%. OWNER: kernel helper.
+//! write, so those files are `hidden`, never 100%.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, Metadata, OpenOptions};

@@ -1,6 +1,5 @@
 //! Thin wrappers around the Linux syscalls the page-cache modules need (mincore, fadvise,
 //! readahead, ioprio_set, cachestat probe). The only `unsafe` of the crate lives here.
-//! OWNER: kernel helper.
 //!
 //! Every wrapper takes Rust types (`&File`, slices) and returns `io::Result`, so the callers stay
 //! safe code. Nothing here reads through a mapping: a file truncated under us would otherwise
