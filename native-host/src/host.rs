@@ -84,7 +84,8 @@ impl Context {
     }
 }
 
-/// Sends one event of a long command; returns `false` once the command should stop sending.
+/// Sends one event of a long command. When an event cannot be sent the host raises the command's
+/// cancel flag, so the command stops at its next check.
 pub type Emit<'a> = dyn FnMut(EventKind, Value) + 'a;
 
 /// What a long command (`residency`, `preload`, `evict`) does. The real one is [`run_long`];

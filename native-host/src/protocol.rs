@@ -192,7 +192,14 @@ pub fn decode_request(body: &[u8]) -> Result<Request, DecodeError> {
     let value: Value =
         serde_json::from_str(text).map_err(|e| fail(None, bad_json(&e.to_string())))?;
     if !value.is_object() {
-        return Err(fail(None, bad_json("the request must be a JSON object")));
+        let kind = match value {
+            Value::Array(_) => "an array",
+            Value::String(_) => "a string",
+            Value::Number(_) => "a number",
+            Value::Bool(_) => "a boolean",
+            _ => "null",
+        };
+        return Err(fail(None, bad_json(&format!("got {kind}"))));
     }
     let id = request_id(&value).map_err(|error| fail(None, error))?;
     let command = decode_command(value).map_err(|error| fail(Some(id), error))?;
@@ -229,10 +236,10 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
         .and_then(Value::as_str)
         .map(str::to_owned);
     let command = Command::deserialize(request).map_err(|e| {
-        ReplyError::bad_request(format!(
-            "invalid {} request: {e}",
-            name.as_deref().unwrap_or("")
-        ))
+        let what = name
+            .as_deref()
+            .map_or("request".to_owned(), |n| format!("{n} request"));
+        ReplyError::bad_request(format!("invalid {what}: {e}"))
     })?;
     match command {
         Command::Unknown => {
