@@ -114,7 +114,7 @@ struct PreloadArgs {
     #[arg(long, value_enum, default_value_t = Method::Auto)]
     method: Method,
     /// Files read at once [default: chosen by the host].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=16))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=preload::MAX_JOBS as i64))]
     jobs: Option<u16>,
 }
 

@@ -19,7 +19,9 @@ const AUTO_METHOD: Method = Method::Read;
 /// Files read at once when the caller does not say: two keeps a queue on the disk while one
 /// worker is between files, on a two-core machine.
 const DEFAULT_JOBS: usize = 2;
-const MAX_JOBS: usize = 64;
+/// Most files read at once: more parallel readers than this only thrash the disk. The protocol
+/// and the CLI refuse larger values.
+pub const MAX_JOBS: usize = 16;
 /// One reused buffer per worker; large reads make the kernel's sync readahead issue large
 /// requests, as `cat` does.
 const READ_BUF: usize = 1024 * 1024;
@@ -76,6 +78,7 @@ pub struct Summary {
     pub elapsed_ms: u64,
     pub mb_per_s: f64,
     pub method: Method,
+    /// Files read at once: the requested (or default) number, at most one per file.
     pub jobs: usize,
     pub idle: bool,
     pub errors: Vec<FileError>,
@@ -129,7 +132,7 @@ pub fn preload(
         elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
         mb_per_s: mb_per_s(bytes, elapsed),
         method,
-        jobs,
+        jobs: workers,
         idle: opts.idle,
         errors,
     })
@@ -413,6 +416,7 @@ mod tests {
             })
             .unwrap();
             assert_eq!(summary.files, 5);
+            assert_eq!(summary.jobs, 3);
             assert_eq!(summary.bytes, 1_500_000);
             assert_eq!(summary.errors.len(), 1);
             let last = events.last().unwrap();
@@ -421,6 +425,19 @@ mod tests {
                 (1_500_000, 5, 5)
             );
         }
+    }
+
+    #[test]
+    fn jobs_reported_are_the_jobs_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, [0u8; 4096]).unwrap();
+        let opts = Options {
+            jobs: Some(4),
+            ..Options::default()
+        };
+        let summary = preload(&[f], &opts, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        assert_eq!(summary.jobs, 1, "one file is never read by several jobs");
     }
 
     #[test]

@@ -36,8 +36,8 @@ pub enum ErrorCode {
 /// Largest `id` a request may carry: 2^53 − 1, so JavaScript numbers keep it exact.
 pub const MAX_ID: u64 = (1 << 53) - 1;
 
-/// Bounds of `preload`'s `jobs`: more parallel readers than this only thrash the disk.
-pub const JOBS_RANGE: std::ops::RangeInclusive<usize> = 1..=16;
+/// Bounds of `preload`'s `jobs`.
+pub const JOBS_RANGE: std::ops::RangeInclusive<usize> = 1..=crate::preload::MAX_JOBS;
 
 /// One request: the sender's `id` and the command with its parameters.
 #[derive(Debug, Clone, PartialEq)]
