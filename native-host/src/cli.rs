@@ -480,7 +480,7 @@ fn evict_cmd(target: &Target) -> anyhow::Result<()> {
     if summary.files.iter().any(|f| f.status == Status::Hidden) {
         println!("hidden: the kernel hides page-cache state of files you neither own nor may write; they were evicted anyway");
     }
-    println!("note: pages mapped by a running process (a running Firefox keeps its libraries mapped) stay in the cache");
+    println!("note: pages mapped by a running process (a running Firefox keeps its libraries mapped) stay in the cache, and so do pages written but not yet on disk (run sync first)");
     Ok(())
 }
 

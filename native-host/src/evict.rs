@@ -12,8 +12,10 @@ use crate::residency::{
 use crate::sys::{self, Advice};
 
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
-/// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone).
-const MAPPED_NOTE: &str = "pages mapped by a running process stay in the cache";
+/// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone) and dirty or writeback
+/// pages (it only starts writeback; a file just copied stays cached until it is on disk).
+const MAPPED_NOTE: &str =
+    "pages mapped by a running process, or written and not yet on disk, stay in the cache";
 
 /// One file's result.
 #[derive(Debug, Clone, Serialize)]
