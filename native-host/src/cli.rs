@@ -224,6 +224,13 @@ fn print_residency(
     summary: &residency::Summary,
     map: bool,
 ) {
+    // Without a running Firefox of this folder there is nothing mapped to show: no column.
+    let show_mapped = reports.iter().any(|r| r.mapped.is_some());
+    let headers: &[&str] = if show_mapped {
+        &["FILE", "MB", "PAGES", "RESIDENT", "MAPPED"]
+    } else {
+        &["FILE", "MB", "PAGES", "RESIDENT"]
+    };
     for group in [Group::Install, Group::System] {
         let in_group: Vec<_> = reports.iter().filter(|r| r.group == group).collect();
         if in_group.is_empty() {
@@ -240,9 +247,9 @@ fn print_residency(
         );
         let rows: Vec<Row> = in_group
             .iter()
-            .map(|r| residency_row(install, r, map))
+            .map(|r| residency_row(install, r, map, show_mapped))
             .collect();
-        print_table(&["FILE", "MB", "PAGES", "RESIDENT", "MAPPED"], &rows);
+        print_table(headers, &rows);
         if let Some(totals) = summary.groups.get(name) {
             println!("{}", group_total(name, totals, summary.page_size));
         }
@@ -251,8 +258,19 @@ fn print_residency(
         .iter()
         .filter_map(|r| r.hidden_reason.as_deref())
         .collect();
+    let any_hidden = !reasons.is_empty();
     for reason in reasons {
         println!("\nhidden: {reason}");
+    }
+    if any_hidden {
+        println!(
+            "  for exact numbers run this as root (sudo); {}",
+            if show_mapped {
+                "MAPPED shows what the running Firefox has in memory"
+            } else {
+                "with Firefox running, a MAPPED column shows what it has in memory"
+            }
+        );
     }
     if map {
         println!("\npage map: each column is 1/{MAP_COLUMNS} of the file; O all pages resident, o some, . none");
@@ -269,37 +287,32 @@ fn group_name(group: Group) -> &'static str {
     }
 }
 
-fn residency_row(install: &Install, report: &FileReport, map: bool) -> Row {
+fn residency_row(install: &Install, report: &FileReport, map: bool, show_mapped: bool) -> Row {
     let path = display_path(install, &report.path);
-    let mapped = report
-        .mapped
-        .as_ref()
-        .map_or("-".into(), |m| percent(m.pages, report.pages));
-    let cells = match report.status {
-        Status::Exact => vec![
-            path,
-            megabytes(report.size),
-            report.pages.to_string(),
-            report
-                .resident_pages
-                .map_or("?".into(), |r| percent(r, report.pages)),
-            mapped,
-        ],
+    let resident = match report.status {
+        Status::Exact => report
+            .resident_pages
+            .map_or("?".into(), |r| percent(r, report.pages)),
         // Never a percentage: the kernel's numbers for this file are not true.
-        Status::Hidden => {
-            vec![
-                path,
-                megabytes(report.size),
-                report.pages.to_string(),
-                "hidden".into(),
-                mapped,
-            ]
-        }
+        Status::Hidden => "hidden".into(),
         Status::Error => {
             let error = report.error.as_deref().unwrap_or("unknown error");
-            vec![path, format!("error: {error}")]
+            return Row {
+                cells: vec![path, format!("error: {error}")],
+                extra: None,
+            };
         }
     };
+    let mut cells = vec![
+        path,
+        megabytes(report.size),
+        report.pages.to_string(),
+        resident,
+    ];
+    if show_mapped {
+        let mapped = report.mapped.as_ref();
+        cells.push(mapped.map_or("-".into(), |m| percent(m.pages, report.pages)));
+    }
     let extra = match (&report.resident_ranges, map, report.status) {
         (Some(ranges), true, Status::Exact) if report.pages > 0 => Some(format!(
             "  [{}]",
@@ -312,8 +325,8 @@ fn residency_row(install: &Install, report: &FileReport, map: bool) -> Row {
 
 fn group_total(name: &str, totals: &GroupTotals, page_size: u64) -> String {
     let head = format!(
-        "{name}: {} files, {} MB",
-        totals.files,
+        "{name}: {}, {} MB",
+        count(totals.files, "file"),
         megabytes(totals.size)
     );
     let resident = match totals.resident_pages {
@@ -324,11 +337,14 @@ fn group_total(name: &str, totals: &GroupTotals, page_size: u64) -> String {
             totals.pages
         ),
         None if totals.exact_files == 0 => {
-            format!("residency hidden for all {} files", totals.hidden_files)
+            format!(
+                "residency hidden for all {}",
+                count(totals.hidden_files, "file")
+            )
         }
         None => format!(
-            "residency hidden for {} files; the {} exact files have {} MB resident",
-            totals.hidden_files,
+            "residency hidden for {}; the {} exact have {} MB resident",
+            count(totals.hidden_files, "file"),
             totals.exact_files,
             megabytes(totals.exact_pages * page_size)
         ),
@@ -339,7 +355,7 @@ fn group_total(name: &str, totals: &GroupTotals, page_size: u64) -> String {
         parts.push(format!("{mapped} MB mapped by Firefox"));
     }
     if totals.error_files > 0 {
-        parts.push(format!("{} files unreadable", totals.error_files));
+        parts.push(format!("{} unreadable", count(totals.error_files, "file")));
     }
     parts.join(", ")
 }
@@ -401,14 +417,13 @@ fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
         return print_json(&summary);
     }
     println!(
-        "preloaded {} files, {} MB in {} ms ({:.1} MB/s), method {}, {} job{}{}",
-        summary.files,
+        "preloaded {}, {} MB in {} ms ({:.1} MB/s), method {}, {}{}",
+        count(summary.files, "file"),
         megabytes(summary.bytes),
         summary.elapsed_ms,
         summary.mb_per_s,
         method_name(summary.method),
-        summary.jobs,
-        if summary.jobs == 1 { "" } else { "s" },
+        count(summary.jobs as u64, "job"),
         if summary.idle {
             ", idle I/O priority"
         } else {
@@ -473,10 +488,16 @@ fn evict_cmd(target: &Target) -> anyhow::Result<()> {
         .map(|f| evict_row(&install, f))
         .collect();
     print_table(&["FILE", "PAGES", "BEFORE", "AFTER"], &rows);
-    println!(
-        "\ndropped {} pages of the exactly measured files",
-        summary.pages_dropped
-    );
+    let exact = summary.files.iter().filter(|f| f.status == Status::Exact);
+    match exact.count() {
+        // Every file hidden: 0 would be a made-up number.
+        0 => println!("\ndropped: unknown (no file could be measured)"),
+        n => println!(
+            "\ndropped {} pages of the {}",
+            summary.pages_dropped,
+            count(n as u64, "exactly measured file")
+        ),
+    }
     if summary.files.iter().any(|f| f.status == Status::Hidden) {
         println!("hidden: the kernel hides page-cache state of files you neither own nor may write; they were evicted anyway");
     }
@@ -604,6 +625,15 @@ fn megabytes(bytes: u64) -> String {
     format!("{mb:.1}")
 }
 
+/// "1 file", "2 files".
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn percent(part: u64, whole: u64) -> String {
     if whole == 0 {
         return "-".into();
@@ -642,6 +672,8 @@ mod tests {
         assert_eq!(megabytes(308_500_000), "308.5");
         assert_eq!(percent(1, 3), "33.3%");
         assert_eq!(percent(0, 0), "-");
+        assert_eq!(count(1, "file"), "1 file");
+        assert_eq!(count(0, "file"), "0 files");
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn locate(explicit: Option<&Path>, pid: Option<i32>) -> Result<Install, Erro
         let how = if i64::from(pid) == i64::from(std::os::unix::process::parent_id()) {
             format!("parent process {pid}")
         } else {
-            format!("process {pid}")
+            format!("running process {pid}")
         };
         return process_install(pid, how);
     }
