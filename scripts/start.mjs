@@ -16,7 +16,7 @@ async function installHost() {
   console.log("building the native host (cargo build --release)");
   await run("cargo", ["build", "--release", "--manifest-path", HOST_MANIFEST_PATH], { cwd: ROOT }).catch((error) => {
     if (error.status === 127) {
-      error.message += " (install Rust: apt-get install cargo, or rustup)";
+      error.message += " (install Rust ≥ 1.85 with rustup, https://rustup.rs: Debian 12's cargo package is too old)";
     }
     throw error;
   });
