@@ -1,0 +1,158 @@
+// Records this Firefox process start into the history, once. Pure: everything it uses comes in
+// as a parameter, so background.js wires it and the unit tests pass fakes.
+//   full mode:  Firefox's own milestones (experiment API), recorded once sessionRestored is
+//               reported (polled with a bounded backoff; after `maxWait` what is there is kept)
+//   basic mode: the process start from the host (/proc, 10 ms tick) plus the moments the add-on
+//               itself observed (extensionBackground), as ms since that process start
+// The host is optional: without it a full-mode record has no I/O figures, and basic mode has no
+// process start to measure from, so nothing is recorded (status "no-process-start").
+import { addRecord } from "./history.js";
+import { ioFromHost, NOTES } from "./record.js";
+
+/** Delays between polls for sessionRestored: doubling from 250 ms, at most 5 s. */
+export function backoffDelays(maxWait, { first = 250, cap = 5000 } = {}) {
+  const delays = [];
+  let total = 0;
+  let delay = first;
+  while (total < maxWait) {
+    const step = Math.min(delay, cap, maxWait - total);
+    delays.push(step);
+    total += step;
+    delay *= 2;
+  }
+  return delays;
+}
+
+/**
+ * Calls getStartupInfo until it reports `sessionRestored` or the delays run out.
+ * Returns {milestones, complete}.
+ */
+export async function waitForSessionRestored(getStartupInfo, { sleep, maxWait = 60000 }) {
+  let milestones = await getStartupInfo();
+  for (const delay of backoffDelays(maxWait)) {
+    if (typeof milestones?.sessionRestored === "number") {
+      return { milestones, complete: true };
+    }
+    await sleep(delay);
+    milestones = await getStartupInfo();
+  }
+  return { milestones: milestones ?? {}, complete: typeof milestones?.sessionRestored === "number" };
+}
+
+async function orNull(promise) {
+  try {
+    return (await promise) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** {name: epoch ms} → {processStart, milestones: {name: ms since process}} (`process` itself left out). */
+export function sinceProcess(raw) {
+  const entries = Object.entries(raw ?? {}).filter(([, ms]) => typeof ms === "number" && Number.isFinite(ms) && ms > 0);
+  if (entries.length === 0) {
+    return { processStart: null, milestones: {} };
+  }
+  const processStart = raw.process > 0 ? raw.process : Math.min(...entries.map(([, ms]) => ms));
+  const milestones = {};
+  for (const [name, ms] of entries) {
+    if (name !== "process") {
+      milestones[name] = ms - processStart;
+    }
+  }
+  return { processStart, milestones };
+}
+
+/**
+ * Builds this start's record (without storing it). Returns {record} or {record: null, reason}.
+ * - getStartupInfo: the experiment API's function (full mode), or null (basic mode)
+ * - requestHost(command): resolves with the host's `data` for "hello" / "firefox"; may reject
+ * - getBrowserInfo / getPlatformInfo: browser.runtime's
+ * - backgroundStartedAt: epoch ms the background page started (basic-mode figure)
+ * - addonStartedLater(): true when the add-on was installed/enabled during this run of Firefox
+ */
+export async function buildRecord({
+  getStartupInfo = null,
+  requestHost = () => Promise.reject(new Error("no host")),
+  getBrowserInfo = async () => ({}),
+  getPlatformInfo = async () => ({}),
+  backgroundStartedAt = null,
+  addonStartedLater = () => false,
+  now = Date.now,
+  sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  maxWait = 60000,
+} = {}) {
+  const mode = typeof getStartupInfo === "function" ? "full" : "basic";
+  const notes = [];
+  let processStart = null;
+  let milestones = {};
+  let precision = {};
+
+  if (mode === "full") {
+    const waited = await waitForSessionRestored(getStartupInfo, { sleep, maxWait });
+    if (!waited.complete) {
+      notes.push(NOTES.noSessionRestored);
+    }
+    ({ processStart, milestones } = sinceProcess(waited.milestones));
+    precision = { processStart: 1, milestones: 1 };
+  }
+
+  // Asked after the wait, so the I/O figures cover the start up to sessionRestored.
+  const hello = await orNull(requestHost("hello"));
+  const firefox = hello ? await orNull(requestHost("firefox")) : null;
+  if (!firefox) {
+    notes.push(NOTES.hostUnavailable);
+  }
+
+  if (mode === "basic") {
+    if (typeof firefox?.started_at_ms !== "number") {
+      return { record: null, reason: "no-process-start" };
+    }
+    processStart = firefox.started_at_ms;
+    const tick = typeof firefox.start_precision_ms === "number" ? firefox.start_precision_ms : 10;
+    precision = { processStart: tick, milestones: tick };
+    if (addonStartedLater()) {
+      notes.push(NOTES.addonStartedLater);
+    } else if (typeof backgroundStartedAt === "number" && backgroundStartedAt >= processStart) {
+      milestones = { extensionBackground: Math.round(backgroundStartedAt - processStart) };
+    }
+  }
+
+  if (processStart === null) {
+    return { record: null, reason: "no-process-start" };
+  }
+  const browserInfo = (await orNull(getBrowserInfo())) ?? {};
+  const platform = (await orNull(getPlatformInfo())) ?? {};
+  const recordedAt = now();
+  const record = {
+    id: `${mode}-${Math.round(processStart)}`,
+    recordedAt,
+    mode,
+    firefox: {
+      version: browserInfo.version ?? firefox?.version ?? null,
+      buildId: browserInfo.buildID ?? firefox?.build_id ?? null,
+    },
+    os: platform.os ?? null,
+    kernel: hello?.kernel ?? null,
+    processStart,
+    milestones,
+    io: ioFromHost(firefox?.io, recordedAt - processStart),
+    precision,
+    notes,
+  };
+  return { record };
+}
+
+/**
+ * Builds this start's record and adds it to the history in `storage` unless this start is
+ * already there (a background page restarted by Firefox records nothing new).
+ * Returns {status: "recorded" | "duplicate" | "no-process-start", record, history}.
+ */
+export async function recordThisStart({ storage, now = Date.now, ...options }) {
+  const { record, reason } = await buildRecord({ ...options, now });
+  if (!record) {
+    return { status: reason, record: null, history: null };
+  }
+  const { history, added } = await addRecord(storage, record, { now });
+  return { status: added ? "recorded" : "duplicate", record, history };
+}

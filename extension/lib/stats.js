@@ -1,0 +1,135 @@
+// Statistics over start records: grouping by Firefox version + build ID, and per milestone the
+// count, mean, sample standard deviation and a 95% confidence interval of the mean with
+// Student's t (n − 1 degrees of freedom). Pure.
+
+// Two-sided 95% critical values t(0.975, df) for df = 1 … 30.
+const T_975 = [
+  12.706204736, 4.30265273, 3.182446305, 2.776445105, 2.570581836, 2.446911851, 2.364624252, 2.306004135,
+  2.262157163, 2.228138852, 2.20098516, 2.17881283, 2.160368656, 2.144786688, 2.131449546, 2.119905299,
+  2.109815578, 2.10092204, 2.093024054, 2.085963447, 2.079613845, 2.073873068, 2.06865761, 2.063898562,
+  2.059538553, 2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456,
+];
+const Z_975 = 1.959963984540054;
+
+/**
+ * t(0.975, df): the table up to 30, then the Cornish–Fisher expansion around the normal
+ * quantile (error below 1e-5 from df 30 on).
+ */
+export function tCritical95(df) {
+  if (!Number.isInteger(df) || df < 1) {
+    return null;
+  }
+  if (df <= T_975.length) {
+    return T_975[df - 1];
+  }
+  const z = Z_975;
+  const z3 = z ** 3;
+  const z5 = z ** 5;
+  const z7 = z ** 7;
+  return (
+    z +
+    (z3 + z) / (4 * df) +
+    (5 * z5 + 16 * z3 + 3 * z) / (96 * df ** 2) +
+    (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df ** 3)
+  );
+}
+
+/**
+ * {n, mean, sd, ci: {low, high, half} | null}. `sd` and `ci` are null for n = 1 (one value
+ * says nothing about the spread); everything is null for n = 0.
+ */
+export function summarize(values) {
+  const xs = values.filter((v) => typeof v === "number" && Number.isFinite(v));
+  const n = xs.length;
+  if (n === 0) {
+    return { n, mean: null, sd: null, ci: null };
+  }
+  const mean = xs.reduce((sum, x) => sum + x, 0) / n;
+  if (n === 1) {
+    return { n, mean, sd: null, ci: null };
+  }
+  const variance = xs.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (n - 1);
+  const sd = Math.sqrt(variance);
+  const half = (tCritical95(n - 1) * sd) / Math.sqrt(n);
+  return { n, mean, sd, ci: { low: mean - half, high: mean + half, half } };
+}
+
+/**
+ * Every milestone name present in any record, ordered by typical time: the median of its
+ * values over the records that have it (ties by name).
+ */
+export function milestoneOrder(records) {
+  const values = new Map();
+  for (const record of records) {
+    for (const [name, ms] of Object.entries(record.milestones ?? {})) {
+      if (typeof ms === "number" && Number.isFinite(ms)) {
+        if (!values.has(name)) {
+          values.set(name, []);
+        }
+        values.get(name).push(ms);
+      }
+    }
+  }
+  const median = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  return [...values.entries()]
+    .map(([name, xs]) => [name, median(xs)])
+    .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name]) => name);
+}
+
+/** The grouping key of a record: Firefox version and build ID (either may be unknown). */
+export function groupKey(record) {
+  return `${record.firefox?.version ?? "?"}\u0000${record.firefox?.buildId ?? "?"}`;
+}
+
+/**
+ * Groups records by version + build ID. Each group: {key, version, buildId, records (in start
+ * order), stats: {milestone: summarize(...)}, hasCurrent}. Groups come newest build first
+ * (by their latest start). `currentId` marks the group holding the current start.
+ */
+export function groupRecords(records, { currentId = null, milestones = milestoneOrder(records) } = {}) {
+  const groups = new Map();
+  for (const record of records) {
+    const key = groupKey(record);
+    if (!groups.has(key)) {
+      groups.set(key, {
+        key,
+        version: record.firefox?.version ?? null,
+        buildId: record.firefox?.buildId ?? null,
+        records: [],
+      });
+    }
+    groups.get(key).records.push(record);
+  }
+  return [...groups.values()]
+    .map((group) => {
+      const sorted = [...group.records].sort((a, b) => a.processStart - b.processStart);
+      const stats = {};
+      for (const name of milestones) {
+        stats[name] = summarize(sorted.map((r) => r.milestones?.[name]));
+      }
+      return {
+        ...group,
+        records: sorted,
+        stats,
+        latest: sorted.at(-1).processStart,
+        hasCurrent: sorted.some((r) => r.id === currentId),
+      };
+    })
+    .sort((a, b) => b.latest - a.latest);
+}
+
+/**
+ * Points for the trend chart: one per record that has `milestone`, {x: processStart, y: ms,
+ * id, current}, in start order.
+ */
+export function trendPoints(records, milestone = "sessionRestored", currentId = null) {
+  return records
+    .filter((r) => typeof r.milestones?.[milestone] === "number" && Number.isFinite(r.milestones[milestone]))
+    .map((r) => ({ x: r.processStart, y: r.milestones[milestone], id: r.id, current: r.id === currentId }))
+    .sort((a, b) => a.x - b.x);
+}

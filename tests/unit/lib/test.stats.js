@@ -1,0 +1,85 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { groupKey, groupRecords, milestoneOrder, summarize, tCritical95, trendPoints } from "../../../extension/lib/stats.js";
+
+const close = (a, b, eps = 1e-6) => assert.ok(Math.abs(a - b) < eps, `${a} ≈ ${b}`);
+
+function record(id, version, buildId, processStart, milestones) {
+  return { id, recordedAt: processStart + 5000, mode: "full", firefox: { version, buildId }, processStart, milestones, io: null };
+}
+
+test("t critical values: table and the expansion beyond it", () => {
+  close(tCritical95(1), 12.706204736);
+  close(tCritical95(4), 2.776445105);
+  close(tCritical95(30), 2.042272456);
+  close(tCritical95(40), 2.021075, 1e-5);
+  close(tCritical95(120), 1.979930, 1e-5);
+  assert.ok(tCritical95(100000) > 1.95996 && tCritical95(100000) < 1.96);
+  assert.equal(tCritical95(0), null);
+  assert.equal(tCritical95(2.5), null);
+});
+
+test("summarize: mean, sample sd, 95% CI with t(n-1)", () => {
+  const s = summarize([10, 12, 14, 16, 18]);
+  assert.equal(s.n, 5);
+  assert.equal(s.mean, 14);
+  close(s.sd, Math.sqrt(10));
+  const half = (2.776445105 * Math.sqrt(10)) / Math.sqrt(5);
+  close(s.ci.half, half);
+  close(s.ci.low, 14 - half);
+  close(s.ci.high, 14 + half);
+});
+
+test("summarize: one value has no spread and no interval; none has nothing; non-numbers are ignored", () => {
+  assert.deepEqual(summarize([42]), { n: 1, mean: 42, sd: null, ci: null });
+  assert.deepEqual(summarize([]), { n: 0, mean: null, sd: null, ci: null });
+  assert.deepEqual(summarize([undefined, null, Number.NaN, "5"]), { n: 0, mean: null, sd: null, ci: null });
+  assert.equal(summarize([3, undefined, 5]).n, 2);
+  const same = summarize([7, 7, 7]);
+  assert.equal(same.sd, 0);
+  assert.equal(same.ci.half, 0);
+});
+
+test("milestoneOrder: every key of any record, by typical time", () => {
+  const records = [
+    record("a", "153.0", "1", 1000, { main: 300, sessionRestored: 2000, firstPaint: 1500 }),
+    record("b", "153.0", "1", 2000, { main: 320, sessionRestored: 2100, firstPaint2: 1400 }),
+    record("c", "154.0", "2", 3000, { start: 5, main: 310 }),
+  ];
+  assert.deepEqual(milestoneOrder(records), ["start", "main", "firstPaint2", "firstPaint", "sessionRestored"]);
+  assert.deepEqual(milestoneOrder([]), []);
+});
+
+test("groupRecords: by version and build, newest group first, current marked, missing stays missing", () => {
+  const records = [
+    record("a", "153.0", "1", 1000, { main: 300, sessionRestored: 2000 }),
+    record("c", "154.0", "2", 3000, { main: 310 }),
+    record("b", "153.0", "1", 2000, { main: 320, sessionRestored: 2200 }),
+  ];
+  const groups = groupRecords(records, { currentId: "c" });
+  assert.deepEqual(
+    groups.map((g) => [g.version, g.buildId, g.records.map((r) => r.id), g.hasCurrent]),
+    [
+      ["154.0", "2", ["c"], true],
+      ["153.0", "1", ["a", "b"], false],
+    ],
+  );
+  assert.equal(groups[1].stats.main.mean, 310);
+  assert.equal(groups[1].stats.sessionRestored.n, 2);
+  assert.equal(groups[0].stats.sessionRestored.n, 0, "no sessionRestored in 154: n = 0, not a 0 ms mean");
+  assert.equal(groups[0].stats.sessionRestored.mean, null);
+  assert.notEqual(groupKey(records[0]), groupKey(records[1]));
+  assert.equal(groupKey({ firefox: { version: null, buildId: null } }), "?\u0000?");
+});
+
+test("trendPoints: one per start with the milestone, in start order", () => {
+  const records = [
+    record("b", "153.0", "1", 2000, { sessionRestored: 2200 }),
+    record("a", "153.0", "1", 1000, { sessionRestored: 2000 }),
+    record("c", "153.0", "1", 3000, { main: 1 }),
+  ];
+  assert.deepEqual(trendPoints(records, "sessionRestored", "b"), [
+    { x: 1000, y: 2000, id: "a", current: false },
+    { x: 2000, y: 2200, id: "b", current: true },
+  ]);
+});
