@@ -145,15 +145,22 @@ where
 }
 
 /// The install folder to work on, and the running Firefox of that folder if there is one (its
-/// mappings are what an ordinary user can see).
-fn find_firefox(target: &Target) -> anyhow::Result<(Install, Option<i32>)> {
-    let running = firefox::find_running();
+/// mappings are what an ordinary user can see). `want_process`: whether the caller uses that
+/// process; looking for it scans all of /proc, which costs more than a residency scan itself, so
+/// with `--firefox DIR` it is skipped when nobody needs it.
+fn find_firefox(target: &Target, want_process: bool) -> anyhow::Result<(Install, Option<i32>)> {
+    let running = if want_process || target.firefox.is_none() {
+        firefox::find_running()
+    } else {
+        None
+    };
     let install = match &target.firefox {
         Some(dir) => files::locate(Some(dir), None)?,
         None => files::locate(None, running)?,
     };
-    let pid = running
-        .filter(|&pid| firefox::inspect(pid).is_ok_and(|info| info.install_dir == install.dir));
+    let pid = running.filter(|&pid| {
+        want_process && firefox::inspect(pid).is_ok_and(|info| info.install_dir == install.dir)
+    });
     if !target.json {
         let version = install.version.as_deref().unwrap_or("of unknown version");
         eprintln!(
@@ -190,7 +197,7 @@ struct ResidencyJson<'a> {
 }
 
 fn residency_cmd(args: &ResidencyArgs) -> anyhow::Result<()> {
-    let (install, pid) = find_firefox(&args.target)?;
+    let (install, pid) = find_firefox(&args.target, !args.no_mapped)?;
     let selected = select(&install, &args.target)?;
     // Naming files means "these files": the system libraries come only with the whole folder.
     let opts = residency::ScanOptions {
@@ -391,7 +398,7 @@ fn page_map(pages: u64, ranges: &[[u64; 2]], unit: u64) -> String {
 // preload
 
 fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
-    let (install, _) = find_firefox(&args.target)?;
+    let (install, _) = find_firefox(&args.target, false)?;
     let selected = select(&install, &args.target)?;
     let opts = preload::Options {
         method: args.method,
@@ -476,7 +483,7 @@ impl ProgressBar<'_> {
 // evict
 
 fn evict_cmd(target: &Target) -> anyhow::Result<()> {
-    let (install, _) = find_firefox(target)?;
+    let (install, _) = find_firefox(target, false)?;
     let selected = select(&install, target)?;
     let summary = evict::evict(&selected);
     if target.json {
