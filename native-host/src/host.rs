@@ -14,13 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 
 use anyhow::{bail, Context as _};
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::files::{self, Install};
 use crate::framing::{self, ReadOutcome, MAX_INCOMING, MAX_OUTGOING};
 use crate::protocol::{
-    decode_request, Cancelled, Command, Envelope, ErrorCode, EventKind, Hello, ReplyError,
+    decode_request, Cancelled, Command, Envelope, ErrorCode, Event, Hello, Reply, ReplyError,
 };
 use crate::{evict, firefox, preload, residency, Error};
 
@@ -86,11 +85,11 @@ impl Context {
 
 /// Sends one event of a long command. When an event cannot be sent the host raises the command's
 /// cancel flag, so the command stops at its next check.
-pub type Emit<'a> = dyn FnMut(EventKind, Value) + 'a;
+pub type Emit<'a> = dyn FnMut(Event) + 'a;
 
 /// What a long command (`residency`, `preload`, `evict`) does. The real one is [`run_long`];
 /// tests pass fakes to exercise threads, cancel and panics without touching the kernel.
-pub type LongRunner = dyn Fn(&Context, &Command, &AtomicBool, &mut Emit<'_>) -> Result<Value, ReplyError>
+pub type LongRunner = dyn Fn(&Context, &Command, &AtomicBool, &mut Emit<'_>) -> Result<Reply, ReplyError>
     + Send
     + Sync;
 
@@ -212,7 +211,7 @@ fn dispatch<W: Write + Send + 'static>(
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
-            shared.send_with(|| finish(id, shared.cancel(target)))?;
+            shared.send_with(|| finish(id, shared.cancel(target).map(Reply::Cancel)))?;
             return Ok(None);
         }
         Command::Residency { .. } | Command::Preload { .. } | Command::Evict { .. } => {
@@ -234,34 +233,30 @@ fn dispatch<W: Write + Send + 'static>(
     Ok(Some(finish(id, result)))
 }
 
-fn finish(id: u64, result: Result<Value, ReplyError>) -> Envelope {
+fn finish(id: u64, result: Result<Reply, ReplyError>) -> Envelope {
     match result {
         Ok(data) => Envelope::ok(id, data),
         Err(error) => Envelope::error(Some(id), error),
     }
 }
 
-fn hello(ctx: &Context) -> Result<Value, ReplyError> {
-    to_data(&Hello {
+fn hello(ctx: &Context) -> Result<Reply, ReplyError> {
+    Ok(Reply::Hello(Hello {
         host_version: crate::HOST_VERSION,
         protocol_version: crate::PROTOCOL_VERSION,
         capabilities: residency::capabilities(),
         firefox_pid: ctx.firefox_pid,
-    })
+    }))
 }
 
-fn inspect_firefox(ctx: &Context) -> Result<Value, ReplyError> {
+fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
     let Some(pid) = ctx.firefox_pid else {
         // Same error as the commands that need the install folder.
         return Err(ctx.install().err().unwrap_or_else(|| {
             ReplyError::from(Error::FirefoxNotFound("no parent Firefox".into()))
         }));
     };
-    to_data(&firefox::inspect(pid)?)
-}
-
-fn to_data(data: &impl Serialize) -> Result<Value, ReplyError> {
-    serde_json::to_value(data).map_err(|e| ReplyError::internal(&format!("serialising: {e}")))
+    Ok(Reply::Firefox(firefox::inspect(pid)?))
 }
 
 /// Run `f`, turning a panic into an `io_error` reply: a bug in one command must not take the
@@ -312,22 +307,19 @@ struct Shared<W> {
 }
 
 impl<W: Write> Shared<W> {
-    /// Serialise and write one message. A message over Firefox's limit is replaced by a
-    /// `reply_too_large` error for the same id; the return value says whether that happened.
-    fn send(&self, envelope: &Envelope) -> io::Result<Sent> {
+    /// Serialise and write one final message. A message over Firefox's limit is replaced by a
+    /// `reply_too_large` error for the same id (one that will not serialise, by an `io_error`).
+    fn send(&self, envelope: &Envelope) -> io::Result<()> {
         // Serialise before taking the lock: other threads' frames need not wait for it.
-        let (bytes, sent) = encode(envelope);
-        framing::write_frame(&mut *lock(&self.out), &bytes)?;
-        Ok(sent)
+        let bytes = final_body(envelope);
+        framing::write_frame(&mut *lock(&self.out), &bytes)
     }
 
     /// Like [`Self::send`], with the message made while the writer is held: whatever `make`
     /// does happens-before any other frame.
-    fn send_with(&self, make: impl FnOnce() -> Envelope) -> io::Result<Sent> {
+    fn send_with(&self, make: impl FnOnce() -> Envelope) -> io::Result<()> {
         let mut out = lock(&self.out);
-        let (bytes, sent) = encode(&make());
-        framing::write_frame(&mut *out, &bytes)?;
-        Ok(sent)
+        framing::write_frame(&mut *out, &final_body(&make()))
     }
 
     fn register(&self, id: u64) -> Result<Arc<AtomicBool>, ReplyError> {
@@ -347,7 +339,7 @@ impl<W: Write> Shared<W> {
         lock(&self.running).remove(&id);
     }
 
-    fn cancel(&self, target: u64) -> Result<Value, ReplyError> {
+    fn cancel(&self, target: u64) -> Result<Cancelled, ReplyError> {
         let Some(flag) = lock(&self.running).get(&target).cloned() else {
             return Err(ReplyError::new(
                 ErrorCode::UnknownRequest,
@@ -356,7 +348,7 @@ impl<W: Write> Shared<W> {
             ));
         };
         flag.store(true, Ordering::Relaxed);
-        to_data(&Cancelled { target })
+        Ok(Cancelled { target })
     }
 
     fn cancel_all(&self) {
@@ -369,7 +361,7 @@ impl<W: Write> Shared<W> {
     fn run_worker(&self, id: u64, command: &Command, cancel: &AtomicBool) {
         let mut oversized: Option<ReplyError> = None;
         let result = guarded(|| {
-            let mut emit = |event, data| self.emit(id, event, data, cancel, &mut oversized);
+            let mut emit = |event| self.emit(id, event, cancel, &mut oversized);
             (self.runner)(&self.ctx, command, cancel, &mut emit)
         });
         let result = match (oversized, result) {
@@ -390,25 +382,26 @@ impl<W: Write> Shared<W> {
 
     /// Send one event of request `id`. When an event cannot be sent (too large, or stdout is
     /// gone) the command is cancelled; an oversized event becomes the request's final error.
-    fn emit(
-        &self,
-        id: u64,
-        event: EventKind,
-        data: Value,
-        cancel: &AtomicBool,
-        oversized: &mut Option<ReplyError>,
-    ) {
+    fn emit(&self, id: u64, event: Event, cancel: &AtomicBool, oversized: &mut Option<ReplyError>) {
         if oversized.is_some() {
             return;
         }
-        let envelope = Envelope::event(id, event, data);
-        let (bytes, sent) = encode(&envelope);
-        if let Sent::ReplacedByTooLarge(error) = sent {
-            // The final message must be the last one: send it when the worker ends.
-            *oversized = Some(error);
-            cancel.store(true, Ordering::Relaxed);
-            return;
-        }
+        let bytes = match encode(&Envelope::event(id, event)) {
+            Ok(Encoded::Fits(bytes)) => bytes,
+            Ok(Encoded::TooLarge(error)) => {
+                // The final message must be the last one: send it when the worker ends.
+                *oversized = Some(error);
+                cancel.store(true, Ordering::Relaxed);
+                return;
+            }
+            Err(e) => {
+                // One event lost (e.g. a file name that is not UTF-8); the command goes on.
+                log(&format!(
+                    "could not serialise an event of request {id}: {e}"
+                ));
+                return;
+            }
+        };
         if let Err(e) = framing::write_frame(&mut *lock(&self.out), &bytes) {
             log(&format!(
                 "could not send an event of request {id}, stopping it: {e}"
@@ -418,45 +411,45 @@ impl<W: Write> Shared<W> {
     }
 }
 
-/// Whether a message went out as it was.
+/// A message serialised for the wire.
 #[derive(Debug)]
-enum Sent {
-    Whole,
-    ReplacedByTooLarge(ReplyError),
+enum Encoded {
+    /// Its frame body, within [`MAX_OUTGOING`].
+    Fits(Vec<u8>),
+    /// It is over [`MAX_OUTGOING`]: the `reply_too_large` error that stands for it.
+    TooLarge(ReplyError),
 }
 
-/// The frame body for `envelope`, or, if that is over [`MAX_OUTGOING`], the body of a
-/// `reply_too_large` error for the same id (which is tiny, so always fits).
-fn encode(envelope: &Envelope) -> (Vec<u8>, Sent) {
-    let bytes = match serde_json::to_vec(envelope) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            let error = ReplyError::internal(&format!("serialising a reply: {e}"));
-            let fallback = Envelope::error(envelope.id, error);
-            return (
-                serde_json::to_vec(&fallback).unwrap_or_default(),
-                Sent::Whole,
-            );
-        }
-    };
-    if bytes.len() <= MAX_OUTGOING {
-        return (bytes, Sent::Whole);
-    }
+/// Serialise `envelope` once and check the size of the bytes.
+fn encode(envelope: &Envelope) -> serde_json::Result<Encoded> {
+    let bytes = serde_json::to_vec(envelope)?;
     let size = bytes.len();
+    if size <= MAX_OUTGOING {
+        return Ok(Encoded::Fits(bytes));
+    }
     log(&format!(
         "a reply of {size} bytes is over the {MAX_OUTGOING}-byte limit"
     ));
-    let error = ReplyError::new(
+    Ok(Encoded::TooLarge(ReplyError::new(
         ErrorCode::ReplyTooLarge,
         format!(
             "the reply would be {size} bytes, over Firefox's {MAX_OUTGOING}-byte limit; this \
              is a bug in the host, please report it"
         ),
         json!({ "size": size }),
-    );
-    let fallback = Envelope::error(envelope.id, error.clone());
-    let bytes = serde_json::to_vec(&fallback).expect("a small error envelope serialises");
-    (bytes, Sent::ReplacedByTooLarge(error))
+    )))
+}
+
+/// The frame body of a final message: `envelope`, or the error that stands for it for the same
+/// id when it is too large or will not serialise (that error is tiny, so always fits).
+fn final_body(envelope: &Envelope) -> Vec<u8> {
+    let error = match encode(envelope) {
+        Ok(Encoded::Fits(bytes)) => return bytes,
+        Ok(Encoded::TooLarge(error)) => error,
+        Err(e) => ReplyError::internal(&format!("serialising a reply: {e}")),
+    };
+    let fallback = Envelope::error(envelope.id, error);
+    serde_json::to_vec(&fallback).expect("a small error envelope serialises")
 }
 
 fn cancelled(command: &Command, id: u64) -> ReplyError {
@@ -483,7 +476,7 @@ pub fn run_long(
     command: &Command,
     cancel: &AtomicBool,
     emit: &mut Emit<'_>,
-) -> Result<Value, ReplyError> {
+) -> Result<Reply, ReplyError> {
     let install = ctx.install()?;
     match command {
         Command::Residency { files, mapped } => {
@@ -492,16 +485,9 @@ pub fn run_long(
                 pid: ctx.firefox_pid,
                 include_mapped: mapped.unwrap_or(true),
             };
-            let mut on_file = |report: &residency::FileReport| {
-                send_event(emit, EventKind::File, report);
-            };
-            to_data(&residency::scan(
-                &install.dir,
-                &selected,
-                &opts,
-                cancel,
-                &mut on_file,
-            )?)
+            let mut on_file = |report: &residency::FileReport| emit(Event::File(report.clone()));
+            let summary = residency::scan(&install.dir, &selected, &opts, cancel, &mut on_file)?;
+            Ok(Reply::Residency(summary))
         }
         Command::Preload {
             files,
@@ -515,15 +501,10 @@ pub fn run_long(
                 idle: idle.unwrap_or(false),
                 jobs: *jobs,
             };
-            let mut on_progress = |progress: &preload::Progress| {
-                send_event(emit, EventKind::Progress, progress);
-            };
-            to_data(&preload::preload(
-                &selected,
-                &opts,
-                cancel,
-                &mut on_progress,
-            )?)
+            let mut on_progress =
+                |progress: &preload::Progress| emit(Event::Progress(progress.clone()));
+            let summary = preload::preload(&selected, &opts, cancel, &mut on_progress)?;
+            Ok(Reply::Preload(summary))
         }
         Command::Evict { files } => {
             let selected = select(install, files.as_deref())?;
@@ -531,7 +512,7 @@ pub fn run_long(
             if cancel.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled.into());
             }
-            to_data(&evict::evict(&selected))
+            Ok(Reply::Evict(evict::evict(&selected)))
         }
         Command::Hello | Command::Firefox | Command::Cancel { .. } | Command::Unknown => Err(
             ReplyError::internal(&format!("{} is not a long command", command.name())),
@@ -544,18 +525,15 @@ fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<Vec<PathBuf>, 
     Ok(files::select(&install.dir, files.unwrap_or_default())?)
 }
 
-fn send_event(emit: &mut Emit<'_>, event: EventKind, data: &impl Serialize) {
-    match serde_json::to_value(data) {
-        Ok(value) => emit(event, value),
-        Err(e) => log(&format!("could not serialise an event: {e}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::framing::encode as frame;
+    use crate::residency::{FileReport, Group, Status};
+    use serde_json::Value;
+    use std::ffi::OsString;
     use std::io::Cursor;
+    use std::os::unix::ffi::OsStringExt;
     use std::time::{Duration, Instant};
 
     /// A writer the test keeps a handle to.
@@ -606,6 +584,32 @@ mod tests {
     fn probe(id: u64) -> Vec<u8> {
         // Answered by the host alone, whatever the kernel modules do.
         request(&json!({"id": id, "command": "cancel", "target": 999_999}))
+    }
+
+    /// `evict`'s reply with no files: what the fake long commands answer.
+    fn evicted(elapsed_ms: u64) -> Reply {
+        Reply::Evict(evict::Summary {
+            files: Vec::new(),
+            pages_dropped: 0,
+            elapsed_ms,
+        })
+    }
+
+    /// A `residency` event for a file named `path`.
+    fn file_event(path: impl Into<PathBuf>) -> Event {
+        Event::File(FileReport {
+            path: path.into(),
+            group: Group::Install,
+            size: 0,
+            pages: 0,
+            status: Status::Exact,
+            hidden_reason: None,
+            error: None,
+            resident_pages: Some(0),
+            resident_ranges: Some(Vec::new()),
+            range_unit_pages: 1,
+            mapped: None,
+        })
     }
 
     fn codes(replies: &[Value]) -> Vec<(Value, Value)> {
@@ -688,13 +692,19 @@ mod tests {
     /// A long command that streams `n` events, then waits for cancel (up to 5 s).
     fn slow_runner(n: usize) -> Box<LongRunner> {
         Box::new(move |_ctx, _cmd, cancel, emit| {
-            for i in 0..n {
-                emit(EventKind::Progress, json!({"i": i}));
+            for i in 0..n as u64 {
+                emit(Event::Progress(preload::Progress {
+                    bytes_done: i,
+                    bytes_total: n as u64,
+                    files_done: i,
+                    files_total: n as u64,
+                    current_file: None,
+                }));
             }
             let start = Instant::now();
             while !cancel.load(Ordering::Relaxed) {
                 if start.elapsed() > Duration::from_secs(5) {
-                    return Ok(json!("not cancelled"));
+                    return Ok(evicted(5000));
                 }
                 thread::sleep(Duration::from_millis(5));
             }
@@ -797,20 +807,27 @@ mod tests {
     fn eof_waits_for_running_commands() {
         let runner: Box<LongRunner> = Box::new(|_, _, _, _| {
             thread::sleep(Duration::from_millis(200));
-            Ok(json!({"done": true}))
+            Ok(evicted(200))
         });
         let (result, replies) = run(&request(&json!({"id": 1, "command": "evict"})), runner);
         result.unwrap();
         assert_eq!(
             replies,
-            vec![json!({"id": 1, "status": "ok", "data": {"done": true}})]
+            vec![json!({"id": 1, "status": "ok", "data": {
+                "files": [], "pages_dropped": 0, "elapsed_ms": 200}})]
         );
     }
 
     #[test]
     fn an_oversized_final_reply_becomes_reply_too_large() {
-        let runner: Box<LongRunner> =
-            Box::new(|_, _, _, _| Ok(json!("x".repeat(MAX_OUTGOING + 10))));
+        let runner: Box<LongRunner> = Box::new(|_, _, _, _| {
+            Ok(Reply::Residency(residency::Summary {
+                install_dir: "x".repeat(MAX_OUTGOING + 10).into(),
+                page_size: 4096,
+                groups: std::collections::BTreeMap::new(),
+                elapsed_ms: 0,
+            }))
+        });
         let (result, replies) = run(&request(&json!({"id": 1, "command": "evict"})), runner);
         result.unwrap();
         assert_eq!(replies.len(), 1);
@@ -821,9 +838,9 @@ mod tests {
     #[test]
     fn an_oversized_event_cancels_and_ends_the_request_with_reply_too_large() {
         let runner: Box<LongRunner> = Box::new(|_, _, cancel, emit| {
-            emit(EventKind::File, json!("small"));
-            emit(EventKind::File, json!("x".repeat(MAX_OUTGOING)));
-            emit(EventKind::File, json!("never sent"));
+            emit(file_event("small"));
+            emit(file_event("x".repeat(MAX_OUTGOING)));
+            emit(file_event("never sent"));
             assert!(cancel.load(Ordering::Relaxed));
             Err(Error::Cancelled.into())
         });
@@ -832,5 +849,42 @@ mod tests {
         let statuses: Vec<_> = replies.iter().map(|r| r["status"].clone()).collect();
         assert_eq!(statuses, vec![json!("event"), json!("error")]);
         assert_eq!(replies[1]["code"], json!("reply_too_large"));
+    }
+
+    #[test]
+    fn an_event_that_will_not_serialise_is_dropped_and_the_command_goes_on() {
+        let runner: Box<LongRunner> = Box::new(|_, _, cancel, emit| {
+            // serde_json refuses a path that is not UTF-8.
+            emit(file_event(OsString::from_vec(b"bad\xff".to_vec())));
+            emit(file_event("good"));
+            assert!(!cancel.load(Ordering::Relaxed));
+            Ok(evicted(0))
+        });
+        let (result, replies) = run(&request(&json!({"id": 1, "command": "residency"})), runner);
+        result.unwrap();
+        let statuses: Vec<_> = replies.iter().map(|r| r["status"].clone()).collect();
+        assert_eq!(statuses, vec![json!("event"), json!("ok")]);
+        assert_eq!(replies[0]["event"], json!("file"));
+        assert_eq!(replies[0]["data"]["path"], json!("good"));
+    }
+
+    #[test]
+    fn a_final_reply_that_will_not_serialise_becomes_an_io_error() {
+        let runner: Box<LongRunner> = Box::new(|_, _, _, _| {
+            Ok(Reply::Residency(residency::Summary {
+                install_dir: OsString::from_vec(b"bad\xff".to_vec()).into(),
+                page_size: 4096,
+                groups: std::collections::BTreeMap::new(),
+                elapsed_ms: 0,
+            }))
+        });
+        let (result, replies) = run(&request(&json!({"id": 1, "command": "residency"})), runner);
+        result.unwrap();
+        assert_eq!(codes(&replies), vec![(json!(1), json!("io_error"))]);
+        let message = replies[0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("internal error: serialising a reply"),
+            "{message}"
+        );
     }
 }

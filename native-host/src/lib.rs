@@ -3,7 +3,8 @@
 //! `main.rs` only decides between native-messaging mode and the CLI; both call into this library.
 //! Modules, from the wire inwards:
 //! - [`framing`]: length-prefixed frames over any `Read`/`Write`;
-//! - [`protocol`]: the typed requests, replies, events and error codes (see docs/PROTOCOL.md);
+//! - [`protocol`]: the typed requests (`Command`), replies (`Reply`), events (`Event`) and error
+//!   codes (see docs/PROTOCOL.md);
 //! - [`host`]: the native-messaging loop (dispatch, threads for long commands, cancel);
 //! - [`cli`]: the command-line front end (clap, human tables, `--json`);
 //! - [`install`]: the native-messaging manifest (install, uninstall, print);

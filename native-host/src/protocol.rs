@@ -1,6 +1,7 @@
 //! The one typed definition of the native-messaging protocol (docs/PROTOCOL.md).
-//! Requests are a serde enum tagged by `command`; replies and events share one envelope.
-//! Keep docs/PROTOCOL.md in step with every change here.
+//! Requests are a serde enum tagged by `command` ([`Command`]); replies ([`Reply`]), events
+//! ([`Event`]) and errors ([`ReplyError`]) share one envelope ([`Envelope`]). Keep
+//! docs/PROTOCOL.md in step with every change here.
 //!
 //! Decoding is a pure function, [`decode_request`], so the host loop, the unit tests and the
 //! fuzz target all go through exactly the same steps.
@@ -10,9 +11,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
+use crate::firefox::FirefoxInfo;
 use crate::preload::Method;
-use crate::residency::Capabilities;
-use crate::Error;
+use crate::residency::{Capabilities, FileReport};
+use crate::{evict, preload, residency, Error};
 
 /// Stable, append-only error codes. Never change or reuse a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +119,9 @@ fn jobs<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::
 pub struct ReplyError {
     pub code: ErrorCode,
     pub message: String,
+    /// The values `message` names, by name, for the extension to word the message itself. An
+    /// open `Value` on purpose: each error names its own few values (docs/PROTOCOL.md's table),
+    /// and they are data for a translator, not a reply shape a program reads.
     pub params: Value,
 }
 
@@ -288,25 +293,39 @@ pub struct Envelope {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Body {
     /// Success: the request's final message.
-    Ok { data: Value },
+    Ok { data: Reply },
     /// Failure: also final.
     Error(ReplyError),
     /// Progress while a long command runs; zero or more before the final message.
-    Event { event: EventKind, data: Value },
+    Event(Event),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
+/// A success's `data`, one variant per command. Untagged: `data` is the command's object as it
+/// is, since the sender knows the command from the `id`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Reply {
+    Hello(Hello),
+    Firefox(FirefoxInfo),
+    Residency(residency::Summary),
+    Preload(preload::Summary),
+    Evict(evict::Summary),
+    Cancel(Cancelled),
+}
+
+/// An event of a long command, as `"event": <name>, "data": {…}` in the envelope.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", content = "data", rename_all = "snake_case")]
+pub enum Event {
     /// One file of `residency`.
-    File,
+    File(FileReport),
     /// `preload` progress.
-    Progress,
+    Progress(preload::Progress),
 }
 
 impl Envelope {
     #[must_use]
-    pub fn ok(id: u64, data: Value) -> Self {
+    pub fn ok(id: u64, data: Reply) -> Self {
         Envelope {
             id: Some(id),
             body: Body::Ok { data },
@@ -322,17 +341,17 @@ impl Envelope {
     }
 
     #[must_use]
-    pub fn event(id: u64, event: EventKind, data: Value) -> Self {
+    pub fn event(id: u64, event: Event) -> Self {
         Envelope {
             id: Some(id),
-            body: Body::Event { event, data },
+            body: Body::Event(event),
         }
     }
 
     /// Whether this is the last message of its request.
     #[must_use]
     pub fn is_final(&self) -> bool {
-        !matches!(self.body, Body::Event { .. })
+        !matches!(self.body, Body::Event(_))
     }
 }
 
@@ -549,8 +568,11 @@ mod tests {
 
     #[test]
     fn envelopes_serialise_as_documented() {
-        let ok = serde_json::to_value(Envelope::ok(7, json!({"a": 1}))).unwrap();
-        assert_eq!(ok, json!({"id": 7, "status": "ok", "data": {"a": 1}}));
+        let ok = serde_json::to_value(Envelope::ok(7, Reply::Cancel(Cancelled { target: 4 })));
+        assert_eq!(
+            ok.unwrap(),
+            json!({"id": 7, "status": "ok", "data": {"target": 4}})
+        );
 
         let err = ReplyError::new(ErrorCode::Cancelled, "preload 4 was cancelled", json!({}));
         let err = serde_json::to_value(Envelope::error(Some(4), err)).unwrap();
@@ -560,16 +582,65 @@ mod tests {
                    "message": "preload 4 was cancelled", "params": {}})
         );
 
-        let ev = serde_json::to_value(Envelope::event(7, EventKind::Progress, json!({}))).unwrap();
+        let ev = serde_json::to_value(Envelope::event(7, Event::Progress(progress()))).unwrap();
         assert_eq!(
             ev,
-            json!({"id": 7, "status": "event", "event": "progress", "data": {}})
+            json!({"id": 7, "status": "event", "event": "progress", "data": {
+                "bytes_done": 1, "bytes_total": 2, "files_done": 0, "files_total": 1,
+                "current_file": null}})
         );
 
         let null_id = serde_json::to_string(&Envelope::error(None, ReplyError::bad_request("x")));
         assert!(null_id
             .unwrap()
             .starts_with(r#"{"id":null,"status":"error""#));
+    }
+
+    fn progress() -> preload::Progress {
+        preload::Progress {
+            bytes_done: 1,
+            bytes_total: 2,
+            files_done: 0,
+            files_total: 1,
+            current_file: None,
+        }
+    }
+
+    /// The bytes on the wire, key order included: `data` holds the command's object with no
+    /// variant name around it, and an event's name sits beside its `data`.
+    #[test]
+    fn typed_replies_and_events_keep_the_wire_shape() {
+        let hello = Reply::Hello(Hello {
+            host_version: "0.1.0",
+            protocol_version: 1,
+            capabilities: Capabilities {
+                kernel: "6.18.44".into(),
+                euid: 1000,
+                root: false,
+                mincore_exact: "owned_or_writable",
+                cachestat: true,
+            },
+            firefox_pid: Some(4242),
+        });
+        assert_eq!(
+            serde_json::to_string(&Envelope::ok(1, hello)).unwrap(),
+            r#"{"id":1,"status":"ok","data":{"host_version":"0.1.0","protocol_version":1,"#
+                .to_owned()
+                + r#""kernel":"6.18.44","euid":1000,"root":false,"#
+                + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242}}"#
+        );
+        let cancel = Envelope::ok(6, Reply::Cancel(Cancelled { target: 4 }));
+        assert_eq!(
+            serde_json::to_string(&cancel).unwrap(),
+            r#"{"id":6,"status":"ok","data":{"target":4}}"#
+        );
+        let event = Envelope::event(4, Event::Progress(progress()));
+        assert_eq!(
+            serde_json::to_string(&event).unwrap(),
+            r#"{"id":4,"status":"event","event":"progress","data":{"bytes_done":1,"#.to_owned()
+                + r#""bytes_total":2,"files_done":0,"files_total":1,"current_file":null}}"#
+        );
+        assert!(!event.is_final() && cancel.is_final());
     }
 
     #[test]
