@@ -1,4 +1,8 @@
 import browser from "./lib/browser.js";
+import { HOST_NAME, HostClient } from "./lib/host-client.js";
+import { recordThisStart } from "./lib/recorder.js";
+import { CURRENT_START_KEY } from "./lib/history.js";
+import { startupApi } from "./lib/startup-api.js";
 
 const PAGE = "page/startup.html";
 
@@ -16,3 +20,38 @@ browser.runtime.onInstalled.addListener(({ temporary }) => {
 browser.action.onClicked.addListener(() => {
   openPage();
 });
+
+// Startup history (lib/recorder.js): one record per Firefox process start. The onStartup listener
+// makes Firefox start this event page at every browser start; a page woken later (or an add-on
+// installed or enabled mid-run, where onStartup never fires) finds its start already recorded, or
+// records no add-on moment of its own.
+let startedWithBrowser = false;
+browser.runtime.onStartup.addListener(() => {
+  startedWithBrowser = true;
+});
+
+async function recordStart() {
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // let onStartup arrive first
+  const api = startupApi(browser);
+  // A connection of its own until the background's single host connection is wired in.
+  const host = new HostClient(() => browser.runtime.connectNative(HOST_NAME));
+  try {
+    const { status, record } = await recordThisStart({
+      storage: browser.storage.local,
+      getStartupInfo: api ? () => api.getStartupInfo() : null,
+      requestHost: (command) => host.request(command),
+      getBrowserInfo: () => browser.runtime.getBrowserInfo(),
+      getPlatformInfo: () => browser.runtime.getPlatformInfo(),
+      backgroundStartedAt: performance.timeOrigin,
+      addonStartedLater: () => !startedWithBrowser,
+    });
+    if (record) {
+      await browser.storage.session.set({ [CURRENT_START_KEY]: record.id }); // the page highlights it
+    }
+    console.info(`about:startup: this start ${status}`);
+  } finally {
+    host.close();
+  }
+}
+
+recordStart().catch((error) => console.error("about:startup: recording this start failed:", error));

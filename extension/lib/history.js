@@ -10,6 +10,8 @@ export const HISTORY_KEY = "history";
 export const HISTORY_VERSION = 1;
 export const MAX_RECORDS = 1000;
 export const BACKUP_PREFIX = "history.corrupt.";
+/** storage.session key (cleared with every browser start) naming this process start's record id. */
+export const CURRENT_START_KEY = "history.currentStart";
 
 /** Why a stored value was moved aside (the page words each one). */
 export const RECOVERY = {

@@ -1,6 +1,7 @@
 // Statistics over start records: grouping by Firefox version + build ID, and per milestone the
 // count, mean, sample standard deviation and a 95% confidence interval of the mean with
 // Student's t (n − 1 degrees of freedom). Pure.
+import { formatMs } from "./format.js";
 
 // Two-sided 95% critical values t(0.975, df) for df = 1 … 30.
 const T_975 = [
@@ -132,4 +133,16 @@ export function trendPoints(records, milestone = "sessionRestored", currentId = 
     .filter((r) => typeof r.milestones?.[milestone] === "number" && Number.isFinite(r.milestones[milestone]))
     .map((r) => ({ x: r.processStart, y: r.milestones[milestone], id: r.id, current: r.id === currentId }))
     .sort((a, b) => a.x - b.x);
+}
+
+/** "1,234 ± 56 ms" (mean ± half the 95% interval); one value: "1,234 ms"; none: "—". */
+export function formatMeanCi(stat, locale = undefined) {
+  if (!stat || stat.n === 0 || stat.mean === null) {
+    return "—";
+  }
+  if (!stat.ci) {
+    return formatMs(stat.mean, locale);
+  }
+  const half = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(stat.ci.half);
+  return `${formatMs(stat.mean, locale).replace(/ ms$/, "")} ± ${half} ms`;
 }

@@ -5,6 +5,8 @@ import { HostClient, HOST_NAME } from "../lib/host-client.js";
 import { detectMode, FULL } from "../lib/mode.js";
 import { startupApi } from "../lib/startup-api.js";
 import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
+import { initHistory } from "./history.js";
+import { initCompare } from "./compare.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 const $ = (id) => document.getElementById(id);
@@ -170,7 +172,8 @@ async function main() {
     showMilestones();
     refreshFirefox();
   });
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost()]);
+  initCompare();
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initHistory()]);
   document.body.dataset.ready = "true";
 }
 

@@ -83,3 +83,10 @@ test("trendPoints: one per start with the milestone, in start order", () => {
     { x: 2000, y: 2200, id: "b", current: true },
   ]);
 });
+
+test("formatMeanCi: mean ± half-interval; one value has no ±; none is missing, not 0", async () => {
+  const { formatMeanCi } = await import("../../../extension/lib/stats.js");
+  assert.equal(formatMeanCi(summarize([1000, 1200, 1400]), "en"), `1,200 ± ${Math.round((4.30265273 * 200) / Math.sqrt(3))} ms`);
+  assert.equal(formatMeanCi(summarize([1234]), "en"), "1,234 ms");
+  assert.equal(formatMeanCi(summarize([]), "en"), "—");
+});

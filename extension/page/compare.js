@@ -1,0 +1,232 @@
+// Export, import and the comparison view. Export writes the about-startup-export JSON
+// (lib/export.js, docs/export-format.md) through the downloads API; import reads such a file,
+// checks it, and shows its builds beside this machine's without touching the stored history.
+import browser from "../lib/browser.js";
+import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
+import { detectMode } from "../lib/mode.js";
+import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
+import { startupApi } from "../lib/startup-api.js";
+import { historyState, onHistoryChange } from "./history.js";
+
+const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
+const $ = (id) => document.getElementById(id);
+
+/** The residency panel's latest reply, as {measuredAt, installDir, pageSize, groups}. */
+let latestResidency = null;
+/** Imported exports: {name, doc}, in the order they came. */
+const imports = [];
+
+/**
+ * For the residency panel: hand over the host's `residency` reply data (its per-group totals go
+ * into the export). The same happens on a document event "about-startup:residency" whose detail
+ * is that data.
+ */
+export function setResidency(reply, measuredAt = Date.now()) {
+  latestResidency = residencySummary(reply, measuredAt);
+}
+
+function el(tag, { text, className, attrs } = {}) {
+  const element = document.createElement(tag);
+  if (text !== undefined) {
+    element.textContent = text;
+  }
+  if (className) {
+    element.className = className;
+  }
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    element.setAttribute(name, value);
+  }
+  return element;
+}
+
+function dateTime(ms) {
+  return new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "short" }).format(new Date(ms));
+}
+
+async function environment(records, currentId) {
+  const [info, platform] = await Promise.all([
+    browser.runtime.getBrowserInfo().catch(() => ({})),
+    browser.runtime.getPlatformInfo().catch(() => ({})),
+  ]);
+  const current = records.find((r) => r.id === currentId);
+  const kernel = current?.kernel ?? records.findLast((r) => r.kernel)?.kernel ?? null;
+  return {
+    firefoxVersion: info.version ?? null,
+    buildId: info.buildID ?? null,
+    os: platform.os ?? null,
+    kernel,
+    mode: detectMode(startupApi(browser)),
+  };
+}
+
+function setStatus(id, state, text) {
+  const element = $(id);
+  element.dataset.state = state;
+  element.textContent = text;
+  element.hidden = !text;
+}
+
+async function exportJson() {
+  const { records, currentId, trimmed } = historyState();
+  const now = new Date();
+  const doc = buildExport({
+    current: records.find((r) => r.id === currentId) ?? null,
+    history: records,
+    trimmed,
+    environment: await environment(records, currentId),
+    residency: latestResidency,
+    exportedAt: now.getTime(),
+  });
+  const filename = exportFileName(now);
+  const url = URL.createObjectURL(new Blob([`${JSON.stringify(doc, null, 2)}\n`], { type: "application/json" }));
+  setStatus("export-status", "saving", t("exportSaving", [filename]));
+  try {
+    const id = await browser.downloads.download({ url, filename, saveAs: false, conflictAction: "uniquify" });
+    const done = (delta) => {
+      if (delta.id !== id || !delta.state) {
+        return;
+      }
+      if (delta.state.current === "complete") {
+        setStatus("export-status", "done", t("exportDone", [filename, String(records.length)]));
+        $("export-status").dataset.filename = filename;
+      } else if (delta.state.current === "interrupted") {
+        setStatus("export-status", "error", t("exportFailed", [delta.error?.current ?? "interrupted"]));
+      } else {
+        return;
+      }
+      browser.downloads.onChanged.removeListener(done);
+      URL.revokeObjectURL(url);
+    };
+    browser.downloads.onChanged.addListener(done);
+  } catch (error) {
+    URL.revokeObjectURL(url);
+    setStatus("export-status", "error", t("exportFailed", [String(error?.message ?? error)]));
+  }
+}
+
+const IMPORT_ERROR_KEYS = {
+  [IMPORT_ERRORS.notJson]: "importNotJson",
+  [IMPORT_ERRORS.foreign]: "importForeign",
+  [IMPORT_ERRORS.futureVersion]: "importFutureVersion",
+  [IMPORT_ERRORS.invalid]: "importInvalid",
+};
+
+async function importFile(file) {
+  let text;
+  try {
+    text = await file.text();
+  } catch (error) {
+    showImportError("read", t("importReadError", [file.name, String(error?.message ?? error)]));
+    return;
+  }
+  const result = parseExport(text);
+  if (!result.ok) {
+    const detail = result.problems.slice(0, 3).join("; ") + (result.problems.length > 3 ? " …" : "");
+    showImportError(result.code, t(IMPORT_ERROR_KEYS[result.code], [file.name, detail]));
+    return;
+  }
+  const key = `${file.name}\u0000${result.doc.exportedAt}`;
+  const existing = imports.findIndex((entry) => entry.key === key);
+  const entry = { key, name: file.name, doc: result.doc };
+  if (existing >= 0) {
+    imports[existing] = entry;
+  } else {
+    imports.push(entry);
+  }
+  $("import-error").hidden = true;
+  setStatus(
+    "import-status",
+    "done",
+    t("importDone", [file.name, String(exportRecords(result.doc).length), result.doc.source, dateTime(result.doc.exportedAt)]),
+  );
+  renderComparison();
+}
+
+function showImportError(code, text) {
+  const element = $("import-error");
+  element.dataset.code = code;
+  element.textContent = text;
+  element.hidden = false;
+  setStatus("import-status", "error", "");
+}
+
+/** Columns: this machine's builds, then each import's builds, labelled by where they come from. */
+function renderComparison() {
+  const view = $("compare");
+  const table = $("compare-table");
+  if (imports.length === 0) {
+    view.dataset.state = "empty";
+    table.hidden = true;
+    $("compare-empty").hidden = false;
+    return;
+  }
+  const { records, currentId } = historyState();
+  const sets = [
+    { origin: "local", source: "extension", label: t("compareThisMachine"), records },
+    ...imports.map((entry) => ({
+      origin: "import",
+      source: entry.doc.source,
+      label: t("compareImported", [entry.name, entry.doc.source]),
+      records: exportRecords(entry.doc),
+    })),
+  ];
+  const milestones = milestoneOrder(sets.flatMap((set) => set.records));
+  const columns = sets.flatMap((set) =>
+    groupRecords(set.records, { currentId: set.origin === "local" ? currentId : null, milestones }).map((group) => ({
+      ...set,
+      group,
+    })),
+  );
+  const head = el("tr");
+  head.append(el("th", { text: t("colMilestone"), attrs: { scope: "col" } }));
+  for (const column of columns) {
+    const th = el("th", { className: `num origin-${column.origin}`, attrs: { scope: "col" } });
+    th.dataset.origin = column.origin;
+    th.dataset.source = column.source;
+    th.append(
+      el("span", { text: column.label, className: "origin" }),
+      el("br"),
+      el("span", {
+        text: t("compareGroup", [column.group.version ?? "?", column.group.buildId ?? "?", String(column.group.records.length)]),
+      }),
+    );
+    head.append(th);
+  }
+  table.tHead.replaceChildren(head);
+  table.tBodies[0].replaceChildren(
+    ...milestones.map((name) => {
+      const tr = el("tr");
+      tr.dataset.milestone = name;
+      tr.append(el("th", { text: name, attrs: { scope: "row" } }));
+      for (const column of columns) {
+        const stat = column.group.stats[name];
+        const td = el("td", { text: formatMeanCi(stat), className: `num origin-${column.origin}` });
+        td.dataset.origin = column.origin;
+        td.dataset.n = String(stat.n);
+        tr.append(td);
+      }
+      return tr;
+    }),
+  );
+  view.dataset.state = "ready";
+  view.dataset.imports = String(imports.length);
+  table.hidden = false;
+  $("compare-empty").hidden = true;
+}
+
+export function initCompare() {
+  $("export-button").addEventListener("click", () => {
+    exportJson().catch((error) => setStatus("export-status", "error", t("exportFailed", [String(error?.message ?? error)])));
+  });
+  const input = $("import-file");
+  input.addEventListener("change", async () => {
+    const files = [...input.files];
+    for (const file of files) {
+      await importFile(file);
+    }
+    input.value = ""; // the same file can be chosen again
+  });
+  document.addEventListener("about-startup:residency", (event) => setResidency(event.detail));
+  onHistoryChange(renderComparison);
+  renderComparison();
+}

@@ -1,0 +1,298 @@
+// The history section of the page: the stored starts grouped by Firefox version and build, mean
+// ± 95% CI per milestone, the current start highlighted, and a trend chart of sessionRestored.
+// Thin DOM code over lib/history.js and lib/stats.js.
+import browser from "../lib/browser.js";
+import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
+import { NOTES } from "../lib/record.js";
+import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
+import { formatBytes, formatMs } from "../lib/format.js";
+import { startupApi } from "../lib/startup-api.js";
+
+const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+
+/** How many single starts each build shows under its average row (the average covers all). */
+const STARTS_SHOWN = 10;
+
+const state = { history: null, currentId: null, listeners: new Set() };
+
+/** {records, currentId, trimmed} for the export and the comparison view. */
+export function historyState() {
+  return { records: state.history?.records ?? [], currentId: state.currentId, trimmed: state.history?.trimmed ?? 0 };
+}
+
+/** Calls `listener()` after every render of the history. */
+export function onHistoryChange(listener) {
+  state.listeners.add(listener);
+}
+
+function el(tag, { text, className, attrs } = {}) {
+  const element = document.createElement(tag);
+  if (text !== undefined) {
+    element.textContent = text;
+  }
+  if (className) {
+    element.className = className;
+  }
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    element.setAttribute(name, value);
+  }
+  return element;
+}
+
+function dateTime(ms) {
+  return new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" }).format(new Date(ms));
+}
+
+/** This process start's record id: from the background (storage.session) or, in full mode, Firefox. */
+async function currentStartId() {
+  try {
+    const stored = await browser.storage.session.get(CURRENT_START_KEY);
+    if (stored?.[CURRENT_START_KEY]) {
+      return stored[CURRENT_START_KEY];
+    }
+  } catch {
+    // storage.session missing: fall through
+  }
+  const api = startupApi(browser);
+  if (api) {
+    const info = await api.getStartupInfo().catch(() => null);
+    if (typeof info?.process === "number") {
+      return `full-${Math.round(info.process)}`;
+    }
+  }
+  return null;
+}
+
+const RECOVERED_KEYS = {
+  [RECOVERY.corrupt]: "historyRecoveredCorrupt",
+  [RECOVERY.futureVersion]: "historyRecoveredFutureVersion",
+  [RECOVERY.badRecords]: "historyRecoveredBadRecords",
+};
+
+function showRecovered(recovered) {
+  const box = $("history-recovered");
+  const list = $("history-recovered-list");
+  list.replaceChildren(
+    ...recovered.map((notice) => {
+      const item = el("li", {
+        text: t(RECOVERED_KEYS[notice.reason] ?? "historyRecoveredCorrupt", [notice.backupKey, dateTime(notice.at)]),
+      });
+      item.dataset.reason = notice.reason;
+      item.dataset.backupKey = notice.backupKey;
+      if (notice.detail) {
+        item.append(el("span", { text: ` ${t("historyRecoveredDetail", [notice.detail])}`, className: "detail" }));
+      }
+      return item;
+    }),
+  );
+  box.hidden = recovered.length === 0;
+}
+
+const NOTE_KEYS = {
+  [NOTES.noSessionRestored]: "historyNoteNoSessionRestored",
+  [NOTES.hostUnavailable]: "historyNoteHostUnavailable",
+  [NOTES.addonStartedLater]: "historyNoteAddonStartedLater",
+};
+
+function startRow(record, milestones, currentId) {
+  const tr = el("tr");
+  tr.dataset.recordId = record.id;
+  tr.dataset.mode = record.mode;
+  if (record.id === currentId) {
+    tr.dataset.current = "true";
+    tr.className = "current";
+  }
+  const when = el("th", { text: dateTime(record.processStart), attrs: { scope: "row" } });
+  if (record.id === currentId) {
+    when.append(el("span", { text: ` ${t("historyCurrentMark")}`, className: "badge" }));
+  }
+  tr.append(when, el("td", { text: t(record.mode === "full" ? "historyModeFull" : "historyModeBasic") }));
+  for (const name of milestones) {
+    const value = record.milestones[name];
+    const td = el("td", { text: formatMs(value).replace(/ ms$/, ""), className: "num" });
+    td.dataset.milestone = name;
+    if (typeof value === "number") {
+      td.dataset.ms = String(value);
+    }
+    tr.append(td);
+  }
+  tr.append(el("td", { text: formatBytes(record.io?.readBytes), className: "num" }));
+  tr.append(el("td", { text: (record.notes ?? []).map((n) => t(NOTE_KEYS[n] ?? n)).join(" "), className: "detail" }));
+  return tr;
+}
+
+function renderTable(records, currentId) {
+  const table = $("history-table");
+  const milestones = milestoneOrder(records);
+  const head = el("tr");
+  head.append(
+    el("th", { text: t("historyColStart"), attrs: { scope: "col" } }),
+    el("th", { text: t("historyColMode"), attrs: { scope: "col" } }),
+    ...milestones.map((name) => {
+      // Break long camelCase names (startupCrashDetectionBegin) at their capitals.
+      const th = el("th", { className: "num milestone-name", attrs: { scope: "col", title: name } });
+      name.split(/(?=[A-Z])/).forEach((part, i) => th.append(...(i ? [el("wbr"), part] : [part])));
+      return th;
+    }),
+    el("th", { text: t("historyColRead"), className: "num", attrs: { scope: "col" } }),
+    el("th", { text: t("historyColNotes"), attrs: { scope: "col" } }),
+  );
+  table.tHead.replaceChildren(head);
+  const width = milestones.length + 4;
+  const bodies = groupRecords(records, { currentId, milestones }).map((group) => {
+    const body = el("tbody");
+    body.dataset.version = group.version ?? "";
+    body.dataset.buildId = group.buildId ?? "";
+    if (group.hasCurrent) {
+      body.dataset.current = "true";
+    }
+    const title = el("tr", { className: "group" });
+    title.append(
+      el("th", {
+        text: t("historyGroup", [group.version ?? "?", group.buildId ?? "?", String(group.records.length)]),
+        attrs: { colspan: String(width), scope: "rowgroup" },
+      }),
+    );
+    const average = el("tr", { className: "average" });
+    average.dataset.average = "true";
+    average.append(
+      el("th", { text: t("historyAverage"), attrs: { scope: "row", title: t("historyAverageTitle") } }),
+      el("td"),
+    );
+    for (const name of milestones) {
+      const stat = group.stats[name];
+      const td = el("td", { text: formatMeanCi(stat).replace(/ ms$/, ""), className: "num" });
+      td.dataset.milestone = name;
+      td.dataset.n = String(stat.n);
+      td.title =
+        stat.n === 0 ? t("historyStatNone") : stat.n === 1 ? t("historyStatOne") : t("historyStatN", [String(stat.n)]);
+      average.append(td);
+    }
+    average.append(el("td"), el("td"));
+    const shown = group.records.slice(-STARTS_SHOWN).reverse();
+    const current = group.records.find((r) => r.id === currentId);
+    if (current && !shown.includes(current)) {
+      shown.unshift(current);
+    }
+    body.append(title, average, ...shown.map((record) => startRow(record, milestones, currentId)));
+    if (group.records.length > shown.length) {
+      const more = el("tr", { className: "detail" });
+      more.append(
+        el("td", {
+          text: t("historyMoreStarts", [String(group.records.length - shown.length)]),
+          attrs: { colspan: String(width) },
+        }),
+      );
+      body.append(more);
+    }
+    return body;
+  });
+  for (const old of [...table.tBodies]) {
+    old.remove();
+  }
+  table.append(...bodies);
+  table.hidden = records.length === 0;
+  $("history-basic-legend").hidden = !records.some((r) => r.mode === "basic");
+}
+
+/** A small SVG chart: sessionRestored (ms since process) per start, the current start marked. */
+function renderTrend(records, currentId) {
+  const figure = $("history-trend");
+  const points = trendPoints(records, "sessionRestored", currentId);
+  const svg = $("history-trend-chart");
+  svg.replaceChildren();
+  figure.hidden = points.length === 0;
+  if (points.length === 0) {
+    return;
+  }
+  const W = 640;
+  const H = 180;
+  const pad = { left: 64, right: 12, top: 12, bottom: 28 };
+  const xs = points.map((p) => p.x);
+  const maxY = Math.max(...points.map((p) => p.y)) * 1.1 || 1;
+  const [minX, maxX] = [Math.min(...xs), Math.max(...xs)];
+  // Evenly spaced by start order: starts come in bursts, and the order is what the eye follows.
+  const x = (i) => (points.length === 1 ? (pad.left + W - pad.right) / 2 : pad.left + (i * (W - pad.left - pad.right)) / (points.length - 1));
+  const y = (v) => H - pad.bottom - (v / maxY) * (H - pad.top - pad.bottom);
+  const node = (tag, attrs, text) => {
+    const element = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      element.setAttribute(name, String(value));
+    }
+    if (text !== undefined) {
+      element.textContent = text;
+    }
+    return element;
+  };
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.append(
+    node("line", { x1: pad.left, y1: y(0), x2: W - pad.right, y2: y(0), class: "axis" }),
+    node("line", { x1: pad.left, y1: pad.top, x2: pad.left, y2: y(0), class: "axis" }),
+    node("text", { x: pad.left - 6, y: y(0), class: "tick", "text-anchor": "end", "dominant-baseline": "middle" }, "0"),
+    node(
+      "text",
+      { x: pad.left - 6, y: y(maxY / 1.1), class: "tick", "text-anchor": "end", "dominant-baseline": "middle" },
+      formatMs(maxY / 1.1),
+    ),
+    node("text", { x: pad.left, y: H - 8, class: "tick" }, dateTime(minX)),
+    node("text", { x: W - pad.right, y: H - 8, class: "tick", "text-anchor": "end" }, dateTime(maxX)),
+  );
+  if (points.length > 1) {
+    svg.append(node("polyline", { points: points.map((p, i) => `${x(i)},${y(p.y)}`).join(" "), class: "trend-line" }));
+  }
+  points.forEach((p, i) => {
+    const dot = node("circle", { cx: x(i), cy: y(p.y), r: p.current ? 6 : 3.5, class: p.current ? "point current" : "point" });
+    dot.dataset.recordId = p.id;
+    dot.append(node("title", {}, `${dateTime(p.x)}: ${formatMs(p.y)}${p.current ? ` (${t("historyCurrentMark")})` : ""}`));
+    svg.append(dot);
+  });
+  svg.setAttribute("aria-label", t("historyTrendLabel", [String(points.length)]));
+}
+
+async function render() {
+  const { history } = await loadHistory(browser.storage.local);
+  state.history = history;
+  state.currentId = state.currentId ?? (await currentStartId());
+  const { records, trimmed, recovered } = history;
+  const section = $("history-section");
+  const status = $("history-status");
+  const hasCurrent = records.some((r) => r.id === state.currentId);
+  section.dataset.state = records.length === 0 ? "empty" : "ready";
+  section.dataset.current = hasCurrent ? "recorded" : "pending";
+  const groups = new Set(records.map((r) => `${r.firefox.version}\u0000${r.firefox.buildId}`)).size;
+  status.textContent =
+    records.length === 0
+      ? t("historyEmpty")
+      : t("historyCount", [String(records.length), String(groups)]) + (hasCurrent ? "" : ` ${t("historyCurrentPending")}`);
+  $("history-trimmed").hidden = trimmed === 0;
+  $("history-trimmed").textContent = t("historyTrimmed", [String(trimmed), String(MAX_RECORDS)]);
+  showRecovered(recovered);
+  renderTable(records, state.currentId);
+  renderTrend(records, state.currentId);
+  for (const listener of state.listeners) {
+    listener();
+  }
+}
+
+export async function initHistory() {
+  $("history-recovered-dismiss").addEventListener("click", async () => {
+    await dismissRecovered(browser.storage.local);
+    await render();
+  });
+  browser.storage.onChanged.addListener((changes, area) => {
+    if (area === "local" && HISTORY_KEY in changes) {
+      render();
+    } else if (area === "session" && CURRENT_START_KEY in changes) {
+      state.currentId = changes[CURRENT_START_KEY].newValue ?? state.currentId;
+      render();
+    }
+  });
+  try {
+    await render();
+  } catch (error) {
+    $("history-section").dataset.state = "error";
+    $("history-status").textContent = t("historyError", [String(error?.message ?? error)]);
+  }
+}
