@@ -5,7 +5,8 @@
 //! - [`framing`]: length-prefixed frames over any `Read`/`Write`;
 //! - [`protocol`]: the typed requests (`Command`), replies (`Reply`), events (`Event`) and error
 //!   codes (see docs/PROTOCOL.md);
-//! - [`host`]: the native-messaging loop (dispatch, threads for long commands, cancel);
+//! - [`host`]: the native-messaging loop: its reader loop, quick-command dispatch, long commands
+//!   on threads with cancel flags, and the locked writer that keeps every frame under 1 MiB;
 //! - [`cli`]: the command-line front end (clap, human tables, `--json`);
 //! - [`install`]: the native-messaging manifest (install, uninstall, print);
 //! - [`firefox`]: the Firefox process (parent or running): version, start time, I/O;

@@ -1,0 +1,98 @@
+//! Quick commands (`hello`, `firefox`, `cancel`) answered on the reader's thread; long ones
+//! handed to [`super::work`].
+
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use serde_json::json;
+
+use super::work::spawn_long;
+use super::{finish, guarded, Context, Shared};
+use crate::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};
+use crate::{firefox, residency, Error};
+
+/// Answer a quick command (returns the reply) or start a long one (returns `None`: its thread
+/// replies). `Err` only when the cancel reply, sent here, cannot be written.
+pub(super) fn dispatch<W: Write + Send + 'static>(
+    shared: &Arc<Shared<W>>,
+    id: u64,
+    command: Command,
+    workers: &mut Vec<JoinHandle<()>>,
+) -> io::Result<Option<Envelope>> {
+    let result = match command {
+        Command::Hello => guarded(|| hello(&shared.ctx)),
+        Command::Firefox => guarded(|| inspect_firefox(&shared.ctx)),
+        Command::Cancel { target } => {
+            // Flag and reply under the writer lock, so the cancelled request's final error
+            // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
+            shared
+                .out
+                .send_with(|| finish(id, shared.running.cancel(target).map(Reply::Cancel)))?;
+            return Ok(None);
+        }
+        Command::Residency { .. } | Command::Preload { .. } | Command::Evict { .. } => {
+            return Ok(match spawn_long(shared, id, command) {
+                Ok(worker) => {
+                    workers.push(worker);
+                    None
+                }
+                Err(error) => Some(Envelope::error(Some(id), error)),
+            });
+        }
+        // decode_request never lets Unknown through; answer it anyway rather than panic.
+        Command::Unknown => Err(ReplyError::new(
+            ErrorCode::UnknownCommand,
+            "unknown command",
+            json!({ "command": null }),
+        )),
+    };
+    Ok(Some(finish(id, result)))
+}
+
+fn hello(ctx: &Context) -> Result<Reply, ReplyError> {
+    Ok(Reply::Hello(Hello {
+        host_version: crate::HOST_VERSION,
+        protocol_version: crate::PROTOCOL_VERSION,
+        capabilities: residency::capabilities(),
+        firefox_pid: ctx.firefox_pid,
+    }))
+}
+
+fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
+    let Some(pid) = ctx.firefox_pid else {
+        // Same error as the commands that need the install folder.
+        return Err(ctx.install().err().unwrap_or_else(|| {
+            ReplyError::from(Error::FirefoxNotFound("no parent Firefox".into()))
+        }));
+    };
+    Ok(Reply::Firefox(firefox::inspect(pid)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::host::run_long;
+    use crate::host::test_support::{codes, request, run};
+
+    #[test]
+    fn without_firefox_long_commands_and_firefox_reply_firefox_not_found() {
+        let mut input = Vec::new();
+        for (id, command) in [
+            (1, "residency"),
+            (2, "preload"),
+            (3, "evict"),
+            (4, "firefox"),
+        ] {
+            input.extend(request(&json!({"id": id, "command": command})));
+        }
+        let (result, mut replies) = run(&input, Box::new(run_long));
+        result.unwrap();
+        replies.sort_by_key(|r| r["id"].as_u64());
+        let expected: Vec<_> = (1..=4)
+            .map(|id| (json!(id), json!("firefox_not_found")))
+            .collect();
+        assert_eq!(codes(&replies), expected);
+    }
+}

@@ -1,0 +1,65 @@
+//! The real long commands: confine the requested paths to the install folder, then do the
+//! page-cache work of `residency`, `preload` and `evict`, streaming their events.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{Context, Emit};
+use crate::files::{self, Install};
+use crate::protocol::{Command, Event, Reply, ReplyError};
+use crate::{evict, preload, residency, Error};
+
+/// The real work of `residency`, `preload` and `evict`: confine the paths first, then run.
+pub fn run_long(
+    ctx: &Context,
+    command: &Command,
+    cancel: &AtomicBool,
+    emit: &mut Emit<'_>,
+) -> Result<Reply, ReplyError> {
+    let install = ctx.install()?;
+    match command {
+        Command::Residency { files, mapped } => {
+            let selected = select(install, files.as_deref())?;
+            let opts = residency::ScanOptions {
+                pid: ctx.firefox_pid,
+                include_mapped: mapped.unwrap_or(true),
+            };
+            let mut on_file = |report: &residency::FileReport| emit(Event::File(report.clone()));
+            let summary = residency::scan(&install.dir, &selected, &opts, cancel, &mut on_file)?;
+            Ok(Reply::Residency(summary))
+        }
+        Command::Preload {
+            files,
+            idle,
+            method,
+            jobs,
+        } => {
+            let selected = select(install, files.as_deref())?;
+            let opts = preload::Options {
+                method: method.unwrap_or_default(),
+                idle: idle.unwrap_or(false),
+                jobs: *jobs,
+            };
+            let mut on_progress =
+                |progress: &preload::Progress| emit(Event::Progress(progress.clone()));
+            let summary = preload::preload(&selected, &opts, cancel, &mut on_progress)?;
+            Ok(Reply::Preload(summary))
+        }
+        Command::Evict { files } => {
+            let selected = select(install, files.as_deref())?;
+            // evict() cannot be interrupted; honour a cancel that came before it started.
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled.into());
+            }
+            Ok(Reply::Evict(evict::evict(&selected)))
+        }
+        Command::Hello | Command::Firefox | Command::Cancel { .. } | Command::Unknown => Err(
+            ReplyError::internal(&format!("{} is not a long command", command.name())),
+        ),
+    }
+}
+
+/// Confinement to the install folder, before anything is opened.
+fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<Vec<PathBuf>, ReplyError> {
+    Ok(files::select(&install.dir, files.unwrap_or_default())?)
+}
