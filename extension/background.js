@@ -1,5 +1,6 @@
 import browser from "./lib/browser.js";
-import { HOST_NAME, HostClient } from "./lib/host-client.js";
+import { HOST_NAME } from "./lib/host-client.js";
+import { HostConnection, HostRelay, RELAY_PORT_NAME } from "./lib/host-connection.js";
 import { recordThisStart } from "./lib/recorder.js";
 import { CURRENT_START_KEY } from "./lib/history.js";
 import { startupApi } from "./lib/startup-api.js";
@@ -9,6 +10,19 @@ const PAGE = "page/startup.html";
 function openPage() {
   return browser.tabs.create({ url: browser.runtime.getURL(PAGE) });
 }
+
+// The one native-host connection (lib/host-connection.js): opened on the first request, opened
+// again by the next request after the host crashed or was missing. Pages and the popup reach it
+// through runtime ports named RELAY_PORT_NAME, so a preload started from the popup keeps running
+// when the popup closes. While the native port is open Firefox does not suspend this event page;
+// the relay closes it once no page or popup is open and nothing runs.
+const hostConnection = new HostConnection(() => browser.runtime.connectNative(HOST_NAME));
+const hostRelay = new HostRelay(hostConnection);
+browser.runtime.onConnect.addListener((port) => {
+  if (port.name === RELAY_PORT_NAME) {
+    hostRelay.attach(port);
+  }
+});
 
 // A temporary install (npm start, web-ext run, about:debugging) lands the user on the page.
 browser.runtime.onInstalled.addListener(({ temporary }) => {
@@ -33,25 +47,19 @@ browser.runtime.onStartup.addListener(() => {
 async function recordStart() {
   await new Promise((resolve) => setTimeout(resolve, 1000)); // let onStartup arrive first
   const api = startupApi(browser);
-  // A connection of its own until the background's single host connection is wired in.
-  const host = new HostClient(() => browser.runtime.connectNative(HOST_NAME));
-  try {
-    const { status, record } = await recordThisStart({
-      storage: browser.storage.local,
-      getStartupInfo: api ? () => api.getStartupInfo() : null,
-      requestHost: (command) => host.request(command),
-      getBrowserInfo: () => browser.runtime.getBrowserInfo(),
-      getPlatformInfo: () => browser.runtime.getPlatformInfo(),
-      backgroundStartedAt: performance.timeOrigin,
-      addonStartedLater: () => !startedWithBrowser,
-    });
-    if (record) {
-      await browser.storage.session.set({ [CURRENT_START_KEY]: record.id }); // the page highlights it
-    }
-    console.info(`about:startup: this start ${status}`);
-  } finally {
-    host.close();
+  const { status, record } = await recordThisStart({
+    storage: browser.storage.local,
+    getStartupInfo: api ? () => api.getStartupInfo() : null,
+    requestHost: (command) => hostRelay.request(command), // the one host connection
+    getBrowserInfo: () => browser.runtime.getBrowserInfo(),
+    getPlatformInfo: () => browser.runtime.getPlatformInfo(),
+    backgroundStartedAt: performance.timeOrigin,
+    addonStartedLater: () => !startedWithBrowser,
+  });
+  if (record) {
+    await browser.storage.session.set({ [CURRENT_START_KEY]: record.id }); // the page highlights it
   }
+  console.info(`about:startup: this start ${status}`);
 }
 
 recordStart().catch((error) => console.error("about:startup: recording this start failed:", error));

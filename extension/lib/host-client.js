@@ -4,6 +4,10 @@
 
 export const HOST_NAME = "about_startup";
 
+/** Error codes of the extension's own (not the host's): Firefox found no host, or the host went away. */
+export const HOST_MISSING = "host_missing";
+export const HOST_DISCONNECTED = "host_disconnected";
+
 /** A final `status: "error"` reply from the host, or the port going away. */
 export class HostError extends Error {
   constructor({ code, message, params = {} }) {
@@ -56,24 +60,35 @@ export class HostClient {
 
   /**
    * Sends `{id, command, ...params}` and resolves with the reply's `data`, or rejects with a
-   * HostError (the host's error, or code "disconnected" when the port goes away first).
-   * `onEvent(event, data)` gets this request's events.
+   * HostError (the host's error, or code host_missing / host_disconnected when the port goes
+   * away first). `onEvent(event, data)` gets this request's events.
    */
-  request(command, params = {}, { onEvent = null } = {}) {
+  request(command, params = {}, options = {}) {
+    return this.send(command, params, options).promise;
+  }
+
+  /** Like request(), but also returns the id the request went out with (to `cancel` it). */
+  send(command, params = {}, { onEvent = null } = {}) {
     this.start();
     if (this.#disconnect) {
-      return Promise.reject(this.#disconnectError());
+      return { id: null, promise: Promise.reject(this.#disconnectError()) };
     }
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
+    const promise = new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onEvent });
       try {
         this.#port.postMessage({ ...params, id, command });
       } catch (error) {
         this.#pending.delete(id);
-        reject(new HostError({ code: "disconnected", message: String(error?.message ?? error) }));
+        reject(new HostError({ code: HOST_DISCONNECTED, message: String(error?.message ?? error), params: { kind: "ended" } }));
       }
     });
+    return { id, promise };
+  }
+
+  /** How many requests wait for their final reply. */
+  get pendingCount() {
+    return this.#pending.size;
   }
 
   /** Listener for every event of every request: (id, event, data). Returns an unsubscribe function. */
@@ -140,7 +155,7 @@ export class HostClient {
 
   #disconnectError() {
     return new HostError({
-      code: "disconnected",
+      code: this.#disconnect.kind === "missing" ? HOST_MISSING : HOST_DISCONNECTED,
       message: this.#disconnect.message,
       params: { kind: this.#disconnect.kind },
     });

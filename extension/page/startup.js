@@ -1,7 +1,9 @@
 // The about:startup page: thin DOM code over the pure modules in ../lib/.
 import browser from "../lib/browser.js";
 import { milestoneRows } from "../lib/milestones.js";
-import { HostClient, HOST_NAME } from "../lib/host-client.js";
+import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.js";
+import { relay } from "./relay.js";
+import { initResidency } from "./residency.js";
 import { detectMode, FULL } from "../lib/mode.js";
 import { startupApi } from "../lib/startup-api.js";
 import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
@@ -107,6 +109,7 @@ function showHello(hello) {
   setText("kernel", hello.kernel);
   setText("residency-access", t(hello.mincore_exact === "all" ? "residencyAll" : "residencyOwned"));
   $("host-details").hidden = false;
+  $("host-missing").hidden = true;
   showHostState("connected", t("hostConnected", [hello.host_version ?? "?"]));
 }
 
@@ -130,32 +133,45 @@ function showFirefoxError(error) {
   $("firefox-details").dataset.state = "error";
 }
 
-const host = { client: null, answered: false };
+// The host is reached through the background (page/relay.js), which keeps one native port for
+// every page and the popup and starts the host again on the next request after it went away.
+const host = { answered: false };
+
+async function helloHost() {
+  try {
+    const hello = await relay.request("hello");
+    host.answered = true;
+    showHello(hello);
+    return true;
+  } catch (error) {
+    if (error.code !== HOST_MISSING && error.code !== HOST_DISCONNECTED) {
+      showHostState("error", t("hostErrorDetail", [error.message]));
+    }
+    return false;
+  }
+}
 
 async function connectHost() {
   showHostState("connecting", t("hostConnecting"));
-  const client = new HostClient(() => browser.runtime.connectNative(HOST_NAME));
-  host.client = client;
-  client.onDisconnect((gone) => showHostGone(gone, { answered: host.answered }));
-  try {
-    const hello = await client.request("hello");
-    host.answered = true;
-    showHello(hello);
-  } catch (error) {
-    if (error.code !== "disconnected") {
-      showHostState("error", t("hostErrorDetail", [error.message]));
+  relay.onHost(({ state, message }) => {
+    if (state === "missing" || state === "disconnected") {
+      const kind = state === "missing" ? "missing" : "ended";
+      showHostGone({ kind, message: message ?? t("hostClosedConnection") }, { answered: host.answered });
+    } else if (state === "connected" && $("host").dataset.state !== "connected" && host.answered) {
+      helloHost(); // another action (e.g. the residency panel's Refresh) started the host again
     }
-    return;
+  });
+  if (await helloHost()) {
+    await refreshFirefox();
   }
-  await refreshFirefox();
 }
 
 async function refreshFirefox() {
-  if (!host.answered || host.client.disconnected) {
+  if (relay.host.state !== "connected" && !(await helloHost())) {
     return;
   }
   try {
-    showFirefox(await host.client.request("firefox"));
+    showFirefox(await relay.request("firefox"));
   } catch (error) {
     showFirefoxError(error);
   }
@@ -173,7 +189,7 @@ async function main() {
     refreshFirefox();
   });
   initCompare();
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initHistory()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initHistory()]);
   document.body.dataset.ready = "true";
 }
 

@@ -127,13 +127,13 @@ test("a missing host: pending requests reject, listeners hear kind missing, late
   const request = client.request("hello");
   port.drop({ message: "No such native application about_startup" });
   await assert.rejects(request, (error) => {
-    assert.equal(error.code, "disconnected");
+    assert.equal(error.code, "host_missing");
     assert.equal(error.params.kind, "missing");
     return true;
   });
   assert.deepEqual(heard, [{ kind: "missing", message: "No such native application about_startup" }]);
   assert.deepEqual(client.disconnected, heard[0]);
-  await assert.rejects(client.request("firefox"), { code: "disconnected" });
+  await assert.rejects(client.request("firefox"), { code: "host_missing" });
   assert.equal(port.posted.length, 1);
 });
 
@@ -141,7 +141,7 @@ test("a host that exits without an error message counts as ended", async () => {
   const { port, client } = connected();
   const request = client.request("hello");
   port.drop(null);
-  await assert.rejects(request, (error) => error.params.kind === "ended");
+  await assert.rejects(request, (error) => error.params.kind === "ended" && error.code === "host_disconnected");
   assert.equal(client.disconnected.message, "the host closed the connection");
 });
 
@@ -149,7 +149,7 @@ test("postMessage throwing rejects that request", async () => {
   const { port, client } = connected();
   client.start();
   port.disconnected = true;
-  await assert.rejects(client.request("hello"), { code: "disconnected" });
+  await assert.rejects(client.request("hello"), { code: "host_disconnected" });
 });
 
 test("close() disconnects the port and rejects what is pending", async () => {
@@ -157,7 +157,7 @@ test("close() disconnects the port and rejects what is pending", async () => {
   const request = client.request("hello");
   client.close();
   assert.equal(port.disconnected, true);
-  await assert.rejects(request, { code: "disconnected" });
+  await assert.rejects(request, { code: "host_disconnected" });
 });
 
 test("classifyDisconnect reads Firefox's messages", () => {

@@ -1,0 +1,485 @@
+// The residency panel: what of Firefox's files sits in the page cache, and Preload / Evict /
+// Refresh. Thin DOM code over lib/residency.js; the host is reached through the background
+// (page/relay.js), so a preload started from the popup shows its progress here too.
+import browser from "../lib/browser.js";
+import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
+import {
+  buildResidency,
+  cachedText,
+  evictRows,
+  formatMB,
+  formatPercent,
+  formatRate,
+  progressView,
+  stripSegments,
+} from "../lib/residency.js";
+import { formatCount, formatMs } from "../lib/format.js";
+import { relay } from "./relay.js";
+
+const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+/** How many evict rows to list before summing up the rest. */
+const EVICT_ROWS = 12;
+
+function element(tag, { text = null, className = null, attrs = {} } = {}, ...children) {
+  const node = document.createElement(tag);
+  if (text !== null) {
+    node.textContent = text;
+  }
+  if (className) {
+    node.className = className;
+  }
+  for (const [name, value] of Object.entries(attrs)) {
+    node.setAttribute(name, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+/** A bar 0…1 (a div, so it reads the same in light and dark); null draws nothing. */
+export function bar(fraction, label) {
+  const outer = element("div", { className: "res-bar", attrs: { role: "img", "aria-label": label } });
+  if (typeof fraction === "number") {
+    const fill = element("div", { className: "res-bar-fill" });
+    fill.style.width = `${Math.max(0, Math.min(1, fraction)) * 100}%`;
+    outer.append(fill);
+  }
+  return outer;
+}
+
+/** The page-map strip of one file: an SVG, one rect per run of equally full slices. */
+export function strip(ranges, unitPages, pages, { label, kind = "resident" } = {}) {
+  const { bins, segments } = stripSegments(ranges, unitPages, pages);
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("class", `res-strip res-strip-${kind}`);
+  svg.setAttribute("viewBox", `0 0 ${Math.max(bins, 1)} 1`);
+  svg.setAttribute("preserveAspectRatio", "none");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", label);
+  svg.dataset.segments = String(segments.length);
+  const back = document.createElementNS(SVG, "rect");
+  back.setAttribute("class", "res-strip-back");
+  back.setAttribute("width", String(Math.max(bins, 1)));
+  back.setAttribute("height", "1");
+  svg.append(back);
+  for (const segment of segments) {
+    const rect = document.createElementNS(SVG, "rect");
+    rect.setAttribute("x", String(segment.start));
+    rect.setAttribute("width", String(segment.width));
+    rect.setAttribute("height", "1");
+    rect.setAttribute("fill-opacity", String(segment.level));
+    svg.append(rect);
+  }
+  return svg;
+}
+
+function fileRow(view) {
+  const tr = element("tr");
+  tr.dataset.name = view.name;
+  tr.dataset.status = view.status;
+  tr.dataset.size = String(view.size ?? "");
+  if (typeof view.fraction === "number") {
+    tr.dataset.fraction = String(view.fraction);
+  }
+  const name = element("th", { text: view.name, attrs: { scope: "row" } });
+  const size = element("td", { text: formatMB(view.size), className: "num" });
+  const cached = element("td", { className: "res-cached" });
+  const map = element("td", { className: "res-map" });
+  if (view.status === "exact") {
+    cached.append(element("span", { text: cachedText(view, t) }));
+    map.append(strip(view.ranges, view.unitPages, view.pages, { label: t("residencyStripLabel", [view.name]) }));
+  } else if (view.status === "hidden") {
+    cached.append(element("strong", { text: t("residencyHidden"), className: "res-hidden" }));
+    cached.append(element("div", { text: view.hiddenReason ?? t("residencyHiddenNoReason"), className: "detail" }));
+    if (view.mapped) {
+      cached.append(
+        element("div", {
+          text: t("residencyMappedLowerBound", [formatMB(view.mapped.bytes), formatMB(view.size)]),
+          className: "detail res-mapped",
+        }),
+      );
+      if (view.mapped.ranges) {
+        map.append(
+          strip(view.mapped.ranges, view.mapped.unitPages, view.pages, {
+            label: t("residencyMappedStripLabel", [view.name]),
+            kind: "mapped",
+          }),
+        );
+      }
+    }
+  } else {
+    cached.append(element("span", { text: cachedText(view, t), className: "res-error" }));
+  }
+  tr.append(name, size, cached, map);
+  return tr;
+}
+
+function fileTable(files, captionKey) {
+  const table = element("table", { className: "res-files" });
+  table.append(element("caption", { text: t(captionKey), className: "visually-hidden" }));
+  const head = element("tr");
+  for (const [key, cls] of [
+    ["residencyColFile", null],
+    ["residencyColSize", "num"],
+    ["residencyColCached", null],
+    ["residencyColMap", null],
+  ]) {
+    head.append(element("th", { text: t(key), className: cls, attrs: { scope: "col" } }));
+  }
+  table.append(element("thead", {}, head), element("tbody", {}, ...files.map(fileRow)));
+  return table;
+}
+
+/** "MB cached of MB", a bar, and the hidden/mapped/error counts of one group. */
+function groupSummary(group, name) {
+  const { totals } = group;
+  const box = element("div", { className: "res-group-summary" });
+  box.dataset.group = name;
+  if (typeof totals.cachedBytes === "number") {
+    const text = t("residencyGroupCached", [formatMB(totals.cachedBytes), formatMB(totals.size), formatPercent(totals.fraction)]);
+    box.append(element("p", { text, className: "res-total" }), bar(totals.fraction, text));
+    box.dataset.cachedBytes = String(totals.cachedBytes);
+  } else if (totals.files === 0) {
+    box.append(element("p", { text: t("residencyNoFiles") }));
+  } else {
+    box.append(
+      element("p", { className: "res-total" }, element("strong", { text: t("residencyHidden"), className: "res-hidden" })),
+      element("p", { text: t("residencyGroupHidden", [String(totals.hiddenFiles), String(totals.files)]), className: "detail" }),
+    );
+    if (totals.exactFiles > 0) {
+      box.append(element("p", { text: t("residencyGroupExactPart", [String(totals.exactFiles), formatMB(totals.exactBytes), formatMB(totals.exactSize)]), className: "detail" }));
+    }
+    if (typeof totals.mappedBytes === "number") {
+      const text = t("residencyMappedLowerBound", [formatMB(totals.mappedBytes), formatMB(totals.size)]);
+      box.append(element("p", { text, className: "res-mapped" }), bar(totals.mappedBytes / totals.size, text));
+    }
+  }
+  if (totals.errorFiles > 0) {
+    box.append(element("p", { text: t("residencyGroupErrors", [String(totals.errorFiles)]), className: "detail res-error" }));
+  }
+  return box;
+}
+
+/** What the panel shows last: the install folder names evict's files too. */
+const shown = { installDir: null };
+
+function showResidency(built) {
+  shown.installDir = built.installDir;
+  const install = built.groups.install ?? { files: [], totals: { files: 0 } };
+  const system = built.groups.system ?? { files: [], totals: { files: 0 } };
+  $("residency-install").replaceChildren(
+    element("h3", { text: built.installDir ? t("residencyInstallHeadingDir", [built.installDir]) : t("residencyInstallHeading") }),
+    groupSummary(install, "install"),
+    fileTable(install.files, "residencyInstallHeading"),
+  );
+  $("residency-install").hidden = false;
+  const details = $("residency-system");
+  details.replaceChildren(
+    element("summary", { text: t("residencySystemSummary", [String(system.totals.files)]) }),
+    groupSummary(system, "system"),
+    fileTable(system.files, "residencySystemSummary"),
+  );
+  details.hidden = system.totals.files === 0;
+  $("residency").dataset.state = "ready";
+  setStatus(t("residencyScanned", [String(install.totals.files + system.totals.files), formatMs(built.elapsedMs), new Date().toLocaleTimeString()]));
+}
+
+function setStatus(text) {
+  $("residency-status").textContent = text;
+}
+
+/** The install command block, shown when Firefox finds no host. */
+function showHostMissing(show, detail = "") {
+  $("residency-host-missing").hidden = !show;
+  $("residency-host-missing-detail").textContent = show && detail ? t("hostErrorDetail", [detail]) : "";
+}
+
+function errorWords(error, doing) {
+  if (error?.code === HOST_MISSING) {
+    return t("residencyHostMissing");
+  }
+  if (error?.code === HOST_DISCONNECTED) {
+    return t("residencyHostStopped", [t(doing), error.message]);
+  }
+  return t("residencyFailed", [t(doing), error?.message ?? String(error)]);
+}
+
+const busy = { residency: false, preload: false, evict: false, preloadOp: null };
+
+function updateButtons() {
+  const changing = busy.preload || busy.evict;
+  $("residency-preload").disabled = changing;
+  $("residency-evict").disabled = changing;
+  $("residency-refresh").disabled = busy.residency;
+  $("residency-cancel").disabled = !busy.preload || busy.preloadOp === null;
+  $("residency").dataset.busy = [busy.residency && "residency", busy.preload && "preload", busy.evict && "evict"].filter(Boolean).join(" ");
+}
+
+export async function refreshResidency() {
+  if (busy.residency) {
+    return;
+  }
+  busy.residency = true;
+  updateButtons();
+  $("residency").dataset.state = "loading";
+  setStatus(t("residencyScanning"));
+  const files = [];
+  try {
+    const summary = await relay.request(
+      "residency",
+      { files: null, mapped: true },
+      {
+        onEvent: (event, data) => {
+          if (event === "file") {
+            files.push(data);
+          }
+        },
+      },
+    );
+    showHostMissing(false);
+    showResidency(buildResidency(files, summary));
+  } catch (error) {
+    $("residency").dataset.state = error?.code === HOST_MISSING ? "missing" : "error";
+    $("residency").dataset.errorCode = error?.code ?? "";
+    showHostMissing(error?.code === HOST_MISSING, error?.message);
+    setStatus(errorWords(error, "residencyDoingScan"));
+  } finally {
+    busy.residency = false;
+    updateButtons();
+  }
+}
+
+// ---- preload --------------------------------------------------------------------------------
+
+function showProgress(op) {
+  const box = $("residency-progress");
+  const view = progressView(op.progress);
+  box.hidden = false;
+  const progress = $("residency-progress-bar");
+  if (typeof view.fraction === "number") {
+    progress.value = view.fraction;
+    const max = Math.max(Number(box.dataset.maxFraction ?? 0), view.fraction);
+    box.dataset.maxFraction = String(max);
+    box.dataset.updates = String(Number(box.dataset.updates ?? 0) + 1);
+  } else {
+    progress.removeAttribute("value"); // indeterminate until the first event
+  }
+  $("residency-progress-text").textContent =
+    view.bytesTotal === null
+      ? t("residencyPreloadStarting")
+      : t("residencyPreloadBytes", [formatMB(view.bytesDone), formatMB(view.bytesTotal), formatCount(view.filesDone), formatCount(view.filesTotal)]);
+  $("residency-progress-file").textContent = view.currentFile ? t("residencyPreloadCurrent", [view.currentFile]) : "";
+}
+
+function preloadResultText(op) {
+  if (op.state === "ok") {
+    const r = op.result ?? {};
+    const errors = Array.isArray(r.errors) ? r.errors.length : 0;
+    const text = t("residencyPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s), r.method ?? "—"]);
+    return errors ? `${text} ${t("residencyPreloadErrors", [String(errors)])}` : text;
+  }
+  if (op.error?.code === "cancelled") {
+    return t("residencyPreloadCancelled");
+  }
+  return errorWords(op.error, "residencyDoingPreload");
+}
+
+/**
+ * Whether a finished operation changed the page cache, so the panel reads it again. Not after the
+ * host went away or was missing: starting it again is the user's next action, not ours.
+ */
+function changedCache(op) {
+  return op.state === "ok" || op.error?.code === "cancelled";
+}
+
+function onPreload(op, { fresh }) {
+  if (op.state === "running") {
+    if (!busy.preload) {
+      $("residency-progress").dataset.maxFraction = "0";
+      $("residency-progress").dataset.updates = "0";
+    }
+    busy.preload = true;
+    busy.preloadOp = op.id;
+    showProgress(op);
+    setResult("", "preload-running");
+  } else {
+    busy.preload = false;
+    busy.preloadOp = null;
+    $("residency-progress").hidden = true;
+    setResult(preloadResultText(op), `preload-${op.state === "ok" ? "ok" : (op.error?.code ?? "error")}`);
+    if (fresh && changedCache(op)) {
+      refreshResidency();
+    }
+  }
+  updateButtons();
+}
+
+function setResult(text, state) {
+  const result = $("residency-result");
+  result.textContent = text;
+  result.dataset.state = state;
+  result.hidden = text === "";
+}
+
+async function startPreload() {
+  busy.preload = true;
+  updateButtons();
+  try {
+    await relay.request("preload", { files: null, idle: true }, { onStarted: (op) => (busy.preloadOp = op) });
+  } catch (error) {
+    // the operation broadcast reports it; only a failure before the background heard of it lands here
+    if (busy.preload && error?.params?.kind === "relay") {
+      busy.preload = false;
+      setResult(errorWords(error, "residencyDoingPreload"), "preload-error");
+    }
+    if (error?.code === HOST_MISSING) {
+      showHostMissing(true, error.message);
+    }
+  } finally {
+    updateButtons();
+  }
+}
+
+// ---- evict ----------------------------------------------------------------------------------
+
+function showEvictResult(result) {
+  const rows = evictRows(result, { installDir: shown.installDir });
+  const box = $("residency-evict-result");
+  const stayed = rows.filter((row) => typeof row.after === "number" && row.after > 0);
+  const hidden = rows.filter((row) => row.status === "hidden");
+  const failed = rows.filter((row) => row.status === "error");
+  const parts = [
+    element("p", {
+      text: t("residencyEvictDone", [formatCount(result.pages_dropped), formatCount(rows.length), formatMs(result.elapsed_ms)]),
+      attrs: { "data-testid": "residency-evict-summary" },
+    }),
+  ];
+  if (stayed.length > 0) {
+    const table = element("table", { className: "res-files" });
+    const head = element("tr");
+    for (const [key, cls] of [
+      ["residencyColFile", null],
+      ["residencyEvictColBefore", "num"],
+      ["residencyEvictColStayed", "num"],
+      ["residencyEvictColNote", null],
+    ]) {
+      head.append(element("th", { text: t(key), className: cls, attrs: { scope: "col" } }));
+    }
+    const body = element("tbody");
+    for (const row of stayed.slice(0, EVICT_ROWS)) {
+      const tr = element(
+        "tr",
+        {},
+        element("th", { text: row.name, attrs: { scope: "row" } }),
+        element("td", { text: formatCount(row.before), className: "num" }),
+        element("td", { text: t("residencyEvictStayed", [formatCount(row.after), formatMB(row.stayedBytes)]), className: "num" }),
+        element("td", { text: row.note ?? "", className: "detail" }),
+      );
+      tr.dataset.name = row.name;
+      tr.dataset.after = String(row.after);
+      body.append(tr);
+    }
+    table.append(element("thead", {}, head), body);
+    parts.push(element("p", { text: t("residencyEvictStayedIntro", [String(stayed.length)]) }), table);
+    if (stayed.length > EVICT_ROWS) {
+      parts.push(element("p", { text: t("residencyEvictMore", [String(stayed.length - EVICT_ROWS)]), className: "detail" }));
+    }
+  } else if (hidden.length < rows.length) {
+    parts.push(element("p", { text: t("residencyEvictAllDropped") }));
+  }
+  if (hidden.length > 0) {
+    parts.push(element("p", { text: t("residencyEvictHidden", [String(hidden.length)]), className: "detail" }));
+  }
+  for (const row of failed) {
+    parts.push(element("p", { text: t("residencyEvictFileError", [row.name, row.error ?? "—"]), className: "detail res-error" }));
+  }
+  box.replaceChildren(...parts);
+  box.dataset.files = String(rows.length);
+  box.hidden = false;
+}
+
+function onEvict(op, { fresh }) {
+  if (op.state === "running") {
+    busy.evict = true;
+    setResult(t("residencyEvicting"), "evict-running");
+  } else {
+    busy.evict = false;
+    if (op.state === "ok") {
+      setResult("", "evict-ok");
+      showEvictResult(op.result ?? {});
+    } else {
+      setResult(errorWords(op.error, "residencyDoingEvict"), `evict-${op.error?.code ?? "error"}`);
+    }
+    if (fresh && changedCache(op)) {
+      refreshResidency();
+    }
+  }
+  updateButtons();
+}
+
+function askEvict() {
+  const dialog = $("residency-evict-dialog");
+  dialog.returnValue = "";
+  dialog.showModal();
+  $("residency-evict-no").focus();
+}
+
+async function evict() {
+  busy.evict = true;
+  $("residency-evict-result").hidden = true;
+  updateButtons();
+  try {
+    await relay.request("evict", { files: null });
+  } catch (error) {
+    if (busy.evict && error?.params?.kind === "relay") {
+      busy.evict = false;
+      setResult(errorWords(error, "residencyDoingEvict"), "evict-error");
+    }
+    if (error?.code === HOST_MISSING) {
+      showHostMissing(true, error.message);
+    }
+  } finally {
+    updateButtons();
+  }
+}
+
+export async function initResidency() {
+  const section = $("residency");
+  if (!section) {
+    return;
+  }
+  $("residency-preload").addEventListener("click", startPreload);
+  $("residency-cancel").addEventListener("click", () => {
+    if (busy.preloadOp !== null) {
+      $("residency-cancel").disabled = true;
+      relay.cancel(busy.preloadOp).catch(() => {});
+    }
+  });
+  $("residency-evict").addEventListener("click", askEvict);
+  $("residency-evict-dialog").addEventListener("close", () => {
+    if ($("residency-evict-dialog").returnValue === "evict") {
+      evict();
+    }
+  });
+  $("residency-refresh").addEventListener("click", () => refreshResidency());
+  // Operations of every UI (this page, the popup, another tab) arrive here; those that were
+  // already over when this page opened are shown but do not trigger a refresh.
+  let welcomed = false;
+  relay.onOperation((op) => {
+    const fresh = welcomed || op.state === "running";
+    if (op.command === "preload") {
+      onPreload(op, { fresh });
+    } else if (op.command === "evict") {
+      onEvict(op, { fresh });
+    }
+  });
+  relay.onHost(({ state, message }) => {
+    welcomed = true;
+    if (state === "missing") {
+      showHostMissing(true, message);
+    }
+  });
+  updateButtons();
+  await refreshResidency();
+}
