@@ -329,3 +329,25 @@ export async function readStartupPage(driver) {
     };
   });
 }
+
+/**
+ * Runs `script` (a function body; `arguments` as in executeAsyncScript, the last one is the
+ * callback `done`) in the chrome context and switches back to content. It may use Services,
+ * ChromeUtils, gBrowser. Example: inChrome(driver, "arguments[0](Services.appinfo.version)").
+ */
+export async function inChrome(driver, script, ...args) {
+  await driver.setContext(firefox.Context.CHROME);
+  try {
+    return await driver.executeAsyncScript(script, ...args);
+  } finally {
+    await driver.setContext(firefox.Context.CONTENT);
+  }
+}
+
+/** Waits until the current tab's page has finished its first render (body[data-ready]). */
+export function waitForPageReady(driver, what = "the page") {
+  return waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
+    timeout: 15000,
+    message: `${what} to finish loading (body[data-ready])`,
+  });
+}

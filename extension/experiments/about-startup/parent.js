@@ -1,31 +1,184 @@
-/* Parent-process side of the aboutStartup experiment API.
- * Loaded by Firefox as a plain script (not a module) in a privileged sandbox
- * that provides ExtensionAPI and Services. */
+/* The aboutStartup experiment: Firefox's startup milestones, and the real about:startup address.
+ *
+ * This one classic script runs in two places (docs/design/about-startup-url.md):
+ *  1. as the experiment's parent script (manifest experiment_apis), in Firefox's privileged
+ *     sandbox that defines ExtensionAPI: it defines this.aboutStartup;
+ *  2. as a process script (Services.ppmm.loadProcessScript) in every content process, where
+ *     ExtensionAPI does not exist: it registers about:startup there too, because the content
+ *     process re-creates the channel for about:startup itself and the document is built from
+ *     *its* channel.
+ * Both need the same about module. The design note kept two copies (parent.js and
+ * about-child.js), because the parent script cannot load the add-on's own files
+ * (loadSubScript: "Trying to load untrusted URI"). Loading this very file as the process script
+ * needs no copy at all. Process scripts share one global per process and later loads of another
+ * URL (re-install, update) run in it again: so nothing is declared at the top level, the whole
+ * file is one function. */
+/* global Components, Ci, ExtensionUtils -- both roles' privileged globals (ESLint config lists the rest) */
 "use strict";
 
-/**
- * Turns Services.startup.getStartupInfo()'s {name: Date} into {name: ms since epoch}.
- * A milestone that is not a valid, positive time is left out: missing stays missing, never 0.
- */
-function milestonesFromStartupInfo(info) {
-  const out = {};
-  for (const [name, value] of Object.entries(info ?? {})) {
-    const ms = value != null && typeof value.getTime === "function" ? value.getTime() : Number.NaN;
-    if (Number.isFinite(ms) && ms > 0) {
-      out[name] = ms;
-    }
-  }
-  return out;
-}
+(function aboutStartupScript(global) {
+  const CONTRACT_ID = "@mozilla.org/network/protocol/about;1?what=startup";
+  // Fixed, so that a later run (enable, update, re-install) can register it again after unregister.
+  const CLASS_ID = "{8f0c7d2e-5b1a-4c3e-9a55-1d2b3c4d5e6f}";
+  const SHARED_KEY = "aboutStartup:pageURL"; // Services.ppmm.sharedData: the page URL for children
+  const MSG_UNREGISTER = "aboutStartup:unregister"; // parent -> every content process
+  const PAGE = "page/startup.html";
 
-this.aboutStartup = class extends ExtensionAPI {
-  getAPI() {
+  const registrar = () => Components.manager.QueryInterface(Ci.nsIComponentRegistrar);
+
+  /** The about module that shows `pageURL` (the moz-extension page) at the address about:startup. */
+  function aboutModule(pageURL) {
     return {
-      aboutStartup: {
-        async getStartupInfo() {
-          return milestonesFromStartupInfo(Services.startup.getStartupInfo());
-        },
+      QueryInterface: ChromeUtils.generateQI(["nsIAboutModule"]),
+      getURIFlags() {
+        // Extension process + Firefox UI identity. Not URI_SAFE_FOR_UNTRUSTED_CONTENT: web pages
+        // must not load it, and with it nsAboutProtocolHandler would reset the owner to null.
+        return Ci.nsIAboutModule.URI_MUST_LOAD_IN_EXTENSION_PROCESS | Ci.nsIAboutModule.IS_SECURE_CHROME_UI;
+      },
+      getChromeURI() {
+        return Services.io.newURI(pageURL);
+      },
+      newChannel(aboutURI, loadInfo) {
+        const pageURI = Services.io.newURI(pageURL);
+        const channel = Services.io.newChannelFromURIWithLoadInfo(pageURI, loadInfo);
+        channel.originalURI = aboutURI; // the document's URL stays about:startup
+        // The extension's principal: extension process, browser.* APIs in the page.
+        channel.owner = Services.scriptSecurityManager.createContentPrincipal(pageURI, loadInfo.originAttributes);
+        // Relative URLs in the page resolve against the moz-extension page, not about:startup.
+        channel.QueryInterface(Ci.nsIWritablePropertyBag2).setPropertyAsInterface("baseURI", pageURI);
+        return channel;
       },
     };
   }
-};
+
+  /** Registers about:startup in this process; the factory (to unregister), or null if taken. */
+  function register(pageURL) {
+    if (registrar().isContractIDRegistered(CONTRACT_ID)) {
+      return null; // someone else's (another add-on, a future built-in page): never clobber
+    }
+    const module = aboutModule(pageURL);
+    const factory = {
+      QueryInterface: ChromeUtils.generateQI(["nsIFactory"]),
+      createInstance: (iid) => module.QueryInterface(iid),
+    };
+    registrar().registerFactory(Components.ID(CLASS_ID), "about:startup", CONTRACT_ID, factory);
+    return factory;
+  }
+
+  function unregister(factory) {
+    const classID = Components.ID(CLASS_ID);
+    if (factory && registrar().isCIDRegistered(classID)) {
+      registrar().unregisterFactory(classID, factory);
+    }
+  }
+
+  /**
+   * Services.startup.getStartupInfo()'s {name: Date} as {name: ms since epoch}. A milestone that
+   * is not a valid, positive time is left out: missing stays missing, never 0.
+   */
+  function milestonesFromStartupInfo(info) {
+    const out = {};
+    for (const [name, value] of Object.entries(info ?? {})) {
+      const ms = value != null && typeof value.getTime === "function" ? value.getTime() : Number.NaN;
+      if (Number.isFinite(ms) && ms > 0) {
+        out[name] = ms;
+      }
+    }
+    return out;
+  }
+
+  // 2. Process script in a content process: register now, unregister on the parent's word.
+  if (typeof ExtensionAPI !== "function") {
+    if (Services.appinfo.processType === Ci.nsIXULRuntime.PROCESS_TYPE_DEFAULT) {
+      return; // the parent runs process scripts too; the experiment registers there itself
+    }
+    const pageURL = Services.cpmm.sharedData.get(SHARED_KEY);
+    const factory = pageURL ? register(pageURL) : null;
+    if (factory) {
+      const listener = {
+        receiveMessage() {
+          Services.cpmm.removeMessageListener(MSG_UNREGISTER, listener);
+          unregister(factory);
+        },
+      };
+      Services.cpmm.addMessageListener(MSG_UNREGISTER, listener);
+    }
+    return;
+  }
+
+  // 1. The experiment API in the parent process.
+  let startups = 0; // makes each run's process-script URL unique (see onStartup)
+
+  global.aboutStartup = class extends ExtensionAPI {
+    // Firefox calls this when the extension starts (browser start, install, enable, update,
+    // reload) because the manifest lists "events": ["startup"] for this experiment.
+    onStartup() {
+      const { extension } = this;
+      const pageURL = extension.baseURI.resolve(PAGE);
+      this.factory = register(pageURL); // parent process, synchronously
+      if (!this.factory) {
+        return;
+      }
+      this.pageURL = pageURL;
+      // Children read the page URL from shared data: flush it before any of them runs the script.
+      Services.ppmm.sharedData.set(SHARED_KEY, pageURL);
+      Services.ppmm.sharedData.flush();
+      // Content processes cache process scripts by URL for their lifetime: an update keeps the
+      // UUID, so without the query the new version would run the old cached code.
+      startups += 1;
+      this.processScriptURL = `${extension.baseURI.resolve("experiments/about-startup/parent.js")}?run=${Date.now()}-${startups}`;
+      // true: also every content process started later (preallocated ones become extension/web).
+      Services.ppmm.loadProcessScript(this.processScriptURL, true);
+    }
+
+    // Disable, uninstall, update, reload: isAppShutdown is false. Quit: true, and nothing is
+    // needed because the registrations die with the processes.
+    onShutdown(isAppShutdown) {
+      if (!this.factory || isAppShutdown) {
+        return;
+      }
+      Services.ppmm.removeDelayedProcessScript(this.processScriptURL);
+      Services.ppmm.broadcastAsyncMessage(MSG_UNREGISTER);
+      Services.ppmm.sharedData.delete(SHARED_KEY);
+      Services.ppmm.sharedData.flush();
+      unregister(this.factory);
+      this.factory = null;
+      this.pageURL = null;
+    }
+
+    getAPI() {
+      const api = this;
+      return {
+        aboutStartup: {
+          async getStartupInfo() {
+            return milestonesFromStartupInfo(Services.startup.getStartupInfo());
+          },
+          async status() {
+            return {
+              registered: registrar().isContractIDRegistered(CONTRACT_ID),
+              ours: Boolean(api.factory),
+            };
+          },
+          // tabs.create() refuses about:startup ("Illegal URL": the extension's principal may not
+          // load a privileged about: page), so the page is opened here with the system principal,
+          // as typing it in the address bar does.
+          async openPage(where) {
+            if (!api.factory) {
+              throw new ExtensionUtils.ExtensionError("about:startup is not this extension's page");
+            }
+            const { BrowserWindowTracker } = ChromeUtils.importESModule(
+              "resource:///modules/BrowserWindowTracker.sys.mjs",
+            );
+            const window = BrowserWindowTracker.getTopWindow(
+              api.extension.privateBrowsingAllowed ? {} : { private: false },
+            );
+            if (!window) {
+              throw new ExtensionUtils.ExtensionError("no browser window to open about:startup in");
+            }
+            window.openTrustedLinkIn("about:startup", where);
+          },
+        },
+      };
+    }
+  };
+})(this);

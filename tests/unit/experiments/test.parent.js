@@ -1,37 +1,285 @@
-// Runs the experiment's parent script as Firefox does (a classic script defining
-// this.aboutStartup) in a node:vm context with fake ExtensionAPI and Services.
+// Runs the experiment script as Firefox does (a classic script) in node:vm contexts with fake
+// XPCOM: once as the experiment's parent script (ExtensionAPI defined) and once as the process
+// script of a content process (no ExtensionAPI), the two roles docs/design/about-startup-url.md
+// describes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import vm from "node:vm";
 
-const source = fs.readFileSync(
-  new URL("../../../extension/experiments/about-startup/parent.js", import.meta.url),
-  "utf8",
-);
+const SCRIPT = "experiments/about-startup/parent.js";
+const source = fs.readFileSync(new URL(`../../../extension/${SCRIPT}`, import.meta.url), "utf8");
+const CONTRACT_ID = "@mozilla.org/network/protocol/about;1?what=startup";
+const BASE = "moz-extension://uuid-1/";
 
-function loadApi(startupInfo) {
-  const sandbox = {
-    ExtensionAPI: class {},
-    Services: { startup: { getStartupInfo: () => startupInfo } },
+/** The component registrar of one process. */
+function fakeRegistrar() {
+  const byContract = new Map();
+  const byClass = new Map();
+  return {
+    byContract,
+    isContractIDRegistered: (contract) => byContract.has(contract),
+    isCIDRegistered: (cid) => byClass.has(cid),
+    registerFactory(cid, name, contract, factory) {
+      byClass.set(cid, factory);
+      byContract.set(contract, { cid, factory });
+    },
+    unregisterFactory(cid, factory) {
+      assert.equal(byClass.get(cid), factory, "unregisterFactory gets the registered factory");
+      byClass.delete(cid);
+      for (const [contract, entry] of byContract) {
+        if (entry.cid === cid) byContract.delete(contract);
+      }
+    },
   };
-  vm.createContext(sandbox);
-  vm.runInContext(source, sandbox);
-  return new sandbox.aboutStartup().getAPI({}).aboutStartup;
 }
 
-test("Dates become ms since epoch", async () => {
-  const api = loadApi({ process: new Date(1000), main: new Date(1500) });
+/** Fake message managers: the parent's ppmm and one content process's cpmm sharing data. */
+function fakeMessaging() {
+  const shared = new Map();
+  const listeners = new Map();
+  const log = [];
+  const ppmm = {
+    sharedData: {
+      set: (key, value) => shared.set(key, value),
+      delete: (key) => shared.delete(key),
+      flush: () => log.push("flush"),
+    },
+    loadProcessScript: (url, delayed) => log.push(["load", url, delayed]),
+    removeDelayedProcessScript: (url) => log.push(["remove", url]),
+    broadcastAsyncMessage(name) {
+      log.push(["broadcast", name]);
+      for (const listener of [...(listeners.get(name) ?? [])]) listener.receiveMessage({ name });
+    },
+  };
+  const cpmm = {
+    sharedData: { get: (key) => shared.get(key) },
+    addMessageListener(name, listener) {
+      listeners.set(name, [...(listeners.get(name) ?? []), listener]);
+    },
+    removeMessageListener(name, listener) {
+      listeners.set(name, (listeners.get(name) ?? []).filter((l) => l !== listener));
+    },
+  };
+  return { shared, listeners, log, ppmm, cpmm };
+}
+
+const PROCESS_TYPE_DEFAULT = 0;
+const PROCESS_TYPE_CONTENT = 2;
+
+function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, extensionAPI = true }) {
+  const globals = {
+    Components: {
+      manager: { QueryInterface: () => registrar },
+      ID: (id) => id,
+    },
+    Ci: {
+      nsIComponentRegistrar: "nsIComponentRegistrar",
+      nsIWritablePropertyBag2: "nsIWritablePropertyBag2",
+      nsIAboutModule: { URI_MUST_LOAD_IN_EXTENSION_PROCESS: 1 << 6, IS_SECURE_CHROME_UI: 1 << 8 },
+      nsIXULRuntime: { PROCESS_TYPE_DEFAULT },
+    },
+    ChromeUtils: {
+      generateQI: () =>
+        function QueryInterface() {
+          return this;
+        },
+    },
+    Services: {
+      appinfo: { processType },
+      startup: { getStartupInfo: () => startupInfo },
+      ppmm: messaging.ppmm,
+      cpmm: messaging.cpmm,
+      io: {
+        newURI: (spec) => ({ spec }),
+        newChannelFromURIWithLoadInfo: (uri, loadInfo) => {
+          const properties = {};
+          return {
+            URI: uri,
+            loadInfo,
+            properties,
+            QueryInterface() {
+              return { setPropertyAsInterface: (name, value) => (properties[name] = value) };
+            },
+          };
+        },
+      },
+      scriptSecurityManager: {
+        createContentPrincipal: (uri, originAttributes) => ({ principalOf: uri.spec, originAttributes }),
+      },
+    },
+  };
+  if (extensionAPI) {
+    globals.ExtensionUtils = { ExtensionError: class ExtensionError extends Error {} };
+    globals.ExtensionAPI = class {
+      constructor(extension) {
+        this.extension = extension;
+      }
+    };
+  }
+  return globals;
+}
+
+/** The experiment in the parent process: returns the ExtensionAPI instance. */
+function loadParent({ registrar = fakeRegistrar(), messaging = fakeMessaging(), startupInfo } = {}) {
+  const context = vm.createContext(fakeGlobals({ registrar, messaging, processType: PROCESS_TYPE_DEFAULT, startupInfo }));
+  vm.runInContext(source, context);
+  const extension = {
+    baseURI: { resolve: (path) => BASE + path },
+    privateBrowsingAllowed: false,
+  };
+  const instance = new context.aboutStartup(extension);
+  return { instance, api: instance.getAPI({}).aboutStartup, registrar, messaging, context };
+}
+
+/** The same file as a content process's process script. */
+function loadChild({ registrar = fakeRegistrar(), messaging, processType = PROCESS_TYPE_CONTENT }) {
+  const context = vm.createContext(fakeGlobals({ registrar, messaging, processType, extensionAPI: false }));
+  vm.runInContext(source, context);
+  return { registrar, context };
+}
+
+test("getStartupInfo: Dates become ms since epoch", async () => {
+  const { api } = loadParent({ startupInfo: { process: new Date(1000), main: new Date(1500) } });
   assert.deepEqual({ ...(await api.getStartupInfo()) }, { process: 1000, main: 1500 });
 });
 
-test("invalid, zero and non-Date milestones are left out, not 0", async () => {
-  const api = loadApi({
-    process: new Date(1000),
-    sessionRestored: new Date(Number.NaN),
-    firstPaint: new Date(0),
-    weird: "yesterday",
-    nothing: null,
+test("getStartupInfo: invalid, zero and non-Date milestones are left out, not 0", async () => {
+  const { api } = loadParent({
+    startupInfo: {
+      process: new Date(1000),
+      sessionRestored: new Date(Number.NaN),
+      firstPaint: new Date(0),
+      weird: "yesterday",
+      nothing: null,
+    },
   });
   assert.deepEqual({ ...(await api.getStartupInfo()) }, { process: 1000 });
+});
+
+test("the script declares nothing at the top level (process scripts share one global per process)", () => {
+  const { context } = loadChild({ messaging: fakeMessaging() });
+  assert.deepEqual(
+    Object.keys(context).filter((k) => !["Components", "Ci", "ChromeUtils", "Services"].includes(k)),
+    [],
+  );
+  // A second load (re-install, update: another URL in the same global) must not throw.
+  vm.runInContext(source, context);
+});
+
+test("startup registers in the parent, shares the page URL, then loads itself into every process", async () => {
+  const { instance, api, registrar, messaging } = loadParent();
+  assert.deepEqual({ ...(await api.status()) }, { registered: false, ours: false });
+  instance.onStartup();
+  assert.ok(registrar.isContractIDRegistered(CONTRACT_ID));
+  assert.equal(messaging.shared.get("aboutStartup:pageURL"), `${BASE}page/startup.html`);
+  const load = messaging.log.find((entry) => entry[0] === "load");
+  assert.ok(messaging.log.indexOf("flush") < messaging.log.indexOf(load), "shared data flushed before the script loads");
+  assert.match(load[1], new RegExp(`^${BASE}${SCRIPT}\\?run=`), "the process script is this very file");
+  assert.equal(load[2], true, "also for processes started later");
+  assert.deepEqual({ ...(await api.status()) }, { registered: true, ours: true });
+});
+
+test("each start loads the process script under a new URL (content processes cache scripts by URL)", () => {
+  const messaging = fakeMessaging();
+  const registrar = fakeRegistrar();
+  const first = loadParent({ registrar, messaging });
+  first.instance.onStartup();
+  first.instance.onShutdown(false);
+  const second = loadParent({ registrar, messaging });
+  second.instance.onStartup();
+  const loads = messaging.log.filter((entry) => entry[0] === "load").map((entry) => entry[1]);
+  assert.equal(loads.length, 2);
+  assert.notEqual(loads[0], loads[1]);
+});
+
+test("the about module: extension page, about:startup as URL, extension principal, base URI", () => {
+  const { instance, registrar } = loadParent();
+  instance.onStartup();
+  const { factory } = registrar.byContract.get(CONTRACT_ID);
+  const module = factory.createInstance("nsIAboutModule");
+  assert.equal(module.getURIFlags(), (1 << 6) | (1 << 8));
+  const aboutURI = { spec: "about:startup" };
+  const loadInfo = { originAttributes: { userContextId: 0 } };
+  const channel = module.newChannel(aboutURI, loadInfo);
+  const page = `${BASE}page/startup.html`;
+  assert.equal(channel.URI.spec, page);
+  assert.equal(channel.loadInfo, loadInfo);
+  assert.equal(channel.originalURI, aboutURI);
+  assert.deepEqual({ ...channel.owner }, { principalOf: page, originAttributes: loadInfo.originAttributes });
+  assert.equal(channel.properties.baseURI.spec, page);
+  assert.equal(module.getChromeURI().spec, page);
+});
+
+test("a content process registers from shared data and unregisters on the parent's message", () => {
+  const messaging = fakeMessaging();
+  const parent = loadParent({ messaging });
+  parent.instance.onStartup();
+  const child = loadChild({ messaging });
+  assert.ok(child.registrar.isContractIDRegistered(CONTRACT_ID));
+  const module = child.registrar.byContract.get(CONTRACT_ID).factory.createInstance("nsIAboutModule");
+  assert.equal(module.newChannel({ spec: "about:startup" }, { originAttributes: {} }).URI.spec, `${BASE}page/startup.html`);
+
+  parent.instance.onShutdown(false);
+  assert.equal(child.registrar.isContractIDRegistered(CONTRACT_ID), false);
+  assert.deepEqual(messaging.listeners.get("aboutStartup:unregister"), [], "the listener removed itself");
+});
+
+test("shutdown for disable/uninstall/update/reload unregisters everywhere; quit does nothing", async () => {
+  const quit = loadParent();
+  quit.instance.onStartup();
+  quit.instance.onShutdown(true);
+  assert.ok(quit.registrar.isContractIDRegistered(CONTRACT_ID), "quit: left to die with the process");
+  assert.equal(
+    quit.messaging.log.some((entry) => entry[0] === "broadcast"),
+    false,
+  );
+
+  const { instance, api, registrar, messaging } = loadParent();
+  instance.onStartup();
+  const url = messaging.log.find((entry) => entry[0] === "load")[1];
+  instance.onShutdown(false);
+  assert.equal(registrar.isContractIDRegistered(CONTRACT_ID), false);
+  assert.equal(messaging.shared.has("aboutStartup:pageURL"), false);
+  assert.deepEqual(
+    messaging.log.filter((entry) => entry[0] === "remove"),
+    [["remove", url]],
+  );
+  assert.ok(messaging.log.some((entry) => entry[0] === "broadcast" && entry[1] === "aboutStartup:unregister"));
+  assert.deepEqual({ ...(await api.status()) }, { registered: false, ours: false });
+
+  // enable again (same instance kind, new start): registers again
+  const again = loadParent({ registrar, messaging });
+  again.instance.onStartup();
+  assert.ok(registrar.isContractIDRegistered(CONTRACT_ID));
+});
+
+test("never clobbers an about:startup that someone else registered, nor removes it", async () => {
+  const registrar = fakeRegistrar();
+  const theirs = { theirs: true };
+  registrar.registerFactory("{other}", "about:startup", CONTRACT_ID, theirs);
+  const { instance, api, messaging } = loadParent({ registrar });
+  instance.onStartup();
+  assert.equal(registrar.byContract.get(CONTRACT_ID).factory, theirs);
+  assert.equal(messaging.shared.size, 0);
+  assert.equal(messaging.log.length, 0, "no process script, no shared data");
+  assert.deepEqual({ ...(await api.status()) }, { registered: true, ours: false });
+  await assert.rejects(api.openPage("tab"), { name: "Error", message: /not this extension's page/ });
+  instance.onShutdown(false);
+  assert.equal(registrar.byContract.get(CONTRACT_ID).factory, theirs);
+
+  const child = fakeRegistrar();
+  child.registerFactory("{other}", "about:startup", CONTRACT_ID, theirs);
+  const childMessaging = fakeMessaging();
+  childMessaging.shared.set("aboutStartup:pageURL", `${BASE}page/startup.html`);
+  loadChild({ registrar: child, messaging: childMessaging });
+  assert.equal(child.byContract.get(CONTRACT_ID).factory, theirs);
+  assert.equal(childMessaging.listeners.size, 0);
+});
+
+test("in the parent process the process-script role does nothing (the experiment registers there)", () => {
+  const messaging = fakeMessaging();
+  messaging.shared.set("aboutStartup:pageURL", `${BASE}page/startup.html`);
+  const { registrar } = loadChild({ messaging, processType: PROCESS_TYPE_DEFAULT });
+  assert.equal(registrar.isContractIDRegistered(CONTRACT_ID), false);
 });
