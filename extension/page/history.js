@@ -251,7 +251,14 @@ function renderTrend(records, currentId) {
   svg.setAttribute("aria-label", t("historyTrendLabel", [String(points.length)]));
 }
 
-async function render() {
+// One render at a time: two overlapping loads of a corrupt value would back it up twice.
+let rendering = Promise.resolve();
+function render() {
+  rendering = rendering.then(renderNow, renderNow);
+  return rendering;
+}
+
+async function renderNow() {
   const { history } = await loadHistory(browser.storage.local);
   state.history = history;
   state.currentId = state.currentId ?? (await currentStartId());
