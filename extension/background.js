@@ -1,14 +1,14 @@
 import browser from "./lib/browser.js";
+import { openStartupPage } from "./lib/page-url.js";
 import { HOST_NAME } from "./lib/host-client.js";
 import { HostConnection, HostRelay, RELAY_PORT_NAME } from "./lib/host-connection.js";
 import { recordThisStart } from "./lib/recorder.js";
 import { CURRENT_START_KEY } from "./lib/history.js";
 import { startupApi } from "./lib/startup-api.js";
 
-const PAGE = "page/startup.html";
-
-function openPage() {
-  return browser.tabs.create({ url: browser.runtime.getURL(PAGE) });
+// about:startup in full mode, the extension's own page in basic mode (lib/page-url.js).
+function openPage(options) {
+  return openStartupPage(browser, options);
 }
 
 // The one native-host connection (lib/host-connection.js): opened on the first request, opened
@@ -33,6 +33,12 @@ browser.runtime.onInstalled.addListener(({ temporary }) => {
 
 browser.action.onClicked.addListener(() => {
   openPage();
+});
+
+// Typing "startup" and Enter in the address bar opens the page where the address bar says.
+browser.omnibox.setDefaultSuggestion({ description: browser.i18n.getMessage("aboutOmniboxSuggestion") });
+browser.omnibox.onInputEntered.addListener((text, disposition) => {
+  openPage({ disposition });
 });
 
 // Startup history (lib/recorder.js): one record per Firefox process start. The onStartup listener

@@ -7,6 +7,7 @@ import { initResidency } from "./residency.js";
 import { detectMode, FULL } from "../lib/mode.js";
 import { startupApi } from "../lib/startup-api.js";
 import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
+import { drawTimeline } from "./timeline.js";
 import { initHistory } from "./history.js";
 import { initCompare } from "./compare.js";
 
@@ -82,6 +83,7 @@ async function showMilestones() {
   table.hidden = rows.length === 0;
   status.dataset.state = rows.length === 0 ? "empty" : "ready";
   status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
+  drawTimeline(rows, origin);
 }
 
 function showHostState(state, message) {
