@@ -7,6 +7,7 @@ import { detectMode } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
 import { startupApi } from "../lib/startup-api.js";
 import { historyState, onHistoryChange } from "./history.js";
+import { relay } from "./relay.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 const $ = (id) => document.getElementById(id);
@@ -23,6 +24,28 @@ const imports = [];
  */
 export function setResidency(reply, measuredAt = Date.now()) {
   latestResidency = residencySummary(reply, measuredAt);
+}
+
+/**
+ * The residency summary for an export: the one the residency panel handed over, else a fresh one
+ * from the host (totals only; at most `timeout` ms), else null (no host: the export says null).
+ */
+async function residencyForExport({ timeout = 15000 } = {}) {
+  if (latestResidency) {
+    return latestResidency;
+  }
+  let timer;
+  const expired = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(null), timeout);
+  });
+  try {
+    const reply = await Promise.race([relay.request("residency", { files: null, mapped: true }), expired]);
+    return reply ? residencySummary(reply, Date.now()) : null;
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function el(tag, { text, className, attrs } = {}) {
@@ -74,7 +97,7 @@ async function exportJson() {
     history: records,
     trimmed,
     environment: await environment(records, currentId),
-    residency: latestResidency,
+    residency: await residencyForExport(),
     exportedAt: now.getTime(),
   });
   const filename = exportFileName(now);

@@ -153,6 +153,8 @@ describe("startup history, export and import (full mode, real host)", () => {
     assert.deepEqual(doc.current.milestones, current.milestones, "the current start's milestones");
     assert.ok(doc.current.io && doc.current.io.readBytes >= 0, "I/O figures from the host");
     assert.ok(doc.history.some((r) => r.id === current.id));
+    assert.ok(doc.residency?.groups?.install, "the residency summary's install-folder totals");
+    assert.ok(doc.residency.groups.install.files > 0);
     ctx.exported = file;
   });
 
