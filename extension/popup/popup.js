@@ -1,0 +1,181 @@
+// The toolbar popup: cached MB of Firefox's files, the last start, Preload, and the way to the
+// page. The host is reached through the background (page/relay.js): a preload started here keeps
+// running when the popup closes, and the popup shows a running one when it opens again.
+import browser from "../lib/browser.js";
+import { HISTORY_KEY, readHistory } from "../lib/history.js";
+import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
+import { formatCount, formatMs } from "../lib/format.js";
+import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
+import { buildResidency, formatMB, formatPercent, formatRate, progressView } from "../lib/residency.js";
+import { relay } from "../page/relay.js";
+
+const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
+const $ = (id) => document.getElementById(id);
+
+function localize() {
+  for (const element of document.querySelectorAll("[data-i18n]")) {
+    element.textContent = t(element.dataset.i18n);
+  }
+}
+
+function hostMissing(show) {
+  $("popup-host-missing").hidden = !show;
+}
+
+async function showCached() {
+  const section = $("popup-cache");
+  section.dataset.state = "loading";
+  $("popup-cached").textContent = t("popupCachedLoading");
+  const files = [];
+  try {
+    const summary = await relay.request(
+      "residency",
+      { files: null, mapped: true },
+      { onEvent: (event, data) => event === "file" && files.push(data) },
+    );
+    const { totals } = buildResidency(files, summary).groups.install;
+    hostMissing(false);
+    const bar = $("popup-cached-bar");
+    if (typeof totals.cachedBytes === "number") {
+      section.dataset.state = "exact";
+      section.dataset.cachedBytes = String(totals.cachedBytes);
+      $("popup-cached").textContent = t("popupCachedOf", [formatMB(totals.cachedBytes), formatMB(totals.size), formatPercent(totals.fraction)]);
+      bar.firstElementChild.style.width = `${totals.fraction * 100}%`;
+      bar.hidden = false;
+      $("popup-cached-detail").textContent = "";
+    } else {
+      section.dataset.state = "hidden";
+      $("popup-cached").textContent = t("popupHidden");
+      const mapped = typeof totals.mappedBytes === "number" ? ` ${t("popupMapped", [formatMB(totals.mappedBytes)])}` : "";
+      $("popup-cached-detail").textContent = `${t("popupHiddenReason")}${mapped}`;
+      bar.hidden = true;
+    }
+  } catch (error) {
+    section.dataset.state = error?.code === HOST_MISSING ? "missing" : "error";
+    $("popup-cached").textContent = error?.code === HOST_MISSING ? t("popupNoHost") : t("popupCachedError", [error?.message ?? String(error)]);
+    $("popup-cached-detail").textContent = "";
+    hostMissing(error?.code === HOST_MISSING);
+  }
+}
+
+async function showLastStart() {
+  const element = $("popup-last");
+  let record;
+  try {
+    const stored = await browser.storage.local.get(HISTORY_KEY);
+    record = readHistory(stored?.[HISTORY_KEY]).history.records.at(-1) ?? null;
+  } catch (error) {
+    element.textContent = t("popupLastStartError", [error?.message ?? String(error)]);
+    element.dataset.state = "error";
+    return;
+  }
+  if (!record) {
+    element.textContent = t("popupNoStart");
+    element.dataset.state = "none";
+    return;
+  }
+  const ms = record.milestones?.sessionRestored;
+  if (typeof ms === "number" && Number.isFinite(ms)) {
+    element.textContent = t("popupLastStart", [formatMs(ms), new Date(record.processStart).toLocaleString()]);
+    element.dataset.state = "ready";
+    element.dataset.ms = String(ms);
+  } else {
+    element.textContent = t(record.mode === "basic" ? "popupLastStartBasic" : "popupLastStartNoSessionRestored");
+    element.dataset.state = "missing";
+  }
+}
+
+const preload = { op: null, running: false };
+
+function showPreload(op) {
+  if (op.command !== "preload") {
+    return;
+  }
+  const box = $("popup-progress");
+  const result = $("popup-result");
+  if (op.state === "running") {
+    if (!preload.running) {
+      box.dataset.maxFraction = "0";
+    }
+    preload.running = true;
+    preload.op = op.id;
+    const view = progressView(op.progress);
+    box.hidden = false;
+    result.hidden = true;
+    if (typeof view.fraction === "number") {
+      $("popup-progress-bar").value = view.fraction;
+      box.dataset.maxFraction = String(Math.max(Number(box.dataset.maxFraction), view.fraction));
+    }
+    $("popup-progress-text").textContent =
+      view.bytesTotal === null ? t("popupPreloadStarting") : t("popupPreloadBytes", [formatMB(view.bytesDone), formatMB(view.bytesTotal)]);
+    $("popup-progress-file").textContent = view.currentFile ?? "";
+  } else {
+    const wasRunning = preload.running;
+    preload.running = false;
+    preload.op = null;
+    box.hidden = true;
+    result.hidden = false;
+    result.dataset.state = op.state === "ok" ? "ok" : (op.error?.code ?? "error");
+    if (op.state === "ok") {
+      const r = op.result ?? {};
+      result.textContent = t("popupPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)]);
+    } else if (op.error?.code === "cancelled") {
+      result.textContent = t("popupPreloadCancelled");
+    } else if (op.error?.code === HOST_DISCONNECTED) {
+      result.textContent = t("popupHostStopped", [op.error.message]);
+    } else if (op.error?.code === HOST_MISSING) {
+      result.textContent = t("popupNoHost");
+      hostMissing(true);
+    } else {
+      result.textContent = t("popupPreloadFailed", [op.error?.message ?? "—"]);
+    }
+    if (wasRunning) {
+      showCached();
+    }
+  }
+  $("popup-preload").disabled = preload.running;
+  $("popup-cancel").hidden = !preload.running;
+  $("popup-cancel").disabled = false;
+}
+
+async function startPreload() {
+  $("popup-preload").disabled = true;
+  try {
+    await relay.request("preload", { files: null, idle: true });
+  } catch {
+    // shown from the operation broadcast (showPreload)
+  } finally {
+    $("popup-preload").disabled = preload.running;
+  }
+}
+
+async function setUpLink() {
+  const link = $("popup-open");
+  const aboutRegistered = await isAboutRegistered(browser);
+  link.href = pageUrl({ aboutRegistered, getURL: (path) => browser.runtime.getURL(path) });
+  link.textContent = t(aboutRegistered ? "popupOpenAbout" : "popupOpenPage");
+  link.dataset.mode = aboutRegistered ? "full" : "basic";
+  link.addEventListener("click", async (event) => {
+    event.preventDefault();
+    await openStartupPage(browser);
+    window.close();
+  });
+}
+
+async function main() {
+  localize();
+  relay.onOperation(showPreload);
+  relay.onHost(({ state }) => hostMissing(state === "missing"));
+  $("popup-preload").addEventListener("click", startPreload);
+  $("popup-cancel").addEventListener("click", () => {
+    if (preload.op !== null) {
+      $("popup-cancel").disabled = true;
+      relay.cancel(preload.op).catch(() => {});
+    }
+  });
+  relay.start();
+  await Promise.all([showCached(), showLastStart(), setUpLink()]);
+  document.body.dataset.ready = "true";
+}
+
+main();

@@ -1,0 +1,130 @@
+// The toolbar popup, opened as a page (WebDriver cannot open the real popup): cached MB or
+// hidden, the last start, Preload, the link to the page, and the host-missing message.
+import { after, afterEach, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { startFirefox, waitFor } from "./harness.js";
+
+const POPUP = "popup/popup.html";
+
+function readPopup(driver) {
+  return driver.executeScript(() => {
+    const $ = (id) => document.getElementById(id);
+    const shown = (id) => Boolean($(id)) && !$(id).hidden;
+    return {
+      cacheState: $("popup-cache").dataset.state,
+      cached: $("popup-cached").textContent.trim(),
+      cachedDetail: $("popup-cached-detail").textContent.trim(),
+      hostMissingShown: shown("popup-host-missing"),
+      installCommand: document.querySelector("[data-testid=popup-install-command]").textContent.trim(),
+      last: $("popup-last").textContent.trim(),
+      lastState: $("popup-last").dataset.state ?? null,
+      preloadEnabled: !$("popup-preload").disabled,
+      progressShown: shown("popup-progress"),
+      result: shown("popup-result") ? $("popup-result").textContent.trim() : null,
+      resultState: $("popup-result").dataset.state ?? null,
+      link: $("popup-open").textContent.trim(),
+      linkHref: $("popup-open").href,
+    };
+  });
+}
+
+function usePopup(options, prefix) {
+  const ctx = { ff: null };
+  before(async () => {
+    ctx.ff = await startFirefox(options);
+    await ctx.ff.openExtensionPage(POPUP);
+  });
+  afterEach(async (t) => {
+    await ctx.ff?.screenshot(`${prefix}-${t.name}`).catch(() => {});
+  });
+  after(async () => {
+    await ctx.ff?.stop();
+  });
+  return ctx;
+}
+
+describe("popup with the real host (full mode)", () => {
+  const ctx = usePopup({ experiments: true, installHost: true, flavour: "full" }, "popup");
+
+  it("shows the cached MB of Firefox's files (root: exact) or hidden with a reason", async () => {
+    const popup = await waitFor(
+      async () => {
+        const p = await readPopup(ctx.ff.driver);
+        return p.cacheState !== "loading" ? p : null;
+      },
+      { message: "the popup's residency" },
+    );
+    assert.ok(["exact", "hidden"].includes(popup.cacheState), `${popup.cacheState}: ${popup.cached}`);
+    if (popup.cacheState === "exact") {
+      assert.match(popup.cached, /^[\d.,]+ MB cached of [\d.,]+ MB \(\S+ %\)$/);
+    } else {
+      assert.equal(popup.cached, "hidden");
+      assert.match(popup.cachedDetail, /own or can write/);
+    }
+    if (process.getuid?.() === 0) {
+      assert.equal(popup.cacheState, "exact");
+    }
+    assert.equal(popup.hostMissingShown, false);
+  });
+
+  it("shows the last start's time to sessionRestored, or says none is recorded yet", async () => {
+    const { driver } = ctx.ff;
+    // The background records this start once Firefox reports sessionRestored; reopen until then.
+    const popup = await waitFor(
+      async () => {
+        await driver.navigate().refresh();
+        await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
+        const p = await readPopup(driver);
+        return p.lastState === "ready" ? p : null;
+      },
+      { timeout: 30000, interval: 1000, message: "the last start in the popup" },
+    ).catch(async () => readPopup(driver));
+    if (popup.lastState === "ready") {
+      assert.match(popup.last, /^[\d.,]+ ms to sessionRestored \(started .+\)$/);
+    } else {
+      assert.ok(["none", "missing"].includes(popup.lastState), `${popup.lastState}: ${popup.last}`);
+      assert.match(popup.last, /No start recorded yet|sessionRestored/);
+    }
+    console.log(`popup last start: ${popup.last}`);
+  });
+
+  it("links to about:startup in full mode", async () => {
+    const popup = await readPopup(ctx.ff.driver);
+    assert.equal(popup.link, "Open about:startup");
+    assert.equal(popup.linkHref, "about:startup");
+  });
+
+  it("Preload runs in the background and ends with a summary", async () => {
+    const { driver } = ctx.ff;
+    await driver.executeScript(() => document.getElementById("popup-preload").click());
+    const done = await waitFor(
+      async () => {
+        const p = await readPopup(driver);
+        return p.resultState && p.preloadEnabled ? p : null;
+      },
+      { timeout: 120000, interval: 100, message: "the preload to finish" },
+    );
+    assert.equal(done.resultState, "ok", done.result);
+    assert.match(done.result, /^Preloaded [\d.,]+ MB \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\.$/);
+    assert.equal(done.progressShown, false);
+  });
+});
+
+describe("popup without the host", () => {
+  const ctx = usePopup({ experiments: true, installHost: false, flavour: "full" }, "popup-no-host");
+
+  it("says the host is missing and shows the install command", async () => {
+    const popup = await waitFor(
+      async () => {
+        const p = await readPopup(ctx.ff.driver);
+        return p.cacheState !== "loading" ? p : null;
+      },
+      { message: "the popup's residency" },
+    );
+    assert.equal(popup.cacheState, "missing");
+    assert.equal(popup.hostMissingShown, true);
+    assert.equal(popup.installCommand, "about-startup-host install");
+    assert.match(popup.cached, /not installed/);
+    assert.ok(popup.last.length > 0, "the last start does not depend on the host");
+  });
+});
