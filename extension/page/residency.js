@@ -239,6 +239,8 @@ export async function refreshResidency() {
     );
     showHostMissing(false);
     showResidency(buildResidency(files, summary));
+    // the export (page/compare.js) takes the latest summary's totals from here
+    document.dispatchEvent(new CustomEvent("about-startup:residency", { detail: summary }));
   } catch (error) {
     $("residency").dataset.state = error?.code === HOST_MISSING ? "missing" : "error";
     $("residency").dataset.errorCode = error?.code ?? "";

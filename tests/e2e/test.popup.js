@@ -5,6 +5,10 @@ import assert from "node:assert/strict";
 import { startFirefox, waitFor } from "./harness.js";
 
 const POPUP = "popup/popup.html";
+// Firefox suspends an idle MV3 event page after this long (default 30 s). Short here, so the
+// tests see what happens to the popup's port to the background: an open native port keeps the
+// background alive; without one it is suspended and the next request wakes it again.
+const IDLE = { "extensions.background.idle.timeout": 1000 };
 
 function readPopup(driver) {
   return driver.executeScript(() => {
@@ -44,7 +48,7 @@ function usePopup(options, prefix) {
 }
 
 describe("popup with the real host (full mode)", () => {
-  const ctx = usePopup({ experiments: true, installHost: true, flavour: "full" }, "popup");
+  const ctx = usePopup({ experiments: true, installHost: true, flavour: "full", prefs: IDLE }, "popup");
 
   it("shows the cached MB of Firefox's files (root: exact) or hidden with a reason", async () => {
     const popup = await waitFor(
@@ -108,10 +112,24 @@ describe("popup with the real host (full mode)", () => {
     assert.match(done.result, /^Preloaded [\d.,]+ MB \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\.$/);
     assert.equal(done.progressShown, false);
   });
+
+  it("after idling past the event page's timeout, the popup still reaches the host", async () => {
+    const { driver } = ctx.ff;
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    await driver.executeScript(() => document.getElementById("popup-preload").click());
+    const done = await waitFor(
+      async () => {
+        const p = await readPopup(driver);
+        return p.preloadEnabled && p.resultState ? p : null;
+      },
+      { timeout: 60000, interval: 100, message: "a second preload" },
+    );
+    assert.equal(done.resultState, "ok", done.result);
+  });
 });
 
 describe("popup without the host", () => {
-  const ctx = usePopup({ experiments: true, installHost: false, flavour: "full" }, "popup-no-host");
+  const ctx = usePopup({ experiments: true, installHost: false, flavour: "full", prefs: IDLE }, "popup-no-host");
 
   it("says the host is missing and shows the install command", async () => {
     const popup = await waitFor(
@@ -126,5 +144,20 @@ describe("popup without the host", () => {
     assert.equal(popup.installCommand, "about-startup-host install");
     assert.match(popup.cached, /not installed/);
     assert.ok(popup.last.length > 0, "the last start does not depend on the host");
+  });
+
+  it("after the idle background was suspended, Preload wakes it and still says the host is missing", async () => {
+    const { driver } = ctx.ff;
+    await new Promise((resolve) => setTimeout(resolve, 4000)); // no native port: Firefox suspends the background
+    await driver.executeScript(() => document.getElementById("popup-preload").click());
+    const done = await waitFor(
+      async () => {
+        const p = await readPopup(driver);
+        return p.preloadEnabled && p.resultState ? p : null;
+      },
+      { timeout: 20000, interval: 100, message: "the preload's answer" },
+    );
+    assert.equal(done.resultState, "host_missing", done.result);
+    assert.match(done.result, /not installed/);
   });
 });
