@@ -8,6 +8,7 @@ import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
 import { startupApi } from "../lib/startup-api.js";
 import { historyState, onHistoryChange } from "./history.js";
 import { relay } from "./relay.js";
+import { el } from "./dom.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 const $ = (id) => document.getElementById(id);
@@ -46,20 +47,6 @@ async function residencyForExport({ timeout = 15000 } = {}) {
   } finally {
     clearTimeout(timer);
   }
-}
-
-function el(tag, { text, className, attrs } = {}) {
-  const element = document.createElement(tag);
-  if (text !== undefined) {
-    element.textContent = text;
-  }
-  if (className) {
-    element.className = className;
-  }
-  for (const [name, value] of Object.entries(attrs ?? {})) {
-    element.setAttribute(name, value);
-  }
-  return element;
 }
 
 function dateTime(ms) {

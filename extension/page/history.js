@@ -7,10 +7,10 @@ import { NOTES } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
 import { formatBytes, formatMs } from "../lib/format.js";
 import { startupApi } from "../lib/startup-api.js";
+import { el, svgEl } from "./dom.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 const $ = (id) => document.getElementById(id);
-const SVG = "http://www.w3.org/2000/svg";
 
 /** How many single starts each build shows under its average row (the average covers all). */
 const STARTS_SHOWN = 10;
@@ -25,20 +25,6 @@ export function historyState() {
 /** Calls `listener()` after every render of the history. */
 export function onHistoryChange(listener) {
   state.listeners.add(listener);
-}
-
-function el(tag, { text, className, attrs } = {}) {
-  const element = document.createElement(tag);
-  if (text !== undefined) {
-    element.textContent = text;
-  }
-  if (className) {
-    element.className = className;
-  }
-  for (const [name, value] of Object.entries(attrs ?? {})) {
-    element.setAttribute(name, value);
-  }
-  return element;
 }
 
 function dateTime(ms) {
@@ -216,36 +202,26 @@ function renderTrend(records, currentId) {
   // Evenly spaced by start order: starts come in bursts, and the order is what the eye follows.
   const x = (i) => (points.length === 1 ? (pad.left + W - pad.right) / 2 : pad.left + (i * (W - pad.left - pad.right)) / (points.length - 1));
   const y = (v) => H - pad.bottom - (v / maxY) * (H - pad.top - pad.bottom);
-  const node = (tag, attrs, text) => {
-    const element = document.createElementNS(SVG, tag);
-    for (const [name, value] of Object.entries(attrs)) {
-      element.setAttribute(name, String(value));
-    }
-    if (text !== undefined) {
-      element.textContent = text;
-    }
-    return element;
-  };
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   svg.append(
-    node("line", { x1: pad.left, y1: y(0), x2: W - pad.right, y2: y(0), class: "axis" }),
-    node("line", { x1: pad.left, y1: pad.top, x2: pad.left, y2: y(0), class: "axis" }),
-    node("text", { x: pad.left - 6, y: y(0), class: "tick", "text-anchor": "end", "dominant-baseline": "middle" }, "0"),
-    node(
+    svgEl("line", { x1: pad.left, y1: y(0), x2: W - pad.right, y2: y(0), class: "axis" }),
+    svgEl("line", { x1: pad.left, y1: pad.top, x2: pad.left, y2: y(0), class: "axis" }),
+    svgEl("text", { x: pad.left - 6, y: y(0), class: "tick", "text-anchor": "end", "dominant-baseline": "middle" }, "0"),
+    svgEl(
       "text",
       { x: pad.left - 6, y: y(maxY / 1.1), class: "tick", "text-anchor": "end", "dominant-baseline": "middle" },
       formatMs(maxY / 1.1),
     ),
-    node("text", { x: pad.left, y: H - 8, class: "tick" }, dateTime(minX)),
-    node("text", { x: W - pad.right, y: H - 8, class: "tick", "text-anchor": "end" }, dateTime(maxX)),
+    svgEl("text", { x: pad.left, y: H - 8, class: "tick" }, dateTime(minX)),
+    svgEl("text", { x: W - pad.right, y: H - 8, class: "tick", "text-anchor": "end" }, dateTime(maxX)),
   );
   if (points.length > 1) {
-    svg.append(node("polyline", { points: points.map((p, i) => `${x(i)},${y(p.y)}`).join(" "), class: "trend-line" }));
+    svg.append(svgEl("polyline", { points: points.map((p, i) => `${x(i)},${y(p.y)}`).join(" "), class: "trend-line" }));
   }
   points.forEach((p, i) => {
-    const dot = node("circle", { cx: x(i), cy: y(p.y), r: p.current ? 6 : 3.5, class: p.current ? "point current" : "point" });
+    const dot = svgEl("circle", { cx: x(i), cy: y(p.y), r: p.current ? 6 : 3.5, class: p.current ? "point current" : "point" });
     dot.dataset.recordId = p.id;
-    dot.append(node("title", {}, `${dateTime(p.x)}: ${formatMs(p.y)}${p.current ? ` (${t("historyCurrentMark")})` : ""}`));
+    dot.append(svgEl("title", {}, `${dateTime(p.x)}: ${formatMs(p.y)}${p.current ? ` (${t("historyCurrentMark")})` : ""}`));
     svg.append(dot);
   });
   svg.setAttribute("aria-label", t("historyTrendLabel", [String(points.length)]));

@@ -15,33 +15,18 @@ import {
 } from "../lib/residency.js";
 import { formatCount, formatMs } from "../lib/format.js";
 import { relay } from "./relay.js";
+import { el, svgEl } from "./dom.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 const $ = (id) => document.getElementById(id);
-const SVG = "http://www.w3.org/2000/svg";
 /** How many evict rows to list before summing up the rest. */
 const EVICT_ROWS = 12;
 
-function element(tag, { text = null, className = null, attrs = {} } = {}, ...children) {
-  const node = document.createElement(tag);
-  if (text !== null) {
-    node.textContent = text;
-  }
-  if (className) {
-    node.className = className;
-  }
-  for (const [name, value] of Object.entries(attrs)) {
-    node.setAttribute(name, value);
-  }
-  node.append(...children);
-  return node;
-}
-
 /** A bar 0…1 (a div, so it reads the same in light and dark); null draws nothing. */
 export function bar(fraction, label) {
-  const outer = element("div", { className: "res-bar", attrs: { role: "img", "aria-label": label } });
+  const outer = el("div", { className: "res-bar", attrs: { role: "img", "aria-label": label } });
   if (typeof fraction === "number") {
-    const fill = element("div", { className: "res-bar-fill" });
+    const fill = el("div", { className: "res-bar-fill" });
     fill.style.width = `${Math.max(0, Math.min(1, fraction)) * 100}%`;
     outer.append(fill);
   }
@@ -51,50 +36,43 @@ export function bar(fraction, label) {
 /** The page-map strip of one file: an SVG, one rect per run of equally full slices. */
 export function strip(ranges, unitPages, pages, { label, kind = "resident" } = {}) {
   const { bins, segments } = stripSegments(ranges, unitPages, pages);
-  const svg = document.createElementNS(SVG, "svg");
-  svg.setAttribute("class", `res-strip res-strip-${kind}`);
-  svg.setAttribute("viewBox", `0 0 ${Math.max(bins, 1)} 1`);
-  svg.setAttribute("preserveAspectRatio", "none");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", label);
+  const width = Math.max(bins, 1);
+  const svg = svgEl("svg", {
+    class: `res-strip res-strip-${kind}`,
+    viewBox: `0 0 ${width} 1`,
+    preserveAspectRatio: "none",
+    role: "img",
+    "aria-label": label,
+  });
   svg.dataset.segments = String(segments.length);
-  const back = document.createElementNS(SVG, "rect");
-  back.setAttribute("class", "res-strip-back");
-  back.setAttribute("width", String(Math.max(bins, 1)));
-  back.setAttribute("height", "1");
-  svg.append(back);
+  svg.append(svgEl("rect", { class: "res-strip-back", width, height: 1 }));
   for (const segment of segments) {
-    const rect = document.createElementNS(SVG, "rect");
-    rect.setAttribute("x", String(segment.start));
-    rect.setAttribute("width", String(segment.width));
-    rect.setAttribute("height", "1");
-    rect.setAttribute("fill-opacity", String(segment.level));
-    svg.append(rect);
+    svg.append(svgEl("rect", { x: segment.start, width: segment.width, height: 1, "fill-opacity": segment.level }));
   }
   return svg;
 }
 
 function fileRow(view) {
-  const tr = element("tr");
+  const tr = el("tr");
   tr.dataset.name = view.name;
   tr.dataset.status = view.status;
   tr.dataset.size = String(view.size ?? "");
   if (typeof view.fraction === "number") {
     tr.dataset.fraction = String(view.fraction);
   }
-  const name = element("th", { text: view.name, attrs: { scope: "row" } });
-  const size = element("td", { text: formatMB(view.size), className: "num" });
-  const cached = element("td", { className: "res-cached" });
-  const map = element("td", { className: "res-map" });
+  const name = el("th", { text: view.name, attrs: { scope: "row" } });
+  const size = el("td", { text: formatMB(view.size), className: "num" });
+  const cached = el("td", { className: "res-cached" });
+  const map = el("td", { className: "res-map" });
   if (view.status === "exact") {
-    cached.append(element("span", { text: cachedText(view, t) }));
+    cached.append(el("span", { text: cachedText(view, t) }));
     map.append(strip(view.ranges, view.unitPages, view.pages, { label: t("residencyStripLabel", [view.name]) }));
   } else if (view.status === "hidden") {
-    cached.append(element("strong", { text: t("residencyHidden"), className: "res-hidden" }));
-    cached.append(element("div", { text: view.hiddenReason ?? t("residencyHiddenNoReason"), className: "detail" }));
+    cached.append(el("strong", { text: t("residencyHidden"), className: "res-hidden" }));
+    cached.append(el("div", { text: view.hiddenReason ?? t("residencyHiddenNoReason"), className: "detail" }));
     if (view.mapped) {
       cached.append(
-        element("div", {
+        el("div", {
           text: t("residencyMappedLowerBound", [formatMB(view.mapped.bytes), formatMB(view.size)]),
           className: "detail res-mapped",
         }),
@@ -109,54 +87,54 @@ function fileRow(view) {
       }
     }
   } else {
-    cached.append(element("span", { text: cachedText(view, t), className: "res-error" }));
+    cached.append(el("span", { text: cachedText(view, t), className: "res-error" }));
   }
   tr.append(name, size, cached, map);
   return tr;
 }
 
 function fileTable(files, captionKey) {
-  const table = element("table", { className: "res-files" });
-  table.append(element("caption", { text: t(captionKey), className: "visually-hidden" }));
-  const head = element("tr");
+  const table = el("table", { className: "res-files" });
+  table.append(el("caption", { text: t(captionKey), className: "visually-hidden" }));
+  const head = el("tr");
   for (const [key, cls] of [
     ["residencyColFile", null],
     ["residencyColSize", "num"],
     ["residencyColCached", null],
     ["residencyColMap", null],
   ]) {
-    head.append(element("th", { text: t(key), className: cls, attrs: { scope: "col" } }));
+    head.append(el("th", { text: t(key), className: cls, attrs: { scope: "col" } }));
   }
-  table.append(element("thead", {}, head), element("tbody", {}, ...files.map(fileRow)));
+  table.append(el("thead", {}, head), el("tbody", {}, ...files.map(fileRow)));
   return table;
 }
 
 /** "MB cached of MB", a bar, and the hidden/mapped/error counts of one group. */
 function groupSummary(group, name) {
   const { totals } = group;
-  const box = element("div", { className: "res-group-summary" });
+  const box = el("div", { className: "res-group-summary" });
   box.dataset.group = name;
   if (typeof totals.cachedBytes === "number") {
     const text = t("residencyGroupCached", [formatMB(totals.cachedBytes), formatMB(totals.size), formatPercent(totals.fraction)]);
-    box.append(element("p", { text, className: "res-total" }), bar(totals.fraction, text));
+    box.append(el("p", { text, className: "res-total" }), bar(totals.fraction, text));
     box.dataset.cachedBytes = String(totals.cachedBytes);
   } else if (totals.files === 0) {
-    box.append(element("p", { text: t("residencyNoFiles") }));
+    box.append(el("p", { text: t("residencyNoFiles") }));
   } else {
     box.append(
-      element("p", { className: "res-total" }, element("strong", { text: t("residencyHidden"), className: "res-hidden" })),
-      element("p", { text: t("residencyGroupHidden", [String(totals.hiddenFiles), String(totals.files)]), className: "detail" }),
+      el("p", { className: "res-total" }, el("strong", { text: t("residencyHidden"), className: "res-hidden" })),
+      el("p", { text: t("residencyGroupHidden", [String(totals.hiddenFiles), String(totals.files)]), className: "detail" }),
     );
     if (totals.exactFiles > 0) {
-      box.append(element("p", { text: t("residencyGroupExactPart", [String(totals.exactFiles), formatMB(totals.exactBytes), formatMB(totals.exactSize)]), className: "detail" }));
+      box.append(el("p", { text: t("residencyGroupExactPart", [String(totals.exactFiles), formatMB(totals.exactBytes), formatMB(totals.exactSize)]), className: "detail" }));
     }
     if (typeof totals.mappedBytes === "number") {
       const text = t("residencyMappedLowerBound", [formatMB(totals.mappedBytes), formatMB(totals.size)]);
-      box.append(element("p", { text, className: "res-mapped" }), bar(totals.mappedBytes / totals.size, text));
+      box.append(el("p", { text, className: "res-mapped" }), bar(totals.mappedBytes / totals.size, text));
     }
   }
   if (totals.errorFiles > 0) {
-    box.append(element("p", { text: t("residencyGroupErrors", [String(totals.errorFiles)]), className: "detail res-error" }));
+    box.append(el("p", { text: t("residencyGroupErrors", [String(totals.errorFiles)]), className: "detail res-error" }));
   }
   return box;
 }
@@ -169,14 +147,14 @@ function showResidency(built) {
   const install = built.groups.install ?? { files: [], totals: { files: 0 } };
   const system = built.groups.system ?? { files: [], totals: { files: 0 } };
   $("residency-install").replaceChildren(
-    element("h3", { text: built.installDir ? t("residencyInstallHeadingDir", [built.installDir]) : t("residencyInstallHeading") }),
+    el("h3", { text: built.installDir ? t("residencyInstallHeadingDir", [built.installDir]) : t("residencyInstallHeading") }),
     groupSummary(install, "install"),
     fileTable(install.files, "residencyInstallHeading"),
   );
   $("residency-install").hidden = false;
   const details = $("residency-system");
   details.replaceChildren(
-    element("summary", { text: t("residencySystemSummary", [String(system.totals.files)]) }),
+    el("summary", { text: t("residencySystemSummary", [String(system.totals.files)]) }),
     groupSummary(system, "system"),
     fileTable(system.files, "residencySystemSummary"),
   );
@@ -352,49 +330,49 @@ function showEvictResult(result) {
   const hidden = rows.filter((row) => row.status === "hidden");
   const failed = rows.filter((row) => row.status === "error");
   const parts = [
-    element("p", {
+    el("p", {
       text: t("residencyEvictDone", [formatCount(result.pages_dropped), formatCount(rows.length), formatMs(result.elapsed_ms)]),
       attrs: { "data-testid": "residency-evict-summary" },
     }),
   ];
   if (stayed.length > 0) {
-    const table = element("table", { className: "res-files" });
-    const head = element("tr");
+    const table = el("table", { className: "res-files" });
+    const head = el("tr");
     for (const [key, cls] of [
       ["residencyColFile", null],
       ["residencyEvictColBefore", "num"],
       ["residencyEvictColStayed", "num"],
       ["residencyEvictColNote", null],
     ]) {
-      head.append(element("th", { text: t(key), className: cls, attrs: { scope: "col" } }));
+      head.append(el("th", { text: t(key), className: cls, attrs: { scope: "col" } }));
     }
-    const body = element("tbody");
+    const body = el("tbody");
     for (const row of stayed.slice(0, EVICT_ROWS)) {
-      const tr = element(
+      const tr = el(
         "tr",
         {},
-        element("th", { text: row.name, attrs: { scope: "row" } }),
-        element("td", { text: formatCount(row.before), className: "num" }),
-        element("td", { text: t("residencyEvictStayed", [formatCount(row.after), formatMB(row.stayedBytes)]), className: "num" }),
-        element("td", { text: row.note ?? "", className: "detail" }),
+        el("th", { text: row.name, attrs: { scope: "row" } }),
+        el("td", { text: formatCount(row.before), className: "num" }),
+        el("td", { text: t("residencyEvictStayed", [formatCount(row.after), formatMB(row.stayedBytes)]), className: "num" }),
+        el("td", { text: row.note ?? "", className: "detail" }),
       );
       tr.dataset.name = row.name;
       tr.dataset.after = String(row.after);
       body.append(tr);
     }
-    table.append(element("thead", {}, head), body);
-    parts.push(element("p", { text: t("residencyEvictStayedIntro", [String(stayed.length)]) }), table);
+    table.append(el("thead", {}, head), body);
+    parts.push(el("p", { text: t("residencyEvictStayedIntro", [String(stayed.length)]) }), table);
     if (stayed.length > EVICT_ROWS) {
-      parts.push(element("p", { text: t("residencyEvictMore", [String(stayed.length - EVICT_ROWS)]), className: "detail" }));
+      parts.push(el("p", { text: t("residencyEvictMore", [String(stayed.length - EVICT_ROWS)]), className: "detail" }));
     }
   } else if (hidden.length < rows.length) {
-    parts.push(element("p", { text: t("residencyEvictAllDropped") }));
+    parts.push(el("p", { text: t("residencyEvictAllDropped") }));
   }
   if (hidden.length > 0) {
-    parts.push(element("p", { text: t("residencyEvictHidden", [String(hidden.length)]), className: "detail" }));
+    parts.push(el("p", { text: t("residencyEvictHidden", [String(hidden.length)]), className: "detail" }));
   }
   for (const row of failed) {
-    parts.push(element("p", { text: t("residencyEvictFileError", [row.name, row.error ?? "—"]), className: "detail res-error" }));
+    parts.push(el("p", { text: t("residencyEvictFileError", [row.name, row.error ?? "—"]), className: "detail res-error" }));
   }
   box.replaceChildren(...parts);
   box.dataset.files = String(rows.length);

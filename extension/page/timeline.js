@@ -4,20 +4,9 @@
 import browser from "../lib/browser.js";
 import { timelineLayout } from "../lib/timeline.js";
 import { formatMs } from "../lib/format.js";
+import { svgEl } from "./dom.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-
-function svg(tag, attributes = {}, text = null) {
-  const element = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    element.setAttribute(name, String(value));
-  }
-  if (text !== null) {
-    element.textContent = text;
-  }
-  return element;
-}
 
 /** Measures label widths with the font the chart's labels really use. */
 function textMeasurer(container) {
@@ -58,7 +47,7 @@ export function drawTimeline(rows, origin) {
   const descId = "timeline-desc";
   const first = layout.marks[0];
   const final = layout.marks[layout.marks.length - 1];
-  const chart = svg("svg", {
+  const chart = svgEl("svg", {
     width: layout.width,
     height: layout.height,
     viewBox: `0 0 ${layout.width} ${layout.height}`,
@@ -67,8 +56,8 @@ export function drawTimeline(rows, origin) {
     "data-testid": "timeline-svg",
   });
   chart.append(
-    svg("title", { id: titleId }, t("timelineTitle")),
-    svg("desc", { id: descId }, t("timelineDesc", [
+    svgEl("title", { id: titleId }, t("timelineTitle")),
+    svgEl("desc", { id: descId }, t("timelineDesc", [
       String(layout.marks.length),
       first.name,
       final.name,
@@ -78,37 +67,37 @@ export function drawTimeline(rows, origin) {
   );
 
   // Axis, ticks and tick numbers.
-  const axis = svg("g", { class: "timeline-axis" });
-  axis.append(svg("line", { x1: layout.left, x2: layout.right, y1: layout.axisY, y2: layout.axisY }));
+  const axis = svgEl("g", { class: "timeline-axis" });
+  axis.append(svgEl("line", { x1: layout.left, x2: layout.right, y1: layout.axisY, y2: layout.axisY }));
   layout.ticks.forEach((tick, i) => {
-    axis.append(svg("line", { x1: tick.x, x2: tick.x, y1: layout.axisY, y2: layout.axisY + 5 }));
+    axis.append(svgEl("line", { x1: tick.x, x2: tick.x, y1: layout.axisY, y2: layout.axisY + 5 }));
     const anchor = i === 0 ? "start" : i === layout.ticks.length - 1 ? "end" : "middle";
     const label = i === layout.ticks.length - 1 ? `${formatTick(tick.value)} ms` : formatTick(tick.value);
-    axis.append(svg("text", { x: tick.x, y: layout.axisY + 18, "text-anchor": anchor }, label));
+    axis.append(svgEl("text", { x: tick.x, y: layout.axisY + 18, "text-anchor": anchor }, label));
   });
 
   // The gaps between consecutive milestones as alternating bands on the axis.
-  const gaps = svg("g", { class: "timeline-gaps" });
+  const gaps = svgEl("g", { class: "timeline-gaps" });
   for (let i = 1; i < layout.marks.length; i++) {
     const x0 = layout.marks[i - 1].x;
     const x1 = layout.marks[i].x;
     if (x1 > x0) {
-      gaps.append(svg("rect", { x: x0, y: layout.axisY - 4, width: x1 - x0, height: 8, class: i % 2 ? "odd" : "even" }));
+      gaps.append(svgEl("rect", { x: x0, y: layout.axisY - 4, width: x1 - x0, height: 8, class: i % 2 ? "odd" : "even" }));
     }
   }
 
   // One mark per milestone: a line from the axis up to its label, a dot on the axis.
-  const marks = svg("g", { class: "timeline-marks" });
-  const labels = svg("g", { class: "timeline-labels" });
+  const marks = svgEl("g", { class: "timeline-marks" });
+  const labels = svgEl("g", { class: "timeline-labels" });
   for (const mark of layout.marks) {
-    const group = svg("g", { class: "timeline-mark", "data-milestone": mark.name, "data-value": mark.value });
+    const group = svgEl("g", { class: "timeline-mark", "data-milestone": mark.name, "data-value": mark.value });
     group.append(
-      svg("title", {}, t("timelineMark", [mark.name, formatMs(mark.value), origin ?? first.name])),
-      svg("line", { x1: mark.x, x2: mark.x, y1: layout.axisY, y2: mark.labelY - 10 }),
-      svg("circle", { cx: mark.x, cy: layout.axisY, r: 3.5 }),
+      svgEl("title", {}, t("timelineMark", [mark.name, formatMs(mark.value), origin ?? first.name])),
+      svgEl("line", { x1: mark.x, x2: mark.x, y1: layout.axisY, y2: mark.labelY - 10 }),
+      svgEl("circle", { cx: mark.x, cy: layout.axisY, r: 3.5 }),
     );
     marks.append(group);
-    labels.append(svg("text", { x: mark.labelX, y: mark.labelY, "text-anchor": mark.anchor }, mark.label));
+    labels.append(svgEl("text", { x: mark.labelX, y: mark.labelY, "text-anchor": mark.anchor }, mark.label));
   }
   chart.append(gaps, axis, marks, labels);
   container.replaceChildren(chart);
