@@ -125,8 +125,11 @@
       Services.ppmm.sharedData.flush();
       // Content processes cache process scripts by URL for their lifetime: an update keeps the
       // UUID, so without the query the new version would run the old cached code.
+      // Each start evaluates this file in a fresh global, so a counter alone would repeat; the
+      // random part keeps two starts within one millisecond apart too.
       startups += 1;
-      this.processScriptURL = `${extension.baseURI.resolve("experiments/about-startup/parent.js")}?run=${Date.now()}-${startups}`;
+      const run = `${Date.now()}-${startups}-${Math.random().toString(36).slice(2)}`;
+      this.processScriptURL = `${extension.baseURI.resolve("experiments/about-startup/parent.js")}?run=${run}`;
       // true: also every content process started later (preallocated ones become extension/web).
       Services.ppmm.loadProcessScript(this.processScriptURL, true);
     }
