@@ -12,6 +12,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { pauseProactiveReclaim } from '../../scripts/lib/damon.mjs';
+import { createSlowDisk } from '../../scripts/lib/slow-disk.mjs';
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
 const host = path.join(repo, 'native-host', 'target', 'release', 'about-startup-host');
@@ -34,7 +38,9 @@ Times, on Firefox's install folder:
   preload (cold)   about-startup-host preload     vs  cat FILES, vmtouch -t DIR
 Each preload starts from an evicted folder and ends when every page is resident.
 --slow-disk 30:150 throttles the measured commands to 30 MiB/s and 150 IOPS (cgroup v1 blkio
-or v2 io.max), as in shared/NOTES.md; the group is removed afterwards.`);
+or v2 io.max), as in shared/NOTES.md; the group is removed afterwards.
+DAMON proactive reclaim (a kdamond with a pageout scheme), if the machine runs one, is paused
+for the run and turned back on afterwards: it would page out what the preloads read.`);
   process.exit(0);
 }
 
@@ -81,7 +87,7 @@ function median(xs) {
 
 // Wall time of one command, in ms; inside the throttled cgroup when there is one.
 function timed(argv, cgroup) {
-  const wrapped = cgroup ? ['sh', '-c', `echo $$ > ${cgroup.procs} && exec "$@"`, 'sh', ...argv] : argv;
+  const wrapped = cgroup ? cgroup.wrap(argv) : argv;
   const start = process.hrtime.bigint();
   run(wrapped);
   return Number(process.hrtime.bigint() - start) / 1e6;
@@ -95,71 +101,24 @@ function residentFraction(dir) {
 
 // readahead(2) and fadvise(WILLNEED) return once the reads are queued, not done: a preload is
 // only finished when the pages are in. Every method gets the same wait, so the comparison is fair.
-function waitResident(dir, startMs) {
+async function waitResident(dir, startMs) {
   for (;;) {
     if (residentFraction(dir) >= 0.99) return performance.now() - startMs;
     if (performance.now() - startMs > 600_000) fail('preload did not finish within 10 minutes');
-    spawnSync('sleep', ['0.02']);
+    await sleep(20); // lets SIGINT/SIGTERM in, so the cgroup and DAMON are restored
   }
 }
 
-function timedPreload(argv, dir, cgroup) {
+async function timedPreload(argv, dir, cgroup) {
   run(['vmtouch', '-q', '-e', dir]);
   const before = residentFraction(dir);
   const start = performance.now();
   timed(argv, cgroup);
-  const ms = waitResident(dir, start);
+  const ms = await waitResident(dir, start);
   return { ms, before };
 }
 
-// --- slow disk ---------------------------------------------------------------------------------
-
-// The whole disk under `dir` as MAJ:MIN (throttling wants the disk, not a partition).
-function diskOf(dir) {
-  const dev = fs.statSync(dir).dev;
-  let majMin = `${Math.floor(dev / 256) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
-  const sys = `/sys/dev/block/${majMin}`;
-  if (fs.existsSync(`${sys}/partition`)) {
-    majMin = fs.readFileSync(path.join(fs.realpathSync(sys), '..', 'dev'), 'utf8').trim();
-  }
-  return majMin;
-}
-
-function makeSlowDisk(spec, dir) {
-  const m = /^(\d+(?:\.\d+)?)(?:MB|MiB)?:(\d+)$/i.exec(spec);
-  if (!m) fail(`--slow-disk wants MiB:IOPS, e.g. 30:150, not ${spec}`);
-  const bps = Math.round(Number(m[1]) * 1024 * 1024);
-  const iops = Number(m[2]);
-  const disk = diskOf(dir);
-  const name = `about-startup-bench-${process.pid}`;
-  let group;
-  if (fs.existsSync('/sys/fs/cgroup/blkio')) {
-    const dirV1 = `/sys/fs/cgroup/blkio/${name}`;
-    fs.mkdirSync(dirV1);
-    fs.writeFileSync(`${dirV1}/blkio.throttle.read_bps_device`, `${disk} ${bps}`);
-    fs.writeFileSync(`${dirV1}/blkio.throttle.read_iops_device`, `${disk} ${iops}`);
-    group = { dir: dirV1, procs: `${dirV1}/cgroup.procs`, label: `cgroup v1 blkio on ${disk}` };
-  } else {
-    const dirV2 = `/sys/fs/cgroup/${name}`;
-    fs.mkdirSync(dirV2);
-    fs.writeFileSync(`${dirV2}/io.max`, `${disk} rbps=${bps} riops=${iops}`);
-    group = { dir: dirV2, procs: `${dirV2}/cgroup.procs`, label: `cgroup v2 io.max on ${disk}` };
-  }
-  group.spec = `${m[1]} MiB/s, ${iops} IOPS`;
-  const remove = () => {
-    try {
-      fs.rmdirSync(group.dir);
-    } catch {
-      // Still populated for a moment after the last process exits; retry once.
-      spawnSync('sleep', ['0.2']);
-      try { fs.rmdirSync(group.dir); } catch { /* reported below */ }
-    }
-    if (fs.existsSync(group.dir)) console.error(`bench: could not remove ${group.dir}: rmdir it by hand`);
-  };
-  process.on('exit', remove);
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
-  return group;
-}
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 
 // --- the run -----------------------------------------------------------------------------------
 
@@ -167,11 +126,18 @@ const located = hostJson(['residency', '--no-mapped', ...(opts.firefox ? ['--fir
 const dir = located.install.dir;
 const files = located.files.map((f) => f.path);
 const totalMB = located.files.reduce((s, f) => s + f.size, 0) / 1e6;
-const cgroup = opts['slow-disk'] ? makeSlowDisk(opts['slow-disk'], dir) : null;
+let cgroup = null;
+try {
+  cgroup = opts['slow-disk'] ? createSlowDisk(opts['slow-disk'], dir) : null;
+} catch (error) {
+  fail(error.message);
+}
+const damon = pauseProactiveReclaim();
 const firefoxVersion = located.install.version ?? 'unknown';
 
 console.log(`install folder: ${dir} (${files.length} files, ${totalMB.toFixed(1)} MB, Firefox ${firefoxVersion})`);
-console.log(`disk: ${cgroup ? `throttled, ${cgroup.spec} (${cgroup.label})` : 'not throttled'}; ${runs} runs per figure, medians\n`);
+console.log(`disk: ${cgroup ? `throttled, ${cgroup.label}` : 'not throttled'}; ${runs} runs per figure, medians`);
+console.log(`DAMON proactive reclaim: ${damon.paused.length ? `paused for the run (${damon.paused.length} kdamond)` : 'not running'}\n`);
 
 const scanRuns = Math.max(runs, 11);
 const scans = {
@@ -201,7 +167,7 @@ process.stdout.write(`residency scans done (${scanRuns} runs each)\n`);
 const preloadMs = Object.fromEntries(Object.keys(preloads).map((k) => [k, []]));
 for (let i = 0; i < runs; i++) {
   for (const [name, argv] of Object.entries(preloads)) {
-    const { ms, before } = timedPreload(argv, dir, cgroup);
+    const { ms, before } = await timedPreload(argv, dir, cgroup);
     if (before > 0.05) console.error(`bench: warning: ${(before * 100).toFixed(1)}% still resident after eviction (a running Firefox keeps its mapped pages)`);
     preloadMs[name].push(ms);
     process.stdout.write(`\rpreload run ${i + 1}/${runs}: ${name.padEnd(52)} ${ms.toFixed(0).padStart(7)} ms`);
@@ -226,11 +192,11 @@ const mbps = Object.entries(preloadMs)
   .map(([name, xs]) => `- \`${name}\`: ${(totalMB / (median(xs) / 1000)).toFixed(1)} MB/s`)
   .join('\n');
 
-const heading = cgroup ? `Host I/O, slow disk (${cgroup.spec})` : 'Host I/O, disk not throttled';
+const heading = cgroup ? `Host I/O, slow disk (${cgroup.label.replace(/ \(.*/, '')})` : 'Host I/O, disk not throttled';
 const command = `node native-host/bench/io.mjs --runs ${runs}${opts['slow-disk'] ? ` --slow-disk ${opts['slow-disk']}` : ''}`;
 const section = `### ${heading}
 
-Command: \`${command}\` on ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, kernel ${os.release()}, Firefox ${firefoxVersion}, ${dir} (${files.length} files, ${totalMB.toFixed(1)} MB). Ratios below 1 mean faster than the reference.
+Command: \`${command}\` on ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, kernel ${os.release()}, Firefox ${firefoxVersion}, ${dir} (${files.length} files, ${totalMB.toFixed(1)} MB)${damon.paused.length ? ', DAMON proactive reclaim paused during the run' : ''}. Ratios below 1 mean faster than the reference.
 
 ${scanTable}
 

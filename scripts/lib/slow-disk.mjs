@@ -1,0 +1,71 @@
+// An emulated slow disk for benchmarks: a blkio cgroup (v1 blkio.throttle, or v2 io.max) whose
+// read bandwidth and IOPS are capped on the disk that holds a folder (shared/NOTES.md). Commands
+// run inside it with `wrap(argv)`; `remove()` deletes it and runs on exit too.
+import fs from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+
+/** "30:150", "30MB:150" or "30MiB:150" → {bps, iops}; MB here means MiB, as in NOTES. */
+export function parseSlowDisk(spec) {
+  const m = /^(\d+(?:\.\d+)?)(?:MB|MiB)?:(\d+)$/i.exec(spec ?? "");
+  if (!m) {
+    throw new Error(`--slow-disk wants MiB/s:IOPS, e.g. 30:150, not ${spec}`);
+  }
+  return { mib: Number(m[1]), bps: Math.round(Number(m[1]) * 1024 * 1024), iops: Number(m[2]) };
+}
+
+/** The whole disk under `dir` as MAJ:MIN: throttling applies to a disk, not a partition. */
+export function diskOf(dir, { fsApi = fs } = {}) {
+  const dev = fsApi.statSync(dir).dev;
+  let majMin = `${Math.floor(dev / 256) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
+  const sys = `/sys/dev/block/${majMin}`;
+  if (fsApi.existsSync(`${sys}/partition`)) {
+    majMin = fsApi.readFileSync(path.join(fsApi.realpathSync(sys), "..", "dev"), "utf8").trim();
+  }
+  return majMin;
+}
+
+/** Create the throttled group for the disk under `dir`. Needs root. */
+export function createSlowDisk(spec, dir, { name = `about-startup-bench-${process.pid}` } = {}) {
+  if (process.getuid() !== 0) {
+    throw new Error("--slow-disk needs root: the throttle is a cgroup (run with sudo)");
+  }
+  const { mib, bps, iops } = parseSlowDisk(spec);
+  const disk = diskOf(dir);
+  let group;
+  if (fs.existsSync("/sys/fs/cgroup/blkio")) {
+    group = `/sys/fs/cgroup/blkio/${name}`;
+    fs.mkdirSync(group);
+    fs.writeFileSync(`${group}/blkio.throttle.read_bps_device`, `${disk} ${bps}`);
+    fs.writeFileSync(`${group}/blkio.throttle.read_iops_device`, `${disk} ${iops}`);
+  } else {
+    group = `/sys/fs/cgroup/${name}`;
+    fs.mkdirSync(group);
+    fs.writeFileSync(`${group}/io.max`, `${disk} rbps=${bps} riops=${iops}`);
+  }
+  const label = `${mib} MiB/s, ${iops} IOPS (${group.includes("/blkio/") ? "cgroup v1 blkio" : "cgroup v2 io.max"} on ${disk})`;
+  let removed = false;
+  const remove = () => {
+    if (removed) return;
+    removed = true;
+    for (let attempt = 0; attempt < 10 && fs.existsSync(group); attempt++) {
+      try {
+        fs.rmdirSync(group);
+      } catch {
+        // Still populated for a moment after its last process exits.
+        spawnSync("sleep", ["0.1"]);
+      }
+    }
+    if (fs.existsSync(group)) {
+      console.error(`could not remove the cgroup ${group}: rmdir it by hand`);
+    }
+  };
+  process.on("exit", remove);
+  return {
+    label,
+    group,
+    remove,
+    /** argv that runs `argv` inside the group (the shell moves itself in, then execs). */
+    wrap: (argv) => ["sh", "-c", `echo $$ > ${group}/cgroup.procs && exec "$@"`, "sh", ...argv],
+  };
+}

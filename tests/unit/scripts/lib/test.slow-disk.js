@@ -1,0 +1,39 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { diskOf, parseSlowDisk } from "../../../../scripts/lib/slow-disk.mjs";
+
+test("--slow-disk takes MiB/s:IOPS, with or without a unit", () => {
+  assert.deepEqual(parseSlowDisk("30:150"), { mib: 30, bps: 31457280, iops: 150 });
+  assert.deepEqual(parseSlowDisk("30MB:150"), { mib: 30, bps: 31457280, iops: 150 });
+  assert.deepEqual(parseSlowDisk("2.5MiB:40"), { mib: 2.5, bps: 2621440, iops: 40 });
+});
+
+test("a malformed --slow-disk says what it wants", () => {
+  for (const bad of ["30", "fast", "30:", ":150", "30/150", undefined]) {
+    assert.throws(() => parseSlowDisk(bad), /MiB\/s:IOPS, e\.g\. 30:150/);
+  }
+});
+
+function fakeFs(dev, files) {
+  return {
+    statSync: () => ({ dev }),
+    existsSync: (p) => p in files,
+    readFileSync: (p) => files[p],
+    realpathSync: (p) => files[p],
+  };
+}
+
+test("a whole disk is throttled as itself", () => {
+  // 254:0 (vda) as st_dev.
+  assert.equal(diskOf("/usr", { fsApi: fakeFs(254 * 256, {}) }), "254:0");
+});
+
+test("a partition is throttled through the disk that holds it", () => {
+  const fsApi = fakeFs(8 * 256 + 2, {
+    "/sys/dev/block/8:2/partition": "2",
+    "/sys/dev/block/8:2": "/sys/devices/pci/block/sda/sda2",
+    "/sys/devices/pci/block/sda/dev": "8:0\n",
+  });
+  assert.equal(diskOf("/home", { fsApi }), "8:0");
+});
