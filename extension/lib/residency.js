@@ -8,10 +8,18 @@ export const DEFAULT_PAGE_SIZE = 4096;
 const MB = 1_000_000;
 const UNKNOWN = "—";
 
-/** Decimal megabytes, one digit: "292.6 MB". */
+const KB = 1_000;
+
+/**
+ * Decimal megabytes, one digit: "292.6 MB". Below 0.1 MB, where one digit of MB would read as
+ * "0.0 MB" for application.ini and the small libraries, whole kilobytes: "4 kB".
+ */
 export function formatMB(bytes, locale = undefined) {
   if (typeof bytes !== "number" || !Number.isFinite(bytes) || bytes < 0) {
     return UNKNOWN;
+  }
+  if (bytes > 0 && bytes < MB / 10) {
+    return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(Math.max(1, Math.round(bytes / KB)))} kB`;
   }
   const number = new Intl.NumberFormat(locale, { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(bytes / MB);
   return `${number} MB`;

@@ -48,6 +48,9 @@ const gtk = { path: "/usr/lib/x86_64-linux-gnu/libgtk-3.so.0", group: "system", 
 test("formatMB: decimal megabytes with one digit; missing stays missing", () => {
   assert.equal(formatMB(308_500_000, "en"), "308.5 MB");
   assert.equal(formatMB(0, "en"), "0.0 MB");
+  assert.equal(formatMB(99_999, "en"), "100 kB", "below 0.1 MB: kilobytes, not 0.1 MB");
+  assert.equal(formatMB(703, "en"), "1 kB", "a small file never reads as 0");
+  assert.equal(formatMB(100_000, "en"), "0.1 MB");
   assert.equal(formatMB(null), "—");
   assert.equal(formatMB(Number.NaN), "—");
   assert.equal(formatMB(-1), "—");
@@ -98,7 +101,7 @@ test("hidden is never shown as a percentage, for a file or a group", () => {
 });
 
 test("an exact file's text says MB cached of MB and the percentage", () => {
-  assert.equal(cachedText(fileView(small), t, "en"), "residencyCachedOf(0.0 MB|0.0 MB|100 %)");
+  assert.equal(cachedText(fileView(small), t, "en"), "residencyCachedOf(10 kB|10 kB|100 %)");
   assert.equal(cachedText(fileView(libxul), t, "en"), "residencyCachedOf(164.7 MB|183.7 MB|90 %)");
 });
 
