@@ -14,7 +14,9 @@ use crate::residency::{open_error, open_regular};
 use crate::sys::{self, Advice};
 use crate::Error;
 
-/// What `Method::Auto` means until benchmarks (docs/benchmarks.md) say otherwise.
+/// What `Method::Auto` means: measured fastest on an unthrottled disk (large reads, 2 jobs:
+/// 0.85× cat; readahead/fadvise 1.1-1.2× cat) and equal to all others on a throttled one
+/// (docs/benchmarks.md, "What the host I/O numbers say").
 const AUTO_METHOD: Method = Method::Read;
 /// Files read at once when the caller does not say: two keeps a queue on the disk while one
 /// worker is between files, on a two-core machine.
