@@ -12,8 +12,10 @@
 //! - [`firefox`]: the Firefox process (parent or running): version, start time, I/O;
 //! - [`files`]: which Firefox install folder, which files, and confinement to it;
 //! - [`residency`], [`preload`], [`evict`]: the page-cache work;
-//! - [`sys`]: the thin unsafe wrappers around the syscalls those three need.
+//! - [`sys`]: the thin unsafe wrappers around the syscalls those three need;
+//! - [`bench`]: the startup benchmark's `bench_record` (a record written to a file).
 
+pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod evict;

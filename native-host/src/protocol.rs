@@ -33,6 +33,7 @@ pub enum ErrorCode {
     IoError,
     ReplyTooLarge,
     UnknownRequest,
+    NotBenchmarking,
 }
 
 /// Largest `id` a request may carry: 2^53 − 1, so JavaScript numbers keep it exact.
@@ -77,6 +78,14 @@ pub enum Command {
     Cancel {
         target: u64,
     },
+    /// The startup benchmark's channel (`npm run bench`): the record the extension made of this
+    /// start, written by the host to the file named in its environment.
+    BenchRecord {
+        /// The record as the extension made it (docs/export-format.md, "A record"). An open
+        /// `Value` on purpose: the host does not read it, it only hands it to the benchmark,
+        /// and the export format (checked by the extension and the benchmark) is its contract.
+        record: serde_json::Map<String, Value>,
+    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -93,6 +102,7 @@ impl Command {
             Command::Preload { .. } => "preload",
             Command::Evict { .. } => "evict",
             Command::Cancel { .. } => "cancel",
+            Command::BenchRecord { .. } => "bench_record",
             Command::Unknown => "unknown",
         }
     }
@@ -255,7 +265,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict and cancel",
+                     residency, preload, evict, cancel and bench_record",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),
@@ -311,6 +321,7 @@ pub enum Reply {
     Preload(preload::Summary),
     Evict(evict::Summary),
     Cancel(Cancelled),
+    BenchRecord(BenchWritten),
 }
 
 /// An event of a long command, as `"event": <name>, "data": {…}` in the envelope.
@@ -369,6 +380,12 @@ pub struct Hello {
 #[derive(Debug, Clone, Serialize)]
 pub struct Cancelled {
     pub target: u64,
+}
+
+/// `bench_record`'s data: where the record went.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchWritten {
+    pub path: PathBuf,
 }
 
 #[cfg(test)]
@@ -451,6 +468,22 @@ mod tests {
         );
         let req = decode(r#"{"id": 6, "command": "cancel", "target": 4}"#).unwrap();
         assert_eq!(req.command, Command::Cancel { target: 4 });
+    }
+
+    #[test]
+    fn bench_record_wants_an_object() {
+        let req = decode(r#"{"id": 8, "command": "bench_record", "record": {"id": "full-1"}}"#);
+        let Command::BenchRecord { record } = req.unwrap().command else {
+            panic!("not a bench_record");
+        };
+        assert_eq!(record["id"], json!("full-1"));
+        for text in [
+            r#"{"id": 8, "command": "bench_record"}"#,
+            r#"{"id": 8, "command": "bench_record", "record": null}"#,
+            r#"{"id": 8, "command": "bench_record", "record": [1]}"#,
+        ] {
+            assert_eq!(code_of(text), (Some(8), ErrorCode::BadRequest), "{text}");
+        }
     }
 
     #[test]
@@ -645,10 +678,14 @@ mod tests {
 
     #[test]
     fn error_codes_are_snake_case() {
-        let codes = serde_json::to_value([ErrorCode::OutsideInstallDir, ErrorCode::ReplyTooLarge]);
+        let codes = serde_json::to_value([
+            ErrorCode::OutsideInstallDir,
+            ErrorCode::ReplyTooLarge,
+            ErrorCode::NotBenchmarking,
+        ]);
         assert_eq!(
             codes.unwrap(),
-            json!(["outside_install_dir", "reply_too_large"])
+            json!(["outside_install_dir", "reply_too_large", "not_benchmarking"])
         );
     }
 }

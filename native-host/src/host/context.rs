@@ -1,5 +1,7 @@
 //! The Firefox the host serves: found once at start, read by every command.
 
+use std::path::PathBuf;
+
 use super::{guarded, log};
 use crate::files::{self, Install};
 use crate::protocol::ReplyError;
@@ -12,6 +14,8 @@ pub struct Context {
     pub firefox_pid: Option<i32>,
     /// Its install folder, or the error every command needing it replies with.
     pub install: Result<Install, ReplyError>,
+    /// Where `bench_record` writes: `$ABOUT_STARTUP_BENCH_OUT`, set only by the benchmark.
+    pub bench_out: Option<PathBuf>,
 }
 
 impl Context {
@@ -23,7 +27,7 @@ impl Context {
             let pid = firefox::parent_firefox();
             Ok(Context::for_pid(pid))
         });
-        found.unwrap_or_else(|error| {
+        let found = found.unwrap_or_else(|error| {
             log(&format!(
                 "could not look for the parent Firefox: {}",
                 error.message
@@ -31,8 +35,13 @@ impl Context {
             Context {
                 firefox_pid: None,
                 install: Err(error),
+                bench_out: None,
             }
-        })
+        });
+        Context {
+            bench_out: crate::bench::out_from_env(),
+            ..found
+        }
     }
 
     fn for_pid(pid: Option<i32>) -> Self {
@@ -47,6 +56,7 @@ impl Context {
         Context {
             firefox_pid: pid,
             install,
+            bench_out: None,
         }
     }
 
@@ -57,6 +67,7 @@ impl Context {
         Context {
             firefox_pid: None,
             install: Err(error),
+            bench_out: None,
         }
     }
 

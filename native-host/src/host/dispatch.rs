@@ -1,4 +1,4 @@
-//! Quick commands (`hello`, `firefox`, `cancel`) answered on the reader's thread; long ones
+//! Quick commands (`hello`, `firefox`, `cancel`, `bench_record`) answered on the reader's thread; long ones
 //! handed to [`super::work`].
 
 use std::io::{self, Write};
@@ -23,6 +23,10 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
     let result = match command {
         Command::Hello => guarded(|| hello(&shared.ctx)),
         Command::Firefox => guarded(|| inspect_firefox(&shared.ctx)),
+        Command::BenchRecord { record } => guarded(|| {
+            crate::bench::write_record(shared.ctx.bench_out.as_deref(), &record)
+                .map(Reply::BenchRecord)
+        }),
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
@@ -73,8 +77,8 @@ fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
 mod tests {
     use serde_json::json;
 
-    use crate::host::run_long;
-    use crate::host::test_support::{codes, request, run};
+    use crate::host::test_support::{codes, no_firefox, request, run, run_in};
+    use crate::host::{run_long, Context};
 
     #[test]
     fn without_firefox_long_commands_and_firefox_reply_firefox_not_found() {
@@ -94,5 +98,34 @@ mod tests {
             .map(|id| (json!(id), json!("firefox_not_found")))
             .collect();
         assert_eq!(codes(&replies), expected);
+    }
+
+    #[test]
+    fn bench_record_is_refused_outside_a_benchmark() {
+        let input = request(&json!({"id": 1, "command": "bench_record", "record": {"id": "x"}}));
+        let (result, replies) = run(&input, Box::new(run_long));
+        result.unwrap();
+        assert_eq!(codes(&replies), vec![(json!(1), json!("not_benchmarking"))]);
+    }
+
+    #[test]
+    fn bench_record_writes_the_record_where_the_benchmark_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("start.json");
+        let ctx = Context {
+            bench_out: Some(out.clone()),
+            ..no_firefox()
+        };
+        let record = json!({"id": "full-1", "milestones": {"sessionRestored": 1905}});
+        let input = request(&json!({"id": 2, "command": "bench_record", "record": record}));
+        let (result, replies) = run_in(ctx, &input, Box::new(run_long));
+        result.unwrap();
+        assert_eq!(
+            replies,
+            vec![json!({"id": 2, "status": "ok", "data": {"path": out}})]
+        );
+        let written: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(written, record);
     }
 }

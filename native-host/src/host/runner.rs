@@ -53,9 +53,14 @@ pub fn run_long(
             }
             Ok(Reply::Evict(evict::evict(&selected)))
         }
-        Command::Hello | Command::Firefox | Command::Cancel { .. } | Command::Unknown => Err(
-            ReplyError::internal(&format!("{} is not a long command", command.name())),
-        ),
+        Command::Hello
+        | Command::Firefox
+        | Command::Cancel { .. }
+        | Command::BenchRecord { .. }
+        | Command::Unknown => Err(ReplyError::internal(&format!(
+            "{} is not a long command",
+            command.name()
+        ))),
     }
 }
 

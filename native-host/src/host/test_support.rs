@@ -41,13 +41,17 @@ pub(super) fn no_firefox() -> Context {
 }
 
 pub(super) fn run(input: &[u8], runner: Box<LongRunner>) -> (anyhow::Result<()>, Vec<Value>) {
+    run_in(no_firefox(), input, runner)
+}
+
+/// [`run`] serving `ctx`.
+pub(super) fn run_in(
+    ctx: Context,
+    input: &[u8],
+    runner: Box<LongRunner>,
+) -> (anyhow::Result<()>, Vec<Value>) {
     let sink = Sink::default();
-    let result = serve_with(
-        Cursor::new(input.to_vec()),
-        sink.clone(),
-        no_firefox(),
-        runner,
-    );
+    let result = serve_with(Cursor::new(input.to_vec()), sink.clone(), ctx, runner);
     (result, sink.replies())
 }
 
