@@ -193,7 +193,17 @@ export class HostRelay {
   #now;
   #idleTimer = null;
 
-  constructor(connection, { idleCloseMs = 10000, setTimer = setTimeout, clearTimer = clearTimeout, now = Date.now } = {}) {
+  // The timer defaults are wrapped: called as this.#setTimer(...) a bare setTimeout gets the relay
+  // as `this`, and Firefox throws ("called on an object that does not implement interface Window").
+  constructor(
+    connection,
+    {
+      idleCloseMs = 10000,
+      setTimer = (callback, ms) => setTimeout(callback, ms),
+      clearTimer = (timer) => clearTimeout(timer),
+      now = Date.now,
+    } = {},
+  ) {
     this.#connection = connection;
     this.#idleCloseMs = idleCloseMs;
     this.#setTimer = setTimer;
