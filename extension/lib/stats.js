@@ -146,3 +146,118 @@ export function formatMeanCi(stat, locale = undefined) {
   const half = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(stat.ci.half);
   return `${formatMs(stat.mean, locale).replace(/ ms$/, "")} ± ${half} ms`;
 }
+
+// --- Welch's t-test ----------------------------------------------------------------------------
+
+/** ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: about 15 significant digits). */
+export function lnGamma(x) {
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
+  if (x < 0.5) {
+    // Reflection: Γ(x) Γ(1 − x) = π / sin(πx).
+    return Math.log(Math.PI / Math.abs(Math.sin(Math.PI * x))) - lnGamma(1 - x);
+  }
+  const z = x - 1;
+  let sum = c[0];
+  for (let i = 1; i < c.length; i++) {
+    sum += c[i] / (z + i);
+  }
+  const t = z + 7.5;
+  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(sum);
+}
+
+/** Continued fraction of the incomplete beta function (modified Lentz). */
+function betaFraction(x, a, b) {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  d = Math.abs(d) < tiny ? tiny : d;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 300; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    d = Math.abs(d) < tiny ? tiny : d;
+    c = 1 + aa / c;
+    c = Math.abs(c) < tiny ? tiny : c;
+    d = 1 / d;
+    h *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    d = Math.abs(d) < tiny ? tiny : d;
+    c = 1 + aa / c;
+    c = Math.abs(c) < tiny ? tiny : c;
+    d = 1 / d;
+    const step = d * c;
+    h *= step;
+    if (Math.abs(step - 1) < 1e-15) {
+      break;
+    }
+  }
+  return h;
+}
+
+/** The regularized incomplete beta function I_x(a, b), 0 ≤ x ≤ 1, a, b > 0. */
+export function incompleteBeta(x, a, b) {
+  if (x <= 0) {
+    return 0;
+  }
+  if (x >= 1) {
+    return 1;
+  }
+  const front = Math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
+  // The fraction converges fast for x < (a + 1) / (a + b + 2); use the symmetry otherwise.
+  return x < (a + 1) / (a + b + 2) ? (front * betaFraction(x, a, b)) / a : 1 - (front * betaFraction(1 - x, b, a)) / b;
+}
+
+/** Two-sided p-value of Student's t with `df` (any real > 0) degrees of freedom: P(|T| ≥ |t|). */
+export function studentTwoSidedP(t, df) {
+  if (!Number.isFinite(t)) {
+    return 0;
+  }
+  return incompleteBeta(df / (df + t * t), df / 2, 0.5);
+}
+
+/**
+ * Welch's unequal-variances t-test of `b` against `a` (two-sided), for comparing two sets of
+ * starts whose spreads need not be equal. Returns null when either side has fewer than two
+ * values; else {a, b (summaries), diff (mean b − mean a), relative (diff / mean a, or null),
+ * se, t, df (Welch–Satterthwaite), p, ci (95% interval of diff, with t at ⌊df⌋: slightly wide),
+ * significant (p < alpha)}.
+ */
+export function welchTest(aValues, bValues, { alpha = 0.05 } = {}) {
+  const a = summarize(aValues);
+  const b = summarize(bValues);
+  if (a.n < 2 || b.n < 2) {
+    return null;
+  }
+  const va = a.sd ** 2 / a.n;
+  const vb = b.sd ** 2 / b.n;
+  const diff = b.mean - a.mean;
+  const se = Math.sqrt(va + vb);
+  const relative = a.mean !== 0 ? diff / a.mean : null;
+  if (se === 0) {
+    // No spread on either side: the means are either the same or plainly different.
+    const same = diff === 0;
+    return {
+      a,
+      b,
+      diff,
+      relative,
+      se,
+      t: same ? 0 : Math.sign(diff) * Infinity,
+      df: a.n + b.n - 2,
+      p: same ? 1 : 0,
+      ci: { low: diff, high: diff, half: 0 },
+      significant: !same,
+    };
+  }
+  const t = diff / se;
+  const df = (va + vb) ** 2 / (va ** 2 / (a.n - 1) + vb ** 2 / (b.n - 1));
+  const p = studentTwoSidedP(t, df);
+  const half = tCritical95(Math.max(1, Math.floor(df))) * se;
+  return { a, b, diff, relative, se, t, df, p, ci: { low: diff - half, high: diff + half, half }, significant: p < alpha };
+}

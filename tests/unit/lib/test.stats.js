@@ -1,6 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { groupKey, groupRecords, milestoneOrder, summarize, tCritical95, trendPoints } from "../../../extension/lib/stats.js";
+import {
+  groupKey,
+  groupRecords,
+  incompleteBeta,
+  lnGamma,
+  milestoneOrder,
+  studentTwoSidedP,
+  summarize,
+  tCritical95,
+  trendPoints,
+  welchTest,
+} from "../../../extension/lib/stats.js";
 
 const close = (a, b, eps = 1e-6) => assert.ok(Math.abs(a - b) < eps, `${a} ≈ ${b}`);
 
@@ -89,4 +100,64 @@ test("formatMeanCi: mean ± half-interval; one value has no ±; none is missing,
   assert.equal(formatMeanCi(summarize([1000, 1200, 1400]), "en"), `1,200 ± ${Math.round((4.30265273 * 200) / Math.sqrt(3))} ms`);
   assert.equal(formatMeanCi(summarize([1234]), "en"), "1,234 ms");
   assert.equal(formatMeanCi(summarize([]), "en"), "—");
+});
+
+test("ln Γ and the incomplete beta function against closed forms", () => {
+  close(lnGamma(0.5), Math.log(Math.sqrt(Math.PI)), 1e-12);
+  close(lnGamma(10), Math.log(362880), 1e-10);
+  close(lnGamma(1), 0, 1e-12);
+  // I_x(1, 1) = x; I_x(a, 1) = x^a; I_x(1, b) = 1 − (1 − x)^b
+  close(incompleteBeta(0.3, 1, 1), 0.3, 1e-12);
+  close(incompleteBeta(0.7, 3, 1), 0.7 ** 3, 1e-12);
+  close(incompleteBeta(0.2, 1, 4), 1 - 0.8 ** 4, 1e-12);
+  assert.equal(incompleteBeta(0, 2, 3), 0);
+  assert.equal(incompleteBeta(1, 2, 3), 1);
+});
+
+test("Student's two-sided p agrees with the t table the intervals use", () => {
+  for (const df of [1, 2, 5, 10, 29]) {
+    close(studentTwoSidedP(tCritical95(df), df), 0.05, 1e-8);
+  }
+  close(studentTwoSidedP(1.959963984540054, 1e9), 0.05, 1e-6); // the normal limit
+  assert.equal(studentTwoSidedP(0, 7), 1);
+  assert.equal(studentTwoSidedP(-Infinity, 7), 0);
+  close(studentTwoSidedP(-2.5, 4.5), studentTwoSidedP(2.5, 4.5), 1e-15);
+});
+
+test("Welch's t-test: statistic, Welch–Satterthwaite df and p of a worked example", () => {
+  // a: mean 3, variance 2.5; b: mean 6, variance 10 (n = 5 each).
+  // se² = 2.5/5 + 10/5 = 2.5; t = 3/√2.5; df = 2.5² / (0.5²/4 + 2²/4) = 100/17.
+  // p from numerical integration of the t density: 0.1075312.
+  const w = welchTest([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]);
+  close(w.diff, 3);
+  close(w.relative, 1);
+  close(w.t, 3 / Math.sqrt(2.5), 1e-12);
+  close(w.df, 100 / 17, 1e-12);
+  close(w.p, 0.1075312, 1e-6);
+  assert.equal(w.significant, false);
+  close(w.ci.half, tCritical95(5) * Math.sqrt(2.5), 1e-9);
+  assert.equal(w.a.n, 5);
+});
+
+test("Welch's t-test: clear differences are significant, either direction", () => {
+  const cold = [10100, 9900, 10050, 9950, 10000, 10020];
+  const hot = [1600, 1620, 1580, 1610, 1590, 1605];
+  const w = welchTest(cold, hot);
+  assert.ok(w.diff < 0 && w.t < 0);
+  assert.ok(w.p < 1e-6);
+  assert.equal(w.significant, true);
+  assert.equal(welchTest(hot, cold).p, w.p);
+});
+
+test("Welch's t-test: too few values, no spread, alpha", () => {
+  assert.equal(welchTest([1], [1, 2, 3]), null);
+  assert.equal(welchTest([1, 2], [NaN, 3]), null);
+  const same = welchTest([5, 5, 5], [5, 5]);
+  assert.equal(same.p, 1);
+  assert.equal(same.significant, false);
+  const apart = welchTest([5, 5, 5], [7, 7]);
+  assert.equal(apart.p, 0);
+  assert.equal(apart.significant, true);
+  const w = welchTest([1, 2, 3, 4, 5], [2, 4, 6, 8, 10], { alpha: 0.2 });
+  assert.equal(w.significant, true);
 });
