@@ -19,6 +19,7 @@ import { buildExtension } from "../../scripts/build.mjs";
 import { findFirefox, findGeckodriver } from "../../scripts/lib/firefox.mjs";
 import { EXTENSION_ID, HOST_BINARY, HOST_NAME, ROOT } from "../../scripts/lib/project.mjs";
 import { run } from "../../scripts/lib/run.mjs";
+import { processesWithHome } from "../../scripts/lib/processes.mjs";
 
 // Selenium must never try to download a driver or browser (no internet here).
 process.env.SE_OFFLINE = "true";
@@ -68,26 +69,6 @@ function freePort() {
       server.close(() => resolve(port));
     });
   });
-}
-
-/** PIDs of live processes whose environment has HOME=<home>: everything started under it. */
-function processesWithHome(home) {
-  const marker = Buffer.from(`\0HOME=${home}\0`);
-  const pids = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) {
-      continue;
-    }
-    try {
-      const environ = Buffer.concat([Buffer.from([0]), fs.readFileSync(`/proc/${entry}/environ`)]);
-      if (environ.includes(marker)) {
-        pids.push(Number(entry));
-      }
-    } catch {
-      // gone already, or not ours to read
-    }
-  }
-  return pids;
 }
 
 function kill(pid, signal) {
