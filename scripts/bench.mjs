@@ -1,0 +1,216 @@
+#!/usr/bin/env node
+// npm run bench: the startup benchmark (cold, preloaded and hot launches with 95% confidence
+// intervals), and `npm run bench -- compare A.json B.json`. docs/benchmarks.md explains the
+// method; `npm run bench -- --help` the options. A script that measures, not a test.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
+import { benchChart } from "./bench/chart.mjs";
+import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
+import { benchExport, pairs, readRuns, scenarioExport } from "./bench/results.mjs";
+import { runBench } from "./bench/run.mjs";
+import { prepareScenario } from "./bench/scenarios.mjs";
+import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
+import { buildExtension } from "./build.mjs";
+import { pauseProactiveReclaim } from "./lib/damon.mjs";
+import { FIREFOX_NAMES, findFirefox } from "./lib/firefox.mjs";
+import { processesWithHome, signal } from "./lib/processes.mjs";
+import { HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
+import { run } from "./lib/run.mjs";
+import { createSlowDisk } from "./lib/slow-disk.mjs";
+
+const WELCH_NOTE =
+  "Differences: B − A of the means; p: Welch's two-sided t-test (unequal variances, Welch–Satterthwaite degrees of freedom); significant when p < 0.05.";
+
+function compare({ a, b }) {
+  const read = (source) => {
+    if (!fs.existsSync(source.file)) {
+      throw new UsageError(`${source.file} does not exist`);
+    }
+    return readRuns(fs.readFileSync(source.file, "utf8"), source.file);
+  };
+  const aGroups = read(a);
+  const bGroups = read(b);
+  console.log(`A: ${a.file}${a.scenario ? `#${a.scenario}` : ""}\nB: ${b.file}${b.scenario ? `#${b.scenario}` : ""}\n`);
+  for (const pair of pairs(aGroups, bGroups, a.scenario, b.scenario)) {
+    console.log(`### ${pair.label}\n`);
+    console.log(`${compareTable(pair.a, pair.b, { aLabel: `A ${pair.aName}`, bLabel: `B ${pair.bName}` })}\n`);
+  }
+  console.log(WELCH_NOTE);
+}
+
+/** The install folder of a Firefox binary or folder, or null (e.g. a wrapper script). */
+function installOf(candidate) {
+  let binary = candidate;
+  if (fs.existsSync(binary) && fs.statSync(binary).isDirectory()) {
+    binary = ["firefox-esr", "firefox"].map((n) => path.join(candidate, n)).find((f) => fs.existsSync(f)) ?? binary;
+  }
+  if (!fs.existsSync(binary) || fs.statSync(binary).isDirectory()) {
+    return null;
+  }
+  const real = fs.realpathSync(binary);
+  const installDir = path.dirname(real);
+  return fs.existsSync(path.join(installDir, "application.ini")) ? { binary: real, installDir } : null;
+}
+
+/**
+ * The Firefox binary to launch: --firefox (a binary or an install folder), else $FIREFOX, else
+ * the first of firefox, firefox-esr, … on PATH that is a real binary in an install folder (the
+ * benchmark launches the binary itself, not a wrapper script).
+ */
+function resolveFirefox(given) {
+  let found;
+  if (given) {
+    found = installOf(given);
+    if (!found) {
+      throw new UsageError(`--firefox ${given} is neither a Firefox binary inside its install folder (beside application.ini) nor such a folder`);
+    }
+  } else {
+    const dirs = (process.env.PATH ?? "").split(path.delimiter).filter(Boolean);
+    const candidates = [findFirefox(), ...FIREFOX_NAMES.flatMap((name) => dirs.map((dir) => path.join(dir, name)))];
+    found = candidates.map(installOf).find(Boolean);
+    if (!found) {
+      throw new UsageError(`no Firefox binary inside an install folder found (only wrapper scripts?); use --firefox /path/to/firefox`);
+    }
+  }
+  const ini = fs.readFileSync(path.join(found.installDir, "application.ini"), "utf8");
+  const field = (name) => new RegExp(`^${name}=(.*)$`, "m").exec(ini)?.[1]?.trim() ?? null;
+  return { ...found, version: field("Version"), buildId: field("BuildID") };
+}
+
+function defaultOut() {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
+  return path.join(ROOT, "artifacts", "bench", `bench-${stamp}.json`);
+}
+
+function commandLine(argv) {
+  return `npm run bench${argv.length ? ` -- ${argv.join(" ")}` : ""}`;
+}
+
+async function benchmark(options, argv) {
+  if (options.slowDisk && process.getuid() !== 0) {
+    throw new UsageError("--slow-disk needs root: the throttle is a cgroup (run as root, or leave --slow-disk out)");
+  }
+  const firefox = resolveFirefox(options.firefox);
+  const out = path.resolve(options.out ?? defaultOut());
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+
+  console.log("building the host (cargo build --release) …");
+  await run("cargo", ["build", "--release", "--quiet", "--manifest-path", HOST_MANIFEST_PATH]);
+
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-bench-"));
+  const paths = benchPaths(root);
+  const cleanup = () => {
+    for (const pid of processesWithHome(paths.home)) {
+      signal(pid, "SIGKILL");
+    }
+  };
+  process.on("exit", () => {
+    cleanup();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  for (const name of ["SIGINT", "SIGTERM"]) {
+    process.on(name, () => {
+      console.error(`\nbench: ${name}: stopping Firefox, removing the throttle and ${root}`);
+      process.exit(130); // the exit handlers above, of the cgroup and of DAMON do the rest
+    });
+  }
+
+  // A cgroup for Firefox and the preload only; evict and the hot scenario's untimed preload run outside.
+  const group = options.slowDisk ? createSlowDisk(options.slowDisk.spec, firefox.installDir) : null;
+  const wrap = group ? group.wrap : (argv2) => argv2;
+  const damon = pauseProactiveReclaim();
+
+  console.log(`Firefox ${firefox.version} (${firefox.buildId}) at ${firefox.binary}`);
+  console.log(`disk: ${group ? `throttled, ${group.label}` : "not throttled"}${damon.paused.length ? "; DAMON proactive reclaim paused" : ""}`);
+  console.log(`scenarios ${options.scenarios.join(", ")}; ${options.runs} counted runs each + 1 warm-up; work folder ${root}`);
+
+  const built = await buildExtension({ distDir: path.join(root, "dist") });
+  console.log("preparing the template profile (its first start creates it) …");
+  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs });
+  const firstSessionRestored = first.milestones?.sessionRestored ?? null;
+  console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
+
+  const startedAt = Date.now();
+  const tty = process.stdout.isTTY;
+  const { records, warmups, forcedQuits } = await runBench(options, {
+    prepare: (scenario) => prepareScenario(scenario, { hostBinary: HOST_BINARY, installDir: firefox.installDir, wrap }),
+    launch: async () => {
+      freshProfile(paths);
+      return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs });
+    },
+    progress: (line, { final }) => {
+      if (tty) {
+        process.stdout.write(`\r\x1b[K${line}${final ? "\n" : ""}`);
+      } else {
+        console.log(line);
+      }
+    },
+  });
+  const finishedAt = Date.now();
+
+  const meta = {
+    command: commandLine(argv),
+    scenarios: options.scenarios,
+    runs: options.runs,
+    warmups,
+    slowDisk: group ? { spec: options.slowDisk.spec, bps: options.slowDisk.bps, iops: options.slowDisk.iops, how: group.label } : null,
+    firefox: { binary: firefox.binary, installDir: firefox.installDir, version: firefox.version, buildId: firefox.buildId },
+    cores: os.cpus().length,
+    kernel: os.release(),
+    damonPaused: damon.paused.length > 0,
+    forcedQuits,
+    // The template's first start: profile creation and add-on install, unthrottled, page cache
+    // as it was; not counted, kept to show what a first start costs.
+    templateFirstStart: { sessionRestored: firstSessionRestored },
+    startedAt,
+    finishedAt,
+  };
+  const doc = benchExport(records, meta, { kernel: os.release() });
+  const base = out.replace(/\.json$/, "");
+  fs.writeFileSync(out, `${JSON.stringify(doc, null, 1)}\n`);
+  for (const scenario of options.scenarios) {
+    fs.writeFileSync(`${base}.${scenario}.json`, `${JSON.stringify(scenarioExport(doc, scenario), null, 1)}\n`);
+  }
+  const groups = byScenario(records);
+  const disk = group ? `slow disk ${group.label}` : "disk not throttled";
+  const svg = benchChart(
+    options.scenarios.map((scenario) => ({
+      scenario,
+      runs: (groups.get(scenario) ?? []).map((r) => ({ preloadMs: r.bench.preloadMs, sessionRestored: r.milestones.sessionRestored })),
+    })),
+    { title: `Firefox ${firefox.version}: time to sessionRestored`, subtitle: `${disk}, ${options.runs} runs per scenario, ${new Date(startedAt).toISOString().slice(0, 10)}` },
+  );
+  fs.writeFileSync(`${base}.svg`, svg);
+  const table = runTable(records, { scenarios: options.scenarios });
+  const minutes = ((finishedAt - startedAt) / 60000).toFixed(1);
+  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, ${disk}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
+
+${table}
+`;
+  fs.writeFileSync(`${base}.md`, markdown);
+  console.log(`\n${markdown}`);
+  console.log(`runs: ${out} (+ one file per scenario: ${path.basename(base)}.<scenario>.json, for the page's Import)`);
+  console.log(`table: ${base}.md\nchart: ${base}.svg`);
+}
+
+async function main(argv) {
+  const options = parseBenchArgs(argv);
+  if (options.command === "help") {
+    console.log(USAGE);
+  } else if (options.command === "compare") {
+    compare(options);
+  } else {
+    await benchmark(options, argv);
+  }
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  if (error instanceof UsageError) {
+    console.error(`bench: ${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  console.error(`bench: ${error.message}`);
+  process.exit(1);
+});

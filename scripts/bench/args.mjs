@@ -1,0 +1,122 @@
+// The startup benchmark's command line, parsed without side effects (scripts/bench.mjs uses it).
+//   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
+//                    [--firefox PATH] [--out FILE] [--timeout S]
+//   npm run bench -- compare A.json[#scenario] B.json[#scenario]
+import { parseArgs } from "node:util";
+import { parseSlowDisk } from "../lib/slow-disk.mjs";
+
+export const SCENARIOS = ["cold", "preload", "hot"];
+export const DEFAULT_RUNS = 10;
+
+/** A mistake on the command line: shown with the usage, without a stack trace. */
+export class UsageError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
+                        [--firefox PATH] [--out FILE] [--timeout SECONDS]
+       npm run bench -- compare A.json[#scenario] B.json[#scenario]
+
+Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
+each from a fresh copy of a prepared profile with the about:startup extension, and collects
+every milestone through the extension and the native host.
+  cold     Firefox's own files evicted from the page cache (the rest of the system stays warm)
+  preload  evicted, then read back with \`about-startup-host preload\`; its time is reported
+           beside the start and added to it
+  hot      everything in the page cache
+--runs N          counted launches per scenario (default ${DEFAULT_RUNS})
+--slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
+                  needs root), e.g. 30:150
+--firefox PATH    the Firefox binary or install folder (default: $FIREFOX, then PATH)
+--out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
+                  the table (.md) and chart (.svg) go beside it
+--timeout S       longest wait for one start's record (default 180)
+compare           the table for two exports or bench runs, with Welch's t-test per milestone;
+                  FILE#scenario picks one scenario of a bench run`;
+
+function positiveInteger(value, flag) {
+  if (!/^\d+$/.test(String(value)) || Number(value) < 1) {
+    throw new UsageError(`${flag} wants a whole number ≥ 1, not ${value}`);
+  }
+  return Number(value);
+}
+
+/** "run.json#cold" → {file: "run.json", scenario: "cold"}; without "#": scenario null. */
+export function parseSource(text) {
+  const hash = text.lastIndexOf("#");
+  if (hash > 0 && hash < text.length - 1) {
+    return { file: text.slice(0, hash), scenario: text.slice(hash + 1) };
+  }
+  return { file: text, scenario: null };
+}
+
+/**
+ * argv (after `npm run bench --`) → {command: "help"} | {command: "compare", a, b} |
+ * {command: "run", runs, scenarios, slowDisk, firefox, out, timeoutMs}. Throws UsageError.
+ */
+export function parseBenchArgs(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        runs: { type: "string" },
+        scenarios: { type: "string" },
+        "slow-disk": { type: "string" },
+        firefox: { type: "string" },
+        out: { type: "string" },
+        timeout: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error.message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    return { command: "help" };
+  }
+  if (positionals[0] === "compare") {
+    if (positionals.length !== 3) {
+      throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
+    }
+    const runOnly = ["runs", "scenarios", "slow-disk", "firefox", "out", "timeout"].filter((k) => k in values);
+    if (runOnly.length > 0) {
+      throw new UsageError(`compare takes no --${runOnly[0]}`);
+    }
+    return { command: "compare", a: parseSource(positionals[1]), b: parseSource(positionals[2]) };
+  }
+  if (positionals.length > 0) {
+    throw new UsageError(`unknown command ${positionals[0]}; the commands are (none: run) and compare`);
+  }
+  const scenarios = values.scenarios === undefined ? [...SCENARIOS] : values.scenarios.split(",").map((s) => s.trim());
+  for (const s of scenarios) {
+    if (!SCENARIOS.includes(s)) {
+      throw new UsageError(`unknown scenario ${JSON.stringify(s)}; choose from ${SCENARIOS.join(", ")}`);
+    }
+  }
+  if (new Set(scenarios).size !== scenarios.length || scenarios.length === 0) {
+    throw new UsageError("--scenarios names each scenario at most once, and at least one");
+  }
+  let slowDisk = null;
+  if (values["slow-disk"] !== undefined) {
+    try {
+      slowDisk = { spec: values["slow-disk"], ...parseSlowDisk(values["slow-disk"]) };
+    } catch (error) {
+      throw new UsageError(error.message);
+    }
+  }
+  return {
+    command: "run",
+    runs: values.runs === undefined ? DEFAULT_RUNS : positiveInteger(values.runs, "--runs"),
+    scenarios,
+    slowDisk,
+    firefox: values.firefox ?? null,
+    out: values.out ?? null,
+    timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
+  };
+}

@@ -1,0 +1,176 @@
+// Launching one Firefox for the startup benchmark, without WebDriver or Marionette in the
+// measured start (docs/benchmarks.md, "How a launch works"):
+//   firefox -profile <root>/profile -no-remote --headless   with HOME=<root>/home
+// The profile is a fresh copy of a template made once per run: the unsigned full .xpi
+// sideloaded in profile/extensions/, the prefs below in user.js, and one start already behind
+// it, so every measured launch is an ordinary start of an existing profile. The native host is
+// registered in the throwaway HOME. ABOUT_STARTUP_BENCH_OUT names the file the host writes the
+// extension's record of the start to (`bench_record`, docs/PROTOCOL.md); the extension then
+// quits Firefox by closing its window. A Firefox that has not quit 30 s after its record gets
+// SIGTERM, then SIGKILL (both counted: on ESR 153 SIGTERM is not a clean quit).
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { EXTENSION_ID } from "../lib/project.mjs";
+import { processesWithHome, signal } from "../lib/processes.mjs";
+
+/**
+ * Prefs of the benchmark's profile. The first four let the sideloaded, unsigned full flavour load
+ * enabled and with its experiment API (checked on ESR 153: without autoDisableScopes = 0 a
+ * profile-folder add-on waits for the user to enable it). The rest keep first-run pages, default-
+ * browser checks, update checks and telemetry uploads out of the measured starts.
+ */
+export const BENCH_PREFS = {
+  "xpinstall.signatures.required": false,
+  "extensions.experiments.enabled": true,
+  "extensions.autoDisableScopes": 0,
+  "extensions.enabledScopes": 15,
+  "browser.shell.checkDefaultBrowser": false,
+  "browser.startup.homepage_override.mstone": "ignore",
+  "browser.aboutwelcome.enabled": false,
+  "datareporting.policy.dataSubmissionEnabled": false,
+  "toolkit.telemetry.reportingpolicy.firstRun": false,
+  "app.update.disabledForTesting": true,
+  "extensions.update.enabled": false,
+};
+
+/** user.js text for `prefs`. Pure. */
+export function userJs(prefs) {
+  return `${Object.entries(prefs)
+    .map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});`)
+    .join("\n")}\n`;
+}
+
+/** The fixed paths of a run's work folder; a launch always uses the same profile path. */
+export function benchPaths(root) {
+  return {
+    root,
+    profile: path.join(root, "profile"),
+    home: path.join(root, "home"),
+    templateProfile: path.join(root, "template-profile"),
+    templateHome: path.join(root, "template-home"),
+    record: path.join(root, "record.json"),
+    log: path.join(root, "firefox.log"),
+  };
+}
+
+function copyTree(from, to) {
+  fs.rmSync(to, { recursive: true, force: true });
+  fs.cpSync(from, to, { recursive: true, preserveTimestamps: true });
+}
+
+/**
+ * Replaces the profile and HOME with fresh copies of the templates, then `sync`s so the copy's
+ * writeback does not land in the measured start.
+ */
+export function freshProfile(paths) {
+  copyTree(paths.templateProfile, paths.profile);
+  copyTree(paths.templateHome, paths.home);
+  spawnSync("sync");
+}
+
+/** Ends every process left under the launch's HOME (content processes, the host). */
+export async function killLeftovers(home) {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const left = processesWithHome(home);
+    if (left.length === 0) {
+      return;
+    }
+    for (const pid of left) {
+      signal(pid, attempt < 10 ? "SIGTERM" : "SIGKILL");
+    }
+    await sleep(100);
+  }
+}
+
+function exited(child) {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+async function waitExit(child, ms) {
+  const deadline = Date.now() + ms;
+  while (!exited(child) && Date.now() < deadline) {
+    await sleep(50);
+  }
+  return exited(child);
+}
+
+/**
+ * One launch. `wrap(argv)` puts it in the slow-disk cgroup (or leaves it). Resolves with
+ * {record, quit: "clean" | "sigterm" | "sigkill", exitCode}; rejects when Firefox exits without
+ * a record or none comes within `timeoutMs` (the log file is named in the error).
+ */
+export async function launchFirefox({ binary, paths, wrap = (argv) => argv, timeoutMs = 180000, quitTimeoutMs = 30000 }) {
+  fs.rmSync(paths.record, { force: true });
+  const log = fs.openSync(paths.log, "w");
+  const argv = wrap([binary, "-profile", paths.profile, "-no-remote", "--headless"]);
+  const env = {
+    ...process.env,
+    HOME: paths.home,
+    ABOUT_STARTUP_BENCH_OUT: paths.record,
+    MOZ_CRASHREPORTER_DISABLE: "1",
+  };
+  delete env.DISPLAY;
+  delete env.WAYLAND_DISPLAY;
+  const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", log, log] });
+  fs.closeSync(log);
+  const failure = (what) => new Error(`${what} (Firefox's output: ${paths.log})`);
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (!fs.existsSync(paths.record)) {
+      if (exited(child)) {
+        throw failure(`Firefox exited (${child.exitCode ?? child.signalCode}) before the extension handed over its record`);
+      }
+      if (Date.now() > deadline) {
+        throw failure(`no record within ${timeoutMs / 1000} s: is the extension loaded and the host registered?`);
+      }
+      await sleep(25);
+    }
+    const record = JSON.parse(fs.readFileSync(paths.record, "utf8"));
+    let quit = "clean";
+    if (!(await waitExit(child, quitTimeoutMs))) {
+      quit = "sigterm";
+      signal(child.pid, "SIGTERM");
+      if (!(await waitExit(child, 5000))) {
+        quit = "sigkill";
+        signal(child.pid, "SIGKILL");
+        await waitExit(child, 5000);
+      }
+    }
+    return { record, quit, exitCode: child.exitCode };
+  } finally {
+    if (!exited(child)) {
+      signal(child.pid, "SIGKILL");
+      await waitExit(child, 5000);
+    }
+    await killLeftovers(paths.home);
+  }
+}
+
+/**
+ * Makes the run's templates: the HOME with the host registered (`about-startup-host install`),
+ * and a profile with the .xpi and user.js that has been started once (profile creation, add-on
+ * install, startup cache) and quit cleanly. Returns that first start's record, which proves the
+ * extension loads in full mode and reaches the host.
+ */
+export async function prepareTemplates({ paths, binary, xpi, hostBinary, timeoutMs }) {
+  fs.mkdirSync(path.join(paths.profile, "extensions"), { recursive: true });
+  fs.mkdirSync(paths.home, { recursive: true });
+  fs.copyFileSync(xpi, path.join(paths.profile, "extensions", `${EXTENSION_ID}.xpi`));
+  fs.writeFileSync(path.join(paths.profile, "user.js"), userJs(BENCH_PREFS));
+  const installed = spawnSync(hostBinary, ["install", "--extension-id", EXTENSION_ID], {
+    env: { ...process.env, HOME: paths.home },
+    encoding: "utf8",
+  });
+  if (installed.status !== 0) {
+    throw new Error(`about-startup-host install failed: ${installed.stderr}`);
+  }
+  const first = await launchFirefox({ binary, paths, timeoutMs });
+  if (first.quit !== "clean") {
+    throw new Error(`the template profile's first start did not quit cleanly (${first.quit}); see ${paths.log}`);
+  }
+  copyTree(paths.profile, paths.templateProfile);
+  copyTree(paths.home, paths.templateHome);
+  return first.record;
+}

@@ -1,0 +1,97 @@
+// A benchmark's runs as an about-startup export (docs/export-format.md) with "source": "bench",
+// and reading exports back for `compare`. Each record is the extension's own record of that
+// start plus a `bench` object ({scenario, run, preloadMs, quit, slowDisk}); the document carries
+// a top-level `bench` object describing the run. Version 1 readers ignore both. Pure.
+import { buildExport, checkExport, exportRecords, parseExport } from "../../extension/lib/export.js";
+import { byScenario } from "./summary.mjs";
+
+/** The record of one counted launch, with its bench fields. */
+export function benchRecord(record, { scenario, run, preloadMs = null, quit, slowDisk = null }) {
+  return { ...record, bench: { scenario, run, preloadMs, quit, slowDisk } };
+}
+
+/**
+ * The export document of a run. `records`: counted launches (benchRecord), `meta`: the run's
+ * description (command, firefox, scenarios, runs, slowDisk, startedAt, finishedAt, …).
+ * Throws if the result would not pass the page's own import check.
+ */
+export function benchExport(records, meta, { exportedAt = Date.now(), kernel = null } = {}) {
+  const first = records[0];
+  const doc = {
+    ...buildExport({
+      current: null,
+      history: records,
+      source: "bench",
+      exportedAt,
+      environment: {
+        firefoxVersion: first?.firefox?.version ?? null,
+        buildId: first?.firefox?.buildId ?? null,
+        os: first?.os ?? null,
+        kernel: first?.kernel ?? kernel,
+        mode: first?.mode ?? null,
+      },
+    }),
+    bench: meta,
+  };
+  const checked = checkExport(doc);
+  if (!checked.ok) {
+    throw new Error(`the bench export would not import: ${checked.problems.join("; ")}`);
+  }
+  return doc;
+}
+
+/** One scenario's own export (the page's Import groups records by build, not by scenario). */
+export function scenarioExport(doc, scenario) {
+  return {
+    ...doc,
+    history: doc.history.filter((r) => r.bench?.scenario === scenario),
+    bench: { ...doc.bench, scenarios: [scenario] },
+  };
+}
+
+/**
+ * For compare: the records of a file's text, grouped by scenario ("all" for an extension's
+ * export). Throws with the import check's words when the file is not a usable export.
+ */
+export function readRuns(text, name = "file") {
+  const parsed = parseExport(text);
+  if (!parsed.ok) {
+    throw new Error(`${name} is not an about-startup export (${parsed.code}): ${parsed.problems.slice(0, 3).join("; ")}`);
+  }
+  return byScenario(exportRecords(parsed.doc));
+}
+
+/**
+ * Which groups to compare: with a #scenario on both sides, those two; on one side, that one
+ * against the same scenario or the only group of the other; without, every scenario both files
+ * have (or their only groups). Returns [{label, a, b}] or throws with what is there.
+ */
+export function pairs(aGroups, bGroups, aScenario = null, bScenario = null) {
+  const pick = (groups, scenario, side) => {
+    if (!groups.has(scenario)) {
+      throw new Error(`${side} has no scenario ${scenario}; it has ${[...groups.keys()].join(", ")}`);
+    }
+    return groups.get(scenario);
+  };
+  const only = (groups) => (groups.size === 1 ? [...groups.keys()][0] : null);
+  if (aScenario || bScenario) {
+    const a = aScenario ?? (aGroups.has(bScenario) ? bScenario : only(aGroups));
+    const b = bScenario ?? (bGroups.has(aScenario) ? aScenario : only(bGroups));
+    if (!a || !b) {
+      throw new Error("name the scenario on both sides, e.g. run.json#cold run.json#preload");
+    }
+    return [{ label: a === b ? a : `${a} → ${b}`, a: pick(aGroups, a, "A"), b: pick(bGroups, b, "B"), aName: a, bName: b }];
+  }
+  const common = [...aGroups.keys()].filter((k) => bGroups.has(k));
+  if (common.length > 0) {
+    return common.map((k) => ({ label: k, a: aGroups.get(k), b: bGroups.get(k), aName: k, bName: k }));
+  }
+  const a = only(aGroups);
+  const b = only(bGroups);
+  if (a && b) {
+    return [{ label: `${a} → ${b}`, a: aGroups.get(a), b: bGroups.get(b), aName: a, bName: b }];
+  }
+  throw new Error(
+    `no scenario in common (A: ${[...aGroups.keys()].join(", ")}; B: ${[...bGroups.keys()].join(", ")}); pick one with FILE#scenario`,
+  );
+}

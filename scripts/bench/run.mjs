@@ -1,0 +1,65 @@
+// The benchmark loop: for each launch of the plan (plan.mjs), put the page cache in the
+// scenario's state, launch Firefox, keep the record of counted launches, print a progress line.
+// Everything that touches the system comes in as a parameter, so the loop is tested with fakes.
+import { benchPlan } from "./plan.mjs";
+import { benchRecord } from "./results.mjs";
+
+const number = (v, digits = 0) => new Intl.NumberFormat("en-US", { maximumFractionDigits: digits }).format(v);
+
+/** "cold     run  3/10  sessionRestored 10,234 ms  read 290.1 MB  (launch 9 of 33)". Pure. */
+export function progressLine(step, runs, record, prep, index, total) {
+  const run = step.warmup ? "warm-up" : `run ${String(step.run).padStart(String(runs).length)}/${runs}`;
+  const parts = [`${step.scenario.padEnd(8)} ${run}`];
+  const sr = record?.milestones?.sessionRestored;
+  parts.push(typeof sr === "number" ? `sessionRestored ${number(sr)} ms` : "no sessionRestored");
+  if (typeof prep?.preloadMs === "number") {
+    parts.push(`preload ${number(prep.preloadMs)} ms`);
+  }
+  if (typeof record?.io?.readBytes === "number") {
+    parts.push(`read ${number(record.io.readBytes / 1e6, 1)} MB`);
+  }
+  parts.push(`(launch ${index + 1} of ${total})`);
+  return parts.join("  ");
+}
+
+/** Why a record cannot be counted, or null: the benchmark needs full mode and sessionRestored. */
+export function recordProblem(record) {
+  if (record?.mode !== "full") {
+    return `the extension recorded in ${record?.mode ?? "no"} mode, not full: its experiment API is not available (does this Firefox honour extensions.experiments.enabled?)`;
+  }
+  if (typeof record.milestones?.sessionRestored !== "number") {
+    return "the record has no sessionRestored";
+  }
+  return null;
+}
+
+/**
+ * Runs the plan. deps: prepare(scenario) → {preloadMs, …}; launch(step) → {record, quit};
+ * progress(line, {final}). Returns {records (counted, with bench fields), warmups, forcedQuits}.
+ */
+export async function runBench({ scenarios, runs, slowDisk = null }, { prepare, launch, progress = () => {} }) {
+  const plan = benchPlan(scenarios, runs);
+  const records = [];
+  let warmups = 0;
+  let forcedQuits = 0;
+  for (const [index, step] of plan.entries()) {
+    const prep = await prepare(step.scenario);
+    const { record, quit } = await launch(step);
+    const problem = recordProblem(record);
+    if (problem) {
+      throw new Error(`${step.scenario} ${step.warmup ? "warm-up" : `run ${step.run}`}: ${problem}`);
+    }
+    if (quit !== "clean") {
+      forcedQuits += 1;
+    }
+    if (step.warmup) {
+      warmups += 1;
+    } else {
+      records.push(
+        benchRecord(record, { scenario: step.scenario, run: step.run, preloadMs: prep.preloadMs ?? null, quit, slowDisk: slowDisk?.spec ?? null }),
+      );
+    }
+    progress(progressLine(step, runs, record, prep, index, plan.length), { final: index === plan.length - 1 });
+  }
+  return { records, warmups, forcedQuits };
+}

@@ -1,0 +1,53 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { DEFAULT_RUNS, parseBenchArgs, parseSource, SCENARIOS, UsageError } from "../../../../scripts/bench/args.mjs";
+
+test("no arguments: every scenario, the default runs, no throttle", () => {
+  assert.deepEqual(parseBenchArgs([]), {
+    command: "run",
+    runs: DEFAULT_RUNS,
+    scenarios: SCENARIOS,
+    slowDisk: null,
+    firefox: null,
+    out: null,
+    timeoutMs: 180000,
+  });
+});
+
+test("every option of a run", () => {
+  const o = parseBenchArgs(["--runs", "20", "--scenarios", "hot,cold", "--slow-disk", "30MB:150", "--firefox", "/opt/ff/firefox", "--out", "x.json", "--timeout", "60"]);
+  assert.equal(o.runs, 20);
+  assert.deepEqual(o.scenarios, ["hot", "cold"]);
+  assert.deepEqual(o.slowDisk, { spec: "30MB:150", mib: 30, bps: 31457280, iops: 150 });
+  assert.equal(o.firefox, "/opt/ff/firefox");
+  assert.equal(o.out, "x.json");
+  assert.equal(o.timeoutMs, 60000);
+});
+
+test("mistakes are UsageErrors that say what is wanted", () => {
+  const cases = [
+    [["--runs", "0"], /--runs wants a whole number/],
+    [["--runs", "2.5"], /--runs wants a whole number/],
+    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, preload, hot/],
+    [["--scenarios", "hot,hot"], /at most once/],
+    [["--slow-disk", "fast"], /MiB\/s:IOPS/],
+    [["--bogus"], /bogus/],
+    [["frobnicate"], /unknown command frobnicate/],
+    [["compare", "a.json"], /two files/],
+    [["compare", "a.json", "b.json", "--runs", "3"], /compare takes no --runs/],
+  ];
+  for (const [argv, message] of cases) {
+    assert.throws(() => parseBenchArgs(argv), (error) => error instanceof UsageError && message.test(error.message), argv.join(" "));
+  }
+});
+
+test("compare takes two sources, each optionally #scenario", () => {
+  assert.deepEqual(parseBenchArgs(["compare", "a.json", "b.json#cold"]), {
+    command: "compare",
+    a: { file: "a.json", scenario: null },
+    b: { file: "b.json", scenario: "cold" },
+  });
+  assert.deepEqual(parseSource("dir#1/run.json#preload"), { file: "dir#1/run.json", scenario: "preload" });
+  assert.deepEqual(parseSource("run.json#"), { file: "run.json#", scenario: null });
+  assert.deepEqual(parseBenchArgs(["-h"]), { command: "help" });
+});

@@ -1,0 +1,70 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { checkExport } from "../../../../extension/lib/export.js";
+import { benchExport, benchRecord, pairs, readRuns, scenarioExport } from "../../../../scripts/bench/results.mjs";
+
+function record(id, sessionRestored) {
+  return {
+    id,
+    recordedAt: 1763768003100,
+    mode: "full",
+    firefox: { version: "153.7.0", buildId: "20261103151912" },
+    os: "linux",
+    kernel: "6.18.44",
+    processStart: 1763768000123,
+    milestones: { main: 20, sessionRestored },
+    io: { readBytes: 0, majorFaults: 0, treeReadBytes: 0, treeMajorFaults: 0, sampledAt: 2000 },
+    precision: { processStart: 1, milestones: 1 },
+    notes: [],
+  };
+}
+
+const records = [
+  benchRecord(record("full-1", 9000), { scenario: "cold", run: 1, quit: "clean", slowDisk: "30:150" }),
+  benchRecord(record("full-2", 450), { scenario: "preload", run: 1, preloadMs: 9800, quit: "clean", slowDisk: "30:150" }),
+  benchRecord(record("full-3", 440), { scenario: "hot", run: 1, quit: "sigterm", slowDisk: "30:150" }),
+];
+const meta = { command: "npm run bench -- --runs 1", scenarios: ["cold", "preload", "hot"], runs: 1 };
+
+test("a bench run is an export the page's import accepts, source bench", () => {
+  const doc = benchExport(records, meta, { exportedAt: 1763768100000 });
+  assert.deepEqual(checkExport(doc), { ok: true });
+  assert.equal(doc.source, "bench");
+  assert.equal(doc.current, null);
+  assert.equal(doc.history.length, 3);
+  assert.deepEqual(doc.environment, { firefoxVersion: "153.7.0", buildId: "20261103151912", os: "linux", kernel: "6.18.44", mode: "full" });
+  assert.deepEqual(doc.history[1].bench, { scenario: "preload", run: 1, preloadMs: 9800, quit: "clean", slowDisk: "30:150" });
+  assert.deepEqual(doc.bench, meta);
+});
+
+test("a record the import would refuse stops the export", () => {
+  const bad = [{ ...records[0], milestones: { sessionRestored: "slow" } }];
+  assert.throws(() => benchExport(bad, meta), /would not import: history\[0\]\.milestones\.sessionRestored/);
+});
+
+test("one scenario's own export, for the page", () => {
+  const doc = scenarioExport(benchExport(records, meta), "hot");
+  assert.deepEqual(checkExport(doc), { ok: true });
+  assert.deepEqual(doc.history.map((r) => r.id), ["full-3"]);
+  assert.deepEqual(doc.bench.scenarios, ["hot"]);
+});
+
+test("readRuns groups by scenario and refuses what is not an export", () => {
+  const groups = readRuns(JSON.stringify(benchExport(records, meta)));
+  assert.deepEqual([...groups.keys()], ["cold", "preload", "hot"]);
+  assert.throws(() => readRuns("{", "x.json"), /x\.json is not an about-startup export \(not-json\)/);
+  assert.throws(() => readRuns('{"format": "other"}', "y.json"), /\(foreign\)/);
+});
+
+test("pairs: scenarios in common, named ones, or the only groups", () => {
+  const a = new Map([["cold", [1]], ["hot", [2]]]);
+  const b = new Map([["cold", [3]], ["preload", [4]]]);
+  assert.deepEqual(pairs(a, b).map((p) => p.label), ["cold"]);
+  assert.deepEqual(pairs(a, b, "hot", "preload").map((p) => [p.label, p.a, p.b]), [["hot → preload", [2], [4]]]);
+  assert.deepEqual(pairs(a, b, "cold", null).map((p) => p.b), [[3]]);
+  const all = new Map([["all", [5]]]);
+  assert.deepEqual(pairs(all, new Map([["x", [6]]])).map((p) => p.label), ["all → x"]);
+  assert.throws(() => pairs(a, b, "lukewarm", "cold"), /A has no scenario lukewarm; it has cold, hot/);
+  assert.throws(() => pairs(new Map([["hot", []]]), new Map([["x", []], ["y", []]])), /no scenario in common/);
+  assert.throws(() => pairs(a, new Map([["x", []], ["y", []]]), "cold", null), /name the scenario on both sides/);
+});

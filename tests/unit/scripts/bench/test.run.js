@@ -1,0 +1,56 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { progressLine, recordProblem, runBench } from "../../../../scripts/bench/run.mjs";
+
+const ok = (sessionRestored) => ({ id: `full-${sessionRestored}`, mode: "full", milestones: { sessionRestored }, io: { readBytes: 271.3e6 } });
+
+test("the loop prepares, launches, keeps counted runs with their bench fields, and reports progress", async () => {
+  const calls = [];
+  const lines = [];
+  let n = 0;
+  const result = await runBench(
+    { scenarios: ["cold", "preload"], runs: 2, slowDisk: { spec: "30:150" } },
+    {
+      prepare: async (scenario) => {
+        calls.push(`prepare ${scenario}`);
+        return { preloadMs: scenario === "preload" ? 9800 : null };
+      },
+      launch: async (step) => {
+        calls.push(`launch ${step.scenario}${step.warmup ? "*" : step.run}`);
+        n += 1;
+        return { record: ok(1000 + n), quit: n === 4 ? "sigterm" : "clean" };
+      },
+      progress: (line, { final }) => lines.push([line, final]),
+    },
+  );
+  assert.deepEqual(calls.filter((c) => c.startsWith("launch")), ["launch cold*", "launch preload*", "launch cold1", "launch preload1", "launch preload2", "launch cold2"]);
+  assert.deepEqual(calls.slice(0, 2), ["prepare cold", "launch cold*"]);
+  assert.equal(result.warmups, 2);
+  assert.equal(result.forcedQuits, 1);
+  assert.deepEqual(
+    result.records.map((r) => [r.bench.scenario, r.bench.run, r.bench.preloadMs, r.bench.quit, r.bench.slowDisk]),
+    [
+      ["cold", 1, null, "clean", "30:150"],
+      ["preload", 1, 9800, "sigterm", "30:150"],
+      ["preload", 2, 9800, "clean", "30:150"],
+      ["cold", 2, null, "clean", "30:150"],
+    ],
+  );
+  assert.equal(lines.length, 6);
+  assert.deepEqual(lines.map(([, final]) => final), [false, false, false, false, false, true]);
+});
+
+test("a start that is not full mode or has no sessionRestored stops the run, saying why", async () => {
+  const deps = (record) => ({ prepare: async () => ({}), launch: async () => ({ record, quit: "clean" }) });
+  await assert.rejects(runBench({ scenarios: ["hot"], runs: 1 }, deps({ mode: "basic", milestones: {} })), /hot warm-up: .*basic mode, not full/);
+  await assert.rejects(runBench({ scenarios: ["hot"], runs: 1 }, deps({ mode: "full", milestones: { main: 3 } })), /no sessionRestored/);
+  assert.equal(recordProblem(ok(5)), null);
+});
+
+test("progress line: scenario, run i of N, the last figures", () => {
+  assert.equal(
+    progressLine({ scenario: "preload", run: 3, warmup: false }, 10, ok(437), { preloadMs: 9825.4 }, 8, 33),
+    "preload  run  3/10  sessionRestored 437 ms  preload 9,825 ms  read 271.3 MB  (launch 9 of 33)",
+  );
+  assert.equal(progressLine({ scenario: "hot", run: 0, warmup: true }, 5, { milestones: {} }, {}, 2, 18), "hot      warm-up  no sessionRestored  (launch 3 of 18)");
+});
