@@ -84,6 +84,30 @@ function registrations(driver) {
   );
 }
 
+/**
+ * The registrations once every content process has run the add-on's process script. A
+ * preallocated process Firefox spawns while we probe may answer before its delayed process
+ * scripts have run; it runs them before it loads any page, so waiting a little is the honest
+ * check. Fails with the last state if some process stays unregistered.
+ */
+async function registeredEverywhere(driver) {
+  let last = null;
+  try {
+    return await waitFor(
+      async () => {
+        last = await registrations(driver);
+        if (!last.parent || last.children.length === 0 || !last.children.every((child) => child.registered)) {
+          throw new Error("not yet");
+        }
+        return last;
+      },
+      { timeout: 15000, interval: 500, message: "about:startup registered in every process" },
+    );
+  } catch (error) {
+    throw new Error(`${error.message}: ${JSON.stringify(last)}`, { cause: error });
+  }
+}
+
 function addonAction(driver, action) {
   return inChrome(
     driver,
@@ -228,7 +252,7 @@ describe("about:startup, full flavour (experiments on)", () => {
   });
 
   it("is registered in the parent and every content process", async () => {
-    const state = await registrations(ctx.ff.driver);
+    const state = await registeredEverywhere(ctx.ff.driver);
     assert.equal(state.parent, true);
     assert.ok(state.children.length >= 1, `content processes answered: ${JSON.stringify(state)}`);
     for (const child of state.children) {
@@ -275,7 +299,7 @@ describe("about:startup, full flavour (experiments on)", () => {
     assert.equal(page.documentURI, ABOUT);
     assert.ok(page.rows.length > 0);
     assert.deepEqual(page.marks, page.rows);
-    const state = await registrations(driver);
+    const state = await registeredEverywhere(driver);
     assert.equal(state.parent, true);
     assert.ok(state.children.every((child) => child.registered), JSON.stringify(state));
   });
@@ -296,7 +320,7 @@ describe("about:startup, full flavour (experiments on)", () => {
     );
     assert.equal(page.origin, EXTENSION_ORIGIN);
     assert.deepEqual(page.marks, page.rows);
-    const state = await registrations(driver);
+    const state = await registeredEverywhere(driver);
     assert.equal(state.parent, true);
     assert.ok(state.children.every((child) => child.registered), JSON.stringify(state));
   });
