@@ -7,6 +7,7 @@ import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
 import { formatCount, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
 import { buildResidency, formatMB, formatPercent, formatRate, progressView } from "../lib/residency.js";
+import { popupPlanText } from "../lib/plan.js";
 import { relay } from "../page/relay.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
@@ -56,6 +57,18 @@ async function showCached() {
     $("popup-cached-detail").textContent = "";
     hostMissing(error?.code === HOST_MISSING);
   }
+}
+
+/** One line: autostart of the planned preload and its last run, or that no plan is learned yet. */
+async function showPlan() {
+  let line;
+  try {
+    line = popupPlanText({ status: await relay.request("plan_status") }, t);
+  } catch (error) {
+    line = popupPlanText({ error }, t);
+  }
+  $("popup-plan").textContent = line.text;
+  $("popup-plan").dataset.state = line.state;
 }
 
 async function showLastStart() {
@@ -174,7 +187,7 @@ async function main() {
     }
   });
   relay.start();
-  await Promise.all([showCached(), showLastStart(), setUpLink()]);
+  await Promise.all([showCached(), showPlan(), showLastStart(), setUpLink()]);
   document.body.dataset.ready = "true";
 }
 
