@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::files::{self, Install};
 use crate::preload::Method;
 use crate::residency::{FileReport, Group, GroupTotals, Status};
-use crate::{evict, firefox, install, preload, residency, EXTENSION_ID};
+use crate::{evict, firefox, install, preload, residency, workingset, EXTENSION_ID};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -53,6 +53,12 @@ enum Cmd {
     ///
     /// Pages mapped by a running process (a running Firefox keeps libxul.so mapped) stay.
     Evict(Target),
+    /// Record what the running Firefox's start needed (its working set) for `preload --plan`.
+    ///
+    /// Reads the pages the Firefox process tree has mapped (and, where the kernel reports it
+    /// exactly and the start read from disk, the page cache) and merges them with the last
+    /// starts in $XDG_STATE_HOME/about-startup/working-set.json.
+    Learn(LearnArgs),
     /// Install the native-messaging manifest so Firefox can start this host.
     Install {
         /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).
@@ -118,6 +124,16 @@ struct PreloadArgs {
     jobs: Option<u16>,
 }
 
+#[derive(Debug, Args)]
+struct LearnArgs {
+    /// Print one JSON object on stdout instead of a sentence.
+    #[arg(long)]
+    json: bool,
+    /// The Firefox (main) process to learn from [default: your running Firefox].
+    #[arg(long, value_name = "PID")]
+    pid: Option<i32>,
+}
+
 /// Parse `args` (usage errors exit with status 2, as clap does) and run the command.
 pub fn run<I, T>(args: I) -> anyhow::Result<()>
 where
@@ -129,6 +145,7 @@ where
         Cmd::Residency(args) => residency_cmd(&args),
         Cmd::Preload(args) => preload_cmd(&args),
         Cmd::Evict(args) => evict_cmd(&args),
+        Cmd::Learn(args) => learn_cmd(&args),
         Cmd::Install {
             system,
             extension_id,
@@ -541,6 +558,40 @@ fn evict_row(install: &Install, file: &evict::FileResult) -> Row {
         }
     };
     Row { cells, extra: None }
+}
+
+// ---------------------------------------------------------------------------------------------
+// learn
+
+fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
+    let pid = match args.pid {
+        Some(pid) => pid,
+        None => firefox::find_running().ok_or_else(|| {
+            crate::Error::FirefoxNotFound(
+                "no running Firefox of yours; start Firefox, let it finish starting, then run learn"
+                    .into(),
+            )
+        })?,
+    };
+    let info = firefox::inspect(pid)?;
+    let state_dir = workingset::state_dir()?;
+    let summary = workingset::learn(pid, &info.install_dir, &state_dir, &AtomicBool::new(false))?;
+    if args.json {
+        return print_json(&summary);
+    }
+    println!(
+        "learned the start of Firefox {pid}: {} MB in {} (merged over {}) -> {}",
+        megabytes(summary.bytes),
+        count(summary.files, "file"),
+        count(summary.starts_kept as u64, "start"),
+        summary.state_file.display()
+    );
+    println!(
+        "sources: pagemap for {}, page cache too for {}",
+        count(summary.sources.mapped, "file"),
+        summary.sources.resident
+    );
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

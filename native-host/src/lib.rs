@@ -12,6 +12,7 @@
 //! - [`firefox`]: the Firefox process (parent or running): version, start time, I/O;
 //! - [`files`]: which Firefox install folder, which files, and confinement to it;
 //! - [`residency`], [`preload`], [`evict`]: the page-cache work;
+//! - [`workingset`]: what a start needed (`learn`), kept and merged in the state folder;
 //! - [`sys`]: the thin unsafe wrappers around the syscalls those three need;
 //! - [`bench`]: the startup benchmark's `bench_record` (a record written to a file).
 
@@ -28,6 +29,7 @@ pub mod preload;
 pub mod protocol;
 pub mod residency;
 pub mod sys;
+pub mod workingset;
 
 pub use error::Error;
 

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::firefox::FirefoxInfo;
 use crate::preload::Method;
 use crate::residency::{Capabilities, FileReport};
-use crate::{evict, preload, residency, Error};
+use crate::{evict, preload, residency, workingset, Error};
 
 /// Stable, append-only error codes. Never change or reuse a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +78,8 @@ pub enum Command {
     Cancel {
         target: u64,
     },
+    /// Record this start's working set (workingset.rs) and merge it into the state file.
+    Learn,
     /// The startup benchmark's channel (`npm run bench`): the record the extension made of this
     /// start, written by the host to the file named in its environment.
     BenchRecord {
@@ -102,6 +104,7 @@ impl Command {
             Command::Preload { .. } => "preload",
             Command::Evict { .. } => "evict",
             Command::Cancel { .. } => "cancel",
+            Command::Learn => "learn",
             Command::BenchRecord { .. } => "bench_record",
             Command::Unknown => "unknown",
         }
@@ -265,7 +268,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel and bench_record",
+                     residency, preload, evict, cancel, bench_record, learn and plan_status",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),
@@ -322,6 +325,7 @@ pub enum Reply {
     Evict(evict::Summary),
     Cancel(Cancelled),
     BenchRecord(BenchWritten),
+    Learn(workingset::LearnSummary),
 }
 
 /// An event of a long command, as `"event": <name>, "data": {…}` in the envelope.

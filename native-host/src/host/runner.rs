@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{Context, Emit};
 use crate::files::{self, Install};
 use crate::protocol::{Command, Event, Reply, ReplyError};
-use crate::{evict, preload, residency, Error};
+use crate::{evict, preload, residency, workingset, Error};
 
 /// The real work of `residency`, `preload` and `evict`: confine the paths first, then run.
 pub fn run_long(
@@ -52,6 +52,14 @@ pub fn run_long(
                 return Err(Error::Cancelled.into());
             }
             Ok(Reply::Evict(evict::evict(&selected)))
+        }
+        Command::Learn => {
+            let pid = ctx
+                .firefox_pid
+                .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
+            let state_dir = workingset::state_dir()?;
+            let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
+            Ok(Reply::Learn(summary))
         }
         Command::Hello
         | Command::Firefox
