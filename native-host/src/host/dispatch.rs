@@ -38,7 +38,8 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         Command::Residency { .. }
         | Command::Preload { .. }
         | Command::Evict { .. }
-        | Command::Learn => {
+        | Command::Learn
+        | Command::PlanStatus => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {
                     workers.push(worker);
