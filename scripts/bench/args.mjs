@@ -5,7 +5,7 @@
 import { parseArgs } from "node:util";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "preload", "hot"];
+export const SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
 
 /** A mistake on the command line: shown with the usage, without a stack trace. */
@@ -26,6 +26,8 @@ every milestone through the extension and the native host.
   cold     Firefox's own files evicted from the page cache (the rest of the system stays warm)
   preload  evicted, then read back with \`about-startup-host preload\`; its time is reported
            beside the start and added to it
+  preload-plan  evicted, then \`about-startup-host preload --plan\`: only what the learned
+           starts needed (the extension learns after each start), in disk order; timed
   hot      everything in the page cache
 --runs N          counted launches per scenario (default ${DEFAULT_RUNS})
 --slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
