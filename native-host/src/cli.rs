@@ -133,6 +133,14 @@ struct PreloadArgs {
     /// since (a Firefox update) or never learned are read whole.
     #[arg(long, conflicts_with_all = ["paths", "method", "jobs"])]
     plan: bool,
+    /// With --plan: use only the pages Firefox had mapped, as a user who cannot see page-cache
+    /// residency would (for the benchmark).
+    #[arg(long, requires = "plan")]
+    mapped_only: bool,
+    /// With --plan: read in file order even where the filesystem gives disk positions (for the
+    /// benchmark).
+    #[arg(long, requires = "plan")]
+    file_order: bool,
 }
 
 #[derive(Debug, Args)]
@@ -472,6 +480,10 @@ fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
             &install.dir,
             &state_dir,
             args.idle,
+            plan::Knobs {
+                mapped_only: args.mapped_only,
+                file_order: args.file_order,
+            },
             &AtomicBool::new(false),
             &mut on_progress,
         );

@@ -125,8 +125,30 @@ pub fn order_reads(reads: &mut [Read]) -> Order {
     Order::Disk
 }
 
+/// Knobs of the benchmark (`preload --plan --mapped-only --file-order`): what a user who cannot
+/// see residency would plan, and the plan without the disk order.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Knobs {
+    /// Use only the pagemap part of the learned set.
+    pub mapped_only: bool,
+    /// Read in file order even where FIEMAP gives positions.
+    pub file_order: bool,
+}
+
 /// Make the plan for the install folder `install_dir` from the learned `state`.
 pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
+    make_with(state, install_dir, Knobs::default())
+}
+
+/// [`make`] with the benchmark's knobs.
+pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    let ranges_of = |f: &FileSet| -> Vec<[u64; 2]> {
+        if knobs.mapped_only {
+            f.mapped().to_vec()
+        } else {
+            f.ranges.clone()
+        }
+    };
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
@@ -154,7 +176,7 @@ pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
         let whole = vec![[0, now.size]];
         let ranges = match merged.get(path) {
             Some(learned) if learned.id == now => {
-                byte_ranges(&learned.ranges, page, now.size, GAP_BYTES)
+                byte_ranges(&ranges_of(learned), page, now.size, GAP_BYTES)
             }
             Some(_) => {
                 plan.changed.push(path.clone());
@@ -171,7 +193,7 @@ pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
         .filter(|f| !files::is_inside(&root, &f.id.path))
     {
         if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
-            let ranges = byte_ranges(&learned.ranges, page, learned.id.size, GAP_BYTES);
+            let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
             wanted.push((learned.id.path.clone(), ranges));
         }
     }
@@ -195,6 +217,11 @@ pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
                     physical,
                 });
             }
+        }
+    }
+    if knobs.file_order {
+        for r in &mut plan.reads {
+            r.physical = None;
         }
     }
     plan.order = order_reads(&mut plan.reads);
@@ -341,11 +368,12 @@ pub fn preload_planned(
     install_dir: &Path,
     state_dir: &Path,
     idle: bool,
+    knobs: Knobs,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
-    let plan = make(&state, install_dir)?;
+    let plan = make_with(&state, install_dir, knobs)?;
     let summary = run(&plan, idle, cancel, on_progress)?;
     crate::autostart::write_last_run(state_dir, &summary);
     Ok(summary)
@@ -511,6 +539,7 @@ mod tests {
             install: true,
             resident: false,
             ranges,
+            mapped_ranges: None,
         };
         let mut state = State::default();
         state.push(Start {
@@ -537,6 +566,13 @@ mod tests {
         assert_eq!(summary.bytes, plan.bytes_planned);
         assert_eq!((summary.files, summary.planned), (3, true));
         assert!(summary.errors.is_empty() && events >= 1);
+        let knobs = Knobs {
+            file_order: true,
+            mapped_only: true,
+        };
+        let unsorted = make_with(&state, dir.path(), knobs).unwrap();
+        assert_eq!(unsorted.order, Order::File);
+        assert_eq!(unsorted.bytes_planned, plan.bytes_planned);
         let err = run(&plan, false, &AtomicBool::new(true), &mut |_| {}).unwrap_err();
         assert!(matches!(err, Error::Cancelled));
     }

@@ -78,12 +78,22 @@ pub struct FileSet {
     /// Whether page-cache residency was unioned in (else pagemap only).
     pub resident: bool,
     pub ranges: Vec<[u64; 2]>,
+    /// The pagemap part alone, kept where residency was unioned in (else it is `ranges`): what
+    /// the plan would be for a user who cannot see residency (`preload --plan --mapped-only`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapped_ranges: Option<Vec<[u64; 2]>>,
 }
 
 impl FileSet {
     #[must_use]
     pub fn pages(&self) -> u64 {
         self.ranges.iter().map(|r| r[1]).sum()
+    }
+
+    /// The pages the process tree had mapped.
+    #[must_use]
+    pub fn mapped(&self) -> &[[u64; 2]] {
+        self.mapped_ranges.as_deref().unwrap_or(&self.ranges)
     }
 }
 
@@ -134,6 +144,9 @@ impl State {
                         by_path.insert(&file.id.path, file.clone());
                     }
                     Some(seen) if seen.id == file.id => {
+                        if seen.resident || file.resident {
+                            seen.mapped_ranges = Some(union(seen.mapped(), file.mapped()));
+                        }
                         seen.ranges = union(&seen.ranges, &file.ranges);
                         seen.resident |= file.resident;
                     }
@@ -258,8 +271,11 @@ pub struct LearnSummary {
 
 /// Record the working set of the start of Firefox `pid` (install folder `install_dir`).
 pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start, Error> {
+    // In host mode this host is a child of Firefox: its own mappings are not Firefox's.
+    let me = i32::try_from(std::process::id()).unwrap_or(-1);
     let mut maps: Vec<ProcMaps> = firefox::process_tree(pid)
         .into_iter()
+        .filter(|&p| p != me || p == pid)
         .filter_map(ProcMaps::read)
         .collect();
     if maps.is_empty() {
@@ -305,11 +321,13 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
             let _ = m.mark_file(&meta, &path, &mut bits);
         }
         let mut resident = false;
+        let mut mapped_ranges = None;
         if install
             && started_cold
             && viewer.sees(&file, &meta, &path)
             && sys::mincore_file(&file, meta.len(), &mut core).is_ok()
         {
+            mapped_ranges = Some(run_lengths(bits.iter().map(|b| b & 1 != 0)));
             for (b, c) in bits.iter_mut().zip(&core) {
                 *b |= c & 1;
             }
@@ -324,6 +342,7 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
                 install,
                 resident,
                 ranges,
+                mapped_ranges,
             });
         }
     }
@@ -392,6 +411,7 @@ mod tests {
             install: true,
             resident: false,
             ranges: ranges.to_vec(),
+            mapped_ranges: None,
         }
     }
 
@@ -431,6 +451,26 @@ mod tests {
     }
 
     #[test]
+    fn merge_keeps_the_mapped_part_apart_from_residency() {
+        let mut state = State::default();
+        let mut cold = file("/ff/libxul.so", 1, &[[0, 100]]);
+        cold.resident = true;
+        cold.mapped_ranges = Some(vec![[0, 10]]);
+        state.push(start(1, vec![cold]));
+        state.push(start(2, vec![file("/ff/libxul.so", 1, &[[50, 5]])]));
+        let merged = state.merged();
+        assert_eq!(merged[0].ranges, [[0, 100]]);
+        assert_eq!(merged[0].mapped(), [[0, 10], [50, 5]]);
+        assert!(merged[0].resident);
+        // Without residency anywhere the mapped part is the ranges themselves.
+        let mut plain = State::default();
+        plain.push(start(1, vec![file("/ff/a", 1, &[[0, 1]])]));
+        plain.push(start(2, vec![file("/ff/a", 1, &[[4, 1]])]));
+        assert_eq!(plain.merged()[0].mapped_ranges, None);
+        assert_eq!(plain.merged()[0].mapped(), [[0, 1], [4, 1]]);
+    }
+
+    #[test]
     fn merge_drops_ranges_of_a_replaced_file() {
         let mut state = State::default();
         state.push(start(1, vec![file("/ff/libxul.so", 1, &[[0, 50]])]));
@@ -461,6 +501,7 @@ mod tests {
             install: true,
             resident: false,
             ranges: vec![[0, 1]],
+            mapped_ranges: None,
         };
         let files = vec![set(&a), set(&b), {
             let mut gone = set(&a);

@@ -6,9 +6,21 @@
 //            the extension (`learn` after each recorded start, into XDG_STATE_HOME = stateHome,
 //            which the benchmark gives Firefox and this command alike); the first warm-up of
 //            another scenario (cold) provides it, and a run without one stops here.
+//   preload-plan-mapped    the same with --mapped-only: what an ordinary user's plan would hold
+//   preload-plan-unsorted  the same with --file-order: no disk order
 //   hot      about-startup-host preload, untimed and unthrottled: everything is in
 // Collaborators are parameters (exec = spawnSync, now = performance.now) so tests pass fakes.
 import { spawnSync } from "node:child_process";
+
+/**
+ * The planned-preload scenarios and their extra flags: the plan as learned, the plan a user who
+ * cannot see page-cache residency would get (pagemap only), and the plan in file order.
+ */
+export const PLAN_KNOBS = {
+  "preload-plan": [],
+  "preload-plan-mapped": ["--mapped-only"],
+  "preload-plan-unsorted": ["--file-order"],
+};
 
 function host(exec, hostBinary, args, wrap = (argv) => argv, env = undefined) {
   const argv = wrap([hostBinary, ...args]);
@@ -42,14 +54,14 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
     const preloadMs = now() - start;
     return { preloadMs, evicted: evicted.pages_dropped ?? null, preloadMbPerS: summary.mb_per_s ?? null, preloadBytes: summary.bytes ?? null };
   }
-  if (scenario === "preload-plan") {
+  if (scenario in PLAN_KNOBS) {
     const env = stateHome ? { XDG_STATE_HOME: stateHome } : undefined;
     const status = host(exec, hostBinary, ["plan", "--firefox", installDir, "--json"], undefined, env);
     if (!status.learned) {
       throw new Error("preload-plan: no start has been learned yet; list a scenario that launches Firefox (cold) before preload-plan, so its warm-up teaches the plan");
     }
     const start = now();
-    const summary = host(exec, hostBinary, ["preload", "--plan", "--firefox", installDir, "--json"], wrap, env);
+    const summary = host(exec, hostBinary, ["preload", "--plan", ...PLAN_KNOBS[scenario], "--firefox", installDir, "--json"], wrap, env);
     const preloadMs = now() - start;
     return {
       preloadMs,

@@ -49,6 +49,7 @@ pub fn run_long(
                     &install.dir,
                     &state_dir,
                     idle.unwrap_or(false),
+                    plan::Knobs::default(),
                     cancel,
                     &mut on_progress,
                 )?;

@@ -48,6 +48,12 @@ test("preload-plan: needs a learned plan, then a timed planned preload with the 
   });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "host plan --firefox /ff --json", "cg host preload --plan --firefox /ff --json"]);
   assert.deepEqual(envs, [null, "/s", "/s"]);
+  const mapped = fakeHost({ plan: { learned: true }, preload: summary });
+  prepareScenario("preload-plan-mapped", { ...base, exec: mapped.exec });
+  assert.equal(mapped.calls[2], "host preload --plan --mapped-only --firefox /ff --json");
+  const unsorted = fakeHost({ plan: { learned: true }, preload: summary });
+  prepareScenario("preload-plan-unsorted", { ...base, exec: unsorted.exec });
+  assert.equal(unsorted.calls[2], "host preload --plan --file-order --firefox /ff --json");
   const unlearned = fakeHost({ plan: { learned: false } });
   assert.throws(() => prepareScenario("preload-plan", { ...base, stateHome: "/s", exec: unlearned.exec }), /no start has been learned yet/);
 });
