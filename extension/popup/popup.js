@@ -132,6 +132,9 @@ function showPreload(op) {
     if (op.state === "ok") {
       const r = op.result ?? {};
       result.textContent = t("popupPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)]);
+      if (r.planned) {
+        result.textContent += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
+      }
     } else if (op.error?.code === "cancelled") {
       result.textContent = t("popupPreloadCancelled");
     } else if (op.error?.code === HOST_DISCONNECTED) {

@@ -176,3 +176,24 @@ describe("the preload plan with the real host", () => {
     assert.match(line.text, /^Autostart preload: off\. Last run .+, read [\d.,]+ MB\.$/);
   });
 });
+
+describe("the preload plan without the host", () => {
+  const ctx = { ff: null };
+  before(async () => {
+    ctx.ff = await startFirefox({ experiments: true, installHost: false, flavour: "full" });
+    await ctx.ff.openExtensionPage(PAGE);
+  });
+  afterEach(async (t) => {
+    await shotOfPlan(ctx.ff?.driver, `plan-no-host-${t.name.replace(/[^\w.-]+/g, "_")}`).catch(() => {});
+  });
+  after(async () => {
+    await ctx.ff?.stop();
+  });
+
+  it("says the host is missing (not that it is old) and offers no preload", async () => {
+    const plan = await settled(ctx.ff.driver, (p) => p.state === "missing", "the plan block's missing-host words", 20000);
+    assert.match(plan.lines.missing, /^The native host is not installed, so there is no plan\./);
+    assert.equal(plan.uncachedShown, false);
+    assert.equal(plan.buttons.preload, false);
+  });
+});
