@@ -3,6 +3,7 @@ import { openStartupPage } from "./lib/page-url.js";
 import { HOST_NAME } from "./lib/host-client.js";
 import { HostConnection, HostRelay, RELAY_PORT_NAME } from "./lib/host-connection.js";
 import { recordThisStart } from "./lib/recorder.js";
+import { learnOnce } from "./lib/plan.js";
 import { quitFirefox, reportToBench } from "./lib/bench-report.js";
 import { CURRENT_START_KEY } from "./lib/history.js";
 import { startupApi } from "./lib/startup-api.js";
@@ -67,6 +68,9 @@ async function recordStart() {
     await browser.storage.session.set({ [CURRENT_START_KEY]: record.id }); // the page highlights it
   }
   console.info(`about:startup: this start ${status}`);
+  if (record) {
+    await learnThisStart(record);
+  }
   // Only a start under `npm run bench` goes anywhere (the host refuses it otherwise).
   const sent = await reportToBench(record, (command, params) => hostRelay.request(command, params));
   if (sent === "sent") {
@@ -74,6 +78,28 @@ async function recordStart() {
     // ordinary quit on Linux; SIGTERM is not a clean one on ESR 153 (docs/benchmarks.md).
     console.info("about:startup: record handed to the benchmark; quitting");
     await quitFirefox(browser.windows);
+  }
+}
+
+// Once this start is recorded (full mode: after sessionRestored), the host learns its working set
+// (pages of Firefox's files the process tree mapped or cached) for the planned preload
+// (lib/plan.js), once per process start. A missing or older host only leaves a note in storage:
+// learning never gets in the way of recording. Before the benchmark report, since a benchmark's
+// Firefox quits right after it.
+async function learnThisStart(record) {
+  try {
+    const { status, entry } = await learnOnce({
+      startId: record.id,
+      storage: browser.storage.local,
+      requestHost: (command) => hostRelay.request(command),
+    });
+    if (status === "error") {
+      console.warn(`about:startup: the host could not learn this start: ${entry.error.message}`);
+    } else {
+      console.info(`about:startup: learn ${status}`);
+    }
+  } catch (error) {
+    console.error("about:startup: learning this start failed:", error);
   }
 }
 

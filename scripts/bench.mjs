@@ -132,13 +132,16 @@ async function benchmark(options, argv) {
   const firstSessionRestored = first.milestones?.sessionRestored ?? null;
   console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
 
+  const stateHome = path.join(root, "state");
   const startedAt = Date.now();
   const tty = process.stdout.isTTY;
   const { records, warmups, forcedQuits } = await runBench(options, {
-    prepare: (scenario) => prepareScenario(scenario, { hostBinary: HOST_BINARY, installDir: firefox.installDir, wrap }),
+    prepare: (scenario) => prepareScenario(scenario, { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, wrap }),
     launch: async () => {
       freshProfile(paths);
-      return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs });
+      // The learned working set outlives the per-launch HOME copy: the extension's `learn` after
+      // every start writes it here, and preload-plan reads it from here.
+      return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
     },
     progress: (line, { final }) => {
       if (tty) {

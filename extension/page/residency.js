@@ -256,7 +256,10 @@ function preloadResultText(op) {
   if (op.state === "ok") {
     const r = op.result ?? {};
     const errors = Array.isArray(r.errors) ? r.errors.length : 0;
-    const text = t("residencyPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s), r.method ?? "—"]);
+    let text = t("residencyPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s), r.method ?? "—"]);
+    if (r.planned) {
+      text += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
+    }
     return errors ? `${text} ${t("residencyPreloadErrors", [String(errors)])}` : text;
   }
   if (op.error?.code === "cancelled") {

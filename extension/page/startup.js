@@ -4,6 +4,7 @@ import { milestoneRows } from "../lib/milestones.js";
 import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.js";
 import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
+import { initPlan } from "./plan.js";
 import { detectMode, FULL } from "../lib/mode.js";
 import { startupApi } from "../lib/startup-api.js";
 import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
@@ -191,7 +192,7 @@ async function main() {
     refreshFirefox();
   });
   initCompare();
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initHistory()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory()]);
   document.body.dataset.ready = "true";
 }
 

@@ -7,6 +7,7 @@ import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
 import { formatCount, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
 import { buildResidency, formatMB, formatPercent, formatRate, progressView } from "../lib/residency.js";
+import { popupPlanText } from "../lib/plan.js";
 import { relay } from "../page/relay.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
@@ -56,6 +57,18 @@ async function showCached() {
     $("popup-cached-detail").textContent = "";
     hostMissing(error?.code === HOST_MISSING);
   }
+}
+
+/** One line: autostart of the planned preload and its last run, or that no plan is learned yet. */
+async function showPlan() {
+  let line;
+  try {
+    line = popupPlanText({ status: await relay.request("plan_status") }, t);
+  } catch (error) {
+    line = popupPlanText({ error }, t);
+  }
+  $("popup-plan").textContent = line.text;
+  $("popup-plan").dataset.state = line.state;
 }
 
 async function showLastStart() {
@@ -119,6 +132,9 @@ function showPreload(op) {
     if (op.state === "ok") {
       const r = op.result ?? {};
       result.textContent = t("popupPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)]);
+      if (r.planned) {
+        result.textContent += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
+      }
     } else if (op.error?.code === "cancelled") {
       result.textContent = t("popupPreloadCancelled");
     } else if (op.error?.code === HOST_DISCONNECTED) {
@@ -174,7 +190,7 @@ async function main() {
     }
   });
   relay.start();
-  await Promise.all([showCached(), showLastStart(), setUpLink()]);
+  await Promise.all([showCached(), showPlan(), showLastStart(), setUpLink()]);
   document.body.dataset.ready = "true";
 }
 

@@ -14,7 +14,9 @@ use serde::Serialize;
 use crate::files::{self, Install};
 use crate::preload::Method;
 use crate::residency::{FileReport, Group, GroupTotals, Status};
-use crate::{evict, firefox, install, preload, residency, EXTENSION_ID};
+use crate::{
+    autostart, evict, firefox, install, plan, preload, residency, workingset, EXTENSION_ID,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -53,6 +55,17 @@ enum Cmd {
     ///
     /// Pages mapped by a running process (a running Firefox keeps libxul.so mapped) stay.
     Evict(Target),
+    /// Record what the running Firefox's start needed (its working set) for `preload --plan`.
+    ///
+    /// Reads the pages the Firefox process tree has mapped (and, where the kernel reports it
+    /// exactly and the start read from disk, the page cache) and merges them with the last
+    /// starts in $XDG_STATE_HOME/about-startup/working-set.json.
+    Learn(LearnArgs),
+    /// Show the preload plan: what `preload --plan` would read, what changed, what is uncached.
+    Plan(PlanArgs),
+    /// Run `preload --plan --idle` after every login, so the first launch of the day is warm.
+    #[command(subcommand)]
+    Autostart(AutostartCmd),
     /// Install the native-messaging manifest so Firefox can start this host.
     Install {
         /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).
@@ -116,6 +129,57 @@ struct PreloadArgs {
     /// Files read at once [default: chosen by the host].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=preload::MAX_JOBS as i64))]
     jobs: Option<u16>,
+    /// Read only what the learned starts needed (see `learn`), in disk order; files changed
+    /// since (a Firefox update) or never learned are read whole.
+    #[arg(long, conflicts_with_all = ["paths", "method", "jobs"])]
+    plan: bool,
+    /// With --plan: use only the pages Firefox had mapped, as a user who cannot see page-cache
+    /// residency would (for the benchmark).
+    #[arg(long, requires = "plan")]
+    mapped_only: bool,
+    /// With --plan: read in file order even where the filesystem gives disk positions (for the
+    /// benchmark).
+    #[arg(long, requires = "plan")]
+    file_order: bool,
+}
+
+#[derive(Debug, Args)]
+struct PlanArgs {
+    /// Print one JSON object on stdout instead of sentences.
+    #[arg(long)]
+    json: bool,
+    /// Firefox's install folder (the one holding application.ini), instead of finding it.
+    #[arg(long, value_name = "DIR")]
+    firefox: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum AutostartCmd {
+    /// Install and enable the login-time preload (systemd user unit, else XDG autostart).
+    Enable {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable and remove it.
+    Disable {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether it is on, and what its last run read.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+struct LearnArgs {
+    /// Print one JSON object on stdout instead of a sentence.
+    #[arg(long)]
+    json: bool,
+    /// The Firefox (main) process to learn from [default: your running Firefox].
+    #[arg(long, value_name = "PID")]
+    pid: Option<i32>,
 }
 
 /// Parse `args` (usage errors exit with status 2, as clap does) and run the command.
@@ -129,6 +193,9 @@ where
         Cmd::Residency(args) => residency_cmd(&args),
         Cmd::Preload(args) => preload_cmd(&args),
         Cmd::Evict(args) => evict_cmd(&args),
+        Cmd::Learn(args) => learn_cmd(&args),
+        Cmd::Plan(args) => plan_cmd(&args),
+        Cmd::Autostart(cmd) => autostart_cmd(&cmd),
         Cmd::Install {
             system,
             extension_id,
@@ -399,29 +466,62 @@ fn page_map(pages: u64, ranges: &[[u64; 2]], unit: u64) -> String {
 
 fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
     let (install, _) = find_firefox(&args.target, false)?;
+    let mut bar = std::io::stderr()
+        .is_terminal()
+        .then_some(ProgressBar { install: &install });
+    let mut on_progress = |p: &preload::Progress| {
+        if let Some(bar) = &mut bar {
+            bar.draw(p);
+        }
+    };
+    if args.plan {
+        let state_dir = workingset::state_dir()?;
+        let summary = plan::preload_planned(
+            &install.dir,
+            &state_dir,
+            args.idle,
+            plan::Knobs {
+                mapped_only: args.mapped_only,
+                file_order: args.file_order,
+            },
+            &AtomicBool::new(false),
+            &mut on_progress,
+        );
+        if std::io::stderr().is_terminal() {
+            eprint!("\r\x1b[K");
+        }
+        return print_preload(&summary?, args.target.json);
+    }
     let selected = select(&install, &args.target)?;
     let opts = preload::Options {
         method: args.method,
         idle: args.idle,
         jobs: args.jobs.map(usize::from),
     };
-    let mut bar = std::io::stderr()
-        .is_terminal()
-        .then_some(ProgressBar { install: &install });
-    let summary = preload::preload(&selected, &opts, &AtomicBool::new(false), &mut |p| {
-        if let Some(bar) = &mut bar {
-            bar.draw(p);
-        }
-    });
-    if bar.is_some() {
+    let summary = preload::preload(&selected, &opts, &AtomicBool::new(false), &mut on_progress);
+    if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[K");
     }
-    let summary = summary?;
+    print_preload(&summary?, args.target.json)
+}
+
+fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::Result<()> {
     for error in &summary.errors {
         eprintln!("warning: {}: {}", error.path.display(), error.error);
     }
-    if args.target.json {
-        return print_json(&summary);
+    if json {
+        return print_json(summary);
+    }
+    if let (Some(planned), Some(order)) = (summary.bytes_planned, summary.order) {
+        println!(
+            "planned: {} MB of the folder's {} MB, read in {} order",
+            megabytes(planned),
+            megabytes(summary.bytes_install),
+            match order {
+                plan::Order::Disk => "disk",
+                plan::Order::File => "file (no FIEMAP here)",
+            }
+        );
     }
     println!(
         "preloaded {}, {} MB in {} ms ({:.1} MB/s), method {}, {}{}",
@@ -541,6 +641,142 @@ fn evict_row(install: &Install, file: &evict::FileResult) -> Row {
         }
     };
     Row { cells, extra: None }
+}
+
+// ---------------------------------------------------------------------------------------------
+// learn
+
+fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
+    let pid = match args.pid {
+        Some(pid) => pid,
+        None => firefox::find_running().ok_or_else(|| {
+            crate::Error::FirefoxNotFound(
+                "no running Firefox of yours; start Firefox, let it finish starting, then run learn"
+                    .into(),
+            )
+        })?,
+    };
+    let info = firefox::inspect(pid)?;
+    let state_dir = workingset::state_dir()?;
+    let summary = workingset::learn(pid, &info.install_dir, &state_dir, &AtomicBool::new(false))?;
+    if args.json {
+        return print_json(&summary);
+    }
+    println!(
+        "learned the start of Firefox {pid}: {} MB in {} (merged over {}) -> {}",
+        megabytes(summary.bytes),
+        count(summary.files, "file"),
+        count(summary.starts_kept as u64, "start"),
+        summary.state_file.display()
+    );
+    println!(
+        "sources: pagemap for {}, page cache too for {}",
+        count(summary.sources.mapped, "file"),
+        summary.sources.resident
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// plan and autostart
+
+fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
+    let target = Target {
+        json: args.json,
+        firefox: args.firefox.clone(),
+        paths: Vec::new(),
+    };
+    let (install, _) = find_firefox(&target, false)?;
+    let status = plan::status(&install.dir, &workingset::state_dir()?)?;
+    if args.json {
+        return print_json(&status);
+    }
+    if status.learned {
+        println!(
+            "plan: {} MB in {} of the folder's {} MB, learned from {}",
+            megabytes(status.planned_bytes),
+            count(status.planned_files, "file"),
+            megabytes(status.install_bytes),
+            count(status.starts as u64, "start")
+        );
+    } else {
+        println!("plan: nothing learned yet; `preload --plan` reads the whole folder ({} MB) until `learn` runs with Firefox started", megabytes(status.install_bytes));
+    }
+    for path in &status.changed_files {
+        println!(
+            "  changed since learned (read whole, re-learned next time): {}",
+            display_path(&install, path)
+        );
+    }
+    match &status.uncached_files {
+        None => println!("uncached files: hidden (the kernel reports page-cache state only for files you own or can write)"),
+        Some(files) if files.is_empty() => println!("uncached files: none"),
+        Some(files) => {
+            let bytes: u64 = files.iter().map(|f| f.size).sum();
+            println!("uncached files: {} ({} MB): the next start reads them from disk", files.len(), megabytes(bytes));
+        }
+    }
+    print_autostart(&status.autostart);
+    Ok(())
+}
+
+fn print_autostart(status: &autostart::Status) {
+    let how = match status.kind {
+        Some(autostart::Kind::Systemd) => " (systemd user unit)",
+        Some(autostart::Kind::Xdg) => " (XDG autostart entry)",
+        None => "",
+    };
+    println!(
+        "autostart: {}{how}",
+        if status.enabled { "on" } else { "off" }
+    );
+    if let Some(last) = &status.last_run {
+        println!(
+            "  last planned preload: {} MB in {} ms, {} s ago",
+            megabytes(last.bytes),
+            last.elapsed_ms,
+            workingset::now_ms().saturating_sub(last.at_ms) / 1000
+        );
+    }
+    if let Some(note) = &status.note {
+        println!("  note: {note}");
+    }
+}
+
+fn autostart_cmd(cmd: &AutostartCmd) -> anyhow::Result<()> {
+    let dirs = autostart::Dirs::from_env()?;
+    match cmd {
+        AutostartCmd::Enable { json } => {
+            let done = autostart::enable(&dirs, &install::host_binary()?, &autostart::systemctl)?;
+            if *json {
+                return print_json(&done);
+            }
+            println!(
+                "enabled: {} runs `preload --plan --idle` after login",
+                done.file.display()
+            );
+        }
+        AutostartCmd::Disable { json } => {
+            let removed = autostart::disable(&dirs, &autostart::systemctl)?;
+            if *json {
+                return print_json(&serde_json::json!({ "removed": removed }));
+            }
+            if removed.is_empty() {
+                println!("not enabled: nothing to remove");
+            }
+            for file in removed {
+                println!("removed {}", file.display());
+            }
+        }
+        AutostartCmd::Status { json } => {
+            let status = autostart::status_in(&dirs);
+            if *json {
+                return print_json(&status);
+            }
+            print_autostart(&status);
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

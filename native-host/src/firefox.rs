@@ -119,6 +119,15 @@ fn process_io(pid: i32, stat: &Stat) -> ProcessIo {
     }
 }
 
+/// `pid` and every process below it (its content, GPU, socket processes…): the process tree a
+/// start's working set is read from.
+#[must_use]
+pub fn process_tree(pid: i32) -> Vec<i32> {
+    let mut tree = vec![pid];
+    tree.extend(descendants(pid, &all_stats()).into_iter().map(|(p, _)| p));
+    tree
+}
+
 /// `read_bytes` of /proc/<pid>/io: bytes really fetched from storage. The file needs ptrace
 /// read access, so another user's process gives `None`.
 fn read_bytes(pid: i32) -> Option<u64> {

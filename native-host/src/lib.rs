@@ -12,9 +12,13 @@
 //! - [`firefox`]: the Firefox process (parent or running): version, start time, I/O;
 //! - [`files`]: which Firefox install folder, which files, and confinement to it;
 //! - [`residency`], [`preload`], [`evict`]: the page-cache work;
+//! - [`workingset`]: what a start needed (`learn`), kept and merged in the state folder;
+//! - [`plan`]: the planned preload (ranges, gaps, disk order) and `plan_status`;
+//! - [`autostart`]: the login-time preload (systemd user unit or XDG autostart);
 //! - [`sys`]: the thin unsafe wrappers around the syscalls those three need;
 //! - [`bench`]: the startup benchmark's `bench_record` (a record written to a file).
 
+pub mod autostart;
 pub mod bench;
 pub mod cli;
 pub mod error;
@@ -24,10 +28,12 @@ pub mod firefox;
 pub mod framing;
 pub mod host;
 pub mod install;
+pub mod plan;
 pub mod preload;
 pub mod protocol;
 pub mod residency;
 pub mod sys;
+pub mod workingset;
 
 pub use error::Error;
 

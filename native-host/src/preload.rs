@@ -84,6 +84,14 @@ pub struct Summary {
     pub jobs: usize,
     pub idle: bool,
     pub errors: Vec<FileError>,
+    /// Whether only the planned ranges were read (`plan: true`, plan.rs).
+    pub planned: bool,
+    /// Bytes the plan names (`null` for a whole-folder preload).
+    pub bytes_planned: Option<u64>,
+    /// Bytes of the files a whole-folder preload would read.
+    pub bytes_install: u64,
+    /// Order of a planned preload's reads (`null` for a whole-folder preload).
+    pub order: Option<crate::plan::Order>,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
@@ -127,6 +135,7 @@ pub fn preload(
     }
     errors.sort_by(|a, b| a.path.cmp(&b.path));
     let bytes = job.bytes_done.load(Ordering::Relaxed);
+    let bytes_install = work.iter().map(|(_, size)| size).sum();
     let elapsed = started.elapsed();
     Ok(Summary {
         files: files_done,
@@ -137,6 +146,10 @@ pub fn preload(
         jobs: workers,
         idle: opts.idle,
         errors,
+        planned: false,
+        bytes_planned: None,
+        bytes_install,
+        order: None,
     })
 }
 
@@ -149,7 +162,7 @@ pub fn resolve(method: Method) -> Method {
     }
 }
 
-fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
+pub(crate) fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
     let secs = elapsed.as_secs_f64().max(1e-6);
     // Decimal megabytes, as disk vendors and `dd` count them.
     (bytes as f64 / 1e6 / secs * 10.0).round() / 10.0

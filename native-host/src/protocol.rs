@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::firefox::FirefoxInfo;
 use crate::preload::Method;
 use crate::residency::{Capabilities, FileReport};
-use crate::{evict, preload, residency, Error};
+use crate::{evict, plan, preload, residency, workingset, Error};
 
 /// Stable, append-only error codes. Never change or reuse a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +70,9 @@ pub enum Command {
         method: Option<Method>,
         #[serde(default, deserialize_with = "jobs")]
         jobs: Option<usize>,
+        /// Read only the learned working set (plan.rs) instead of the whole folder.
+        #[serde(default)]
+        plan: Option<bool>,
     },
     Evict {
         #[serde(default)]
@@ -78,6 +81,10 @@ pub enum Command {
     Cancel {
         target: u64,
     },
+    /// Record this start's working set (workingset.rs) and merge it into the state file.
+    Learn,
+    /// What the plan would read, what changed, what is uncached, and the autostart state.
+    PlanStatus,
     /// The startup benchmark's channel (`npm run bench`): the record the extension made of this
     /// start, written by the host to the file named in its environment.
     BenchRecord {
@@ -102,6 +109,8 @@ impl Command {
             Command::Preload { .. } => "preload",
             Command::Evict { .. } => "evict",
             Command::Cancel { .. } => "cancel",
+            Command::Learn => "learn",
+            Command::PlanStatus => "plan_status",
             Command::BenchRecord { .. } => "bench_record",
             Command::Unknown => "unknown",
         }
@@ -265,7 +274,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel and bench_record",
+                     residency, preload, evict, cancel, bench_record, learn and plan_status",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),
@@ -322,6 +331,8 @@ pub enum Reply {
     Evict(evict::Summary),
     Cancel(Cancelled),
     BenchRecord(BenchWritten),
+    Learn(workingset::LearnSummary),
+    PlanStatus(Box<plan::PlanStatus>),
 }
 
 /// An event of a long command, as `"event": <name>, "data": {…}` in the envelope.
@@ -450,7 +461,8 @@ mod tests {
                 files: None,
                 idle: Some(true),
                 method: Some(Method::Fadvise),
-                jobs: Some(2)
+                jobs: Some(2),
+                plan: None
             }
         );
         let req = decode(r#"{"id": 4, "command": "preload", "jobs": null}"#).unwrap();

@@ -415,7 +415,8 @@ impl Scanner {
 }
 
 /// The file mappings of a process, with what is needed to tell which pages it has in memory.
-struct ProcMaps {
+/// Shared with `workingset`, which unions the present pages of a whole process tree.
+pub(crate) struct ProcMaps {
     pid: i32,
     /// File-backed mappings only.
     lines: Vec<MapsLine>,
@@ -433,7 +434,7 @@ const PAGEMAP_CHUNK_ENTRIES: u64 = 64 * 1024;
 
 impl ProcMaps {
     /// `None` when the maps are unreadable (another user's process, or it exited).
-    fn read(pid: i32) -> Option<Self> {
+    pub(crate) fn read(pid: i32) -> Option<Self> {
         let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
         let lines = text
             .lines()
@@ -495,11 +496,14 @@ impl ProcMaps {
     /// Union over the mappings of the file pages present in the process's page tables.
     fn pagemap_pages(&mut self, lines: &[MapsLine], pages: u64) -> Option<Mapped> {
         let pages_usize = usize::try_from(pages).ok()?;
-        self.bits.clear();
-        self.bits.resize(pages_usize, 0);
-        for l in lines {
-            self.mark_present(l, pages)?;
-        }
+        let mut bits = std::mem::take(&mut self.bits);
+        bits.clear();
+        bits.resize(pages_usize, 0);
+        let marked = lines
+            .iter()
+            .try_for_each(|l| self.mark_present(l, &mut bits));
+        self.bits = bits;
+        marked?;
         let (ranges, unit) = encode(&self.bits, MAX_RANGES);
         Some(Mapped {
             source: "pagemap",
@@ -510,8 +514,36 @@ impl ProcMaps {
         })
     }
 
+    /// Set `bits[page]` (one byte per page of the file `meta` describes) for every page this
+    /// process has present in its page tables, over all its mappings of the file. `None` when
+    /// pagemap cannot be read (then nothing is known, not "nothing present").
+    pub(crate) fn mark_file(
+        &mut self,
+        meta: &Metadata,
+        path: &Path,
+        bits: &mut [u8],
+    ) -> Option<()> {
+        self.pagemap.as_ref()?;
+        let lines: Vec<MapsLine> = self.of_file(meta, path).cloned().collect();
+        lines.iter().try_for_each(|l| self.mark_present(l, bits))
+    }
+
+    /// Files this process maps (one path per inode, pseudo files skipped), inside or outside
+    /// any folder.
+    pub(crate) fn mapped_paths(&self) -> Vec<PathBuf> {
+        let mut seen = HashSet::new();
+        self.lines
+            .iter()
+            .filter(|l| seen.insert((l.major, l.minor, l.inode)))
+            .filter_map(|l| l.path.as_deref())
+            .filter(|p| is_real_file_path(p))
+            .map(PathBuf::from)
+            .collect()
+    }
+
     /// Set `bits[file_page]` for each page of mapping `l` that is present and a file page.
-    fn mark_present(&mut self, l: &MapsLine, pages: u64) -> Option<()> {
+    fn mark_present(&mut self, l: &MapsLine, bits: &mut [u8]) -> Option<()> {
+        let pages = bits.len() as u64;
         let pagemap = self.pagemap.as_ref()?;
         let first_vpage = l.start / self.page;
         let total = (l.end - l.start) / self.page;
@@ -527,7 +559,7 @@ impl ProcMaps {
                 let e = u64::from_ne_bytes(entry.try_into().ok()?);
                 let fpage = first_fpage + done + i as u64;
                 if e & PM_PRESENT != 0 && e & PM_FILE != 0 && fpage < pages {
-                    self.bits[usize::try_from(fpage).ok()?] = 1;
+                    bits[usize::try_from(fpage).ok()?] = 1;
                 }
             }
             done += n;

@@ -5,7 +5,9 @@
 import { parseArgs } from "node:util";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "preload", "hot"];
+export const SCENARIOS = ["cold", "preload", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "hot"];
+/** Without --scenarios: the two plan variants are for a closer look, asked for by name. */
+export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
 
 /** A mistake on the command line: shown with the usage, without a stack trace. */
@@ -16,7 +18,7 @@ export class UsageError extends Error {
   }
 }
 
-export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
+export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--firefox PATH] [--out FILE] [--timeout SECONDS]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
@@ -26,6 +28,11 @@ every milestone through the extension and the native host.
   cold     Firefox's own files evicted from the page cache (the rest of the system stays warm)
   preload  evicted, then read back with \`about-startup-host preload\`; its time is reported
            beside the start and added to it
+  preload-plan  evicted, then \`about-startup-host preload --plan\`: only what the learned
+           starts needed (the extension learns after each start), in disk order; timed
+  preload-plan-mapped    the same from the pages Firefox mapped only (an ordinary user's plan,
+           where the kernel hides page-cache residency)
+  preload-plan-unsorted  the same plan read in file order instead of disk order
   hot      everything in the page cache
 --runs N          counted launches per scenario (default ${DEFAULT_RUNS})
 --slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
@@ -93,7 +100,7 @@ export function parseBenchArgs(argv) {
   if (positionals.length > 0) {
     throw new UsageError(`unknown command ${positionals[0]}; the commands are (none: run) and compare`);
   }
-  const scenarios = values.scenarios === undefined ? [...SCENARIOS] : values.scenarios.split(",").map((s) => s.trim());
+  const scenarios = values.scenarios === undefined ? [...DEFAULT_SCENARIOS] : values.scenarios.split(",").map((s) => s.trim());
   for (const s of scenarios) {
     if (!SCENARIOS.includes(s)) {
       throw new UsageError(`unknown scenario ${JSON.stringify(s)}; choose from ${SCENARIOS.join(", ")}`);

@@ -101,7 +101,7 @@ async function waitExit(child, ms) {
  * {record, quit: "clean" | "sigterm" | "sigkill", exitCode}; rejects when Firefox exits without
  * a record or none comes within `timeoutMs` (the log file is named in the error).
  */
-export async function launchFirefox({ binary, paths, wrap = (argv) => argv, timeoutMs = 180000, quitTimeoutMs = 30000 }) {
+export async function launchFirefox({ binary, paths, wrap = (argv) => argv, timeoutMs = 180000, quitTimeoutMs = 30000, extraEnv = {} }) {
   fs.rmSync(paths.record, { force: true });
   const log = fs.openSync(paths.log, "w");
   const argv = wrap([binary, "-profile", paths.profile, "-no-remote", "--headless"]);
@@ -110,6 +110,7 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
     HOME: paths.home,
     ABOUT_STARTUP_BENCH_OUT: paths.record,
     MOZ_CRASHREPORTER_DISABLE: "1",
+    ...extraEnv,
   };
   delete env.DISPLAY;
   delete env.WAYLAND_DISPLAY;

@@ -6,8 +6,9 @@ import { buildExport, checkExport, exportRecords, parseExport } from "../../exte
 import { byScenario } from "./summary.mjs";
 
 /** The record of one counted launch, with its bench fields. */
-export function benchRecord(record, { scenario, run, preloadMs = null, quit, slowDisk = null }) {
-  return { ...record, bench: { scenario, run, preloadMs, quit, slowDisk } };
+export function benchRecord(record, { scenario, run, preloadMs = null, quit, slowDisk = null, preloadBytes = null, bytesPlanned = null, bytesInstall = null }) {
+  const extra = Object.fromEntries(Object.entries({ preloadBytes, bytesPlanned, bytesInstall }).filter(([, v]) => v !== null));
+  return { ...record, bench: { scenario, run, preloadMs, quit, slowDisk, ...extra } };
 }
 
 /**

@@ -6,14 +6,14 @@ import { benchRecord } from "./results.mjs";
 
 const number = (v, digits = 0) => new Intl.NumberFormat("en-US", { maximumFractionDigits: digits }).format(v);
 
-/** "cold     run  3/10  sessionRestored 10,234 ms  read 290.1 MB  (launch 9 of 33)". Pure. */
+/** "cold         run  3/10  sessionRestored 10,234 ms  read 290.1 MB  (launch 9 of 33)". Pure. */
 export function progressLine(step, runs, record, prep, index, total) {
   const run = step.warmup ? "warm-up" : `run ${String(step.run).padStart(String(runs).length)}/${runs}`;
-  const parts = [`${step.scenario.padEnd(8)} ${run}`];
+  const parts = [`${step.scenario.padEnd(12)} ${run}`];
   const sr = record?.milestones?.sessionRestored;
   parts.push(typeof sr === "number" ? `sessionRestored ${number(sr)} ms` : "no sessionRestored");
   if (typeof prep?.preloadMs === "number") {
-    parts.push(`preload ${number(prep.preloadMs)} ms`);
+    parts.push(`preload ${number(prep.preloadMs)} ms${typeof prep.preloadBytes === "number" ? ` (${number(prep.preloadBytes / 1e6, 1)} MB)` : ""}`);
   }
   if (typeof record?.io?.readBytes === "number") {
     parts.push(`read ${number(record.io.readBytes / 1e6, 1)} MB`);
@@ -56,7 +56,16 @@ export async function runBench({ scenarios, runs, slowDisk = null }, { prepare, 
       warmups += 1;
     } else {
       records.push(
-        benchRecord(record, { scenario: step.scenario, run: step.run, preloadMs: prep.preloadMs ?? null, quit, slowDisk: slowDisk?.spec ?? null }),
+        benchRecord(record, {
+          scenario: step.scenario,
+          run: step.run,
+          preloadMs: prep.preloadMs ?? null,
+          quit,
+          slowDisk: slowDisk?.spec ?? null,
+          preloadBytes: prep.preloadBytes ?? null,
+          bytesPlanned: prep.bytesPlanned ?? null,
+          bytesInstall: prep.bytesInstall ?? null,
+        }),
       );
     }
     progress(progressLine(step, runs, record, prep, index, plan.length), { final: index === plan.length - 1 });

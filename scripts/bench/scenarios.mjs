@@ -1,13 +1,31 @@
 // Putting the page cache in each scenario's state before a launch, with the product's own host:
 //   cold     about-startup-host evict (Firefox's install folder only; no Firefox is running)
 //   preload  evict, then about-startup-host preload, timed, inside the slow-disk group
+//   preload-plan  evict, then about-startup-host preload --plan (only what the learned starts
+//            needed, in disk order), timed, inside the slow-disk group. The plan is learned by
+//            the extension (`learn` after each recorded start, into XDG_STATE_HOME = stateHome,
+//            which the benchmark gives Firefox and this command alike); the first warm-up of
+//            another scenario (cold) provides it, and a run without one stops here.
+//   preload-plan-mapped    the same with --mapped-only: what an ordinary user's plan would hold
+//   preload-plan-unsorted  the same with --file-order: no disk order
 //   hot      about-startup-host preload, untimed and unthrottled: everything is in
 // Collaborators are parameters (exec = spawnSync, now = performance.now) so tests pass fakes.
 import { spawnSync } from "node:child_process";
 
-function host(exec, hostBinary, args, wrap = (argv) => argv) {
+/**
+ * The planned-preload scenarios and their extra flags: the plan as learned, the plan a user who
+ * cannot see page-cache residency would get (pagemap only), and the plan in file order.
+ */
+export const PLAN_KNOBS = {
+  "preload-plan": [],
+  "preload-plan-mapped": ["--mapped-only"],
+  "preload-plan-unsorted": ["--file-order"],
+};
+
+function host(exec, hostBinary, args, wrap = (argv) => argv, env = undefined) {
   const argv = wrap([hostBinary, ...args]);
-  const result = exec(argv[0], argv.slice(1), { encoding: "utf8", maxBuffer: 64 << 20 });
+  const options = { encoding: "utf8", maxBuffer: 64 << 20 };
+  const result = exec(argv[0], argv.slice(1), env ? { ...options, env: { ...process.env, ...env } } : options);
   if (result.status !== 0) {
     throw new Error(`${[hostBinary, ...args].join(" ")} failed (${result.status}): ${result.stderr}`);
   }
@@ -16,9 +34,10 @@ function host(exec, hostBinary, args, wrap = (argv) => argv) {
 
 /**
  * Prepares `scenario`. Returns {preloadMs: number | null, evicted: pages dropped | null,
- * preloadMbPerS: number | null}.
+ * preloadMbPerS: number | null}, and for the preloads preloadBytes (read), and for preload-plan
+ * bytesPlanned, bytesInstall (the whole folder) and order ("disk" | "file").
  */
-export function prepareScenario(scenario, { hostBinary, installDir, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now() }) {
+export function prepareScenario(scenario, { hostBinary, installDir, stateHome = null, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now() }) {
   const args = (command) => [command, "--firefox", installDir, "--json"];
   if (scenario === "hot") {
     host(exec, hostBinary, args("preload"));
@@ -33,7 +52,26 @@ export function prepareScenario(scenario, { hostBinary, installDir, wrap = (argv
     const summary = host(exec, hostBinary, args("preload"), wrap);
     // The wall time of the whole command (process start included): what a user waits for.
     const preloadMs = now() - start;
-    return { preloadMs, evicted: evicted.pages_dropped ?? null, preloadMbPerS: summary.mb_per_s ?? null };
+    return { preloadMs, evicted: evicted.pages_dropped ?? null, preloadMbPerS: summary.mb_per_s ?? null, preloadBytes: summary.bytes ?? null };
+  }
+  if (scenario in PLAN_KNOBS) {
+    const env = stateHome ? { XDG_STATE_HOME: stateHome } : undefined;
+    const status = host(exec, hostBinary, ["plan", "--firefox", installDir, "--json"], undefined, env);
+    if (!status.learned) {
+      throw new Error("preload-plan: no start has been learned yet; list a scenario that launches Firefox (cold) before preload-plan, so its warm-up teaches the plan");
+    }
+    const start = now();
+    const summary = host(exec, hostBinary, ["preload", "--plan", ...PLAN_KNOBS[scenario], "--firefox", installDir, "--json"], wrap, env);
+    const preloadMs = now() - start;
+    return {
+      preloadMs,
+      evicted: evicted.pages_dropped ?? null,
+      preloadMbPerS: summary.mb_per_s ?? null,
+      preloadBytes: summary.bytes ?? null,
+      bytesPlanned: summary.bytes_planned ?? null,
+      bytesInstall: summary.bytes_install ?? null,
+      order: summary.order ?? null,
+    };
   }
   throw new Error(`unknown scenario ${scenario}`);
 }

@@ -22,6 +22,9 @@ export function metrics(records) {
   const hasPreload = records.some((r) => typeof benchOf(r).preloadMs === "number");
   if (hasPreload) {
     list.push({ key: "preload", label: "preload (host)", unit: "ms", value: (r) => benchOf(r).preloadMs });
+    if (records.some((r) => typeof benchOf(r).preloadBytes === "number")) {
+      list.push({ key: "preloadBytes", label: "preload read", unit: "MB", value: (r) => nullable(benchOf(r).preloadBytes, MB) });
+    }
     list.push({
       key: "preloadPlusSessionRestored",
       label: "preload + sessionRestored",

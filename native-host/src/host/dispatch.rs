@@ -35,7 +35,11 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 .send_with(|| finish(id, shared.running.cancel(target).map(Reply::Cancel)))?;
             return Ok(None);
         }
-        Command::Residency { .. } | Command::Preload { .. } | Command::Evict { .. } => {
+        Command::Residency { .. }
+        | Command::Preload { .. }
+        | Command::Evict { .. }
+        | Command::Learn
+        | Command::PlanStatus => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {
                     workers.push(worker);

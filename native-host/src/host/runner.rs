@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{Context, Emit};
 use crate::files::{self, Install};
 use crate::protocol::{Command, Event, Reply, ReplyError};
-use crate::{evict, preload, residency, Error};
+use crate::{evict, plan, preload, residency, workingset, Error};
 
 /// The real work of `residency`, `preload` and `evict`: confine the paths first, then run.
 pub fn run_long(
@@ -33,15 +33,34 @@ pub fn run_long(
             idle,
             method,
             jobs,
+            plan,
         } => {
+            let mut on_progress =
+                |progress: &preload::Progress| emit(Event::Progress(progress.clone()));
+            if plan.unwrap_or(false) {
+                // The plan covers the whole folder (and the system files it learned).
+                if files.is_some() {
+                    return Err(ReplyError::bad_request(
+                        "\"files\" and \"plan\": true do not go together; the plan chooses the files",
+                    ));
+                }
+                let state_dir = workingset::state_dir()?;
+                let summary = plan::preload_planned(
+                    &install.dir,
+                    &state_dir,
+                    idle.unwrap_or(false),
+                    plan::Knobs::default(),
+                    cancel,
+                    &mut on_progress,
+                )?;
+                return Ok(Reply::Preload(summary));
+            }
             let selected = select(install, files.as_deref())?;
             let opts = preload::Options {
                 method: method.unwrap_or_default(),
                 idle: idle.unwrap_or(false),
                 jobs: *jobs,
             };
-            let mut on_progress =
-                |progress: &preload::Progress| emit(Event::Progress(progress.clone()));
             let summary = preload::preload(&selected, &opts, cancel, &mut on_progress)?;
             Ok(Reply::Preload(summary))
         }
@@ -52,6 +71,21 @@ pub fn run_long(
                 return Err(Error::Cancelled.into());
             }
             Ok(Reply::Evict(evict::evict(&selected)))
+        }
+        Command::Learn => {
+            let pid = ctx
+                .firefox_pid
+                .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
+            let state_dir = workingset::state_dir()?;
+            let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
+            Ok(Reply::Learn(summary))
+        }
+        Command::PlanStatus => {
+            let state_dir = workingset::state_dir()?;
+            Ok(Reply::PlanStatus(Box::new(plan::status(
+                &install.dir,
+                &state_dir,
+            )?)))
         }
         Command::Hello
         | Command::Firefox

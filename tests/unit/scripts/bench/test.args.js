@@ -1,12 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DEFAULT_RUNS, parseBenchArgs, parseSource, SCENARIOS, UsageError } from "../../../../scripts/bench/args.mjs";
+import { DEFAULT_RUNS, DEFAULT_SCENARIOS, parseBenchArgs, parseSource, UsageError } from "../../../../scripts/bench/args.mjs";
 
-test("no arguments: every scenario, the default runs, no throttle", () => {
+test("no arguments: the default scenarios and runs, no throttle", () => {
   assert.deepEqual(parseBenchArgs([]), {
     command: "run",
     runs: DEFAULT_RUNS,
-    scenarios: SCENARIOS,
+    scenarios: DEFAULT_SCENARIOS,
     slowDisk: null,
     firefox: null,
     out: null,
@@ -28,7 +28,7 @@ test("mistakes are UsageErrors that say what is wanted", () => {
   const cases = [
     [["--runs", "0"], /--runs wants a whole number/],
     [["--runs", "2.5"], /--runs wants a whole number/],
-    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, preload, hot/],
+    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, preload, preload-plan, preload-plan-mapped, preload-plan-unsorted, hot/],
     [["--scenarios", "hot,hot"], /at most once/],
     [["--slow-disk", "fast"], /MiB\/s:IOPS/],
     [["--bogus"], /bogus/],

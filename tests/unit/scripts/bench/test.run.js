@@ -50,7 +50,7 @@ test("a start that is not full mode or has no sessionRestored stops the run, say
 test("progress line: scenario, run i of N, the last figures", () => {
   assert.equal(
     progressLine({ scenario: "preload", run: 3, warmup: false }, 10, ok(437), { preloadMs: 9825.4 }, 8, 33),
-    "preload  run  3/10  sessionRestored 437 ms  preload 9,825 ms  read 271.3 MB  (launch 9 of 33)",
+    "preload      run  3/10  sessionRestored 437 ms  preload 9,825 ms  read 271.3 MB  (launch 9 of 33)",
   );
-  assert.equal(progressLine({ scenario: "hot", run: 0, warmup: true }, 5, { milestones: {} }, {}, 2, 18), "hot      warm-up  no sessionRestored  (launch 3 of 18)");
+  assert.equal(progressLine({ scenario: "hot", run: 0, warmup: true }, 5, { milestones: {} }, {}, 2, 18), "hot          warm-up  no sessionRestored  (launch 3 of 18)");
 });

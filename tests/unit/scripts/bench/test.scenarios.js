@@ -4,12 +4,14 @@ import { prepareScenario } from "../../../../scripts/bench/scenarios.mjs";
 
 function fakeHost(replies = {}) {
   const calls = [];
-  const exec = (cmd, args) => {
+  const envs = [];
+  const exec = (cmd, args, options) => {
     calls.push([cmd, ...args].join(" "));
-    const command = args.find((a) => ["evict", "preload"].includes(a));
+    const command = args.find((a) => ["evict", "preload", "plan"].includes(a));
+    envs.push(options?.env?.XDG_STATE_HOME ?? null);
     return { status: 0, stdout: JSON.stringify(replies[command] ?? {}), stderr: "" };
   };
-  return { calls, exec };
+  return { calls, envs, exec };
 }
 
 const base = { hostBinary: "host", installDir: "/ff" };
@@ -21,12 +23,39 @@ test("cold: evict only", () => {
 });
 
 test("preload: evict, then a timed preload inside the throttle", () => {
-  const { calls, exec } = fakeHost({ evict: { pages_dropped: 10 }, preload: { mb_per_s: 31.5 } });
+  const { calls, exec } = fakeHost({ evict: { pages_dropped: 10 }, preload: { mb_per_s: 31.5, bytes: 308e6 } });
   let t = 1000;
   const now = () => (t += 4900);
   const wrap = (argv) => ["cg", ...argv];
-  assert.deepEqual(prepareScenario("preload", { ...base, exec, wrap, now }), { preloadMs: 4900, evicted: 10, preloadMbPerS: 31.5 });
+  assert.deepEqual(prepareScenario("preload", { ...base, exec, wrap, now }), { preloadMs: 4900, evicted: 10, preloadMbPerS: 31.5, preloadBytes: 308e6 });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "cg host preload --firefox /ff --json"]);
+});
+
+test("preload-plan: needs a learned plan, then a timed planned preload with the bench's state folder", () => {
+  const summary = { mb_per_s: 30, bytes: 250e6, bytes_planned: 250e6, bytes_install: 308e6, order: "disk" };
+  const { calls, envs, exec } = fakeHost({ evict: { pages_dropped: 10 }, plan: { learned: true }, preload: summary });
+  let t = 0;
+  const now = () => (t += 8000);
+  const wrap = (argv) => ["cg", ...argv];
+  assert.deepEqual(prepareScenario("preload-plan", { ...base, stateHome: "/s", exec, wrap, now }), {
+    preloadMs: 8000,
+    evicted: 10,
+    preloadMbPerS: 30,
+    preloadBytes: 250e6,
+    bytesPlanned: 250e6,
+    bytesInstall: 308e6,
+    order: "disk",
+  });
+  assert.deepEqual(calls, ["host evict --firefox /ff --json", "host plan --firefox /ff --json", "cg host preload --plan --firefox /ff --json"]);
+  assert.deepEqual(envs, [null, "/s", "/s"]);
+  const mapped = fakeHost({ plan: { learned: true }, preload: summary });
+  prepareScenario("preload-plan-mapped", { ...base, exec: mapped.exec });
+  assert.equal(mapped.calls[2], "host preload --plan --mapped-only --firefox /ff --json");
+  const unsorted = fakeHost({ plan: { learned: true }, preload: summary });
+  prepareScenario("preload-plan-unsorted", { ...base, exec: unsorted.exec });
+  assert.equal(unsorted.calls[2], "host preload --plan --file-order --firefox /ff --json");
+  const unlearned = fakeHost({ plan: { learned: false } });
+  assert.throws(() => prepareScenario("preload-plan", { ...base, stateHome: "/s", exec: unlearned.exec }), /no start has been learned yet/);
 });
 
 test("hot: an untimed, unthrottled preload", () => {

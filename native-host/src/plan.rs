@@ -1,0 +1,579 @@
+//! The preload plan: from the merged working set (workingset.rs), the byte ranges to read per
+//! file, joined across small gaps, in physical disk order (FIEMAP), and the reader that reads
+//! exactly those ranges (`preload --plan`).
+//!
+//! Files that changed since they were learned (a Firefox update) and install files the set does
+//! not know are read whole; install files the set knows but no start touched are skipped.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::preload::{self, FileError, Method, Progress, Summary};
+use crate::residency::{open_regular, pages_of, Viewer};
+use crate::sys::{self, Advice, Extent};
+use crate::workingset::{self, FileSet, Identity, State};
+use crate::{files, Error};
+
+/// Gaps between needed ranges shorter than this are read rather than skipped.
+///
+/// Reasoning from the throttled benchmark disk (30 MiB/s, 150 IOPS, docs/benchmarks.md): every
+/// separate request costs one of 150 I/Os a second, i.e. 1/150 s, in which the disk would have
+/// moved 30 MiB / 150 = 205 KiB. Skipping a gap shorter than that costs more (an extra request)
+/// than reading it. A real hard disk (≈100 MB/s, ≈100 seeks/s) breaks even near 1 MB, an SSD
+/// far below 64 KiB; 256 KiB is the round power of two just above the throttled disk's break-even,
+/// and also the size the kernel's own readahead would have read around a needed page anyway
+/// (ondemand readahead ramps up to read_ahead_kb, 128 KiB by default).
+pub const GAP_BYTES: u64 = 256 * 1024;
+/// Read buffer, reused for every range (large reads, as `preload`'s `read`).
+const READ_BUF: usize = 1024 * 1024;
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// How the reads are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// By physical position on the device (FIEMAP).
+    Disk,
+    /// File after file, offset after offset (no FIEMAP on this filesystem).
+    File,
+}
+
+/// One read of the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Read {
+    pub file: usize,
+    pub offset: u64,
+    pub len: u64,
+    /// Physical byte position of `offset`, where known.
+    pub physical: Option<u64>,
+}
+
+/// The plan for one run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub files: Vec<PathBuf>,
+    pub reads: Vec<Read>,
+    pub bytes_planned: u64,
+    pub bytes_install: u64,
+    pub order: Order,
+    /// Install files read whole because they changed since they were learned.
+    pub changed: Vec<PathBuf>,
+}
+
+/// Byte ranges `[offset, len]` of the pages `ranges` (`[first, count]`), with gaps shorter than
+/// `gap` joined, clipped to `size`. Pure.
+#[must_use]
+pub fn byte_ranges(ranges: &[[u64; 2]], page: u64, size: u64, gap: u64) -> Vec<[u64; 2]> {
+    let mut out: Vec<[u64; 2]> = Vec::new();
+    for &[first, count] in ranges {
+        let start = first * page;
+        let end = ((first + count) * page).min(size);
+        if start >= end {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if start <= last[0] + last[1] + gap => {
+                last[1] = end.max(last[0] + last[1]) - last[0];
+            }
+            _ => out.push([start, end - start]),
+        }
+    }
+    out
+}
+
+/// Split the range `[offset, len]` at extent boundaries, each piece with its physical position
+/// (`None` where the extents say nothing, e.g. a hole). Pure.
+#[must_use]
+pub fn split_by_extents(offset: u64, len: u64, extents: &[Extent]) -> Vec<(u64, u64, Option<u64>)> {
+    let end = offset + len;
+    let mut out = Vec::new();
+    let mut at = offset;
+    for e in extents {
+        let (e_start, e_end) = (e.logical, e.logical + e.length);
+        if e_end <= at || e_start >= end {
+            continue;
+        }
+        if e_start > at {
+            out.push((at, e_start - at, None));
+            at = e_start;
+        }
+        let piece_end = e_end.min(end);
+        out.push((at, piece_end - at, e.physical.map(|p| p + (at - e_start))));
+        at = piece_end;
+    }
+    if at < end {
+        out.push((at, end - at, None));
+    }
+    out
+}
+
+/// Sort reads by physical position (unknown positions last, in file order); keep file order if
+/// no read has a position. Returns the order used. Pure.
+pub fn order_reads(reads: &mut [Read]) -> Order {
+    if reads.iter().all(|r| r.physical.is_none()) {
+        reads.sort_by_key(|r| (r.file, r.offset));
+        return Order::File;
+    }
+    reads.sort_by_key(|r| (r.physical.is_none(), r.physical, r.file, r.offset));
+    Order::Disk
+}
+
+/// Knobs of the benchmark (`preload --plan --mapped-only --file-order`): what a user who cannot
+/// see residency would plan, and the plan without the disk order.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Knobs {
+    /// Use only the pagemap part of the learned set.
+    pub mapped_only: bool,
+    /// Read in file order even where FIEMAP gives positions.
+    pub file_order: bool,
+}
+
+/// Make the plan for the install folder `install_dir` from the learned `state`.
+pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
+    make_with(state, install_dir, Knobs::default())
+}
+
+/// [`make`] with the benchmark's knobs.
+pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    let ranges_of = |f: &FileSet| -> Vec<[u64; 2]> {
+        if knobs.mapped_only {
+            f.mapped().to_vec()
+        } else {
+            f.ranges.clone()
+        }
+    };
+    let root = install_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let merged: HashMap<PathBuf, FileSet> = state
+        .merged()
+        .into_iter()
+        .map(|f| (f.id.path.clone(), f))
+        .collect();
+    let page = state.page_size();
+    let installed = files::list_files(&root)?;
+    let mut plan = Plan {
+        files: Vec::new(),
+        reads: Vec::new(),
+        bytes_planned: 0,
+        bytes_install: 0,
+        order: Order::File,
+        changed: Vec::new(),
+    };
+    let mut wanted: Vec<(PathBuf, Vec<[u64; 2]>)> = Vec::new();
+    for path in &installed {
+        let Ok(now) = Identity::current(path) else {
+            continue;
+        };
+        plan.bytes_install += now.size;
+        let whole = vec![[0, now.size]];
+        let ranges = match merged.get(path) {
+            Some(learned) if learned.id == now => {
+                byte_ranges(&ranges_of(learned), page, now.size, GAP_BYTES)
+            }
+            Some(_) => {
+                plan.changed.push(path.clone());
+                whole
+            }
+            None => whole, // new since the last learn (or never learned)
+        };
+        wanted.push((path.clone(), ranges));
+    }
+    // System libraries and fonts the starts mapped: their ranges when unchanged (a changed
+    // system file is a package update: not ours to read whole).
+    for learned in merged
+        .values()
+        .filter(|f| !files::is_inside(&root, &f.id.path))
+    {
+        if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
+            let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
+            wanted.push((learned.id.path.clone(), ranges));
+        }
+    }
+    wanted.sort();
+    for (path, ranges) in wanted {
+        if ranges.is_empty() {
+            continue;
+        }
+        let extents = File::open(&path)
+            .and_then(|f| sys::fiemap(&f))
+            .unwrap_or_default();
+        let index = plan.files.len();
+        plan.files.push(path);
+        for [offset, len] in ranges {
+            plan.bytes_planned += len;
+            for (offset, len, physical) in split_by_extents(offset, len, &extents) {
+                plan.reads.push(Read {
+                    file: index,
+                    offset,
+                    len,
+                    physical,
+                });
+            }
+        }
+    }
+    if knobs.file_order {
+        for r in &mut plan.reads {
+            r.physical = None;
+        }
+    }
+    plan.order = order_reads(&mut plan.reads);
+    Ok(plan)
+}
+
+/// Read the plan's ranges in its order (one reader: several would undo the disk order), the next
+/// range queued with readahead(2) while the current one is read.
+pub fn run(
+    plan: &Plan,
+    idle: bool,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<Summary, Error> {
+    let started = Instant::now();
+    if idle {
+        // As in preload.rs: honoured by mq-deadline and BFQ; not worth failing over.
+        let _ = sys::ioprio_set_idle_thread();
+    }
+    let mut open: HashMap<usize, Option<File>> = HashMap::new();
+    let mut errors: Vec<FileError> = Vec::new();
+    let mut reads_left: Vec<usize> = vec![0; plan.files.len()];
+    for r in &plan.reads {
+        reads_left[r.file] += 1;
+    }
+    let mut progress = Progress {
+        bytes_done: 0,
+        bytes_total: plan.reads.iter().map(|r| r.len).sum(),
+        files_done: 0,
+        files_total: plan.files.len() as u64,
+        current_file: None,
+    };
+    let mut buf = vec![0u8; READ_BUF];
+    let mut last_emit: Option<Instant> = None;
+    for (i, read) in plan.reads.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        if let Some(next) = plan.reads.get(i + 1) {
+            if let Some(Some(f)) = file_of(&mut open, plan, next.file, &mut errors) {
+                let _ = sys::readahead(f, next.offset, next.len);
+            }
+        }
+        if let Some(Some(f)) = file_of(&mut open, plan, read.file, &mut errors) {
+            match read_range(f, read.offset, read.len, &mut buf, cancel) {
+                Ok(n) => progress.bytes_done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(Error::Cancelled),
+                Err(e) => {
+                    errors.push(FileError {
+                        path: plan.files[read.file].clone(),
+                        error: e.to_string(),
+                    });
+                    open.insert(read.file, None);
+                }
+            }
+        }
+        reads_left[read.file] -= 1;
+        if reads_left[read.file] == 0 {
+            progress.files_done += u64::from(matches!(open.remove(&read.file), Some(Some(_))));
+        }
+        progress.current_file = Some(plan.files[read.file].clone());
+        if last_emit.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
+            on_progress(&progress);
+            last_emit = Some(Instant::now());
+        }
+    }
+    progress.current_file = None;
+    on_progress(&progress);
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
+    errors.dedup_by(|a, b| a.path == b.path);
+    let elapsed = started.elapsed();
+    Ok(Summary {
+        files: progress.files_done,
+        bytes: progress.bytes_done,
+        elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        mb_per_s: preload::mb_per_s(progress.bytes_done, elapsed),
+        method: Method::Read,
+        jobs: 1,
+        idle,
+        errors,
+        planned: true,
+        bytes_planned: Some(plan.bytes_planned),
+        bytes_install: plan.bytes_install,
+        order: Some(plan.order),
+    })
+}
+
+/// The open file of the plan's file `index`, opened on first use (`None` once it failed).
+fn file_of<'a>(
+    open: &'a mut HashMap<usize, Option<File>>,
+    plan: &Plan,
+    index: usize,
+    errors: &mut Vec<FileError>,
+) -> Option<&'a Option<File>> {
+    Some(open.entry(index).or_insert_with(|| {
+        match open_regular(&plan.files[index]) {
+            Ok((f, _)) => {
+                // No kernel readahead around our reads (read_ahead_kb is 8 MiB on some disks):
+                // read what the plan says, no more.
+                let _ = sys::fadvise(&f, 0, 0, Advice::Random);
+                Some(f)
+            }
+            Err(e) => {
+                errors.push(FileError {
+                    path: plan.files[index].clone(),
+                    error: crate::residency::open_error(&e),
+                });
+                None
+            }
+        }
+    }))
+}
+
+/// pread `len` bytes at `offset` into `buf`, slice by slice; returns the bytes read (fewer when
+/// the file shrank). A raised `cancel` is reported as `Interrupted`.
+fn read_range(
+    f: &File,
+    offset: u64,
+    len: u64,
+    buf: &mut [u8],
+    cancel: &AtomicBool,
+) -> io::Result<u64> {
+    let end = offset + len;
+    let mut at = offset;
+    while at < end {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(io::Error::from(io::ErrorKind::Interrupted));
+        }
+        let want = usize::try_from(end - at)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        match f.read_at(&mut buf[..want], at) {
+            Ok(0) => break,
+            Ok(n) => at += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(at - offset)
+}
+
+/// Make the plan from the state in `state_dir`, read it, and record the run as the last run.
+pub fn preload_planned(
+    install_dir: &Path,
+    state_dir: &Path,
+    idle: bool,
+    knobs: Knobs,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<Summary, Error> {
+    let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
+    let plan = make_with(&state, install_dir, knobs)?;
+    let summary = run(&plan, idle, cancel, on_progress)?;
+    crate::autostart::write_last_run(state_dir, &summary);
+    Ok(summary)
+}
+
+/// An install file with no page in the cache.
+#[derive(Debug, Clone, Serialize)]
+pub struct Uncached {
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+/// `plan_status`'s data (docs/PROTOCOL.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanStatus {
+    pub learned: bool,
+    pub starts: usize,
+    pub planned_bytes: u64,
+    pub planned_files: u64,
+    pub install_bytes: u64,
+    pub changed_files: Vec<PathBuf>,
+    /// `None` when the kernel hides residency of some install file from this user.
+    pub uncached_files: Option<Vec<Uncached>>,
+    pub autostart: crate::autostart::Status,
+}
+
+/// What `plan_status` reports for the install folder `install_dir`.
+pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error> {
+    let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
+    let plan = make(&state, install_dir)?;
+    let learned = !state.starts.is_empty();
+    Ok(PlanStatus {
+        learned,
+        starts: state.starts.len(),
+        planned_bytes: if learned { plan.bytes_planned } else { 0 },
+        planned_files: if learned { plan.files.len() as u64 } else { 0 },
+        install_bytes: plan.bytes_install,
+        changed_files: plan.changed,
+        uncached_files: uncached(install_dir),
+        autostart: crate::autostart::status(state_dir),
+    })
+}
+
+/// Install files with no resident page, or `None` if residency of any is hidden.
+fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
+    let viewer = Viewer::current();
+    let page = sys::page_size() as u64;
+    let mut core = Vec::new();
+    let mut out = Vec::new();
+    for path in files::list_files(install_dir).ok()? {
+        let Ok((file, meta)) = open_regular(&path) else {
+            continue;
+        };
+        if !viewer.sees(&file, &meta, &path) {
+            return None;
+        }
+        if meta.len() > 0
+            && pages_of(meta.len(), page) > 0
+            && sys::mincore_file(&file, meta.len(), &mut core).is_ok()
+            && core.iter().all(|b| b & 1 == 0)
+        {
+            out.push(Uncached {
+                path,
+                size: meta.len(),
+            });
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workingset::Start;
+
+    #[test]
+    fn small_gaps_are_read_large_ones_skipped() {
+        let page = 4096;
+        // Pages 0-1, 3 (gap of 1 page), 200 (gap of ~780 KiB), last page clipped to the size.
+        let ranges = [[0, 2], [3, 1], [200, 1], [300, 5]];
+        let size = 302 * page + 10;
+        assert_eq!(
+            byte_ranges(&ranges, page, size, GAP_BYTES),
+            [
+                [0, 4 * page],
+                [200 * page, page],
+                [300 * page, 2 * page + 10]
+            ]
+        );
+        // No gap allowed: only touching ranges join.
+        assert_eq!(
+            byte_ranges(&[[0, 1], [1, 1], [3, 1]], page, 1 << 20, 0),
+            [[0, 2 * page], [3 * page, page]]
+        );
+        assert_eq!(
+            byte_ranges(&[[10, 1]], page, 4096, GAP_BYTES),
+            Vec::<[u64; 2]>::new()
+        );
+    }
+
+    fn ext(logical: u64, physical: Option<u64>, length: u64) -> Extent {
+        Extent {
+            logical,
+            physical,
+            length,
+        }
+    }
+
+    #[test]
+    fn ranges_split_at_extent_boundaries() {
+        let extents = [
+            ext(0, Some(1000), 100),
+            ext(100, Some(50), 100),
+            ext(300, None, 10),
+        ];
+        assert_eq!(
+            split_by_extents(50, 200, &extents),
+            [(50, 50, Some(1050)), (100, 100, Some(50)), (200, 50, None)]
+        );
+        assert_eq!(split_by_extents(0, 10, &[]), [(0, 10, None)]);
+    }
+
+    fn read(file: usize, offset: u64, physical: Option<u64>) -> Read {
+        Read {
+            file,
+            offset,
+            len: 1,
+            physical,
+        }
+    }
+
+    #[test]
+    fn reads_go_in_disk_order_unknown_last() {
+        let mut reads = vec![
+            read(0, 0, Some(900)),
+            read(1, 0, None),
+            read(1, 5, Some(100)),
+            read(0, 8, Some(500)),
+        ];
+        assert_eq!(order_reads(&mut reads), Order::Disk);
+        let got: Vec<_> = reads.iter().map(|r| (r.file, r.offset)).collect();
+        assert_eq!(got, [(1, 5), (0, 8), (0, 0), (1, 0)]);
+        let mut no_fiemap = vec![read(1, 3, None), read(0, 9, None), read(0, 1, None)];
+        assert_eq!(order_reads(&mut no_fiemap), Order::File);
+        let got: Vec<_> = no_fiemap.iter().map(|r| (r.file, r.offset)).collect();
+        assert_eq!(got, [(0, 1), (0, 9), (1, 3)]);
+    }
+
+    /// A fake install folder: a learned file read in part, a changed one read whole, a new one
+    /// read whole, an untouched one skipped; then the plan is read for real.
+    #[test]
+    fn plan_reads_learned_ranges_and_whole_changed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = sys::page_size() as u64;
+        let mk = |name: &str, pages: u64| {
+            let p = dir.path().canonicalize().unwrap().join(name);
+            std::fs::write(&p, vec![1u8; usize::try_from(pages * page).unwrap()]).unwrap();
+            p
+        };
+        let (big, changed, untouched) = (mk("big", 400), mk("changed", 3), mk("untouched", 9));
+        let learned = |p: &Path, ranges: Vec<[u64; 2]>| FileSet {
+            id: Identity::current(p).unwrap(),
+            install: true,
+            resident: false,
+            ranges,
+            mapped_ranges: None,
+        };
+        let mut state = State::default();
+        state.push(Start {
+            at_ms: 1,
+            pid: 1,
+            install_dir: dir.path().into(),
+            page_size: page,
+            files: vec![
+                learned(&big, vec![[0, 2], [300, 10]]),
+                learned(&changed, vec![[0, 1]]),
+                learned(&untouched, vec![]),
+            ],
+        });
+        std::fs::remove_file(&changed).unwrap();
+        let changed = mk("changed", 3);
+        let new = mk("new", 2);
+        let plan = make(&state, dir.path()).unwrap();
+        assert_eq!(plan.changed, std::slice::from_ref(&changed));
+        assert_eq!(plan.bytes_install, (400 + 3 + 9 + 2) * page);
+        assert_eq!(plan.bytes_planned, (2 + 10 + 3 + 2) * page);
+        assert_eq!(plan.files, [big, changed, new]);
+        let mut events = 0;
+        let summary = run(&plan, true, &AtomicBool::new(false), &mut |_| events += 1).unwrap();
+        assert_eq!(summary.bytes, plan.bytes_planned);
+        assert_eq!((summary.files, summary.planned), (3, true));
+        assert!(summary.errors.is_empty() && events >= 1);
+        let knobs = Knobs {
+            file_order: true,
+            mapped_only: true,
+        };
+        let unsorted = make_with(&state, dir.path(), knobs).unwrap();
+        assert_eq!(unsorted.order, Order::File);
+        assert_eq!(unsorted.bytes_planned, plan.bytes_planned);
+        let err = run(&plan, false, &AtomicBool::new(true), &mut |_| {}).unwrap_err();
+        assert!(matches!(err, Error::Cancelled));
+    }
+}

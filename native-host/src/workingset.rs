@@ -1,0 +1,558 @@
+//! The working set of a Firefox start: which pages of which files the start needed, recorded from
+//! the Firefox process tree, kept for the last [`KEEP_STARTS`] starts and merged (union of page
+//! ranges) in `$XDG_STATE_HOME/about-startup/working-set.json`.
+//!
+//! Two sources, and the reply says which were used:
+//! - `mapped`: pages the Firefox processes have present in their page tables (pagemap), which
+//!   every user can see for their own processes (residency.rs `ProcMaps`);
+//! - `resident`: the page cache itself (mincore), unioned in for install files where residency
+//!   is exact (root, or a Firefox the user owns) **and** the start really read from storage.
+//!   Firefox `readahead`s whole libraries before loading them, so after a cold start the cache
+//!   holds what the start read, mapped or not. After a warm start (a full preload, a hot cache)
+//!   residency says nothing about the start: it is ignored, or one full preload would teach the
+//!   plan "everything".
+//!
+//! Each file carries its identity (size, mtime, inode, device): a Firefox update changes it, and
+//! the plan falls back to a full read of that file until the next `learn`.
+
+use std::collections::BTreeMap;
+use std::fs::Metadata;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::residency::{open_regular, pages_of, run_lengths, ProcMaps, Viewer};
+use crate::{files, firefox, sys, Error};
+
+/// The state file's format version; a file of another version is ignored (and replaced).
+pub const STATE_VERSION: u32 = 1;
+/// Starts kept and merged: enough to cover a start that opened a rarely used dialog or a
+/// session with other tabs, few enough that a page no start uses any more soon drops out.
+pub const KEEP_STARTS: usize = 5;
+/// The state file's name in the state folder.
+pub const STATE_FILE: &str = "working-set.json";
+/// A start whose process tree read less than this from storage was warm: the cache's content is
+/// not evidence of what it needed (a cold ESR 153 start reads ~270 MB, a hot one a few MB).
+pub const RESIDENT_EVIDENCE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// What identifies one version of a file: a Firefox update replaces files (new inode, mtime,
+/// size), so a recorded range list applies only to the very file it was recorded on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    pub path: PathBuf,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ino: u64,
+    pub dev: u64,
+}
+
+impl Identity {
+    #[must_use]
+    pub fn of(path: &Path, meta: &Metadata) -> Self {
+        Identity {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
+            ino: meta.ino(),
+            dev: meta.dev(),
+        }
+    }
+
+    /// The identity of the file at `path` now (not following a final symlink).
+    pub fn current(path: &Path) -> io::Result<Self> {
+        let meta = std::fs::symlink_metadata(path)?;
+        Ok(Identity::of(path, &meta))
+    }
+}
+
+/// One file of a start: its identity and the pages the start needed, `[first, count]` in pages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSet {
+    #[serde(flatten)]
+    pub id: Identity,
+    /// Under the install folder (else a system library or font the tree maps).
+    pub install: bool,
+    /// Whether page-cache residency was unioned in (else pagemap only).
+    pub resident: bool,
+    pub ranges: Vec<[u64; 2]>,
+    /// The pagemap part alone, kept where residency was unioned in (else it is `ranges`): what
+    /// the plan would be for a user who cannot see residency (`preload --plan --mapped-only`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapped_ranges: Option<Vec<[u64; 2]>>,
+}
+
+impl FileSet {
+    #[must_use]
+    pub fn pages(&self) -> u64 {
+        self.ranges.iter().map(|r| r[1]).sum()
+    }
+
+    /// The pages the process tree had mapped.
+    #[must_use]
+    pub fn mapped(&self) -> &[[u64; 2]] {
+        self.mapped_ranges.as_deref().unwrap_or(&self.ranges)
+    }
+}
+
+/// The record of one start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Start {
+    pub at_ms: u64,
+    pub pid: i32,
+    pub install_dir: PathBuf,
+    pub page_size: u64,
+    pub files: Vec<FileSet>,
+}
+
+/// The state file: `{version: 1, starts: [oldest … newest]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    pub starts: Vec<Start>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            version: STATE_VERSION,
+            starts: Vec::new(),
+        }
+    }
+}
+
+impl State {
+    /// Add a start, keeping the newest [`KEEP_STARTS`].
+    pub fn push(&mut self, start: Start) {
+        self.starts.push(start);
+        let excess = self.starts.len().saturating_sub(KEEP_STARTS);
+        self.starts.drain(..excess);
+    }
+
+    /// The merged working set: per path, the newest start's identity and the union of the
+    /// ranges of every kept start that saw that same identity (older versions of a replaced file
+    /// are dropped). Sorted by path.
+    #[must_use]
+    pub fn merged(&self) -> Vec<FileSet> {
+        let mut by_path: BTreeMap<&Path, FileSet> = BTreeMap::new();
+        for start in self.starts.iter().rev() {
+            for file in &start.files {
+                match by_path.get_mut(file.id.path.as_path()) {
+                    None => {
+                        by_path.insert(&file.id.path, file.clone());
+                    }
+                    Some(seen) if seen.id == file.id => {
+                        if seen.resident || file.resident {
+                            seen.mapped_ranges = Some(union(seen.mapped(), file.mapped()));
+                        }
+                        seen.ranges = union(&seen.ranges, &file.ranges);
+                        seen.resident |= file.resident;
+                    }
+                    Some(_) => {} // an older version of the file: no longer what Firefox reads
+                }
+            }
+        }
+        by_path.into_values().collect()
+    }
+
+    /// The install folder of the newest start.
+    #[must_use]
+    pub fn install_dir(&self) -> Option<&Path> {
+        self.starts.last().map(|s| s.install_dir.as_path())
+    }
+
+    #[must_use]
+    pub fn page_size(&self) -> u64 {
+        self.starts
+            .last()
+            .map_or(sys::page_size() as u64, |s| s.page_size)
+    }
+}
+
+/// Union of two range lists (`[first, count]`), sorted, with overlapping or touching ranges
+/// joined. Pure.
+#[must_use]
+pub fn union(a: &[[u64; 2]], b: &[[u64; 2]]) -> Vec<[u64; 2]> {
+    let mut all: Vec<[u64; 2]> = a.iter().chain(b).copied().filter(|r| r[1] > 0).collect();
+    all.sort_unstable();
+    let mut out: Vec<[u64; 2]> = Vec::with_capacity(all.len());
+    for [first, count] in all {
+        match out.last_mut() {
+            Some(last) if first <= last[0] + last[1] => {
+                let end = (last[0] + last[1]).max(first + count);
+                last[1] = end - last[0];
+            }
+            _ => out.push([first, count]),
+        }
+    }
+    out
+}
+
+/// Paths of `files` whose identity differs from the file now at that path (or that vanished).
+#[must_use]
+pub fn changed_files(files: &[FileSet]) -> Vec<PathBuf> {
+    files
+        .iter()
+        .filter(|f| Identity::current(&f.id.path).map_or(true, |now| now != f.id))
+        .map(|f| f.id.path.clone())
+        .collect()
+}
+
+/// `$XDG_STATE_HOME/about-startup`, or `~/.local/state/about-startup` (XDG Base Directory:
+/// a relative XDG_STATE_HOME is invalid and ignored).
+pub fn state_dir() -> Result<PathBuf, Error> {
+    let from_xdg = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = match from_xdg {
+        Some(p) => p,
+        None => home()?.join(".local/state"),
+    };
+    Ok(base.join("about-startup"))
+}
+
+/// `$HOME`, which must be absolute.
+pub fn home() -> Result<PathBuf, Error> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .ok_or_else(|| {
+            Error::io(
+                "HOME is not set to an absolute path; set it (or XDG_STATE_HOME)",
+                io::Error::from(io::ErrorKind::NotFound),
+            )
+        })
+}
+
+/// Read the state file; a missing file, another version or a corrupt file is an empty state
+/// (the next `learn` starts over), so an old or damaged file never stops a preload.
+#[must_use]
+pub fn load(path: &Path) -> State {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<State>(&bytes).ok())
+        .filter(|s| s.version == STATE_VERSION)
+        .unwrap_or_default()
+}
+
+/// Write `value` as JSON to `path` atomically (a temporary file renamed over it), creating the
+/// folder.
+pub fn save_json(path: &Path, value: &impl Serialize) -> Result<(), Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let context = || format!("cannot write {}", path.display());
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(context(), e))?;
+    let tmp = path.with_extension("json.tmp");
+    let bytes = serde_json::to_vec(value).map_err(|e| Error::io(context(), e.into()))?;
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(context(), e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(context(), e))
+}
+
+/// Files per source, in the reply of `learn`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Sources {
+    pub mapped: u64,
+    pub resident: u64,
+}
+
+/// `learn`'s reply (docs/PROTOCOL.md): where the state went and the merged set's size.
+#[derive(Debug, Clone, Serialize)]
+pub struct LearnSummary {
+    pub state_file: PathBuf,
+    pub starts_kept: usize,
+    /// Files of the merged set with at least one page.
+    pub files: u64,
+    pub pages: u64,
+    pub bytes: u64,
+    /// This start's files by source: all had pagemap; `resident` of them had mincore too.
+    pub sources: Sources,
+}
+
+/// Record the working set of the start of Firefox `pid` (install folder `install_dir`).
+pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start, Error> {
+    // In host mode this host is a child of Firefox: its own mappings are not Firefox's.
+    let me = i32::try_from(std::process::id()).unwrap_or(-1);
+    let mut maps: Vec<ProcMaps> = firefox::process_tree(pid)
+        .into_iter()
+        .filter(|&p| p != me || p == pid)
+        .filter_map(ProcMaps::read)
+        .collect();
+    if maps.is_empty() {
+        return Err(Error::FirefoxNotFound(format!(
+            "cannot read the mappings of process {pid} (exited, or another user's)"
+        )));
+    }
+    let started_cold = firefox::inspect(pid)
+        .ok()
+        .and_then(|info| info.io.tree_read_bytes)
+        .is_some_and(|b| b >= RESIDENT_EVIDENCE_BYTES);
+    let root = install_dir
+        .canonicalize()
+        .unwrap_or_else(|_| install_dir.to_path_buf());
+    let mut paths = files::list_files(&root)?;
+    let mut outside: Vec<PathBuf> = maps
+        .iter()
+        .flat_map(ProcMaps::mapped_paths)
+        .filter(|p| !files::is_inside(&root, p))
+        .collect();
+    outside.sort();
+    outside.dedup();
+    paths.extend(outside);
+
+    let viewer = Viewer::current();
+    let page = sys::page_size() as u64;
+    let mut core = Vec::new();
+    let mut out = Vec::new();
+    for path in paths {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let Ok((file, meta)) = open_regular(&path) else {
+            continue; // vanished or unreadable: nothing to preload there either
+        };
+        let install = files::is_inside(&root, &path);
+        let Ok(pages) = usize::try_from(pages_of(meta.len(), page)) else {
+            continue;
+        };
+        let mut bits = vec![0u8; pages];
+        for m in &mut maps {
+            // A process that exited meanwhile contributes nothing.
+            let _ = m.mark_file(&meta, &path, &mut bits);
+        }
+        let mut resident = false;
+        let mut mapped_ranges = None;
+        if install
+            && started_cold
+            && viewer.sees(&file, &meta, &path)
+            && sys::mincore_file(&file, meta.len(), &mut core).is_ok()
+        {
+            mapped_ranges = Some(run_lengths(bits.iter().map(|b| b & 1 != 0)));
+            for (b, c) in bits.iter_mut().zip(&core) {
+                *b |= c & 1;
+            }
+            resident = true;
+        }
+        let ranges = run_lengths(bits.iter().map(|b| b & 1 != 0));
+        // Install files are kept even when untouched (the plan then skips them on purpose);
+        // system files only when the tree used them.
+        if install || !ranges.is_empty() {
+            out.push(FileSet {
+                id: Identity::of(&path, &meta),
+                install,
+                resident,
+                ranges,
+                mapped_ranges,
+            });
+        }
+    }
+    Ok(Start {
+        at_ms: now_ms(),
+        pid,
+        install_dir: root,
+        page_size: page,
+        files: out,
+    })
+}
+
+/// Record the start of `pid` and merge it into the state file in `state_dir`.
+pub fn learn(
+    pid: i32,
+    install_dir: &Path,
+    state_dir: &Path,
+    cancel: &AtomicBool,
+) -> Result<LearnSummary, Error> {
+    let start = record(pid, install_dir, cancel)?;
+    let sources = Sources {
+        mapped: start.files.len() as u64,
+        resident: start.files.iter().filter(|f| f.resident).count() as u64,
+    };
+    let state_file = state_dir.join(STATE_FILE);
+    let mut state = load(&state_file);
+    state.push(start);
+    save_json(&state_file, &state)?;
+    let merged = state.merged();
+    let pages: u64 = merged.iter().map(FileSet::pages).sum();
+    Ok(LearnSummary {
+        state_file,
+        starts_kept: state.starts.len(),
+        files: merged.iter().filter(|f| f.pages() > 0).count() as u64,
+        pages,
+        bytes: pages * state.page_size(),
+        sources,
+    })
+}
+
+/// Milliseconds since the epoch.
+#[must_use]
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(path: &str, ino: u64) -> Identity {
+        Identity {
+            path: path.into(),
+            size: 4096 * 100,
+            mtime_ns: 1,
+            ino,
+            dev: 1,
+        }
+    }
+
+    fn file(path: &str, ino: u64, ranges: &[[u64; 2]]) -> FileSet {
+        FileSet {
+            id: id(path, ino),
+            install: true,
+            resident: false,
+            ranges: ranges.to_vec(),
+            mapped_ranges: None,
+        }
+    }
+
+    fn start(at_ms: u64, files: Vec<FileSet>) -> Start {
+        Start {
+            at_ms,
+            pid: 1,
+            install_dir: "/ff".into(),
+            page_size: 4096,
+            files,
+        }
+    }
+
+    #[test]
+    fn union_joins_overlapping_and_touching_ranges() {
+        assert_eq!(union(&[], &[]), Vec::<[u64; 2]>::new());
+        assert_eq!(union(&[[0, 2]], &[[2, 3]]), [[0, 5]]);
+        assert_eq!(union(&[[0, 2], [10, 1]], &[[1, 4]]), [[0, 5], [10, 1]]);
+        assert_eq!(union(&[[5, 10]], &[[6, 2], [0, 0]]), [[5, 10]]);
+        assert_eq!(union(&[[8, 1]], &[[0, 1]]), [[0, 1], [8, 1]]);
+    }
+
+    #[test]
+    fn merge_unions_starts_and_keeps_five() {
+        let mut state = State::default();
+        for i in 0..7 {
+            state.push(start(i, vec![file("/ff/libxul.so", 1, &[[i * 10, 2]])]));
+        }
+        assert_eq!(state.starts.len(), KEEP_STARTS);
+        assert_eq!(state.starts[0].at_ms, 2, "the oldest were dropped");
+        let merged = state.merged();
+        assert_eq!(merged.len(), 1);
+        assert_eq!(
+            merged[0].ranges,
+            [[20, 2], [30, 2], [40, 2], [50, 2], [60, 2]]
+        );
+    }
+
+    #[test]
+    fn merge_keeps_the_mapped_part_apart_from_residency() {
+        let mut state = State::default();
+        let mut cold = file("/ff/libxul.so", 1, &[[0, 100]]);
+        cold.resident = true;
+        cold.mapped_ranges = Some(vec![[0, 10]]);
+        state.push(start(1, vec![cold]));
+        state.push(start(2, vec![file("/ff/libxul.so", 1, &[[50, 5]])]));
+        let merged = state.merged();
+        assert_eq!(merged[0].ranges, [[0, 100]]);
+        assert_eq!(merged[0].mapped(), [[0, 10], [50, 5]]);
+        assert!(merged[0].resident);
+        // Without residency anywhere the mapped part is the ranges themselves.
+        let mut plain = State::default();
+        plain.push(start(1, vec![file("/ff/a", 1, &[[0, 1]])]));
+        plain.push(start(2, vec![file("/ff/a", 1, &[[4, 1]])]));
+        assert_eq!(plain.merged()[0].mapped_ranges, None);
+        assert_eq!(plain.merged()[0].mapped(), [[0, 1], [4, 1]]);
+    }
+
+    #[test]
+    fn merge_drops_ranges_of_a_replaced_file() {
+        let mut state = State::default();
+        state.push(start(1, vec![file("/ff/libxul.so", 1, &[[0, 50]])]));
+        state.push(start(
+            2,
+            vec![
+                file("/ff/libxul.so", 2, &[[60, 5]]),
+                file("/ff/omni.ja", 3, &[]),
+            ],
+        ));
+        let merged = state.merged();
+        assert_eq!(merged.len(), 2);
+        assert_eq!(
+            (merged[0].id.ino, merged[0].ranges.clone()),
+            (2, vec![[60, 5]])
+        );
+        assert_eq!(merged[1].pages(), 0);
+    }
+
+    #[test]
+    fn identity_change_is_detected_on_real_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, [1u8; 100]).unwrap();
+        std::fs::write(&b, [1u8; 100]).unwrap();
+        let set = |p: &Path| FileSet {
+            id: Identity::current(p).unwrap(),
+            install: true,
+            resident: false,
+            ranges: vec![[0, 1]],
+            mapped_ranges: None,
+        };
+        let files = vec![set(&a), set(&b), {
+            let mut gone = set(&a);
+            gone.id.path = dir.path().join("gone");
+            gone
+        }];
+        assert_eq!(changed_files(&files[..2]), Vec::<PathBuf>::new());
+        // An update replaces the file: new inode (and here a new size).
+        std::fs::remove_file(&b).unwrap();
+        std::fs::write(&b, [2u8; 200]).unwrap();
+        assert_eq!(changed_files(&files), [b, dir.path().join("gone")]);
+    }
+
+    #[test]
+    fn state_round_trips_and_bad_files_are_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join(STATE_FILE);
+        assert_eq!(load(&path), State::default());
+        let mut state = State::default();
+        state.push(start(5, vec![file("/ff/a", 1, &[[0, 3]])]));
+        save_json(&path, &state).unwrap();
+        assert_eq!(load(&path), state);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(r#"{"version":1,"starts":[{"#), "{text}");
+        std::fs::write(&path, r#"{"version": 2, "starts": []}"#).unwrap();
+        assert_eq!(load(&path), State::default());
+        std::fs::write(&path, "{").unwrap();
+        assert_eq!(load(&path), State::default());
+    }
+
+    /// The real thing on this test process's own tree: its executable is mapped, so the record
+    /// has pages of it, and `learn` writes a state file with them.
+    #[test]
+    fn learns_from_a_real_process() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let folder = exe.parent().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let pid = i32::try_from(std::process::id()).unwrap();
+        let summary = learn(pid, folder, dir.path(), &AtomicBool::new(false)).unwrap();
+        assert_eq!(summary.starts_kept, 1);
+        assert!(
+            summary.pages > 0 && summary.sources.mapped > 0,
+            "{summary:?}"
+        );
+        let state = load(&summary.state_file);
+        let me = state
+            .merged()
+            .into_iter()
+            .find(|f| f.id.path == exe)
+            .expect("the test binary is in the set");
+        assert!(me.install && me.pages() > 0);
+        assert!(state.merged().iter().any(|f| !f.install), "libc is mapped");
+    }
+}

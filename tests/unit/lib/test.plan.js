@@ -1,0 +1,186 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import {
+  LEARN_KEY,
+  learnOnce,
+  learnText,
+  planErrorView,
+  planLines,
+  planView,
+  popupPlanText,
+  uncachedText,
+} from "../../../extension/lib/plan.js";
+import { HostError } from "../../../extension/lib/host-client.js";
+
+const messages = JSON.parse(fs.readFileSync(new URL("../../../extension/_locales/en/messages.json", import.meta.url), "utf8"));
+/** Words like browser.i18n.getMessage, from the real English strings (so a missing key fails). */
+function t(key, subs = []) {
+  const message = messages[key]?.message;
+  assert.ok(message, `messages.json has ${key}`);
+  return message.replace(/\$(\d)/g, (_, n) => subs[Number(n) - 1] ?? "");
+}
+const when = (ms) => `T${ms}`;
+
+function fakeStorage(initial = {}) {
+  const data = structuredClone(initial);
+  const writes = [];
+  return {
+    data,
+    writes,
+    async get(key) {
+      return key in data ? { [key]: structuredClone(data[key]) } : {};
+    },
+    async set(items) {
+      writes.push(structuredClone(items));
+      Object.assign(data, structuredClone(items));
+    },
+  };
+}
+
+const LEARNED = { state_file: "/h/.local/state/about-startup/working-set.json", starts_kept: 1, files: 80, pages: 40000, bytes: 163840000, sources: { mapped: 80, resident: 60 } };
+
+test("learnOnce: asks the host once per start and stores what it learned", async () => {
+  const storage = fakeStorage();
+  const asked = [];
+  const requestHost = async (command) => {
+    asked.push(command);
+    return LEARNED;
+  };
+  let clock = 1000;
+  const now = () => clock++;
+  const first = await learnOnce({ startId: "full-1", storage, requestHost, now });
+  assert.equal(first.status, "learned");
+  assert.deepEqual(asked, ["learn"]);
+  assert.equal(storage.writes[0][LEARN_KEY].status, "learning", "claimed before the host answers");
+  const stored = storage.data[LEARN_KEY];
+  assert.equal(stored.startId, "full-1");
+  assert.deepEqual(stored.result, LEARNED);
+  assert.deepEqual(stored.lastLearned.result, LEARNED);
+
+  // a background page restarted during the same process start: no second learn
+  const again = await learnOnce({ startId: "full-1", storage, requestHost, now });
+  assert.equal(again.status, "duplicate");
+  assert.deepEqual(asked, ["learn"]);
+
+  // the next process start learns again
+  const next = await learnOnce({ startId: "full-2", storage, requestHost, now });
+  assert.equal(next.status, "learned");
+  assert.deepEqual(asked, ["learn", "learn"]);
+});
+
+test("learnOnce: an old host (unknown_command), a missing host or a failure is kept quietly, and the last learned plan stays", async () => {
+  const storage = fakeStorage({ [LEARN_KEY]: { startId: "full-1", status: "learned", lastLearned: { at: 5, startId: "full-1", result: LEARNED } } });
+  const old = await learnOnce({
+    startId: "full-2",
+    storage,
+    requestHost: async () => {
+      throw new HostError({ code: "unknown_command", message: "unknown command learn", params: { command: "learn" } });
+    },
+  });
+  assert.equal(old.status, "unsupported");
+  assert.equal(storage.data[LEARN_KEY].lastLearned.result.files, 80, "the earlier learn is still shown");
+
+  const missing = await learnOnce({
+    startId: "full-3",
+    storage,
+    requestHost: async () => {
+      throw new HostError({ code: "host_missing", message: "No such native application about_startup" });
+    },
+  });
+  assert.equal(missing.status, "no-host");
+
+  const failed = await learnOnce({
+    startId: "full-4",
+    storage,
+    requestHost: () => Promise.reject(new HostError({ code: "firefox_not_found", message: "no parent Firefox" })),
+  });
+  assert.equal(failed.status, "error");
+  assert.deepEqual(storage.data[LEARN_KEY].error, { code: "firefox_not_found", message: "no parent Firefox" });
+  assert.equal(learnText(storage.data[LEARN_KEY], t, { when }), "Learning this start failed: no parent Firefox. Last learned T5: 80 files, 163.8 MB (sources: 80 files mapped by Firefox, 60 with exact residency).");
+});
+
+test("learnOnce: no start id, nothing asked", async () => {
+  const storage = fakeStorage();
+  const result = await learnOnce({ startId: null, storage, requestHost: () => assert.fail("asked") });
+  assert.equal(result.status, "no-start");
+  assert.equal(storage.writes.length, 0);
+});
+
+const STATUS = {
+  learned: true,
+  starts: 3,
+  planned_bytes: 150_000_000,
+  planned_files: 70,
+  install_bytes: 300_000_000,
+  changed_files: [],
+  uncached_files: [
+    { path: "/usr/lib/firefox-esr/libmozgtk.so", size: 20_000 },
+    { path: "/usr/lib/firefox-esr/crashreporter", size: 1_000_000 },
+  ],
+  autostart: {
+    enabled: true,
+    kind: "systemd",
+    last_run: { at_ms: 1_763_768_000_000, bytes: 150_000_000, elapsed_ms: 4200, planned: true },
+    note: "kdamond pages out idle page cache after ~60 s: a login-time preload may be undone before Firefox starts.",
+  },
+};
+
+test("planView: a learned plan with autostart, its last run, the DAMON note and the uncached files", () => {
+  const view = planView(STATUS);
+  assert.equal(view.state, "learned");
+  assert.equal(view.plannedFraction, 0.5);
+  assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], bytes: 1_020_000 });
+  assert.deepEqual(view.autostart, { enabled: true, kind: "systemd", lastRun: { at: 1_763_768_000_000, bytes: 150_000_000, elapsedMs: 4200, planned: true } });
+  const lines = planLines(view, t, { when });
+  assert.deepEqual(
+    lines.map((line) => line.id),
+    ["learned", "autostart", "last-run", "note"],
+  );
+  assert.equal(lines[0].text, "A plan is learned from 3 start(s): 150.0 MB planned of 300.0 MB installed (50 %).");
+  assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
+  assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2 s.");
+  assert.match(lines[3].text, /^Note: kdamond/);
+  assert.equal(uncachedText(view, t), "2 files of Firefox are not cached: the next start will read them from disk.");
+});
+
+test("planView: no plan yet, autostart off, residency hidden (uncached null), changed files", () => {
+  const none = planView({ learned: false, starts: 0, planned_bytes: 0, install_bytes: 300_000_000, changed_files: [], uncached_files: null, autostart: { enabled: false, kind: null, last_run: null, note: null } });
+  assert.equal(none.state, "none");
+  assert.equal(none.uncached, null);
+  assert.equal(uncachedText(none, t), null, "hidden residency: no claim either way");
+  assert.deepEqual(
+    planLines(none, t).map((line) => line.text),
+    [
+      "No plan learned yet: it is learned after the next start of Firefox (with the host installed).",
+      "Autostart is off: enable it with about-startup-host autostart enable.",
+    ],
+  );
+  const changed = planView({ ...STATUS, changed_files: ["/usr/lib/firefox-esr/libxul.so"], uncached_files: [] });
+  assert.equal(uncachedText(changed, t), null, "nothing uncached: no line");
+  assert.ok(planLines(changed, t, { when }).some((line) => line.id === "changed" && /1 file\(s\) changed/.test(line.text)));
+  // garbage in: nothing invented
+  const empty = planView(null);
+  assert.equal(empty.learned, false);
+  assert.equal(empty.plannedBytes, null);
+  assert.equal(empty.autostart.lastRun, null);
+});
+
+test("planErrorView: a missing host and an old host (named by its version) are told apart", () => {
+  assert.equal(planErrorView(new HostError({ code: "host_missing", message: "x" })).state, "missing");
+  const old = planErrorView(new HostError({ code: "unknown_command", message: "x" }), { hostVersion: "0.1.0" });
+  assert.deepEqual(old, { state: "old", key: "planHostOld", subs: ["0.1.0"] });
+  assert.match(t(old.key, old.subs), /version 0\.1\.0\) is older than this add-on/);
+  assert.equal(planErrorView(new HostError({ code: "unknown_command", message: "x" })).key, "planHostOldUnknown");
+  assert.equal(planErrorView(new HostError({ code: "host_disconnected", message: "gone" })).state, "stopped");
+  assert.equal(planErrorView(new HostError({ code: "io_error", message: "disk" })).state, "error");
+});
+
+test("popupPlanText: autostart on/off with the last run, no plan, old or missing host", () => {
+  assert.deepEqual(popupPlanText({ status: STATUS }, t, { when }), { state: "on", text: "Autostart preload: on. Last run T1763768000000, read 150.0 MB." });
+  const off = { ...STATUS, autostart: { enabled: false, kind: null, last_run: null, note: null } };
+  assert.deepEqual(popupPlanText({ status: off }, t), { state: "off", text: "Autostart preload: off. It has not run yet." });
+  assert.equal(popupPlanText({ status: { learned: false } }, t).text, "Preload plan: none learned yet.");
+  assert.equal(popupPlanText({ error: new HostError({ code: "unknown_command", message: "x" }) }, t).state, "old");
+  assert.equal(popupPlanText({ error: new HostError({ code: "host_missing", message: "x" }) }, t).state, "missing");
+});
