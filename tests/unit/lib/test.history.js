@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { fakeStorage } from "../fakes.js";
 import {
   addRecord,
   BACKUP_PREFIX,
@@ -10,20 +11,6 @@ import {
   RECOVERY,
   withRecord,
 } from "../../../extension/lib/history.js";
-
-/** storage.local stand-in: get(key) → {key: value}, set(items); values are copied like the real one. */
-function fakeStorage(initial = {}) {
-  const data = structuredClone(initial);
-  return {
-    data,
-    async get(key) {
-      return key in data ? { [key]: structuredClone(data[key]) } : {};
-    },
-    async set(items) {
-      Object.assign(data, structuredClone(items));
-    },
-  };
-}
 
 function record(n, extra = {}) {
   return {

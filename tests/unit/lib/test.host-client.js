@@ -1,37 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { classifyDisconnect, HostClient, HostError } from "../../../extension/lib/host-client.js";
-
-/** A stand-in for a runtime.Port: records posted messages, lets the test play the host. */
-function fakePort() {
-  const messageListeners = [];
-  const disconnectListeners = [];
-  const port = {
-    posted: [],
-    error: null,
-    disconnected: false,
-    onMessage: { addListener: (l) => messageListeners.push(l) },
-    onDisconnect: { addListener: (l) => disconnectListeners.push(l) },
-    postMessage(message) {
-      if (port.disconnected) {
-        throw new Error("Attempt to postMessage on disconnected port");
-      }
-      port.posted.push(structuredClone(message));
-    },
-    disconnect() {
-      port.disconnected = true;
-    },
-    reply(message) {
-      for (const l of messageListeners) l(message);
-    },
-    drop(error) {
-      port.error = error;
-      port.disconnected = true;
-      for (const l of disconnectListeners) l(port);
-    },
-  };
-  return port;
-}
+import { fakePort } from "../fakes.js";
 
 function connected() {
   const port = fakePort();

@@ -1,40 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { HostConnection, HostRelay, RelayClient } from "../../../extension/lib/host-connection.js";
+import { fakePort } from "../fakes.js";
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
-
-/** A stand-in for a runtime.Port (native or not): records posts, lets the test play the far end. */
-function fakePort(name = "port") {
-  const messageListeners = [];
-  const disconnectListeners = [];
-  const port = {
-    name,
-    posted: [],
-    error: null,
-    disconnected: false,
-    onMessage: { addListener: (l) => messageListeners.push(l) },
-    onDisconnect: { addListener: (l) => disconnectListeners.push(l) },
-    postMessage(message) {
-      if (port.disconnected) {
-        throw new Error("Attempt to postMessage on disconnected port");
-      }
-      port.posted.push(structuredClone(message));
-    },
-    disconnect() {
-      port.disconnected = true;
-    },
-    reply(message) {
-      for (const l of messageListeners) l(structuredClone(message));
-    },
-    drop(error = null) {
-      port.error = error;
-      port.disconnected = true;
-      for (const l of disconnectListeners) l(port);
-    },
-  };
-  return port;
-}
 
 /** A HostConnection over fake native ports; `ports` lists every port it opened. */
 function connection() {

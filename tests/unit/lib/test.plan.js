@@ -12,6 +12,7 @@ import {
   uncachedText,
 } from "../../../extension/lib/plan.js";
 import { HostError } from "../../../extension/lib/host-client.js";
+import { fakeStorage } from "../fakes.js";
 
 const messages = JSON.parse(fs.readFileSync(new URL("../../../extension/_locales/en/messages.json", import.meta.url), "utf8"));
 /** Words like browser.i18n.getMessage, from the real English strings (so a missing key fails). */
@@ -21,22 +22,6 @@ function t(key, subs = []) {
   return message.replace(/\$(\d)/g, (_, n) => subs[Number(n) - 1] ?? "");
 }
 const when = (ms) => `T${ms}`;
-
-function fakeStorage(initial = {}) {
-  const data = structuredClone(initial);
-  const writes = [];
-  return {
-    data,
-    writes,
-    async get(key) {
-      return key in data ? { [key]: structuredClone(data[key]) } : {};
-    },
-    async set(items) {
-      writes.push(structuredClone(items));
-      Object.assign(data, structuredClone(items));
-    },
-  };
-}
 
 const LEARNED = { state_file: "/h/.local/state/about-startup/working-set.json", starts_kept: 1, files: 80, pages: 40000, bytes: 163840000, sources: { mapped: 80, resident: 60 } };
 

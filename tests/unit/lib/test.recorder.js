@@ -3,21 +3,9 @@ import assert from "node:assert/strict";
 import { backoffDelays, buildRecord, recordThisStart, sinceProcess, waitForSessionRestored } from "../../../extension/lib/recorder.js";
 import { HISTORY_KEY } from "../../../extension/lib/history.js";
 import { isRecord, NOTES } from "../../../extension/lib/record.js";
+import { fakeStorage } from "../fakes.js";
 
 const P = 1_763_768_000_123;
-
-function fakeStorage(initial = {}) {
-  const data = structuredClone(initial);
-  return {
-    data,
-    async get(key) {
-      return key in data ? { [key]: structuredClone(data[key]) } : {};
-    },
-    async set(items) {
-      Object.assign(data, structuredClone(items));
-    },
-  };
-}
 
 /** A clock that only moves when sleep() is called. */
 function fakeClock(start = P + 3000) {

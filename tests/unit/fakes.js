@@ -1,0 +1,51 @@
+// Stand-ins for the browser objects the extension's pure modules take as parameters, shared by
+// the unit tests (no mocking framework: plain objects that record what they were asked).
+
+/** storage.local: get(key) → {key: value}, set(items); values are copied, as the real one does. */
+export function fakeStorage(initial = {}) {
+  const data = structuredClone(initial);
+  const writes = [];
+  return {
+    data,
+    writes,
+    async get(key) {
+      return key in data ? { [key]: structuredClone(data[key]) } : {};
+    },
+    async set(items) {
+      writes.push(structuredClone(items));
+      Object.assign(data, structuredClone(items));
+    },
+  };
+}
+
+/** A runtime.Port (native or not): records posted messages, lets the test play the far end. */
+export function fakePort(name = "port") {
+  const messageListeners = [];
+  const disconnectListeners = [];
+  const port = {
+    name,
+    posted: [],
+    error: null,
+    disconnected: false,
+    onMessage: { addListener: (l) => messageListeners.push(l) },
+    onDisconnect: { addListener: (l) => disconnectListeners.push(l) },
+    postMessage(message) {
+      if (port.disconnected) {
+        throw new Error("Attempt to postMessage on disconnected port");
+      }
+      port.posted.push(structuredClone(message));
+    },
+    disconnect() {
+      port.disconnected = true;
+    },
+    reply(message) {
+      for (const l of messageListeners) l(structuredClone(message));
+    },
+    drop(error = null) {
+      port.error = error;
+      port.disconnected = true;
+      for (const l of disconnectListeners) l(port);
+    },
+  };
+  return port;
+}
