@@ -12,6 +12,7 @@ import fsp from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { after, afterEach, before } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Builder } from "selenium-webdriver";
 import firefox from "selenium-webdriver/firefox.js";
@@ -274,6 +275,37 @@ async function stop(state) {
   }
   state.log?.end();
   await fsp.rm(state.root, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/**
+ * One Firefox for a describe block: started before its tests (optionally on an extension page),
+ * a screenshot after each test whether it failed or not (`prefix-<test name>.png`; no prefix, no
+ * screenshot), and stopped after the block even when a test failed. `options` is
+ * startFirefox's, or a function returning them (evaluated when the block starts, so an earlier
+ * `before` can prepare folders). Suites that need more add their own hooks after this call:
+ * node:test runs hooks in the order they were registered.
+ */
+export function useFirefox(options, suite = {}) {
+  if (typeof suite !== "object" || suite === null) {
+    throw new TypeError(`useFirefox(options, {prefix, page}): got ${JSON.stringify(suite)} as the second argument`);
+  }
+  const { prefix = null, page = null } = suite;
+  const ctx = { ff: null };
+  before(async () => {
+    ctx.ff = await startFirefox(typeof options === "function" ? options() : options);
+    if (page) {
+      await ctx.ff.openExtensionPage(page);
+    }
+  });
+  afterEach(async (t) => {
+    if (prefix && ctx.ff?.driver) {
+      await ctx.ff.screenshot(`${prefix}-${t.name}`).catch(() => {});
+    }
+  });
+  after(async () => {
+    await ctx.ff?.stop();
+  });
+  return ctx;
 }
 
 /** What the about:startup page shows, read from its stable ids / data attributes. */

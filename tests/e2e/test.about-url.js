@@ -2,12 +2,12 @@
 // registered in every process while the full flavour runs, gone after disable and uninstall,
 // back after enable; the entry points (temporary-install landing, omnibox keyword) open it; the
 // basic flavour never registers it and keeps its moz-extension page.
-import { after, afterEach, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { By } from "selenium-webdriver";
-import { EXTENSION_ORIGIN, artifactsFolder, inChrome, startFirefox, waitFor, waitForPageReady } from "./harness.js";
+import { EXTENSION_ORIGIN, artifactsFolder, inChrome, useFirefox, waitFor, waitForPageReady } from "./harness.js";
 import { EXTENSION_ID } from "../../scripts/lib/project.mjs";
 
 const ABOUT = "about:startup";
@@ -173,18 +173,11 @@ async function assertNotOurPage(driver) {
 }
 
 describe("about:startup, full flavour (experiments on)", () => {
-  const ctx = { ff: null, home: null };
+  // Screenshots of whatever tab each test left selected (failed or not).
+  const ctx = useFirefox({ experiments: true, installHost: true, flavour: "full" }, { prefix: "about-url-full" });
   before(async () => {
-    ctx.ff = await startFirefox({ experiments: true, installHost: true, flavour: "full" });
     // The first tab stays open throughout: disabling closes every about:startup tab.
     ctx.home = (await ctx.ff.driver.getAllWindowHandles())[0];
-  });
-  afterEach(async (t) => {
-    // Screenshots of whatever tab the test left selected (failed or not).
-    await ctx.ff?.screenshot(`about-url-full-${t.name}`).catch(() => {});
-  });
-  after(async () => {
-    await ctx.ff?.stop();
   });
 
   it("the temporary install lands on about:startup", async () => {
@@ -341,16 +334,9 @@ describe("about:startup, full flavour (experiments on)", () => {
 });
 
 describe("basic flavour (experiments off): no about:startup, the extension page works", () => {
-  const ctx = { ff: null, home: null };
+  const ctx = useFirefox({ experiments: false, installHost: true, flavour: "basic" }, { prefix: "about-url-basic" });
   before(async () => {
-    ctx.ff = await startFirefox({ experiments: false, installHost: true, flavour: "basic" });
     ctx.home = (await ctx.ff.driver.getAllWindowHandles())[0];
-  });
-  afterEach(async (t) => {
-    await ctx.ff?.screenshot(`about-url-basic-${t.name}`).catch(() => {});
-  });
-  after(async () => {
-    await ctx.ff?.stop();
   });
 
   it("the temporary install lands on the moz-extension page", async () => {

@@ -1,33 +1,15 @@
 // The about:startup page in a real headless Firefox: full mode with the real host, basic mode,
 // and no host installed. Screenshots of each go to the artifacts folder the run prints.
-import { after, afterEach, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { readStartupPage, startFirefox, waitFor } from "./harness.js";
+import { readStartupPage, startFirefox, useFirefox, waitFor } from "./harness.js";
 
 const PAGE = "page/startup.html";
 
-/** Starts Firefox for a describe block, screenshots after each test (failed or not), stops after. */
-function useFirefox(options, prefix) {
-  const ctx = { ff: null };
-  before(async () => {
-    ctx.ff = await startFirefox(options);
-    await ctx.ff.openExtensionPage(PAGE);
-  });
-  afterEach(async (t) => {
-    if (ctx.ff?.driver) {
-      await ctx.ff.screenshot(`${prefix}-${t.name}`).catch(() => {});
-    }
-  });
-  after(async () => {
-    await ctx.ff?.stop();
-  });
-  return ctx;
-}
-
 describe("full mode (experiments on, full flavour, real host)", () => {
-  const ctx = useFirefox({ experiments: true, installHost: true, flavour: "full" }, "full");
+  const ctx = useFirefox({ experiments: true, installHost: true, flavour: "full" }, { prefix: "full", page: PAGE });
 
   it("shows mode full", async () => {
     const page = await readStartupPage(ctx.ff.driver);
@@ -95,7 +77,7 @@ describe("full mode (experiments on, full flavour, real host)", () => {
 });
 
 describe("basic mode (experiments off, basic flavour)", () => {
-  const ctx = useFirefox({ experiments: false, installHost: true, flavour: "basic" }, "basic");
+  const ctx = useFirefox({ experiments: false, installHost: true, flavour: "basic" }, { prefix: "basic", page: PAGE });
 
   it("shows mode basic and explains how to get full mode", async () => {
     const page = await readStartupPage(ctx.ff.driver);
@@ -121,7 +103,7 @@ describe("basic mode (experiments off, basic flavour)", () => {
 });
 
 describe("host missing (no manifest in HOME)", () => {
-  const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, "host-missing");
+  const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, { prefix: "host-missing", page: PAGE });
 
   it("says the host is missing and shows the install command; the rest still works", async () => {
     const page = await waitFor(
@@ -144,7 +126,7 @@ describe("host missing (no manifest in HOME)", () => {
 describe("permanent install of the unsigned full .xpi (signatures off, experiments on)", () => {
   const ctx = useFirefox(
     { temporary: false, prefs: { "xpinstall.signatures.required": false }, flavour: "full" },
-    "permanent",
+    { prefix: "permanent", page: PAGE },
   );
 
   it("runs in full mode, as the README promises for ESR/Developer Edition/Nightly", async () => {
@@ -157,7 +139,7 @@ describe("permanent install of the unsigned full .xpi (signatures off, experimen
 describe("permanent install of the unsigned full .xpi with experiments off", () => {
   const ctx = useFirefox(
     { temporary: false, experiments: false, prefs: { "xpinstall.signatures.required": false }, flavour: "full" },
-    "permanent-no-experiments",
+    { prefix: "permanent-no-experiments", page: PAGE },
   );
 
   it("still loads, in basic mode", async () => {
@@ -190,16 +172,7 @@ describe("temporary install of the full flavour with experiments off", () => {
 });
 
 describe("host registered but unusable", () => {
-  const ctx = { ff: null };
-  before(async () => {
-    ctx.ff = await startFirefox({ experiments: true, installHost: false, flavour: "full" });
-  });
-  afterEach(async (t) => {
-    await ctx.ff?.screenshot(`host-unusable-${t.name}`).catch(() => {});
-  });
-  after(async () => {
-    await ctx.ff?.stop();
-  });
+  const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, { prefix: "host-unusable" });
 
   /** Writes <temp HOME>/.mozilla/native-messaging-hosts/about_startup.json; Firefox reads it on connect. */
   function writeManifest(fields) {

@@ -3,12 +3,12 @@
 // than the install folder; after the host CLI evicts Firefox's files the page names the files that
 // are not cached at all and preloads exactly those; "Preload planned pages" runs a planned preload;
 // the popup has its one line. The host's state (working set, autostart) lives in the temp HOME.
-import { after, afterEach, before, describe, it } from "node:test";
+import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { By } from "selenium-webdriver";
-import { artifactsFolder, startFirefox, waitFor, waitForPageReady } from "./harness.js";
+import { artifactsFolder, useFirefox, waitFor, waitForPageReady } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { run } from "../../scripts/lib/run.mjs";
 
@@ -73,17 +73,9 @@ async function settled(driver, predicate, message, timeout = 60000) {
 }
 
 describe("the preload plan with the real host", () => {
-  const ctx = { ff: null };
-  before(async () => {
-    ctx.ff = await startFirefox({ experiments: true, installHost: true, flavour: "full" });
-    await ctx.ff.openExtensionPage(PAGE);
-  });
+  const ctx = useFirefox({ experiments: true, installHost: true, flavour: "full" }, { prefix: "plan", page: PAGE });
   afterEach(async (t) => {
-    await ctx.ff?.screenshot(`plan-${t.name}`).catch(() => {});
     await shotOfPlan(ctx.ff?.driver, `plan-block-${t.name.replace(/[^\w.-]+/g, "_")}`).catch(() => {});
-  });
-  after(async () => {
-    await ctx.ff?.stop();
   });
 
   it("shows the plan block, and a learned plan smaller than the install folder once the start is learned", async () => {
@@ -178,16 +170,9 @@ describe("the preload plan with the real host", () => {
 });
 
 describe("the preload plan without the host", () => {
-  const ctx = { ff: null };
-  before(async () => {
-    ctx.ff = await startFirefox({ experiments: true, installHost: false, flavour: "full" });
-    await ctx.ff.openExtensionPage(PAGE);
-  });
+  const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, { page: PAGE });
   afterEach(async (t) => {
     await shotOfPlan(ctx.ff?.driver, `plan-no-host-${t.name.replace(/[^\w.-]+/g, "_")}`).catch(() => {});
-  });
-  after(async () => {
-    await ctx.ff?.stop();
   });
 
   it("says the host is missing (not that it is old) and offers no preload", async () => {

@@ -1,8 +1,8 @@
 // The toolbar popup, opened as a page (WebDriver cannot open the real popup): cached MB or
 // hidden, the last start, Preload, the link to the page, and the host-missing message.
-import { after, afterEach, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFirefox, waitFor } from "./harness.js";
+import { useFirefox, waitFor } from "./harness.js";
 
 const POPUP = "popup/popup.html";
 // Firefox suspends an idle MV3 event page after this long (default 30 s). Short here, so the
@@ -33,18 +33,7 @@ function readPopup(driver) {
 }
 
 function usePopup(options, prefix) {
-  const ctx = { ff: null };
-  before(async () => {
-    ctx.ff = await startFirefox(options);
-    await ctx.ff.openExtensionPage(POPUP);
-  });
-  afterEach(async (t) => {
-    await ctx.ff?.screenshot(`${prefix}-${t.name}`).catch(() => {});
-  });
-  after(async () => {
-    await ctx.ff?.stop();
-  });
-  return ctx;
+  return useFirefox(options, { prefix, page: POPUP });
 }
 
 describe("popup with the real host (full mode)", () => {

@@ -6,11 +6,11 @@
 // the host runs through a wrapper script that puts it into a blkio-throttled cgroup (root, cgroup
 // v1 blkio, as /work/shared/NOTES.md describes) and then execs the real host, so Firefox is still
 // its parent. Without root or blkio the plain host is used and the mid-preload kill is skipped.
-import { after, afterEach, before, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startFirefox, waitFor } from "./harness.js";
+import { useFirefox, waitFor } from "./harness.js";
 import { EXTENSION_ID, HOST_BINARY, HOST_NAME } from "../../scripts/lib/project.mjs";
 
 const PAGE = "page/startup.html";
@@ -148,18 +148,15 @@ async function evictConfirmed(driver) {
 }
 
 describe("residency with the real host", () => {
-  const ctx = { ff: null, throttle: null };
+  // The host is registered by hand (a wrapper that throttles it), so the page opens after that.
+  const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, { prefix: "residency" });
+  ctx.throttle = null;
   before(async () => {
     ctx.throttle = makeThrottle(`about-startup-e2e-${process.pid}`);
-    ctx.ff = await startFirefox({ experiments: true, installHost: false, flavour: "full" });
     registerWrappedHost(ctx.ff.home, ctx.throttle);
     await ctx.ff.openExtensionPage(PAGE);
   });
-  afterEach(async (t) => {
-    await ctx.ff?.screenshot(`residency-${t.name}`).catch(() => {});
-  });
   after(async () => {
-    await ctx.ff?.stop();
     if (ctx.throttle) {
       await waitFor(
         () => {
@@ -266,17 +263,7 @@ describe("residency with the real host", () => {
 });
 
 describe("residency without the host", () => {
-  const ctx = { ff: null };
-  before(async () => {
-    ctx.ff = await startFirefox({ experiments: true, installHost: false, flavour: "full" });
-    await ctx.ff.openExtensionPage(PAGE);
-  });
-  afterEach(async (t) => {
-    await ctx.ff?.screenshot(`residency-no-host-${t.name}`).catch(() => {});
-  });
-  after(async () => {
-    await ctx.ff?.stop();
-  });
+  const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, { prefix: "residency-no-host", page: PAGE });
 
   it("says the host is missing and shows the install command; the milestones still work", async () => {
     const panel = await settled(ctx.ff.driver, (p) => p.state === "missing", "the missing-host message", 20000);
