@@ -18,7 +18,8 @@ import { FIREFOX_NAMES, findFirefox } from "./lib/firefox.mjs";
 import { processesWithHome, signal } from "./lib/processes.mjs";
 import { HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { run } from "./lib/run.mjs";
-import { createSlowDisk } from "./lib/slow-disk.mjs";
+import { readAheadKb, setReadAheadKb } from "./lib/read-ahead.mjs";
+import { createSlowDisk, diskOf } from "./lib/slow-disk.mjs";
 
 const WELCH_NOTE =
   "Differences: B − A of the means; p: Welch's two-sided t-test (unequal variances, Welch–Satterthwaite degrees of freedom); significant when p < 0.05.";
@@ -79,6 +80,12 @@ function resolveFirefox(given) {
   return { ...found, version: field("Version"), buildId: field("BuildID") };
 }
 
+/** "128 KiB (set for the run; was 8192 KiB) on 254:0", "8192 KiB on 254:0", "unknown on …". */
+function readAheadText({ before, after }, disk) {
+  if (after === null) return `unknown on ${disk}`;
+  return before === after ? `${after} KiB on ${disk}` : `${after} KiB (set for the run; was ${before} KiB) on ${disk}`;
+}
+
 function defaultOut() {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
   return path.join(ROOT, "artifacts", "bench", `bench-${stamp}.json`);
@@ -91,6 +98,9 @@ function commandLine(argv) {
 async function benchmark(options, argv) {
   if (options.slowDisk && process.getuid() !== 0) {
     throw new UsageError("--slow-disk needs root: the throttle is a cgroup (run as root, or leave --slow-disk out)");
+  }
+  if (options.readAheadKb !== null && process.getuid() !== 0) {
+    throw new UsageError("--read-ahead-kb needs root: it writes /sys/dev/block/…/queue/read_ahead_kb (run as root, or leave it out)");
   }
   const firefox = resolveFirefox(options.firefox);
   const out = path.resolve(options.out ?? defaultOut());
@@ -121,9 +131,17 @@ async function benchmark(options, argv) {
   const group = options.slowDisk ? createSlowDisk(options.slowDisk.spec, firefox.installDir) : null;
   const wrap = group ? group.wrap : (argv2) => argv2;
   const damon = pauseProactiveReclaim();
+  // The readahead window shapes a cold start as much as the throttle does: recorded always, set
+  // for the run with --read-ahead-kb (restored on exit, Ctrl-C and failure by its exit hook).
+  const blockDevice = diskOf(firefox.installDir);
+  const readAhead =
+    options.readAheadKb === null
+      ? { before: readAheadKb(blockDevice), after: readAheadKb(blockDevice) }
+      : setReadAheadKb(blockDevice, options.readAheadKb);
 
   console.log(`Firefox ${firefox.version} (${firefox.buildId}) at ${firefox.binary}`);
   console.log(`disk: ${group ? `throttled, ${group.label}` : "not throttled"}${damon.paused.length ? "; DAMON proactive reclaim paused" : ""}`);
+  console.log(`readahead: ${readAheadText(readAhead, blockDevice)}`);
   console.log(`scenarios ${options.scenarios.join(", ")}; ${options.runs} counted runs each + 1 warm-up; work folder ${root}`);
 
   const built = await buildExtension({ distDir: path.join(root, "dist") });
@@ -135,7 +153,7 @@ async function benchmark(options, argv) {
   const stateHome = path.join(root, "state");
   const startedAt = Date.now();
   const tty = process.stdout.isTTY;
-  const { records, warmups, forcedQuits } = await runBench(options, {
+  const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
     prepare: (scenario) => prepareScenario(scenario, { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, wrap }),
     launch: async () => {
       freshProfile(paths);
@@ -163,6 +181,10 @@ async function benchmark(options, argv) {
     cores: os.cpus().length,
     kernel: os.release(),
     damonPaused: damon.paused.length > 0,
+    // KiB; null where the disk has no readahead file. readAheadKbBefore differs when --read-ahead-kb set it.
+    readAheadKb: readAhead.after,
+    readAheadKbBefore: readAhead.before,
+    disk: blockDevice,
     forcedQuits,
     // The template's first start: profile creation and add-on install, unthrottled, page cache
     // as it was; not counted, kept to show what a first start costs.
@@ -188,7 +210,7 @@ async function benchmark(options, argv) {
   fs.writeFileSync(`${base}.svg`, svg);
   const table = runTable(records, { scenarios: options.scenarios });
   const minutes = ((finishedAt - startedAt) / 60000).toFixed(1);
-  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, ${disk}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
+  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
 
 ${table}
 `;

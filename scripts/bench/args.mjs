@@ -1,8 +1,9 @@
 // The startup benchmark's command line, parsed without side effects (scripts/bench.mjs uses it).
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
-//                    [--firefox PATH] [--out FILE] [--timeout S]
+//                    [--read-ahead-kb KB] [--firefox PATH] [--out FILE] [--timeout S]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
+import { parseReadAheadKb } from "../lib/read-ahead.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
 export const SCENARIOS = ["cold", "preload", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "hot"];
@@ -19,7 +20,7 @@ export class UsageError extends Error {
 }
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
-                        [--firefox PATH] [--out FILE] [--timeout SECONDS]
+                        [--read-ahead-kb KB] [--firefox PATH] [--out FILE] [--timeout SECONDS]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -37,6 +38,9 @@ every milestone through the extension and the native host.
 --runs N          counted launches per scenario (default ${DEFAULT_RUNS})
 --slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
                   needs root), e.g. 30:150
+--read-ahead-kb KB  set the disk's readahead window (read_ahead_kb) for the run and put the old
+                  value back afterwards, also on Ctrl-C and failure (needs root); e.g. 128, the
+                  common desktop default. Every run records the window it ran with either way
 --firefox PATH    the Firefox binary or install folder (default: $FIREFOX, then PATH)
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
@@ -62,7 +66,7 @@ export function parseSource(text) {
 
 /**
  * argv (after `npm run bench --`) → {command: "help"} | {command: "compare", a, b} |
- * {command: "run", runs, scenarios, slowDisk, firefox, out, timeoutMs}. Throws UsageError.
+ * {command: "run", runs, scenarios, slowDisk, readAheadKb, firefox, out, timeoutMs}. Throws UsageError.
  */
 export function parseBenchArgs(argv) {
   let parsed;
@@ -74,6 +78,7 @@ export function parseBenchArgs(argv) {
         runs: { type: "string" },
         scenarios: { type: "string" },
         "slow-disk": { type: "string" },
+        "read-ahead-kb": { type: "string" },
         firefox: { type: "string" },
         out: { type: "string" },
         timeout: { type: "string" },
@@ -91,7 +96,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "firefox", "out", "timeout"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "firefox", "out", "timeout"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -117,11 +122,20 @@ export function parseBenchArgs(argv) {
       throw new UsageError(error.message);
     }
   }
+  let readAheadKb = null;
+  if (values["read-ahead-kb"] !== undefined) {
+    try {
+      readAheadKb = parseReadAheadKb(values["read-ahead-kb"]);
+    } catch (error) {
+      throw new UsageError(error.message);
+    }
+  }
   return {
     command: "run",
     runs: values.runs === undefined ? DEFAULT_RUNS : positiveInteger(values.runs, "--runs"),
     scenarios,
     slowDisk,
+    readAheadKb,
     firefox: values.firefox ?? null,
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,

@@ -37,7 +37,7 @@ export function recordProblem(record) {
  * Runs the plan. deps: prepare(scenario) → {preloadMs, …}; launch(step) → {record, quit};
  * progress(line, {final}). Returns {records (counted, with bench fields), warmups, forcedQuits}.
  */
-export async function runBench({ scenarios, runs, slowDisk = null }, { prepare, launch, progress = () => {} }) {
+export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null }, { prepare, launch, progress = () => {} }) {
   const plan = benchPlan(scenarios, runs);
   const records = [];
   let warmups = 0;
@@ -62,6 +62,7 @@ export async function runBench({ scenarios, runs, slowDisk = null }, { prepare, 
           preloadMs: prep.preloadMs ?? null,
           quit,
           slowDisk: slowDisk?.spec ?? null,
+          readAheadKb,
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,

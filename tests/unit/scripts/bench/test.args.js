@@ -8,6 +8,7 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     runs: DEFAULT_RUNS,
     scenarios: DEFAULT_SCENARIOS,
     slowDisk: null,
+    readAheadKb: null,
     firefox: null,
     out: null,
     timeoutMs: 180000,
@@ -15,10 +16,11 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
 });
 
 test("every option of a run", () => {
-  const o = parseBenchArgs(["--runs", "20", "--scenarios", "hot,cold", "--slow-disk", "30MB:150", "--firefox", "/opt/ff/firefox", "--out", "x.json", "--timeout", "60"]);
+  const o = parseBenchArgs(["--runs", "20", "--scenarios", "hot,cold", "--slow-disk", "30MB:150", "--read-ahead-kb", "128", "--firefox", "/opt/ff/firefox", "--out", "x.json", "--timeout", "60"]);
   assert.equal(o.runs, 20);
   assert.deepEqual(o.scenarios, ["hot", "cold"]);
   assert.deepEqual(o.slowDisk, { spec: "30MB:150", mib: 30, bps: 31457280, iops: 150 });
+  assert.equal(o.readAheadKb, 128);
   assert.equal(o.firefox, "/opt/ff/firefox");
   assert.equal(o.out, "x.json");
   assert.equal(o.timeoutMs, 60000);
@@ -31,6 +33,8 @@ test("mistakes are UsageErrors that say what is wanted", () => {
     [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, preload, preload-plan, preload-plan-mapped, preload-plan-unsorted, hot/],
     [["--scenarios", "hot,hot"], /at most once/],
     [["--slow-disk", "fast"], /MiB\/s:IOPS/],
+    [["--read-ahead-kb", "8M"], /--read-ahead-kb wants a whole number of KiB/],
+    [["compare", "a.json", "b.json", "--read-ahead-kb", "128"], /compare takes no --read-ahead-kb/],
     [["--bogus"], /bogus/],
     [["frobnicate"], /unknown command frobnicate/],
     [["compare", "a.json"], /two files/],
