@@ -10,7 +10,8 @@ import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
 import { benchExport, pairs, readRuns, scenarioExport } from "./bench/results.mjs";
 import { runBench } from "./bench/run.mjs";
-import { prepareScenario } from "./bench/scenarios.mjs";
+import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
+import { prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
 import { pauseProactiveReclaim } from "./lib/damon.mjs";
@@ -86,6 +87,25 @@ function readAheadText({ before, after }, disk) {
   return before === after ? `${after} KiB on ${disk}` : `${after} KiB (set for the run; was ${before} KiB) on ${disk}`;
 }
 
+/**
+ * For the login scenarios: the workload's files (made once, on the same disk as the run's
+ * folder) and, for `login`, the autostart entry installed in the run's own config folder and
+ * the command it runs. Null without a login scenario.
+ */
+function prepareLoginRun(options, { root, stateHome }) {
+  if (!options.scenarios.some((s) => LOGIN_SCENARIOS.includes(s))) {
+    return null;
+  }
+  const files = workloadFiles(path.join(root, "workload"), options.workloadMib);
+  const installed = options.scenarios.includes("login")
+    ? installedAutostart({ hostBinary: HOST_BINARY, configHome: path.join(root, "config"), stateHome })
+    : { file: null, argv: null };
+  console.log(
+    `login: workload ${options.workloadMib} MiB in ${files.length} files, launch ${options.loginDelayMs / 1000} s after login${installed.argv ? `; autostart runs: ${installed.argv.join(" ")} (from ${installed.file})` : ""}`,
+  );
+  return { files, ...installed };
+}
+
 function defaultOut() {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
   return path.join(ROOT, "artifacts", "bench", `bench-${stamp}.json`);
@@ -151,10 +171,23 @@ async function benchmark(options, argv) {
   console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
 
   const stateHome = path.join(root, "state");
+  const login = prepareLoginRun(options, { root, stateHome });
   const startedAt = Date.now();
   const tty = process.stdout.isTTY;
   const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
-    prepare: (scenario) => prepareScenario(scenario, { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, wrap }),
+    prepare: async (scenario) => {
+      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, wrap };
+      if (!LOGIN_SCENARIOS.includes(scenario)) {
+        return prepareScenario(scenario, where);
+      }
+      if (scenario === "login") {
+        requireLearnedPlan(scenario, where);
+      }
+      const { evicted } = prepareScenario("cold", where);
+      dropFromCache(login.files);
+      const env = { ...process.env, XDG_STATE_HOME: stateHome };
+      return { evicted, ...(await prepareLogin(scenario, { autostartArgv: login.argv, files: login.files, delayMs: options.loginDelayMs, wrap, env })) };
+    },
     launch: async () => {
       freshProfile(paths);
       // The learned working set outlives the per-launch HOME copy: the extension's `learn` after
@@ -181,6 +214,7 @@ async function benchmark(options, argv) {
     cores: os.cpus().length,
     kernel: os.release(),
     damonPaused: damon.paused.length > 0,
+    login: login && { delayMs: options.loginDelayMs, workloadMib: options.workloadMib, autostartFile: login.file, command: login.argv },
     // KiB; null where the disk has no readahead file. readAheadKbBefore differs when --read-ahead-kb set it.
     readAheadKb: readAhead.after,
     readAheadKbBefore: readAhead.before,

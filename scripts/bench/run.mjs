@@ -45,6 +45,9 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
   for (const [index, step] of plan.entries()) {
     const prep = await prepare(step.scenario);
     const { record, quit } = await launch(step);
+    // A login scenario's preload may still be running at launch (as after a real login); its
+    // end is awaited here so it never spills into the next scenario's page-cache state.
+    const loginPreloadMs = prep.settle ? await prep.settle : null;
     const problem = recordProblem(record);
     if (problem) {
       throw new Error(`${step.scenario} ${step.warmup ? "warm-up" : `run ${step.run}`}: ${problem}`);
@@ -66,6 +69,9 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,
+          ...(prep.workloadMs === undefined
+            ? {}
+            : { workloadMs: prep.workloadMs, loginPreloadMs, loginPreloadDone: prep.loginPreloadDone, loginDelayMs: prep.loginDelayMs }),
         }),
       );
     }
