@@ -3,6 +3,12 @@
 //! make a root-owned file readable by all, evict it, then run the built binary as `nobody`:
 //! the file must be `hidden` with no numbers (never 100%), while root sees it exact and cold, and
 //! a file owned by `nobody` in the same folder is exact for `nobody`.
+//!
+//! It needs root, so it is `#[ignore]`d in ordinary runs (cargo reports it as ignored, never as
+//! passed); `npm test` runs it with `--ignored` when it is root, as CI is. The checkout may sit in
+//! a folder `nobody` cannot search (Debian 12 homes and /root are 0700), so the test stages the
+//! binary and the fixture under /var/tmp (on disk: tmpfs pages cannot be evicted), which it
+//! opens up to other users.
 
 #[path = "support/install_fixture.rs"]
 mod fixture;
@@ -17,15 +23,19 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
 const NOBODY: u32 = 65534;
+/// Where the staged binary and fixture go: sticky and world-searchable on every Linux (FHS),
+/// and on disk rather than tmpfs on most.
+const REACHABLE: &str = "/var/tmp";
 
 /// `residency --json --firefox <dir>`, as root or as nobody; the parsed `files` list.
-fn residency_as(nobody: bool, dir: &Path) -> Vec<Value> {
+fn residency_as(nobody: bool, bin: &Path, dir: &Path) -> Vec<Value> {
     let mut cmd = if nobody {
         let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        c.arg(bin);
         c
     } else {
-        Command::new(BIN)
+        Command::new(bin)
     };
     let out = cmd
         .args(["residency", "--json", "--firefox"])
@@ -64,16 +74,22 @@ fn assert_reachable_by_others(path: &Path) {
 }
 
 #[test]
+#[ignore = "needs root (a root-owned file, setpriv to nobody): npm test runs it with --ignored as root"]
 fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
-    if about_startup_host::sys::geteuid() != 0 {
-        eprintln!("SKIPPED: this test needs root (to make a root-owned file and switch to nobody)");
-        return;
-    }
-    let fx = Fixture::new();
+    assert_eq!(
+        about_startup_host::sys::geteuid(),
+        0,
+        "this test needs root: it makes a root-owned file and switches to nobody"
+    );
+    let fx = Fixture::new_in(Path::new(REACHABLE));
+    // A copy of the binary beside the fixture, reachable whatever folder the checkout is in.
+    let bin = fx.root.path().join("about-startup-host");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     let lib = fx.ff.join("libxul.so");
     let owned = fx.ff.join("browser/omni.ja");
     std::os::unix::fs::chown(&owned, Some(NOBODY), Some(NOBODY)).unwrap();
-    assert_reachable_by_others(Path::new(BIN));
+    assert_reachable_by_others(&bin);
     assert_reachable_by_others(&lib);
     let evicted = evict::evict(&[lib.clone(), owned.clone()]);
     assert!(
@@ -81,7 +97,7 @@ fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
         "{evicted:?}"
     );
 
-    let as_root = residency_as(false, &fx.ff);
+    let as_root = residency_as(false, &bin, &fx.ff);
     let root_view = entry(&as_root, &lib);
     assert_eq!(root_view["status"], "exact", "{root_view}");
     let resident = root_view["resident_pages"].as_u64().unwrap();
@@ -90,7 +106,7 @@ fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
         "root sees {resident} of 1024 pages after evict"
     );
 
-    let as_nobody = residency_as(true, &fx.ff);
+    let as_nobody = residency_as(true, &bin, &fx.ff);
     let hidden = entry(&as_nobody, &lib);
     assert_eq!(hidden["status"], "hidden", "{hidden}");
     assert!(hidden["resident_pages"].is_null(), "{hidden}");

@@ -1,7 +1,9 @@
 //! What a running process has mapped, as an ordinary user can see it: /proc/<pid>/maps matched
 //! by device and inode, /proc/<pid>/pagemap turned into file pages through each mapping's file
-//! offset. A small Python child stands in for Firefox: it maps the fixture's libxul.so twice
-//! (at file offset 0 and at page 600) and touches a few pages.
+//! offset. A child process stands in for Firefox: this test binary itself, run with only its
+//! `mapper_child` entry (ignored in ordinary runs), maps the fixture's libxul.so twice (at file
+//! offset 0 and at page 600) and touches a few pages. No other program is needed, so the test
+//! runs wherever `cargo test` does.
 
 #[path = "support/install_fixture.rs"]
 mod fixture;
@@ -14,15 +16,52 @@ use about_startup_host::evict;
 use about_startup_host::residency::{self, FileReport, Group, ScanOptions, Status};
 use fixture::Fixture;
 
-const CHILD: &str = r"
-import mmap, sys
-f = open(sys.argv[1], 'rb')
-a = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
-b = mmap.mmap(f.fileno(), 10 * 4096, prot=mmap.PROT_READ, offset=600 * 4096)
-a[0]; a[500 * 4096]; b[0]
-print('ready', flush=True)
-sys.stdin.read()
-";
+/// The file the child maps (set only for the child).
+const CHILD_FILE: &str = "ABOUT_STARTUP_TEST_MAP_FILE";
+
+/// Not a test: the child process of `pagemap_shows_the_pages_a_process_touched`, started from
+/// this same binary with `--ignored --exact mapper_child`.
+#[test]
+#[ignore = "the child process of pagemap_shows_the_pages_a_process_touched, not a test of its own"]
+fn mapper_child() {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    let path = std::env::var_os(CHILD_FILE).expect("started by the pagemap test");
+    let file = std::fs::File::open(path).unwrap();
+    let len = usize::try_from(file.metadata().unwrap().len()).unwrap();
+    let map = |offset: i64, len: usize| -> *const u8 {
+        // SAFETY: a fresh shared read-only mapping of a file we hold open; checked for
+        // MAP_FAILED before use and only read within `len`.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                offset,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED, "{}", std::io::Error::last_os_error());
+        p.cast()
+    };
+    let page = 4096;
+    let a = map(0, len);
+    let b = map(600 * page as i64, 10 * page);
+    // SAFETY: all three offsets lie inside their mappings (libxul.so here is 4 MiB).
+    let touched = unsafe {
+        [
+            std::ptr::read_volatile(a),
+            std::ptr::read_volatile(a.add(500 * page)),
+            std::ptr::read_volatile(b),
+        ]
+    };
+    std::hint::black_box(touched);
+    println!("ready");
+    std::io::stdout().flush().unwrap();
+    // Keep the mappings until the parent closes our stdin.
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+}
 
 /// Kills the child when the test ends, even on a failed assertion.
 struct Mapper(Child);
@@ -34,23 +73,32 @@ impl Drop for Mapper {
     }
 }
 
-fn spawn_mapper(path: &std::path::Path) -> Option<Mapper> {
-    let child = Command::new("python3")
-        .args(["-c", CHILD])
-        .arg(path)
+fn spawn_mapper(path: &std::path::Path) -> Mapper {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "mapper_child",
+            "--nocapture",
+            "--quiet",
+        ])
+        .env(CHILD_FILE, path)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .spawn();
-    let Ok(mut child) = child else {
-        eprintln!("SKIPPED: python3 is not available to map a file in a child process");
-        return None;
-    };
+        .spawn()
+        .expect("start this test binary as the mapping child");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    // The harness may print its own lines first ("running 1 test"); wait for ours.
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready");
-    Some(Mapper(child))
+    while line.trim() != "ready" {
+        line.clear();
+        assert_ne!(
+            out.read_line(&mut line).unwrap(),
+            0,
+            "the child exited before mapping"
+        );
+    }
+    Mapper(child)
 }
 
 fn covers(ranges: &[[u64; 2]], page: u64) -> bool {
@@ -61,9 +109,7 @@ fn covers(ranges: &[[u64; 2]], page: u64) -> bool {
 fn pagemap_shows_the_pages_a_process_touched() {
     let fx = Fixture::new();
     let lib = fx.ff.join("libxul.so");
-    let Some(child) = spawn_mapper(&lib) else {
-        return;
-    };
+    let child = spawn_mapper(&lib);
     let pid = i32::try_from(child.0.id()).unwrap();
 
     let mut reports: Vec<FileReport> = Vec::new();
@@ -104,7 +150,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
         .unwrap();
     assert_eq!(ini.mapped.as_ref().map(|m| m.pages), Some(0));
 
-    // The child's other mappings (python, libc) form the system group; nothing of the install.
+    // The child's other mappings (its own binary, libc) form the system group; nothing of the install.
     let system: Vec<_> = reports
         .iter()
         .filter(|r| r.group == Group::System)

@@ -47,9 +47,14 @@ pub fn open_up(dir: &Path) {
 
 impl Fixture {
     pub fn new() -> Self {
+        Self::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+    }
+
+    /// The fixture in a folder of its own under `parent` (which must exist).
+    pub fn new_in(parent: &Path) -> Self {
         let root = tempfile::Builder::new()
             .prefix("pagecache-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(parent)
             .unwrap();
         open_up(root.path());
         let ff = root.path().join("ff");
