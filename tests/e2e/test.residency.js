@@ -3,19 +3,21 @@
 // host missing. Screenshots go to the artifacts folder the run prints.
 //
 // So that a preload lasts long enough to watch (this machine reads Firefox's 300 MB in ~0.2 s),
-// the host runs through a wrapper script that puts it into a blkio-throttled cgroup (root, cgroup
-// v1 blkio, as /work/shared/NOTES.md describes) and then execs the real host, so Firefox is still
-// its parent. Without root or blkio the plain host is used and the mid-preload kill is skipped.
+// the host runs through a wrapper script that puts it into a read-throttled cgroup (root; cgroup
+// v1 blkio or v2 io.max, the benchmark's own scripts/lib/slow-disk.mjs) and then execs the real
+// host, so Firefox is still its parent. Without root the plain host is used and the mid-preload
+// kill is skipped, saying why.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { useFirefox, waitFor } from "./harness.js";
 import { EXTENSION_ID, HOST_BINARY, HOST_NAME } from "../../scripts/lib/project.mjs";
+import { createSlowDisk } from "../../scripts/lib/slow-disk.mjs";
 
 const PAGE = "page/startup.html";
-const BLKIO = "/sys/fs/cgroup/blkio";
-const READ_BPS = 25 * 1024 * 1024;
+/** 25 MiB/s; the IOPS cap is set high so that only the bandwidth limits the preload. */
+const THROTTLE = "25:100000";
 
 /** What the residency panel shows, from its data attributes and texts. */
 function readPanel(driver) {
@@ -63,27 +65,16 @@ function readPanel(driver) {
 
 const click = (driver, id) => driver.executeScript((i) => document.getElementById(i).click(), id);
 
-/** A blkio cgroup that throttles reads from the disk holding Firefox, or null when not possible. */
+/** A cgroup that throttles reads from the disk holding Firefox: {group, remove} or {reason}. */
 function makeThrottle(name) {
-  if (process.getuid?.() !== 0 || !fs.existsSync(BLKIO)) {
-    return null;
+  if (process.getuid?.() !== 0) {
+    return { reason: "needs root to make a read-throttled cgroup" };
   }
-  const dev = fs.statSync("/usr/lib").dev;
-  const major = Number((BigInt(dev) >> 8n) & 0xfffn);
-  const minor = Number((BigInt(dev) & 0xffn) | ((BigInt(dev) >> 12n) & ~0xffn));
-  const dir = path.join(BLKIO, name);
   try {
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "blkio.throttle.read_bps_device"), `${major}:${minor} ${READ_BPS}`);
-    return dir;
+    return createSlowDisk(THROTTLE, "/usr/lib", { name });
   } catch (error) {
     console.log(`no read throttle (${error.message}): the preload runs at full speed`);
-    try {
-      fs.rmdirSync(dir);
-    } catch {
-      // not made
-    }
-    return null;
+    return { reason: `no read throttle: ${error.message}` };
   }
 }
 
@@ -150,26 +141,22 @@ async function evictConfirmed(driver) {
 describe("residency with the real host", () => {
   // The host is registered by hand (a wrapper that throttles it), so the page opens after that.
   const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, { prefix: "residency" });
-  ctx.throttle = null;
+  ctx.throttle = {};
   before(async () => {
     ctx.throttle = makeThrottle(`about-startup-e2e-${process.pid}`);
-    registerWrappedHost(ctx.ff.home, ctx.throttle);
+    registerWrappedHost(ctx.ff.home, ctx.throttle.group ?? null);
     await ctx.ff.openExtensionPage(PAGE);
   });
   after(async () => {
-    if (ctx.throttle) {
-      await waitFor(
-        () => {
-          try {
-            fs.rmdirSync(ctx.throttle);
-            return true;
-          } catch {
-            return false;
-          }
-        },
-        { timeout: 10000, message: `removing ${ctx.throttle}` },
-      ).catch((error) => console.error(error.message));
+    const { group } = ctx.throttle;
+    if (group) {
+      // The host leaves the group when it exits (about 10 s after its last port closed).
+      await waitFor(() => fs.readFileSync(path.join(group, "cgroup.procs"), "utf8").trim() === "", {
+        timeout: 15000,
+        message: `the host to leave ${group}`,
+      }).catch((error) => console.error(error.message));
     }
+    ctx.throttle.remove?.();
   });
 
   it("lists libxul.so with its size and a percentage (root: exact) or hidden", async () => {
@@ -231,8 +218,8 @@ describe("residency with the real host", () => {
   });
 
   it("a host killed mid-preload: the page says so, the buttons come back, Refresh reconnects", async (t) => {
-    if (!ctx.throttle) {
-      t.skip("needs root and cgroup v1 blkio to make the preload last");
+    if (!ctx.throttle.group) {
+      t.skip(ctx.throttle.reason);
       return;
     }
     const { driver, home } = ctx.ff;
