@@ -23,6 +23,10 @@ struct Host {
 
 impl Host {
     fn start() -> Host {
+        Host::start_with_stderr(Stdio::piped())
+    }
+
+    fn start_with_stderr(stderr: Stdio) -> Host {
         let mut child = Command::new(env!("CARGO_BIN_EXE_about-startup-host"))
             // As Firefox starts it: manifest path, extension id.
             .args([
@@ -31,7 +35,7 @@ impl Host {
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .expect("start the host");
         let mut stdout = child.stdout.take().unwrap();
@@ -75,12 +79,9 @@ impl Host {
     fn finish(mut self) -> (ExitStatus, String, Vec<Value>) {
         drop(self.stdin.take());
         let mut stderr = String::new();
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_string(&mut stderr).unwrap();
+        }
         let status = self.child.wait().unwrap();
         // The reader thread ends at the host's end of output: after that, every reply is queued.
         self.reader.join().unwrap();
@@ -112,6 +113,19 @@ fn hello_reports_versions_and_no_firefox() {
     let (status, _, rest) = host.finish();
     assert!(status.success());
     assert!(rest.is_empty());
+}
+
+#[test]
+fn a_broken_stderr_does_not_stop_the_host() {
+    // A pipe whose reading end is gone: every log line fails with EPIPE (as after Firefox's
+    // console went away). The host logs before it answers `hello`; it must answer anyway.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut host = Host::start_with_stderr(Stdio::from(writer));
+    hello_is_served(&mut host, 1);
+    hello_is_served(&mut host, 2);
+    let (status, _, _) = host.finish();
+    assert!(status.success(), "{status}");
 }
 
 #[test]

@@ -197,8 +197,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A line for the Browser Console. Never `eprintln!`: it panics when stderr is broken (a closed
+/// pipe, a hung-up terminal), and a log line must never stop the host.
 fn log(message: &str) {
-    eprintln!("about-startup-host: {message}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "about-startup-host: {message}");
 }
 
 #[cfg(test)]
