@@ -145,11 +145,15 @@ pub struct ReplyError {
 }
 
 impl ReplyError {
+    /// Every error reply goes through here, so every echoed value is bounded: the message to
+    /// [`MAX_MESSAGE_CHARS`], each string in `params` to [`MAX_ECHO_CHARS`] (a 600 KB path in a
+    /// request once made a 1.2 MB error that could not be sent).
     #[must_use]
-    pub fn new(code: ErrorCode, message: impl Into<String>, params: Value) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>, mut params: Value) -> Self {
+        clip_strings(&mut params);
         ReplyError {
             code,
-            message: message.into(),
+            message: clip_to(&message.into(), MAX_MESSAGE_CHARS),
             params,
         }
     }
@@ -187,11 +191,27 @@ impl From<Error> for ReplyError {
 /// Longest piece of a request echoed back in an error (serde quotes offending values). A 1 MiB
 /// request echoed twice (message and params) would not fit a 1 MiB reply.
 const MAX_ECHO_CHARS: usize = 300;
+/// Longest error message: room for two echoed values and the words around them.
+const MAX_MESSAGE_CHARS: usize = 1000;
 
 fn clip(text: &str) -> String {
-    match text.char_indices().nth(MAX_ECHO_CHARS) {
+    clip_to(text, MAX_ECHO_CHARS)
+}
+
+fn clip_to(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+/// Clips every string inside `value` (params are small objects of strings and numbers).
+fn clip_strings(value: &mut Value) {
+    match value {
+        Value::String(s) if s.chars().nth(MAX_ECHO_CHARS).is_some() => *s = clip(s),
+        Value::Array(items) => items.iter_mut().for_each(clip_strings),
+        Value::Object(map) => map.values_mut().for_each(clip_strings),
+        _ => {}
     }
 }
 
@@ -598,6 +618,25 @@ mod tests {
             let err = decode_request(&serde_json::to_vec(&text).unwrap()).unwrap_err();
             let reply = serde_json::to_vec(&Envelope::error(err.id, err.error)).unwrap();
             assert!(reply.len() < 2000, "{}", reply.len());
+        }
+    }
+
+    #[test]
+    fn errors_that_echo_request_paths_stay_small() {
+        // A path the request named, inside a host error (not a decoding error).
+        let huge = std::path::PathBuf::from(format!("/{}", "p".repeat(600_000)));
+        for error in [
+            Error::NoSuchFile { path: huge.clone() },
+            Error::OutsideInstallDir {
+                path: huge.clone(),
+                install_dir: huge.clone(),
+            },
+        ] {
+            let reply = ReplyError::from(&error);
+            let bytes = serde_json::to_vec(&Envelope::error(Some(3), reply.clone())).unwrap();
+            assert!(bytes.len() < 4000, "{}", bytes.len());
+            assert!(reply.message.ends_with('…'), "{}", &reply.message[..50]);
+            assert_eq!(reply.code, error.code());
         }
     }
 
