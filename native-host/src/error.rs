@@ -19,6 +19,9 @@ pub enum Error {
     #[error("cancelled")]
     Cancelled,
 
+    #[error("the request names {count} files or folders; at most {limit} per request: name their folder instead, or split the request")]
+    TooManyFiles { count: usize, limit: usize },
+
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -36,6 +39,7 @@ impl Error {
             Error::NoSuchFile { .. } => ErrorCode::NoSuchFile,
             Error::FirefoxNotFound(_) => ErrorCode::FirefoxNotFound,
             Error::Cancelled => ErrorCode::Cancelled,
+            Error::TooManyFiles { .. } => ErrorCode::TooManyFiles,
             Error::Io { .. } => ErrorCode::IoError,
         }
     }
@@ -51,6 +55,7 @@ impl Error {
             Error::NoSuchFile { path } => json!({"path": path}),
             Error::FirefoxNotFound(detail) => json!({"detail": detail}),
             Error::Cancelled => json!({}),
+            Error::TooManyFiles { count, limit } => json!({"count": count, "limit": limit}),
             Error::Io { context, source } => json!({"detail": format!("{context}: {source}")}),
         }
     }

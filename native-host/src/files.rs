@@ -232,7 +232,17 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
 /// Resolve the requested paths (relative to `install_dir`, or absolute) with realpath and check
 /// each is inside `install_dir`. Empty `requested` means every file of the folder.
 /// Nothing is opened before all entries have passed.
+/// Most entries one request may name. Firefox's install folder holds ~150 files; naming more is
+/// a mistake or an attack (a 1 MiB request holds ~200,000 `"."`s).
+pub const MAX_REQUESTED_FILES: usize = 4096;
+
 pub fn select(install_dir: &Path, requested: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    if requested.len() > MAX_REQUESTED_FILES {
+        return Err(Error::TooManyFiles {
+            count: requested.len(),
+            limit: MAX_REQUESTED_FILES,
+        });
+    }
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
@@ -241,10 +251,13 @@ pub fn select(install_dir: &Path, requested: &[PathBuf]) -> Result<Vec<PathBuf>,
     }
     // Resolve and confine every entry first, so one bad entry fails the request before any
     // folder is listed or file opened.
-    let resolved = requested
+    let mut resolved = requested
         .iter()
         .map(|p| resolve(&root, p))
         .collect::<Result<Vec<_>, _>>()?;
+    // Duplicates go before any folder is listed: a folder named 1,000 times is listed once.
+    let mut seen_entries = std::collections::HashSet::new();
+    resolved.retain(|(real, _)| seen_entries.insert(real.clone()));
     let mut out = Vec::new();
     for (real, is_dir) in resolved {
         if is_dir {
@@ -379,6 +392,20 @@ mod tests {
         }
         let err = select(&ff, &["nope".into()]).unwrap_err();
         assert!(matches!(err, Error::NoSuchFile { .. }), "{err}");
+    }
+
+    #[test]
+    fn entries_are_capped_and_a_folder_named_many_times_is_listed_once() {
+        let (_tmp, ff) = fixture();
+        let dots = vec![PathBuf::from("."); MAX_REQUESTED_FILES];
+        assert_eq!(select(&ff, &dots).unwrap(), select(&ff, &[]).unwrap());
+        let too_many = vec![PathBuf::from("a.so"); MAX_REQUESTED_FILES + 1];
+        let err = select(&ff, &too_many).unwrap_err();
+        assert!(
+            matches!(err, Error::TooManyFiles { count, limit } if count == MAX_REQUESTED_FILES + 1 && limit == MAX_REQUESTED_FILES),
+            "{err}"
+        );
+        assert_eq!(err.code(), crate::protocol::ErrorCode::TooManyFiles);
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub enum ErrorCode {
     ReplyTooLarge,
     UnknownRequest,
     NotBenchmarking,
+    TooManyFiles,
+    Busy,
 }
 
 /// Largest `id` a request may carry: 2^53 − 1, so JavaScript numbers keep it exact.
