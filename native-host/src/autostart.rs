@@ -265,11 +265,9 @@ fn damon_pageout_running(admin: &Path) -> bool {
     })
 }
 
+/// Atomically, never through a planted symlink, in a folder root may trust (workingset.rs).
 fn write(file: &Path, text: &str) -> anyhow::Result<()> {
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(file, text).with_context(|| format!("writing {}", file.display()))
+    Ok(workingset::write_private(file, text.as_bytes())?)
 }
 
 #[cfg(test)]

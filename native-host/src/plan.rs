@@ -191,7 +191,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     // system file is a package update: not ours to read whole).
     for learned in merged
         .values()
-        .filter(|f| !files::is_inside(&root, &f.id.path))
+        .filter(|f| !files::is_inside(&root, &f.id.path) && is_system_file(&f.id.path))
     {
         if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
             let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
@@ -227,6 +227,25 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     }
     plan.order = order_reads(&mut plan.reads);
     Ok(plan)
+}
+
+/// Folders whose files a plan may read besides the install folder: where a distribution puts
+/// the libraries and fonts Firefox maps. The state file names these paths; a state file edited
+/// to name /etc/shadow or a FIFO must not make a (root) preload open it.
+const SYSTEM_PREFIXES: [&str; 6] = [
+    "/usr/",
+    "/lib/",
+    "/lib64/",
+    "/lib32/",
+    "/opt/",
+    "/var/cache/fontconfig/",
+];
+
+/// A learned system file the plan may read: under [`SYSTEM_PREFIXES`] and its own real path
+/// (no symlink anywhere on the way).
+fn is_system_file(path: &Path) -> bool {
+    SYSTEM_PREFIXES.iter().any(|p| path.starts_with(p))
+        && path.canonicalize().is_ok_and(|real| real == path)
 }
 
 /// Read the plan's ranges in its order (one reader: several would undo the disk order), the next
@@ -466,6 +485,24 @@ fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
 mod tests {
     use super::*;
     use crate::workingset::Start;
+
+    #[test]
+    fn only_real_paths_under_system_folders_are_planned_outside_the_install() {
+        assert!(is_system_file(Path::new("/usr/bin/env")));
+        for refused in [
+            "/etc/shadow",
+            "/etc/passwd",
+            "/tmp",
+            "/proc/self/status",
+            "/usr/../etc/passwd",
+        ] {
+            assert!(!is_system_file(Path::new(refused)), "{refused}");
+        }
+        // A symlink under /usr (e.g. /usr/lib64 on merged-/usr systems, or lib links) is
+        // refused unless it is the real path.
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!is_system_file(dir.path()));
+    }
 
     #[test]
     fn small_gaps_are_read_large_ones_skipped() {

@@ -274,9 +274,12 @@ impl Viewer {
 /// Open a file for reading without following a final symlink (a path confined by
 /// `files::select` cannot be swapped for a link to elsewhere), and check it is a regular file.
 pub(crate) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    // O_NONBLOCK: a FIFO swapped in for a file would block a plain open() forever (and cancel
+    // could not reach the thread); non-blocking it opens at once and fstat refuses it below.
+    // Reads of a regular file ignore the flag.
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -616,6 +619,22 @@ fn parse_smaps_rss(text: &str) -> HashMap<u64, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_at_once_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("libxul.so");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo touches no other memory.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Without O_NONBLOCK this open would wait for a writer forever.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(open_regular(&fifo).map(|_| ()).unwrap_err().kind()));
+        let kind = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("open_regular blocked on the FIFO instead of refusing it");
+        assert_eq!(kind, io::ErrorKind::InvalidInput);
+    }
 
     #[test]
     fn run_lengths_of_bitmaps() {

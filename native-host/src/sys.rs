@@ -327,6 +327,22 @@ pub fn clk_tck() -> u64 {
     u64::try_from(n).ok().filter(|&n| n > 0).unwrap_or(100)
 }
 
+/// Take an exclusive `flock(2)` on `file`, waiting for other holders; released when the file
+/// is closed.
+pub fn flock_exclusive(file: &File) -> io::Result<()> {
+    loop {
+        // SAFETY: flock takes a descriptor we own (borrowed from `file`) and a flag; no memory.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
 /// The effective user id.
 #[must_use]
 pub fn geteuid() -> u32 {
