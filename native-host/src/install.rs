@@ -5,6 +5,7 @@
 //! any character in them is escaped correctly.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
@@ -95,12 +96,73 @@ pub struct Installed {
     pub binary: PathBuf,
 }
 
+/// Why `binary` must not be named in a system-wide manifest, or `None` when it may: every
+/// user's Firefox would start it, so it and every folder above it must be root's and not
+/// writable by group or others (else another user could replace what everyone runs).
+/// `lstat` of each component: a symlink on the way is judged as the link, then its target.
+pub fn system_binary_problem(binary: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let real = match binary.canonicalize() {
+        Ok(real) => real,
+        Err(e) => return Some(format!("{}: {e}", binary.display())),
+    };
+    for path in real.ancestors() {
+        let meta = match fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) => return Some(format!("{}: {e}", path.display())),
+        };
+        if meta.uid() != 0 {
+            return Some(format!(
+                "{} belongs to uid {}, not root",
+                path.display(),
+                meta.uid()
+            ));
+        }
+        // The sticky /tmp-like folders are writable by all: never a place for it either.
+        if meta.mode() & 0o022 != 0 {
+            return Some(format!(
+                "{} is writable by {} (mode {:o})",
+                path.display(),
+                if meta.mode() & 0o002 != 0 {
+                    "every user"
+                } else {
+                    "its group"
+                },
+                meta.mode() & 0o7777
+            ));
+        }
+    }
+    None
+}
+
 /// Write the manifest for this binary. Replaces an older one atomically.
 pub fn install(system: bool, extension_id: &str) -> anyhow::Result<Installed> {
     let binary = host_binary()?;
+    if system {
+        if let Some(problem) = system_binary_problem(&binary) {
+            anyhow::bail!(
+                "refusing a system-wide manifest for {}: {problem}. Every user's Firefox would run \
+                 it; copy the binary to a root-owned folder first (e.g. sudo install -m 0755 {} \
+                 /usr/local/lib/about-startup/) and run install --system from there",
+                binary.display(),
+                binary.display()
+            );
+        }
+    }
     let text = render(&binary, extension_id)?;
     let manifest = manifest_path(system)?;
     let dir = manifest.parent().expect("the manifest path has a folder");
+    if system {
+        // 0755 whatever the umask: every user's Firefox must read it, nobody else write it.
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .with_context(|| format!("creating {} (run as root for --system)", dir.display()))?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("setting {} to 0755", dir.display()))?;
+    }
     fs::create_dir_all(dir).with_context(|| {
         format!(
             "creating {}{}",
@@ -112,10 +174,18 @@ pub fn install(system: bool, extension_id: &str) -> anyhow::Result<Installed> {
             }
         )
     })?;
-    // Write then rename, so Firefox never reads a half-written manifest.
-    let tmp = manifest.with_extension("json.tmp");
-    fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, &manifest).with_context(|| format!("replacing {}", manifest.display()))?;
+    // A unique temporary file renamed over the manifest: Firefox never reads half of one, and a
+    // planted symlink is replaced, not written through. 0644 whatever the umask.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".about-startup-")
+        .tempfile_in(dir)
+        .with_context(|| format!("writing in {}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())
+        .with_context(|| format!("writing {}", tmp.path().display()))?;
+    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o644))
+        .with_context(|| format!("setting {} to 0644", tmp.path().display()))?;
+    tmp.persist(&manifest)
+        .with_context(|| format!("replacing {}", manifest.display()))?;
     Ok(Installed { manifest, binary })
 }
 
@@ -142,6 +212,28 @@ pub fn uninstall(system: bool) -> anyhow::Result<(PathBuf, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_system_manifest_names_only_a_binary_no_other_user_can_replace() {
+        assert_eq!(system_binary_problem(Path::new("/usr/bin/env")), None);
+        // Under /var/tmp (world-writable): refused whoever owns the file.
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let bin = dir.path().join("about-startup-host");
+        fs::write(&bin, "x").unwrap();
+        let problem = system_binary_problem(&bin).unwrap();
+        assert!(
+            problem.contains("writable by every user") || problem.contains("not root"),
+            "{problem}"
+        );
+        // A group-writable folder on the way.
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o775)).unwrap();
+        let problem = system_binary_problem(&bin).unwrap();
+        assert!(
+            problem.contains("writable by its group") || problem.contains("not root"),
+            "{problem}"
+        );
+        assert!(system_binary_problem(&dir.path().join("missing")).is_some());
+    }
 
     #[test]
     fn template_has_the_fields_render_sets() {
