@@ -48,7 +48,7 @@ pub fn evict(files: &[PathBuf]) -> Summary {
     let mut core = Vec::new();
     let results: Vec<FileResult> = files
         .iter()
-        .map(|p| evict_file(p, viewer, &mut core))
+        .map(|p| evict_file(p, &viewer, &mut core))
         .collect();
     let pages_dropped = results
         .iter()
@@ -61,7 +61,7 @@ pub fn evict(files: &[PathBuf]) -> Summary {
     }
 }
 
-fn evict_file(path: &Path, viewer: Viewer, core: &mut Vec<u8>) -> FileResult {
+fn evict_file(path: &Path, viewer: &Viewer, core: &mut Vec<u8>) -> FileResult {
     let mut result = FileResult {
         path: path.to_path_buf(),
         pages: 0,

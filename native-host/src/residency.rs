@@ -33,7 +33,7 @@ pub fn capabilities() -> Capabilities {
         kernel: sys::kernel_release(),
         euid,
         root: euid == 0,
-        mincore_exact: if sys::has_cap_fowner() {
+        mincore_exact: if sys::has_cap_fowner() && sys::user_namespace().is_none() {
             "all"
         } else {
             "owned_or_writable"
@@ -248,10 +248,12 @@ impl FileReport {
 }
 
 /// Who is asking, which decides whether mincore tells the truth about a file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Viewer {
     euid: u32,
     fowner: bool,
+    /// `Some` inside a user namespace (rootless podman, toolbox, `unshare -r`).
+    userns: Option<sys::IdMaps>,
 }
 
 impl Viewer {
@@ -259,15 +261,23 @@ impl Viewer {
         Self {
             euid: sys::geteuid(),
             fowner: sys::has_cap_fowner(),
+            userns: sys::user_namespace(),
         }
     }
 
     /// The kernel's own rule (mm/mincore.c `can_do_mincore`, Linux ≥ 5.2): residency of a file
     /// mapping is reported only if the caller owns the inode or has CAP_FOWNER
     /// (`inode_owner_or_capable`), or may open it for writing (`file_permission(MAY_WRITE)`);
-    /// otherwise mincore pretends every page is resident.
-    pub(crate) fn sees(self, file: &File, meta: &Metadata, path: &Path) -> bool {
-        self.fowner || meta.uid() == self.euid || sys::writable(file, path)
+    /// otherwise mincore pretends every page is resident. CAP_FOWNER inside a user namespace
+    /// counts only for inodes whose owner and group are mapped there (`capable_wrt_inode_uidgid`):
+    /// "root" in a rootless container does not see a host-root-owned file.
+    pub(crate) fn sees(&self, file: &File, meta: &Metadata, path: &Path) -> bool {
+        let fowner = self.fowner
+            && self
+                .userns
+                .as_ref()
+                .is_none_or(|maps| maps.maps(meta.uid(), meta.gid()));
+        fowner || meta.uid() == self.euid || sys::writable(file, path)
     }
 }
 

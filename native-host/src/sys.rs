@@ -360,6 +360,85 @@ pub fn has_cap_fowner() -> bool {
         .is_some_and(|caps| caps & (1 << CAP_FOWNER) != 0)
 }
 
+/// This process's user namespace's id maps, or `None` in the initial namespace (where every id
+/// is mapped). CAP_FOWNER in a user namespace counts, for the kernel
+/// (`capable_wrt_inode_uidgid`), only on inodes whose owner and group are mapped in it.
+#[must_use]
+pub fn user_namespace() -> Option<IdMaps> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let overflow = |p: &str| read(p).and_then(|s| s.trim().parse().ok()).unwrap_or(65534);
+    IdMaps::parse(
+        &read("/proc/self/uid_map")?,
+        &read("/proc/self/gid_map")?,
+        overflow("/proc/sys/kernel/overflowuid"),
+        overflow("/proc/sys/kernel/overflowgid"),
+    )
+}
+
+/// The uid and gid maps of a user namespace (`inside outside count` lines), as ranges of the
+/// ids seen inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdMaps {
+    uids: Vec<(u32, u32)>,
+    gids: Vec<(u32, u32)>,
+    overflow_uid: u32,
+    overflow_gid: u32,
+}
+
+impl IdMaps {
+    /// `None` for the initial namespace's identity maps (`0 0 4294967295`).
+    #[must_use]
+    pub fn parse(
+        uid_map: &str,
+        gid_map: &str,
+        overflow_uid: u32,
+        overflow_gid: u32,
+    ) -> Option<Self> {
+        let ranges = |text: &str| -> Vec<(u32, u32)> {
+            text.lines()
+                .filter_map(|l| {
+                    let f: Vec<u64> = l
+                        .split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect();
+                    let (&inside, &count) = (f.first()?, f.get(2)?);
+                    Some((
+                        u32::try_from(inside).ok()?,
+                        u32::try_from(count).unwrap_or(u32::MAX),
+                    ))
+                })
+                .collect()
+        };
+        let identity =
+            |text: &str| text.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"];
+        if identity(uid_map) && identity(gid_map) {
+            return None;
+        }
+        Some(IdMaps {
+            uids: ranges(uid_map),
+            gids: ranges(gid_map),
+            overflow_uid,
+            overflow_gid,
+        })
+    }
+
+    /// Whether a file that `stat` shows as `uid:gid` from inside the namespace has both mapped.
+    /// An unmapped id shows as the overflow id, so that id counts as unmapped even where a
+    /// range covers it: "hidden" in doubt, never a made-up "exact".
+    #[must_use]
+    pub fn maps(&self, uid: u32, gid: u32) -> bool {
+        let inside = |ranges: &[(u32, u32)], id: u32| {
+            ranges.iter().any(|&(first, count)| {
+                id >= first && u64::from(id) < u64::from(first) + u64::from(count)
+            })
+        };
+        uid != self.overflow_uid
+            && gid != self.overflow_gid
+            && inside(&self.uids, uid)
+            && inside(&self.gids, gid)
+    }
+}
+
 /// The `CapEff:` hex mask of a /proc/<pid>/status text.
 fn cap_eff(status: &str) -> Option<u64> {
     status
@@ -395,6 +474,26 @@ fn to_off(n: u64) -> io::Result<libc::off_t> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn id_maps_of_the_initial_namespace_and_of_a_rootless_container() {
+        let full = "         0          0 4294967295\n";
+        assert_eq!(super::IdMaps::parse(full, full, 65534, 65534), None);
+        // unshare -Ur as nobody: inside root is outside 65534; nothing else is mapped.
+        let one = "         0      65534          1\n";
+        let m = super::IdMaps::parse(one, one, 65534, 65534).unwrap();
+        assert!(m.maps(0, 0));
+        assert!(
+            !m.maps(65534, 65534),
+            "a root-owned file shows as the overflow id"
+        );
+        assert!(!m.maps(0, 5));
+        // podman: 0 -> 1000, 1..65537 -> 100000..; the overflow id stays unmapped in doubt.
+        let podman = "0 1000 1\n1 100000 65536\n";
+        let m = super::IdMaps::parse(podman, podman, 65534, 65534).unwrap();
+        assert!(m.maps(0, 0) && m.maps(1000, 1000) && m.maps(65536, 65536));
+        assert!(!m.maps(65534, 0) && !m.maps(70000, 0));
+    }
+
     use super::*;
     use std::io::Write;
 

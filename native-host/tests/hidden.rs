@@ -29,9 +29,25 @@ const REACHABLE: &str = "/var/tmp";
 
 /// `residency --json --firefox <dir>`, as root or as nobody; the parsed `files` list.
 fn residency_as(nobody: bool, bin: &Path, dir: &Path) -> Vec<Value> {
+    residency_with(if nobody { As::Nobody } else { As::Root }, bin, dir)
+}
+
+enum As {
+    Root,
+    Nobody,
+    /// "root" of a user namespace made by nobody (`unshare -Ur`): CAP_FOWNER there, but the
+    /// host's root is not mapped in it, as in a rootless container.
+    NamespaceRoot,
+}
+
+fn residency_with(who: As, bin: &Path, dir: &Path) -> Vec<Value> {
+    let nobody = !matches!(who, As::Root);
     let mut cmd = if nobody {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        if matches!(who, As::NamespaceRoot) {
+            c.args(["unshare", "--user", "--map-root-user"]);
+        }
         c.arg(bin);
         c
     } else {
@@ -115,6 +131,13 @@ fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
         .as_str()
         .unwrap()
         .contains("own or can write"));
+
+    // Root of a user namespace (CAP_FOWNER inside it) does not see a file whose owner is not
+    // mapped there: the kernel says "all resident", the host says hidden.
+    let in_ns = residency_with(As::NamespaceRoot, &bin, &fx.ff);
+    let ns_view = entry(&in_ns, &lib);
+    assert_eq!(ns_view["status"], "hidden", "{ns_view}");
+    assert!(ns_view["resident_pages"].is_null(), "{ns_view}");
 
     // The owner's view is exact, also for an unprivileged user.
     let own = entry(&as_nobody, &owned);
