@@ -350,7 +350,7 @@ fn print_residency(
         println!("\npage map: each column is 1/{MAP_COLUMNS} of the file; O all pages resident, o some, . none");
     }
     if reports.iter().any(|r| r.mapped.is_some()) {
-        println!("MAPPED: pages the running Firefox has mapped and touched (a lower bound of what is cached)");
+        println!("MAPPED: pages in the running Firefox's page tables (a lower bound of what is cached; the kernel maps cached neighbours of touched pages too)");
     }
 }
 
@@ -658,7 +658,7 @@ fn evict_row(install: &Install, file: &evict::FileResult) -> Row {
 
 fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
     let pid = match args.pid {
-        Some(pid) => pid,
+        Some(pid) => firefox::require_firefox(pid)?,
         None => firefox::find_running().ok_or_else(|| {
             crate::Error::FirefoxNotFound(
                 "no running Firefox of yours; start Firefox, let it finish starting, then run learn"

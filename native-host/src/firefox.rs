@@ -63,6 +63,22 @@ pub fn find_running() -> Option<i32> {
         .map(|(pid, _)| *pid)
 }
 
+/// `pid` if it is a Firefox process (its executable sits in an install folder), else an error
+/// saying what it is: `learn --pid` must not record another program's pages as a Firefox start.
+pub fn require_firefox(pid: i32) -> Result<i32, Error> {
+    match process_exe(pid) {
+        Ok(exe) if is_firefox_exe(&exe) => Ok(pid),
+        Ok(exe) => Err(Error::FirefoxNotFound(format!(
+            "process {pid} runs {}, which is not Firefox (no application.ini beside it); give the pid of Firefox's main process",
+            exe.display()
+        ))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::FirefoxNotFound(format!(
+            "process {pid} does not exist"
+        ))),
+        Err(e) => Err(Error::io(format!("cannot read the executable of process {pid}"), e)),
+    }
+}
+
 /// Everything the `firefox` command reports about `pid`.
 pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
     let exe = process_exe(pid).map_err(|e| match e.kind() {

@@ -36,6 +36,8 @@ pub const KEEP_STARTS: usize = 5;
 pub const STATE_FILE: &str = "working-set.json";
 /// A start whose process tree read less than this from storage was warm: the cache's content is
 /// not evidence of what it needed (a cold ESR 153 start reads ~270 MB, a hot one a few MB).
+/// The figure is the tree's `read_bytes`, which counts every read (the profile's too), not only
+/// the install folder's: a gate, not a measurement of the install's coldness.
 pub const RESIDENT_EVIDENCE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// What identifies one version of a file: a Firefox update replaces files (new inode, mtime,
@@ -231,8 +233,16 @@ pub fn home() -> Result<PathBuf, Error> {
 #[must_use]
 pub fn load(path: &Path) -> State {
     std::fs::read(path)
+        .map(|bytes| parse_state(&bytes))
+        .unwrap_or_default()
+}
+
+/// A state file's bytes as a [`State`]: another version or anything that does not parse is an
+/// empty state. Pure (the fuzz target `state` drives it).
+#[must_use]
+pub fn parse_state(bytes: &[u8]) -> State {
+    serde_json::from_slice::<State>(bytes)
         .ok()
-        .and_then(|bytes| serde_json::from_slice::<State>(&bytes).ok())
         .filter(|s| s.version == STATE_VERSION)
         .unwrap_or_default()
 }

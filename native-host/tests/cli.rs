@@ -161,3 +161,20 @@ fn a_json_argument_alone_is_not_host_mode() {
     let out = host(home.path(), &["x.json"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn learn_refuses_a_pid_that_is_not_firefox() {
+    let home = tempfile::tempdir().unwrap();
+    let me = std::process::id().to_string();
+    let out = host(home.path(), &["learn", "--pid", &me]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("is not Firefox"), "{err}");
+    assert!(
+        !home
+            .path()
+            .join(".local/state/about-startup/working-set.json")
+            .exists(),
+        "nothing was learned"
+    );
+}
