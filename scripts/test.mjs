@@ -9,6 +9,7 @@ import { testFiles } from "./lib/test-files.mjs";
 import { eslint, webExtLint } from "./lint.mjs";
 import { buildHost } from "./build.mjs";
 import { ensureDependencies } from "./lib/deps.mjs";
+import { stageInstallCopy } from "./lib/install-copy.mjs";
 
 const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
 const M = ["--manifest-path", HOST_MANIFEST_PATH];
@@ -55,7 +56,23 @@ let e2eStarted = false;
 
 function e2eEnv() {
   e2eStarted = true;
-  return { ...process.env, E2E_ARTIFACTS_DIR: artifacts };
+  // A copy of Firefox's install folder for the e2e suites to evict and preload, not the
+  // system's own (scripts/lib/install-copy.mjs). E2E_SYSTEM_FIREFOX=1 runs the system's.
+  if (process.env.E2E_SYSTEM_FIREFOX === "1") {
+    return { ...process.env, E2E_ARTIFACTS_DIR: artifacts };
+  }
+  const copy = stageInstallCopy();
+  if (!copy.binary) {
+    console.log(`e2e: running the system Firefox: ${copy.reason}`);
+    return { ...process.env, E2E_ARTIFACTS_DIR: artifacts };
+  }
+  process.on("exit", copy.remove);
+  process.once("SIGINT", () => {
+    copy.remove();
+    process.exit(130);
+  });
+  console.log(`e2e: on a copy of ${copy.original}'s install folder: ${copy.dir} (removed afterwards)`);
+  return { ...process.env, E2E_ARTIFACTS_DIR: artifacts, FIREFOX: copy.binary };
 }
 
 function seconds(ms) {
