@@ -464,8 +464,27 @@ fn page_map(pages: u64, ranges: &[[u64; 2]], unit: u64) -> String {
 // ---------------------------------------------------------------------------------------------
 // preload
 
+/// The install folder of the newest learned start, if it is still a Firefox install.
+fn learned_install() -> Option<files::Install> {
+    let state = workingset::load(&workingset::state_dir().ok()?.join(workingset::STATE_FILE));
+    let dir = state.install_dir()?.to_path_buf();
+    let mut install = files::locate(Some(&dir), None).ok()?;
+    install.found_by = "the Firefox learned last".to_owned();
+    Some(install)
+}
+
 fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
-    let (install, _) = find_firefox(&args.target, false)?;
+    // A planned preload without --firefox (the login entry runs exactly that) reads the plan
+    // of the Firefox it learned last, not whichever Firefox PATH names first.
+    let learned = if args.plan && args.target.firefox.is_none() {
+        learned_install()
+    } else {
+        None
+    };
+    let install = match learned {
+        Some(install) => install,
+        None => find_firefox(&args.target, false)?.0,
+    };
     let mut bar = std::io::stderr()
         .is_terminal()
         .then_some(ProgressBar { install: &install });

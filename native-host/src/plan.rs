@@ -153,7 +153,9 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    // Only this install's starts: another Firefox's files are not this one's plan.
     let merged: HashMap<PathBuf, FileSet> = state
+        .for_install(&root)
         .merged()
         .into_iter()
         .map(|f| (f.id.path.clone(), f))
@@ -439,7 +441,11 @@ pub struct PlanStatus {
 
 /// What `plan_status` reports for the install folder `install_dir`.
 pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error> {
-    let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
+    let root = install_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    // "Learned" and the count of starts are this install's, not another Firefox's.
+    let state = workingset::load(&state_dir.join(workingset::STATE_FILE)).for_install(&root);
     let plan = make(&state, install_dir)?;
     let learned = !state.starts.is_empty();
     Ok(PlanStatus {
@@ -607,6 +613,18 @@ mod tests {
                 learned(&changed, vec![[0, 1]]),
                 learned(&untouched, vec![]),
             ],
+        });
+        // Another Firefox's start (a system file it mapped): never part of this install's plan.
+        let env = Path::new("/usr/bin/env");
+        state.push(Start {
+            at_ms: 2,
+            pid: 2,
+            install_dir: "/opt/other-firefox".into(),
+            page_size: page,
+            files: vec![FileSet {
+                install: false,
+                ..learned(env, vec![[0, 1]])
+            }],
         });
         std::fs::remove_file(&changed).unwrap();
         let changed = mk("changed", 3);

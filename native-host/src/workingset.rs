@@ -32,6 +32,9 @@ pub const STATE_VERSION: u32 = 1;
 /// Starts kept and merged: enough to cover a start that opened a rarely used dialog or a
 /// session with other tabs, few enough that a page no start uses any more soon drops out.
 pub const KEEP_STARTS: usize = 5;
+/// Install folders whose starts are kept (ESR beside a tarball Nightly, say): more than a person
+/// runs, few enough to bound the state file.
+pub const KEEP_INSTALLS: usize = 4;
 /// The state file's name in the state folder.
 pub const STATE_FILE: &str = "working-set.json";
 /// A start whose process tree read less than this from storage was warm: the cache's content is
@@ -126,11 +129,47 @@ impl Default for State {
 }
 
 impl State {
-    /// Add a start, keeping the newest [`KEEP_STARTS`].
+    /// Add a start, keeping the newest [`KEEP_STARTS`] of its install folder, and the starts of
+    /// at most [`KEEP_INSTALLS`] install folders (the least recently learned one goes first).
+    /// Starts of different installs are never merged (see [`State::for_install`]): a plan for
+    /// one Firefox must not read another's files.
     pub fn push(&mut self, start: Start) {
+        let dir = start.install_dir.clone();
         self.starts.push(start);
-        let excess = self.starts.len().saturating_sub(KEEP_STARTS);
-        self.starts.drain(..excess);
+        let of_dir = self.starts.iter().filter(|s| s.install_dir == dir).count();
+        let mut excess = of_dir.saturating_sub(KEEP_STARTS);
+        self.starts.retain(|s| {
+            let drop = excess > 0 && s.install_dir == dir;
+            excess -= usize::from(drop);
+            !drop
+        });
+        loop {
+            let mut installs: Vec<&Path> = Vec::new();
+            for s in self.starts.iter().rev() {
+                if !installs.contains(&s.install_dir.as_path()) {
+                    installs.push(&s.install_dir);
+                }
+            }
+            if installs.len() <= KEEP_INSTALLS {
+                break;
+            }
+            let stale = installs[installs.len() - 1].to_path_buf();
+            self.starts.retain(|s| s.install_dir != stale);
+        }
+    }
+
+    /// The starts of one install folder only, as a state of their own.
+    #[must_use]
+    pub fn for_install(&self, install_dir: &Path) -> State {
+        State {
+            version: self.version,
+            starts: self
+                .starts
+                .iter()
+                .filter(|s| s.install_dir == install_dir)
+                .cloned()
+                .collect(),
+        }
     }
 
     /// The merged working set: per path, the newest start's identity and the union of the
@@ -446,11 +485,12 @@ pub fn learn(
         resident: start.files.iter().filter(|f| f.resident).count() as u64,
     };
     let state_file = state_dir.join(STATE_FILE);
+    let install = start.install_dir.clone();
     let state = with_state_lock(state_dir, || {
         let mut state = load(&state_file);
         state.push(start);
         save_json(&state_file, &state)?;
-        Ok(state)
+        Ok(state.for_install(&install))
     })?;
     let merged = state.merged();
     let pages: u64 = merged.iter().map(FileSet::pages).sum();
@@ -528,6 +568,46 @@ mod tests {
         assert_eq!(
             merged[0].ranges,
             [[20, 2], [30, 2], [40, 2], [50, 2], [60, 2]]
+        );
+    }
+
+    #[test]
+    fn installs_are_kept_and_merged_apart() {
+        let at = |dir: &str, ms: u64, path: &str| Start {
+            install_dir: dir.into(),
+            ..start(ms, vec![file(path, 1, &[[ms, 1]])])
+        };
+        let mut state = State::default();
+        for i in 0..6 {
+            state.push(at("/ff", i, "/ff/libxul.so"));
+            state.push(at("/nightly", 100 + i, "/nightly/libxul.so"));
+        }
+        // Five of each: one install's starts do not push out the other's.
+        let ff = state.for_install(Path::new("/ff"));
+        let nightly = state.for_install(Path::new("/nightly"));
+        assert_eq!(
+            (ff.starts.len(), nightly.starts.len()),
+            (KEEP_STARTS, KEEP_STARTS)
+        );
+        let paths = |s: &State| {
+            s.merged()
+                .into_iter()
+                .map(|f| f.id.path)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(paths(&ff), [PathBuf::from("/ff/libxul.so")]);
+        assert_eq!(paths(&nightly), [PathBuf::from("/nightly/libxul.so")]);
+        // At most KEEP_INSTALLS installs: the one learned least recently goes.
+        for (n, dir) in ["/a", "/b", "/c"].into_iter().enumerate() {
+            state.push(at(dir, 1000 + n as u64, &format!("{dir}/libxul.so")));
+        }
+        assert!(
+            state.for_install(Path::new("/ff")).starts.is_empty(),
+            "the oldest install dropped"
+        );
+        assert_eq!(
+            state.for_install(Path::new("/nightly")).starts.len(),
+            KEEP_STARTS
         );
     }
 
