@@ -5,7 +5,7 @@
 // be evicted) and runs the e2e suites on it; the copy is removed when the run ends.
 import fs from "node:fs";
 import path from "node:path";
-import { findFirefox } from "./firefox.mjs";
+import { FIREFOX_NAMES, findFirefox } from "./firefox.mjs";
 
 /** The install folder of a Firefox binary (symlinks resolved), or null for a wrapper script. */
 export function installFolderOf(binary, { fsApi = fs } = {}) {
@@ -19,11 +19,21 @@ export function installFolderOf(binary, { fsApi = fs } = {}) {
  * `parent`; returns {binary, dir, remove()} or, where the Firefox is a wrapper script and its
  * folder cannot be found, {binary: null, reason}.
  */
-export function stageInstallCopy({ parent = "/var/tmp", find = findFirefox, fsApi = fs } = {}) {
+export function stageInstallCopy({ parent = "/var/tmp", find = findFirefox, env = process.env, fsApi = fs } = {}) {
   const original = find();
-  const found = installFolderOf(original, { fsApi });
+  // Debian's /usr/bin/firefox is a shell script that runs firefox-esr: then the first of the
+  // usual names on PATH that is a binary in an install folder.
+  const candidates = [
+    original,
+    ...FIREFOX_NAMES.flatMap((name) => (env.PATH ?? "").split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, name))),
+  ];
+  let found = null;
+  for (const candidate of candidates) {
+    found = fsApi.existsSync(candidate) ? installFolderOf(candidate, { fsApi }) : null;
+    if (found) break;
+  }
   if (!found) {
-    return { binary: null, reason: `${original} is not a binary inside an install folder (a wrapper script?)` };
+    return { binary: null, reason: `${original} is not a binary inside an install folder (a wrapper script?), nor is any firefox on PATH` };
   }
   const root = fsApi.mkdtempSync(path.join(parent, "about-startup-e2e-firefox-"));
   const dir = path.join(root, path.basename(found.dir));

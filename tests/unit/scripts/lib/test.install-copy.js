@@ -48,7 +48,11 @@ test("stageInstallCopy copies the folder (links kept as links), runs the copy's 
     assert.equal(fs.existsSync(copy.dir), false);
     const wrapper = path.join(root, "wrapper");
     fs.writeFileSync(wrapper, "#!/bin/sh\n");
-    assert.match(stageInstallCopy({ parent: root, find: () => wrapper }).reason, /wrapper script/);
+    assert.match(stageInstallCopy({ parent: root, find: () => wrapper, env: { PATH: "" } }).reason, /wrapper script/);
+    // Debian: `firefox` is a script, `firefox-esr` on PATH is the binary in its folder.
+    const viaPath = stageInstallCopy({ parent: root, find: () => wrapper, env: { PATH: path.join(root, "bin") } });
+    assert.equal(path.basename(viaPath.binary), "firefox-esr");
+    viaPath.remove();
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
