@@ -28,9 +28,13 @@ export function stageInstallCopy({ parent = "/var/tmp", find = findFirefox, env 
     ...FIREFOX_NAMES.flatMap((name) => (env.PATH ?? "").split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, name))),
   ];
   let found = null;
+  let used = original;
   for (const candidate of candidates) {
     found = fsApi.existsSync(candidate) ? installFolderOf(candidate, { fsApi }) : null;
-    if (found) break;
+    if (found) {
+      used = candidate;
+      break;
+    }
   }
   if (!found) {
     return { binary: null, reason: `${original} is not a binary inside an install folder (a wrapper script?), nor is any firefox on PATH` };
@@ -57,5 +61,5 @@ export function stageInstallCopy({ parent = "/var/tmp", find = findFirefox, env 
       fsApi.rmSync(root, { recursive: true, force: true });
     }
   };
-  return { binary: path.join(dir, found.name), dir, original, remove };
+  return { binary: path.join(dir, found.name), dir, original: used, remove };
 }
