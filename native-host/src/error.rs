@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::protocol::ErrorCode;
+use crate::host::protocol::ErrorCode;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -11,7 +11,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use about_startup_host::evict;
+use about_startup_host::pagecache::evict;
 use fixture::Fixture;
 use serde_json::Value;
 
@@ -65,7 +65,7 @@ fn assert_reachable_by_others(path: &Path) {
 
 #[test]
 fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
-    if about_startup_host::sys::geteuid() != 0 {
+    if about_startup_host::pagecache::sys::geteuid() != 0 {
         eprintln!("SKIPPED: this test needs root (to make a root-owned file and switch to nobody)");
         return;
     }

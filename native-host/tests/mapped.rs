@@ -10,8 +10,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 
-use about_startup_host::evict;
-use about_startup_host::residency::{self, FileReport, Group, ScanOptions, Status};
+use about_startup_host::pagecache::evict;
+use about_startup_host::pagecache::residency::{self, FileReport, Group, ScanOptions, Status};
 use fixture::Fixture;
 
 const CHILD: &str = r"

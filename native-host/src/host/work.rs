@@ -10,7 +10,7 @@ use std::thread::{self, JoinHandle};
 use serde_json::json;
 
 use super::{finish, guarded, lock, log, Shared};
-use crate::protocol::{Cancelled, Command, ErrorCode, Event, ReplyError};
+use crate::host::protocol::{Cancelled, Command, ErrorCode, Event, ReplyError};
 use crate::Error;
 
 /// Start a long command on its own thread, its cancel flag registered under `id`.
@@ -136,10 +136,10 @@ mod tests {
 
     use serde_json::{json, Value};
 
+    use crate::host::protocol::Event;
     use crate::host::test_support::{codes, evicted, no_firefox, probe, request, run, Sink};
     use crate::host::{serve_with, LongRunner};
-    use crate::preload;
-    use crate::protocol::Event;
+    use crate::pagecache::preload;
     use crate::Error;
 
     /// A long command that streams `n` events, then waits for cancel (up to 5 s).

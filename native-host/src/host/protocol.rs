@@ -11,10 +11,12 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
-use crate::firefox::FirefoxInfo;
-use crate::preload::Method;
-use crate::residency::{Capabilities, FileReport};
-use crate::{evict, plan, preload, residency, workingset, Error};
+use crate::firefox::process::FirefoxInfo;
+use crate::learn::{plan, workingset};
+use crate::pagecache::preload::Method;
+use crate::pagecache::residency::{Capabilities, FileReport};
+use crate::pagecache::{evict, preload, residency};
+use crate::Error;
 
 /// Stable, append-only error codes. Never change or reuse a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,7 +42,7 @@ pub enum ErrorCode {
 pub const MAX_ID: u64 = (1 << 53) - 1;
 
 /// Bounds of `preload`'s `jobs`.
-pub const JOBS_RANGE: std::ops::RangeInclusive<usize> = 1..=crate::preload::MAX_JOBS;
+pub const JOBS_RANGE: std::ops::RangeInclusive<usize> = 1..=crate::pagecache::preload::MAX_JOBS;
 
 /// One request: the sender's `id` and the command with its parameters.
 #[derive(Debug, Clone, PartialEq)]

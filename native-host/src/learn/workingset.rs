@@ -24,8 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::residency::{open_regular, pages_of, run_lengths, ProcMaps, Viewer};
-use crate::{files, firefox, sys, Error};
+use crate::firefox::{install, process};
+use crate::pagecache::residency::{open_regular, pages_of, run_lengths, ProcMaps, Viewer};
+use crate::pagecache::sys;
+use crate::Error;
 
 /// The state file's format version; a file of another version is ignored (and replaced).
 pub const STATE_VERSION: u32 = 1;
@@ -273,7 +275,7 @@ pub struct LearnSummary {
 pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start, Error> {
     // In host mode this host is a child of Firefox: its own mappings are not Firefox's.
     let me = i32::try_from(std::process::id()).unwrap_or(-1);
-    let mut maps: Vec<ProcMaps> = firefox::process_tree(pid)
+    let mut maps: Vec<ProcMaps> = process::process_tree(pid)
         .into_iter()
         .filter(|&p| p != me || p == pid)
         .filter_map(ProcMaps::read)
@@ -283,18 +285,18 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
             "cannot read the mappings of process {pid} (exited, or another user's)"
         )));
     }
-    let started_cold = firefox::inspect(pid)
+    let started_cold = process::inspect(pid)
         .ok()
         .and_then(|info| info.io.tree_read_bytes)
         .is_some_and(|b| b >= RESIDENT_EVIDENCE_BYTES);
     let root = install_dir
         .canonicalize()
         .unwrap_or_else(|_| install_dir.to_path_buf());
-    let mut paths = files::list_files(&root)?;
+    let mut paths = install::list_files(&root)?;
     let mut outside: Vec<PathBuf> = maps
         .iter()
         .flat_map(ProcMaps::mapped_paths)
-        .filter(|p| !files::is_inside(&root, p))
+        .filter(|p| !install::is_inside(&root, p))
         .collect();
     outside.sort();
     outside.dedup();
@@ -311,7 +313,7 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
         let Ok((file, meta)) = open_regular(&path) else {
             continue; // vanished or unreadable: nothing to preload there either
         };
-        let install = files::is_inside(&root, &path);
+        let install = install::is_inside(&root, &path);
         let Ok(pages) = usize::try_from(pages_of(meta.len(), page)) else {
             continue;
         };

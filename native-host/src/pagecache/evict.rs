@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::residency::{
+use crate::pagecache::residency::{
     count_resident, open_error, open_regular, pages_of, Status, Viewer, HIDDEN_REASON,
 };
-use crate::sys::{self, Advice};
+use crate::pagecache::sys::{self, Advice};
 
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
 /// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone) and dirty or writeback

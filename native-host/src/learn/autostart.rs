@@ -14,14 +14,14 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 
-use crate::preload::Summary;
-use crate::workingset;
+use crate::learn::workingset;
+use crate::pagecache::preload::Summary;
 
 /// The unit's (and the entry's) file name.
 pub const UNIT: &str = "about-startup-preload.service";
 pub const DESKTOP: &str = "about-startup-preload.desktop";
-const UNIT_TEMPLATE: &str = include_str!("../../manifests/about-startup-preload.service");
-const DESKTOP_TEMPLATE: &str = include_str!("../../manifests/about-startup-preload.desktop");
+const UNIT_TEMPLATE: &str = include_str!("../../../manifests/about-startup-preload.service");
+const DESKTOP_TEMPLATE: &str = include_str!("../../../manifests/about-startup-preload.desktop");
 const PLACEHOLDER: &str = "@ABSOLUTE_PATH_OF_about-startup-host@";
 /// The last planned preload, in the state folder.
 pub const LAST_RUN_FILE: &str = "last-run.json";
@@ -357,7 +357,7 @@ mod tests {
             bytes: 1000,
             elapsed_ms: 7,
             mb_per_s: 0.1,
-            method: crate::preload::Method::Read,
+            method: crate::pagecache::preload::Method::Read,
             jobs: 1,
             idle: true,
             errors: Vec::new(),

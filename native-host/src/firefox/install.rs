@@ -52,7 +52,7 @@ pub fn locate(explicit: Option<&Path>, pid: Option<i32>) -> Result<Install, Erro
         };
         return process_install(pid, how);
     }
-    if let Some(pid) = crate::firefox::find_running() {
+    if let Some(pid) = crate::firefox::process::find_running() {
         if let Ok(install) = process_install(pid, format!("running process {pid}")) {
             return Ok(install);
         }
@@ -104,7 +104,7 @@ fn explicit_install(given: &Path) -> Result<Install, Error> {
 }
 
 fn process_install(pid: i32, how: String) -> Result<Install, Error> {
-    let exe = crate::firefox::process_exe(pid).map_err(|e| {
+    let exe = crate::firefox::process::process_exe(pid).map_err(|e| {
         Error::FirefoxNotFound(format!("cannot read the executable of process {pid}: {e}"))
     })?;
     let dir = exe

@@ -12,8 +12,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::firefox::{parse_maps_line, MapsLine};
-use crate::{files, sys, Error};
+use crate::firefox::install;
+use crate::firefox::process::{parse_maps_line, MapsLine};
+use crate::pagecache::sys;
+use crate::Error;
 
 /// What this host can measure for this user (part of `hello`).
 #[derive(Debug, Clone, Serialize)]
@@ -119,7 +121,7 @@ pub struct ScanOptions {
     pub include_mapped: bool,
 }
 
-/// Scan `files` (already confined by `files::select`) and, if asked, the files `opts.pid` maps
+/// Scan `files` (already confined by `install::select`) and, if asked, the files `opts.pid` maps
 /// from elsewhere. Calls `on_file` once per file, in order; checks `cancel` between files.
 pub fn scan(
     install_dir: &Path,
@@ -272,7 +274,7 @@ impl Viewer {
 }
 
 /// Open a file for reading without following a final symlink (a path confined by
-/// `files::select` cannot be swapped for a link to elsewhere), and check it is a regular file.
+/// `install::select` cannot be swapped for a link to elsewhere), and check it is a regular file.
 pub(crate) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     let file = OpenOptions::new()
         .read(true)
@@ -577,7 +579,7 @@ impl ProcMaps {
             .filter_map(|l| l.path.as_deref())
             .filter(|p| is_real_file_path(p))
             .map(PathBuf::from)
-            .filter(|p| !files::is_inside(root, p))
+            .filter(|p| !install::is_inside(root, p))
             .collect();
         out.sort();
         out.dedup();

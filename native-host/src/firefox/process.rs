@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::{files, sys, Error};
+use crate::firefox::install;
+use crate::pagecache::sys;
+use crate::Error;
 
 /// I/O the process did so far; `None` where the kernel does not expose it to this user.
 #[derive(Debug, Clone, Serialize)]
@@ -70,7 +72,7 @@ pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
         _ => Error::io(format!("cannot read the executable of process {pid}"), e),
     })?;
     let install_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (version, build_id) = files::read_app_ini(&install_dir);
+    let (version, build_id) = install::read_app_ini(&install_dir);
     let stat = read_stat(pid)
         .ok_or_else(|| Error::FirefoxNotFound(format!("process {pid} has exited")))?;
     let tck = sys::clk_tck();

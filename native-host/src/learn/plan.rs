@@ -15,12 +15,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::pace::{self, Pacer};
-use crate::preload::{self, FileError, Method, Progress, Summary};
-use crate::residency::{open_regular, pages_of, Viewer};
-use crate::sys::{self, Advice, Extent};
-use crate::workingset::{self, FileSet, Identity, State};
-use crate::{files, Error};
+use crate::firefox::install;
+use crate::learn::workingset::{self, FileSet, Identity, State};
+use crate::pagecache::pace::{self, Pacer};
+use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
+use crate::pagecache::residency::{open_regular, pages_of, Viewer};
+use crate::pagecache::sys::{self, Advice, Extent};
+use crate::Error;
 
 /// Gaps between needed ranges shorter than this are read rather than skipped.
 ///
@@ -159,7 +160,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         .map(|f| (f.id.path.clone(), f))
         .collect();
     let page = state.page_size();
-    let installed = files::list_files(&root)?;
+    let installed = install::list_files(&root)?;
     let mut plan = Plan {
         files: Vec::new(),
         reads: Vec::new(),
@@ -191,7 +192,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     // system file is a package update: not ours to read whole).
     for learned in merged
         .values()
-        .filter(|f| !files::is_inside(&root, &f.id.path))
+        .filter(|f| !install::is_inside(&root, &f.id.path))
     {
         if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
             let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
@@ -339,7 +340,7 @@ fn file_of<'a>(
             Err(e) => {
                 errors.push(FileError {
                     path: plan.files[index].clone(),
-                    error: crate::residency::open_error(&e),
+                    error: crate::pagecache::residency::open_error(&e),
                 });
                 None
             }
@@ -393,7 +394,7 @@ pub fn preload_planned(
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
     let plan = make_with(&state, install_dir, knobs)?;
     let summary = run(&plan, idle, cancel, on_progress)?;
-    crate::autostart::write_last_run(state_dir, &summary);
+    crate::learn::autostart::write_last_run(state_dir, &summary);
     Ok(summary)
 }
 
@@ -415,7 +416,7 @@ pub struct PlanStatus {
     pub changed_files: Vec<PathBuf>,
     /// `None` when the kernel hides residency of some install file from this user.
     pub uncached_files: Option<Vec<Uncached>>,
-    pub autostart: crate::autostart::Status,
+    pub autostart: crate::learn::autostart::Status,
 }
 
 /// What `plan_status` reports for the install folder `install_dir`.
@@ -431,7 +432,7 @@ pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error>
         install_bytes: plan.bytes_install,
         changed_files: plan.changed,
         uncached_files: uncached(install_dir),
-        autostart: crate::autostart::status(state_dir),
+        autostart: crate::learn::autostart::status(state_dir),
     })
 }
 
@@ -441,7 +442,7 @@ fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
     let page = sys::page_size() as u64;
     let mut core = Vec::new();
     let mut out = Vec::new();
-    for path in files::list_files(install_dir).ok()? {
+    for path in install::list_files(install_dir).ok()? {
         let Ok((file, meta)) = open_regular(&path) else {
             continue;
         };
@@ -465,7 +466,7 @@ fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workingset::Start;
+    use crate::learn::workingset::Start;
 
     #[test]
     fn small_gaps_are_read_large_ones_skipped() {

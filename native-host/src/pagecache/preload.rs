@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::residency::{open_error, open_regular};
-use crate::sys::{self, Advice};
+use crate::pagecache::residency::{open_error, open_regular};
+use crate::pagecache::sys::{self, Advice};
 use crate::Error;
 
 /// What `Method::Auto` means: measured fastest on an unthrottled disk (large reads, 2 jobs:
@@ -91,10 +91,10 @@ pub struct Summary {
     /// Bytes of the files a whole-folder preload would read.
     pub bytes_install: u64,
     /// Order of a planned preload's reads (`null` for a whole-folder preload).
-    pub order: Option<crate::plan::Order>,
+    pub order: Option<crate::learn::plan::Order>,
     /// How an idle planned preload yielded to others' I/O (pace.rs); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pace: Option<crate::pace::PaceReport>,
+    pub pace: Option<crate::pagecache::pace::PaceReport>,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least

@@ -11,12 +11,14 @@ use std::sync::atomic::AtomicBool;
 use clap::{Args, Parser, Subcommand};
 use serde::Serialize;
 
-use crate::files::{self, Install};
-use crate::preload::Method;
-use crate::residency::{FileReport, Group, GroupTotals, Status};
-use crate::{
-    autostart, evict, firefox, install, plan, preload, residency, workingset, EXTENSION_ID,
-};
+use crate::firefox::install::{self, Install};
+use crate::firefox::process;
+use crate::host::manifest;
+use crate::learn::{autostart, plan, workingset};
+use crate::pagecache::preload::Method;
+use crate::pagecache::residency::{FileReport, Group, GroupTotals, Status};
+use crate::pagecache::{evict, preload, residency};
+use crate::EXTENSION_ID;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -188,7 +190,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    crate::sys::default_sigpipe();
+    crate::pagecache::sys::default_sigpipe();
     match Cli::parse_from(args).command {
         Cmd::Residency(args) => residency_cmd(&args),
         Cmd::Preload(args) => preload_cmd(&args),
@@ -204,7 +206,7 @@ where
         Cmd::Manifest { extension_id } => {
             print!(
                 "{}",
-                install::render(&install::host_binary()?, &extension_id)?
+                manifest::render(&manifest::host_binary()?, &extension_id)?
             );
             Ok(())
         }
@@ -217,16 +219,16 @@ where
 /// with `--firefox DIR` it is skipped when nobody needs it.
 fn find_firefox(target: &Target, want_process: bool) -> anyhow::Result<(Install, Option<i32>)> {
     let running = if want_process || target.firefox.is_none() {
-        firefox::find_running()
+        process::find_running()
     } else {
         None
     };
     let install = match &target.firefox {
-        Some(dir) => files::locate(Some(dir), None)?,
-        None => files::locate(None, running)?,
+        Some(dir) => install::locate(Some(dir), None)?,
+        None => install::locate(None, running)?,
     };
     let pid = running.filter(|&pid| {
-        want_process && firefox::inspect(pid).is_ok_and(|info| info.install_dir == install.dir)
+        want_process && process::inspect(pid).is_ok_and(|info| info.install_dir == install.dir)
     });
     if !target.json {
         let version = install.version.as_deref().unwrap_or("of unknown version");
@@ -240,7 +242,7 @@ fn find_firefox(target: &Target, want_process: bool) -> anyhow::Result<(Install,
 }
 
 fn select(install: &Install, target: &Target) -> anyhow::Result<Vec<PathBuf>> {
-    Ok(files::select(&install.dir, &target.paths)?)
+    Ok(install::select(&install.dir, &target.paths)?)
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
@@ -659,14 +661,14 @@ fn evict_row(install: &Install, file: &evict::FileResult) -> Row {
 fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
     let pid = match args.pid {
         Some(pid) => pid,
-        None => firefox::find_running().ok_or_else(|| {
+        None => process::find_running().ok_or_else(|| {
             crate::Error::FirefoxNotFound(
                 "no running Firefox of yours; start Firefox, let it finish starting, then run learn"
                     .into(),
             )
         })?,
     };
-    let info = firefox::inspect(pid)?;
+    let info = process::inspect(pid)?;
     let state_dir = workingset::state_dir()?;
     let summary = workingset::learn(pid, &info.install_dir, &state_dir, &AtomicBool::new(false))?;
     if args.json {
@@ -757,7 +759,7 @@ fn autostart_cmd(cmd: &AutostartCmd) -> anyhow::Result<()> {
     let dirs = autostart::Dirs::from_env()?;
     match cmd {
         AutostartCmd::Enable { json } => {
-            let done = autostart::enable(&dirs, &install::host_binary()?, &autostart::systemctl)?;
+            let done = autostart::enable(&dirs, &manifest::host_binary()?, &autostart::systemctl)?;
             if *json {
                 return print_json(&done);
             }
@@ -793,7 +795,7 @@ fn autostart_cmd(cmd: &AutostartCmd) -> anyhow::Result<()> {
 // install
 
 fn install_cmd(system: bool, extension_id: &str) -> anyhow::Result<()> {
-    let done = install::install(system, extension_id)?;
+    let done = manifest::install(system, extension_id)?;
     println!(
         "installed the native-messaging manifest {}",
         done.manifest.display()
@@ -805,7 +807,7 @@ fn install_cmd(system: bool, extension_id: &str) -> anyhow::Result<()> {
 }
 
 fn uninstall_cmd(system: bool) -> anyhow::Result<()> {
-    let (manifest, removed) = install::uninstall(system)?;
+    let (manifest, removed) = manifest::uninstall(system)?;
     if removed {
         println!("removed {}", manifest.display());
     } else {
