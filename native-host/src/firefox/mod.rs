@@ -3,5 +3,6 @@
 //! and the running Firefox's process tree and `/proc` figures ([`process`]). It depends only on
 //! [`crate::pagecache::sys`] (euid, clock ticks); learning, the host and the CLI build on it.
 
+pub mod app_ini;
 pub mod install;
 pub mod process;

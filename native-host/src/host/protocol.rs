@@ -11,32 +11,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
+pub use crate::error::ErrorCode;
 use crate::firefox::process::FirefoxInfo;
 use crate::learn::{plan, workingset};
 use crate::pagecache::preload::Method;
 use crate::pagecache::residency::{Capabilities, FileReport};
 use crate::pagecache::{evict, preload, residency};
 use crate::Error;
-
-/// Stable, append-only error codes. Never change or reuse a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    BadUtf8,
-    BadJson,
-    BadRequest,
-    UnknownCommand,
-    FrameTooLarge,
-    TruncatedFrame,
-    OutsideInstallDir,
-    NoSuchFile,
-    FirefoxNotFound,
-    Cancelled,
-    IoError,
-    ReplyTooLarge,
-    UnknownRequest,
-    NotBenchmarking,
-}
 
 /// Largest `id` a request may carry: 2^53 − 1, so JavaScript numbers keep it exact.
 pub const MAX_ID: u64 = (1 << 53) - 1;

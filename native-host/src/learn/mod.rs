@@ -5,5 +5,6 @@
 //! call into it, never the other way round.
 
 pub mod autostart;
+pub mod last_run;
 pub mod plan;
 pub mod workingset;

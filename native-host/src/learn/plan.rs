@@ -18,9 +18,10 @@ use serde::Serialize;
 use crate::firefox::install;
 use crate::learn::workingset::{self, FileSet, Identity, State};
 use crate::pagecache::pace::{self, Pacer};
+pub use crate::pagecache::preload::Order;
 use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
-use crate::pagecache::residency::{open_regular, pages_of, Viewer};
 use crate::pagecache::sys::{self, Advice, Extent};
+use crate::pagecache::view::{open_regular, pages_of, Viewer};
 use crate::Error;
 
 /// Gaps between needed ranges shorter than this are read rather than skipped.
@@ -36,16 +37,6 @@ pub const GAP_BYTES: u64 = 256 * 1024;
 /// Read buffer, reused for every range (large reads, as `preload`'s `read`).
 const READ_BUF: usize = 1024 * 1024;
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
-
-/// How the reads are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Order {
-    /// By physical position on the device (FIEMAP).
-    Disk,
-    /// File after file, offset after offset (no FIEMAP on this filesystem).
-    File,
-}
 
 /// One read of the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -340,7 +331,7 @@ fn file_of<'a>(
             Err(e) => {
                 errors.push(FileError {
                     path: plan.files[index].clone(),
-                    error: crate::pagecache::residency::open_error(&e),
+                    error: crate::pagecache::view::open_error(&e),
                 });
                 None
             }
@@ -394,7 +385,7 @@ pub fn preload_planned(
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
     let plan = make_with(&state, install_dir, knobs)?;
     let summary = run(&plan, idle, cancel, on_progress)?;
-    crate::learn::autostart::write_last_run(state_dir, &summary);
+    crate::learn::last_run::write(state_dir, &summary);
     Ok(summary)
 }
 

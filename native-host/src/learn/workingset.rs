@@ -25,8 +25,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::firefox::{install, process};
-use crate::pagecache::residency::{open_regular, pages_of, run_lengths, ProcMaps, Viewer};
+use crate::pagecache::residency::ProcMaps;
 use crate::pagecache::sys;
+use crate::pagecache::view::{open_regular, pages_of, run_lengths, Viewer};
 use crate::Error;
 
 /// The state file's format version; a file of another version is ignored (and replaced).

@@ -6,10 +6,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::pagecache::residency::{
-    count_resident, open_error, open_regular, pages_of, Status, Viewer, HIDDEN_REASON,
-};
+use crate::pagecache::residency::{Status, HIDDEN_REASON};
 use crate::pagecache::sys::{self, Advice};
+use crate::pagecache::view::{count_resident, open_error, open_regular, pages_of, Viewer};
 
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
 /// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone) and dirty or writeback

@@ -6,7 +6,9 @@
 //! returns figures, so everything else may depend on it and it depends on nothing but `Error`.
 
 pub mod evict;
+pub mod maps;
 pub mod pace;
 pub mod preload;
 pub mod residency;
 pub mod sys;
+pub mod view;

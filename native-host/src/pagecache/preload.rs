@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::pagecache::residency::{open_error, open_regular};
 use crate::pagecache::sys::{self, Advice};
+use crate::pagecache::view::{open_error, open_regular};
 use crate::Error;
 
 /// What `Method::Auto` means: measured fastest on an unthrottled disk (large reads, 2 jobs:
@@ -91,7 +91,7 @@ pub struct Summary {
     /// Bytes of the files a whole-folder preload would read.
     pub bytes_install: u64,
     /// Order of a planned preload's reads (`null` for a whole-folder preload).
-    pub order: Option<crate::learn::plan::Order>,
+    pub order: Option<Order>,
     /// How an idle planned preload yielded to others' I/O (pace.rs); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pagecache::pace::PaceReport>,
@@ -376,6 +376,16 @@ fn report(
     progress.current_file = None;
     on_progress(&progress);
     progress.files_done
+}
+
+/// How a planned preload's reads are ordered (reported in its summary; chosen by `learn::plan`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// By physical position on the device (FIEMAP).
+    Disk,
+    /// File after file, offset after offset (no FIEMAP on this filesystem).
+    File,
 }
 
 #[cfg(test)]
