@@ -33,7 +33,7 @@ const QUEUE_CHUNK: u64 = 32 * 1024 * 1024;
 /// The UI needs no more than ten progress events a second.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// The method measured fastest (docs/benchmarks.md).
