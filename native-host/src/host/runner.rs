@@ -11,8 +11,18 @@ use crate::learn::{plan, workingset};
 use crate::pagecache::{evict, preload, residency};
 use crate::Error;
 
-/// The real work of `residency`, `preload` and `evict`: confine the paths first, then run.
+/// The real work of `residency`, `preload` and `evict`: confine the paths first, then run. The
+/// final reply's lists are bounded ([`Reply::bounded`]) so it always fits a frame.
 pub fn run_long(
+    ctx: &Context,
+    command: &Command,
+    cancel: &AtomicBool,
+    emit: &mut Emit<'_>,
+) -> Result<Reply, ReplyError> {
+    run(ctx, command, cancel, emit).map(Reply::bounded)
+}
+
+fn run(
     ctx: &Context,
     command: &Command,
     cancel: &AtomicBool,

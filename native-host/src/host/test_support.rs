@@ -68,6 +68,7 @@ pub(super) fn probe(id: u64) -> Vec<u8> {
 pub(super) fn evicted(elapsed_ms: u64) -> Reply {
     Reply::Evict(evict::Summary {
         files: Vec::new(),
+        files_omitted: 0,
         pages_dropped: 0,
         elapsed_ms,
     })

@@ -334,6 +334,7 @@ mod tests {
             jobs: 1,
             idle: true,
             errors: Vec::new(),
+            errors_omitted: 0,
             planned: true,
             bytes_planned: Some(1000),
             bytes_install: 5000,

@@ -305,6 +305,7 @@ pub fn run(
         jobs: 1,
         idle,
         errors,
+        errors_omitted: 0,
         planned: true,
         bytes_planned: Some(plan.bytes_planned),
         bytes_install: plan.bytes_install,
@@ -405,8 +406,14 @@ pub struct PlanStatus {
     pub planned_files: u64,
     pub install_bytes: u64,
     pub changed_files: Vec<PathBuf>,
+    /// Changed files left out of `changed_files` to keep the reply bounded.
+    #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
+    pub changed_files_omitted: u64,
     /// `None` when the kernel hides residency of some install file from this user.
     pub uncached_files: Option<Vec<Uncached>>,
+    /// Files left out of `uncached_files` to keep the reply bounded.
+    #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
+    pub uncached_files_omitted: u64,
     pub autostart: crate::learn::autostart::Status,
 }
 
@@ -422,7 +429,9 @@ pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error>
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
         changed_files: plan.changed,
+        changed_files_omitted: 0,
         uncached_files: uncached(install_dir),
+        uncached_files_omitted: 0,
         autostart: crate::learn::autostart::status(state_dir),
     })
 }

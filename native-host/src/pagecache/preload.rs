@@ -84,6 +84,9 @@ pub struct Summary {
     pub jobs: usize,
     pub idle: bool,
     pub errors: Vec<FileError>,
+    /// Errors left out of `errors` to keep the reply bounded (the host keeps the first ones).
+    #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
+    pub errors_omitted: u64,
     /// Whether only the planned ranges were read (`plan: true`, plan.rs).
     pub planned: bool,
     /// Bytes the plan names (`null` for a whole-folder preload).
@@ -149,6 +152,7 @@ pub fn preload(
         jobs: workers,
         idle: opts.idle,
         errors,
+        errors_omitted: 0,
         planned: false,
         bytes_planned: None,
         bytes_install,
