@@ -9,17 +9,20 @@
 //! - [`learn`]: what a start needed (working set), the planned preload built from it and its
 //!   status, the login-time preload (autostart) and the record of its last run;
 //! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
-//!   dispatch, long commands, writer), plus the two things only it needs: the native-messaging
-//!   manifest that registers it with Firefox (`manifest`) and the benchmark's `bench_record`
-//!   (`bench`), both answers to "how does Firefox talk to this host";
+//!   dispatch, long commands, writer), plus `manifest` (the native-messaging manifest that
+//!   registers this host with Firefox) and `bench` (the benchmark's `bench_record`): both are
+//!   about how Firefox talks to this host, not about the page cache or planning, so they live
+//!   here rather than in a folder of their own;
 //! - [`cli`]: the command-line front end: clap's definitions, one file per command (or small
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap;
 //! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all.
 //!
-//! The dependency rule: `cli`, `host` → `learn` → `firefox` → `pagecache`; `error` is used by
-//! all and uses none. Nothing points back up (the host's protocol types are read by the CLI's
-//! `--json` output, the only sideways edge), so a new capability (a startup trace) goes in the
-//! folder of its concern and touches no cycle.
+//! The dependency rule: `cli`, `host` → `learn` → `firefox` → `pagecache`; a folder may use any
+//! folder to its right, never one to its left, and no two files import each other (a folder's
+//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` is
+//! used by all and uses none. The one sideways edge is `cli` → `host::manifest` (the `install`
+//! and `manifest` commands write what registers the host). So a new capability (a startup trace)
+//! goes in the folder of its concern and touches no cycle.
 
 pub mod cli;
 pub mod error;

@@ -4,8 +4,8 @@ use crate::host::manifest;
 use crate::learn::{autostart, workingset};
 
 use super::args::AutostartCmd;
-use super::print_json;
 use super::render::megabytes;
+use super::render::print_json;
 
 pub(super) fn print_autostart(status: &autostart::Status) {
     let how = match status.kind {

@@ -5,8 +5,8 @@ use crate::pagecache::evict;
 use crate::pagecache::residency::Status;
 
 use super::args::Target;
-use super::render::{count, display_path, percent, print_table, Row};
-use super::{find_firefox, print_json, select};
+use super::render::{count, display_path, percent, print_json, print_table, Row};
+use super::target::{find_firefox, select};
 
 pub(super) fn evict_cmd(target: &Target) -> anyhow::Result<()> {
     let (install, _) = find_firefox(target, false)?;

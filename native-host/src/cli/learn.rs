@@ -8,8 +8,8 @@ use crate::learn::{plan, workingset};
 
 use super::args::{LearnArgs, PlanArgs, Target};
 use super::autostart::print_autostart;
-use super::render::{count, display_path, megabytes};
-use super::{find_firefox, print_json};
+use super::render::{count, display_path, megabytes, print_json};
+use super::target::find_firefox;
 
 pub(super) fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
     let pid = match args.pid {

@@ -5,7 +5,8 @@
 //! - [`args`]: the clap definitions (the only place that knows clap);
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
 //!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`);
-//! - [`render`]: tables, the progress bar, and number formatting.
+//! - [`target`]: which Firefox and which files (`--firefox`, the paths);
+//! - [`render`]: tables, the progress bar, number formatting and `--json` output.
 
 mod args;
 mod autostart;
@@ -15,18 +16,15 @@ mod learn;
 mod preload;
 mod render;
 mod residency;
+mod target;
 
 use std::ffi::OsString;
-use std::io::Write;
-use std::path::PathBuf;
 
 use clap::Parser;
-use serde::Serialize;
 
-use crate::firefox::{self, install::Install};
 use crate::host::manifest;
 
-use args::{Cli, Cmd, Target};
+use args::{Cli, Cmd};
 
 /// Parse `args` (usage errors exit with status 2, as clap does) and run the command.
 pub fn run<I, T>(args: I) -> anyhow::Result<()>
@@ -55,46 +53,4 @@ where
             Ok(())
         }
     }
-}
-
-/// The install folder to work on, and the running Firefox of that folder if there is one (its
-/// mappings are what an ordinary user can see). `want_process`: whether the caller uses that
-/// process; looking for it scans all of /proc, which costs more than a residency scan itself, so
-/// with `--firefox DIR` it is skipped when nobody needs it.
-fn find_firefox(target: &Target, want_process: bool) -> anyhow::Result<(Install, Option<i32>)> {
-    let running = if want_process || target.firefox.is_none() {
-        firefox::process::find_running()
-    } else {
-        None
-    };
-    let install = match &target.firefox {
-        Some(dir) => firefox::install::locate(Some(dir), None)?,
-        None => firefox::install::locate(None, running)?,
-    };
-    let pid = running.filter(|&pid| {
-        want_process
-            && firefox::process::inspect(pid).is_ok_and(|info| info.install_dir == install.dir)
-    });
-    if !target.json {
-        let version = install.version.as_deref().unwrap_or("of unknown version");
-        eprintln!(
-            "Firefox {version} in {} (found by {})",
-            install.dir.display(),
-            install.found_by
-        );
-    }
-    Ok((install, pid))
-}
-
-fn select(install: &Install, target: &Target) -> anyhow::Result<Vec<PathBuf>> {
-    Ok(firefox::install::select(&install.dir, &target.paths)?)
-}
-
-fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    // Buffered: unbuffered pretty JSON costs one write(2) per token.
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
-    out.flush()?;
-    Ok(())
 }

@@ -9,8 +9,8 @@ use crate::pagecache::preload;
 use crate::pagecache::preload::Method;
 
 use super::args::PreloadArgs;
-use super::render::{count, megabytes, ProgressBar};
-use super::{find_firefox, print_json, select};
+use super::render::{count, megabytes, print_json, ProgressBar};
+use super::target::{find_firefox, select};
 
 pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
     let (install, _) = find_firefox(&args.target, false)?;

@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use serde::Serialize;
+
 use crate::firefox::install::Install;
 use crate::pagecache::preload;
 
@@ -111,6 +113,16 @@ impl ProgressBar<'_> {
         );
         let _ = std::io::stderr().flush();
     }
+}
+
+/// One value as pretty JSON on stdout (`--json`).
+pub(super) fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+    // Buffered: unbuffered pretty JSON costs one write(2) per token.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use crate::pagecache::residency;
 use crate::pagecache::residency::{FileReport, Group, GroupTotals, Status};
 
 use super::args::ResidencyArgs;
-use super::render::{count, display_path, megabytes, percent, print_table, Row};
-use super::{find_firefox, print_json, select};
+use super::render::{count, display_path, megabytes, percent, print_json, print_table, Row};
+use super::target::{find_firefox, select};
 
 /// `residency --json`: the whole scan as one object (tests and scripts rely on this shape).
 #[derive(Serialize)]
