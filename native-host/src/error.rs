@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::protocol::ErrorCode;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -66,4 +66,28 @@ impl Error {
             source,
         }
     }
+}
+
+/// The protocol's error codes live here, beside the errors they name, so that the library's
+/// errors need nothing from the host; `host::protocol` re-exports them.
+/// Stable, append-only error codes. Never change or reuse a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    BadUtf8,
+    BadJson,
+    BadRequest,
+    UnknownCommand,
+    FrameTooLarge,
+    TruncatedFrame,
+    OutsideInstallDir,
+    NoSuchFile,
+    FirefoxNotFound,
+    Cancelled,
+    IoError,
+    ReplyTooLarge,
+    UnknownRequest,
+    NotBenchmarking,
+    TooManyFiles,
+    Busy,
 }

@@ -1,40 +1,35 @@
 //! about:startup's native host: everything the product does with the kernel.
 //!
 //! `main.rs` only decides between native-messaging mode and the CLI; both call into this library.
-//! Modules, from the wire inwards:
-//! - [`framing`]: length-prefixed frames over any `Read`/`Write`;
-//! - [`protocol`]: the typed requests (`Command`), replies (`Reply`), events (`Event`) and error
-//!   codes (see docs/PROTOCOL.md);
-//! - [`host`]: the native-messaging loop: its reader loop, quick-command dispatch, long commands
-//!   on threads with cancel flags, and the locked writer that keeps every frame under 1 MiB;
-//! - [`cli`]: the command-line front end (clap, human tables, `--json`);
-//! - [`install`]: the native-messaging manifest (install, uninstall, print);
-//! - [`firefox`]: the Firefox process (parent or running): version, start time, I/O;
-//! - [`files`]: which Firefox install folder, which files, and confinement to it;
-//! - [`residency`], [`preload`], [`evict`]: the page-cache work;
-//! - [`workingset`]: what a start needed (`learn`), kept and merged in the state folder;
-//! - [`plan`]: the planned preload (ranges, gaps, disk order) and `plan_status`;
-//! - [`autostart`]: the login-time preload (systemd user unit or XDG autostart);
-//! - [`sys`]: the thin unsafe wrappers around the syscalls those three need;
-//! - [`bench`]: the startup benchmark's `bench_record` (a record written to a file).
+//! Folders by concern, from the kernel outwards:
+//! - [`pagecache`]: the kernel-facing primitives: the `mincore` view of a file, the residency
+//!   scan, preload (paced or not), evict, FIEMAP, and `sys`, the only module with `unsafe`;
+//! - [`firefox`]: knowing Firefox: the install folder and its files (with confinement), its
+//!   `application.ini`, the running process tree and its `/proc` figures;
+//! - [`learn`]: what a start needed (working set), the planned preload built from it and its
+//!   status, the login-time preload (autostart) and the record of its last run;
+//! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
+//!   dispatch, long commands, writer), plus `manifest` (the native-messaging manifest that
+//!   registers this host with Firefox) and `bench` (the benchmark's `bench_record`): both are
+//!   about how Firefox talks to this host, not about the page cache or planning, so they live
+//!   here rather than in a folder of their own;
+//! - [`cli`]: the command-line front end: clap's definitions, one file per command (or small
+//!   group), and the human rendering (tables, progress bar); the only module that knows clap;
+//! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all.
+//!
+//! The dependency rule: `cli`, `host` → `learn` → `firefox` → `pagecache`; a folder may use any
+//! folder to its right, never one to its left, and no two files import each other (a folder's
+//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` is
+//! used by all and uses none. The one sideways edge is `cli` → `host::manifest` (the `install`
+//! and `manifest` commands write what registers the host). So a new capability (a startup trace)
+//! goes in the folder of its concern and touches no cycle.
 
-pub mod autostart;
-pub mod bench;
 pub mod cli;
 pub mod error;
-pub mod evict;
-pub mod files;
 pub mod firefox;
-pub mod framing;
 pub mod host;
-pub mod install;
-pub mod pace;
-pub mod plan;
-pub mod preload;
-pub mod protocol;
-pub mod residency;
-pub mod sys;
-pub mod workingset;
+pub mod learn;
+pub mod pagecache;
 
 pub use error::Error;
 

@@ -17,7 +17,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use about_startup_host::evict;
+use about_startup_host::pagecache::evict;
 use fixture::Fixture;
 use serde_json::Value;
 
@@ -93,7 +93,7 @@ fn assert_reachable_by_others(path: &Path) {
 #[ignore = "needs root (a root-owned file, setpriv to nobody): npm test runs it with --ignored as root"]
 fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
     assert_eq!(
-        about_startup_host::sys::geteuid(),
+        about_startup_host::pagecache::sys::geteuid(),
         0,
         "this test needs root: it makes a root-owned file and switches to nobody"
     );

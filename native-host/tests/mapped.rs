@@ -12,8 +12,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 
-use about_startup_host::evict;
-use about_startup_host::residency::{self, FileReport, Group, ScanOptions, Status};
+use about_startup_host::pagecache::evict;
+use about_startup_host::pagecache::residency::{self, FileReport, Group, ScanOptions, Status};
 use fixture::Fixture;
 
 /// The file the child maps (set only for the child).

@@ -7,8 +7,10 @@ mod fixture;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use about_startup_host::residency::{self, FileReport, ScanOptions, Status};
-use about_startup_host::{evict, files, preload, Error};
+use about_startup_host::firefox::install;
+use about_startup_host::pagecache::residency::{self, FileReport, ScanOptions, Status};
+use about_startup_host::pagecache::{evict, preload};
+use about_startup_host::Error;
 use fixture::Fixture;
 
 fn scan(install: &Path, files: &[PathBuf]) -> (Vec<FileReport>, residency::Summary) {
@@ -201,7 +203,7 @@ fn requests_outside_the_folder_are_refused_and_read_nothing() {
         ],
         vec![sibling],
     ] {
-        match files::select(&fx.ff, &bad) {
+        match install::select(&fx.ff, &bad) {
             Err(Error::OutsideInstallDir { path, install_dir }) => {
                 assert_eq!(path, fx.outside);
                 assert_eq!(install_dir, fx.ff);

@@ -5,8 +5,8 @@
 
 use std::io::Cursor;
 
-use about_startup_host::framing::{read_frame, ReadOutcome, MAX_OUTGOING};
-use about_startup_host::protocol::{decode_request, Envelope};
+use about_startup_host::host::framing::{read_frame, ReadOutcome, MAX_OUTGOING};
+use about_startup_host::host::protocol::{decode_request, Envelope};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

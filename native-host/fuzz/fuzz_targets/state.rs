@@ -4,8 +4,8 @@
 //! (a state file is written by the host but lives in a folder its user can edit).
 #![no_main]
 
-use about_startup_host::plan::byte_ranges;
-use about_startup_host::workingset::parse_state;
+use about_startup_host::learn::plan::byte_ranges;
+use about_startup_host::learn::workingset::parse_state;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use super::{guarded, log};
-use crate::files::{self, Install};
-use crate::protocol::ReplyError;
-use crate::{firefox, Error};
+use crate::firefox::install::{self, Install};
+use crate::firefox::process;
+use crate::host::protocol::ReplyError;
+use crate::Error;
 
 /// The Firefox the host works on, found once at start.
 #[derive(Debug, Clone)]
@@ -24,7 +25,7 @@ impl Context {
     pub fn from_parent() -> Self {
         // A bug in the lookup must not keep `hello` from answering: treat it as "no Firefox".
         let found = guarded(|| {
-            let pid = firefox::parent_firefox();
+            let pid = process::parent_firefox();
             Ok(Context::for_pid(pid))
         });
         let found = found.unwrap_or_else(|error| {
@@ -39,14 +40,14 @@ impl Context {
             }
         });
         Context {
-            bench_out: crate::bench::out_from_env(),
+            bench_out: crate::host::bench::out_from_env(),
             ..found
         }
     }
 
     fn for_pid(pid: Option<i32>) -> Self {
         let install = match pid {
-            Some(pid) => files::locate(None, Some(pid)).map_err(ReplyError::from),
+            Some(pid) => install::locate(None, Some(pid)).map_err(ReplyError::from),
             None => Err(ReplyError::from(Error::FirefoxNotFound(
                 "the host's parent process is not Firefox; Firefox starts this host through \
                  native messaging (use the command-line interface to run it by hand)"

@@ -9,8 +9,10 @@ use serde_json::json;
 
 use super::work::spawn_long;
 use super::{finish, guarded, Context, Shared};
-use crate::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};
-use crate::{firefox, residency, Error};
+use crate::firefox::process;
+use crate::host::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};
+use crate::pagecache::residency;
+use crate::Error;
 
 /// Answer a quick command (returns the reply) or start a long one (returns `None`: its thread
 /// replies). `Err` only when the cancel reply, sent here, cannot be written.
@@ -24,7 +26,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         Command::Hello => guarded(|| hello(&shared.ctx)),
         Command::Firefox => guarded(|| inspect_firefox(&shared.ctx)),
         Command::BenchRecord { record } => guarded(|| {
-            crate::bench::write_record(shared.ctx.bench_out.as_deref(), &record)
+            crate::host::bench::write_record(shared.ctx.bench_out.as_deref(), &record)
                 .map(Reply::BenchRecord)
         }),
         Command::Cancel { target } => {
@@ -74,7 +76,7 @@ fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
             ReplyError::from(Error::FirefoxNotFound("no parent Firefox".into()))
         }));
     };
-    Ok(Reply::Firefox(firefox::inspect(pid)?))
+    Ok(Reply::Firefox(process::inspect(pid)?))
 }
 
 #[cfg(test)]

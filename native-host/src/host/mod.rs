@@ -9,10 +9,18 @@
 //! - `dispatch`: quick commands, answered on the reader's thread;
 //! - `work`: long commands on their own threads, with cancel flags;
 //! - `runner`: the real work of the long commands ([`run_long`]);
-//! - `writer`: the locked frame writer and its size guard.
+//! - `writer`: the locked frame writer and its size guard;
+//! - [`framing`]: length-prefixed frames over any `Read`/`Write`;
+//! - [`protocol`]: the typed requests, replies, events and error codes (docs/PROTOCOL.md);
+//! - [`bench`]: `bench_record`, the startup benchmark's record written to a file;
+//! - [`manifest`]: the native-messaging manifest that registers this host with Firefox.
 
+pub mod bench;
 mod context;
 mod dispatch;
+pub mod framing;
+pub mod manifest;
+pub mod protocol;
 mod runner;
 #[cfg(test)]
 mod test_support;
@@ -29,8 +37,10 @@ use std::thread::JoinHandle;
 use anyhow::{bail, Context as _};
 use serde_json::json;
 
-use crate::framing::{self, ReadOutcome, MAX_INCOMING};
-use crate::protocol::{decode_request, Command, Envelope, ErrorCode, Event, Reply, ReplyError};
+use crate::host::protocol::{
+    decode_request, Command, Envelope, ErrorCode, Event, Reply, ReplyError,
+};
+use framing::{ReadOutcome, MAX_INCOMING};
 
 pub use context::Context;
 use dispatch::dispatch;
@@ -213,7 +223,7 @@ mod tests {
 
     use super::test_support::{codes, evicted, probe, request, run};
     use super::*;
-    use crate::framing::encode as frame;
+    use crate::host::framing::encode as frame;
 
     #[test]
     fn every_bad_input_gets_its_code_and_the_host_goes_on() {

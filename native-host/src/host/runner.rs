@@ -5,12 +5,24 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Context, Emit};
-use crate::files::{self, Install};
-use crate::protocol::{Command, Event, Reply, ReplyError};
-use crate::{evict, plan, preload, residency, workingset, Error};
+use crate::firefox::install::{self, Install};
+use crate::host::protocol::{Command, Event, Reply, ReplyError};
+use crate::learn::{plan, workingset};
+use crate::pagecache::{evict, preload, residency};
+use crate::Error;
 
-/// The real work of `residency`, `preload` and `evict`: confine the paths first, then run.
+/// The real work of `residency`, `preload` and `evict`: confine the paths first, then run. The
+/// final reply's lists are bounded ([`Reply::bounded`]) so it always fits a frame.
 pub fn run_long(
+    ctx: &Context,
+    command: &Command,
+    cancel: &AtomicBool,
+    emit: &mut Emit<'_>,
+) -> Result<Reply, ReplyError> {
+    run(ctx, command, cancel, emit).map(Reply::bounded)
+}
+
+fn run(
     ctx: &Context,
     command: &Command,
     cancel: &AtomicBool,
@@ -100,5 +112,5 @@ pub fn run_long(
 
 /// Confinement to the install folder, before anything is opened.
 fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<Vec<PathBuf>, ReplyError> {
-    Ok(files::select(&install.dir, files.unwrap_or_default())?)
+    Ok(install::select(&install.dir, files.unwrap_or_default())?)
 }

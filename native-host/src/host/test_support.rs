@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use super::{lock, serve_with, Context, LongRunner};
-use crate::evict;
-use crate::framing::{self, encode as frame, ReadOutcome};
-use crate::protocol::Reply;
+use crate::host::framing::{self, encode as frame, ReadOutcome};
+use crate::host::protocol::Reply;
+use crate::pagecache::evict;
 
 /// A writer the test keeps a handle to.
 #[derive(Clone, Default)]
@@ -68,6 +68,7 @@ pub(super) fn probe(id: u64) -> Vec<u8> {
 pub(super) fn evicted(elapsed_ms: u64) -> Reply {
     Reply::Evict(evict::Summary {
         files: Vec::new(),
+        files_omitted: 0,
         pages_dropped: 0,
         elapsed_ms,
     })

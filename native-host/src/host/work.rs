@@ -10,7 +10,7 @@ use std::thread::{self, JoinHandle};
 use serde_json::json;
 
 use super::{finish, guarded, lock, log, Shared};
-use crate::protocol::{Cancelled, Command, ErrorCode, Event, ReplyError};
+use crate::host::protocol::{Cancelled, Command, ErrorCode, Event, ReplyError};
 use crate::Error;
 
 /// Start a long command on its own thread, its cancel flag registered under `id`.
@@ -147,10 +147,10 @@ mod tests {
 
     use serde_json::{json, Value};
 
+    use crate::host::protocol::Event;
     use crate::host::test_support::{codes, evicted, no_firefox, probe, request, run, Sink};
     use crate::host::{serve_with, LongRunner};
-    use crate::preload;
-    use crate::protocol::Event;
+    use crate::pagecache::preload;
     use crate::Error;
 
     #[test]
@@ -160,7 +160,7 @@ mod tests {
             running.register(id).unwrap();
         }
         let err = running.register(999).unwrap_err();
-        assert_eq!(err.code, crate::protocol::ErrorCode::Busy);
+        assert_eq!(err.code, crate::error::ErrorCode::Busy);
         assert_eq!(err.params, json!({"limit": super::MAX_IN_FLIGHT}));
         running.unregister(3);
         assert!(

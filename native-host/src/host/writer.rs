@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use serde_json::json;
 
 use super::{lock, log};
-use crate::framing::{self, MAX_OUTGOING};
-use crate::protocol::{Envelope, ErrorCode, Event, ReplyError};
+use crate::host::framing::{self, MAX_OUTGOING};
+use crate::host::protocol::{Envelope, ErrorCode, Event, ReplyError};
 
 /// stdout (or a test's sink), shared by the reader loop and the workers.
 pub(super) struct Writer<W>(Mutex<W>);
@@ -106,10 +106,10 @@ mod tests {
     use serde_json::json;
 
     use super::MAX_OUTGOING;
+    use crate::host::protocol::{Event, Reply};
     use crate::host::test_support::{codes, evicted, request, run};
     use crate::host::LongRunner;
-    use crate::protocol::{Event, Reply};
-    use crate::residency::{self, FileReport, Group, Status};
+    use crate::pagecache::residency::{self, FileReport, Group, Status};
     use crate::Error;
 
     /// A `residency` event for a file named `path`.

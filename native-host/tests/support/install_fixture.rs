@@ -9,7 +9,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use about_startup_host::files;
+use about_startup_host::firefox::install;
 
 pub const APP_INI: &str =
     "[App]\nVendor=Mozilla\nName=Firefox\nVersion=153.7.0\nBuildID=20261103151912\n";
@@ -78,6 +78,6 @@ impl Fixture {
     }
 
     pub fn all(&self) -> Vec<PathBuf> {
-        files::select(&self.ff, &[]).unwrap()
+        install::select(&self.ff, &[]).unwrap()
     }
 }

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::residency::{open_error, open_regular};
-use crate::sys::{self, Advice};
+use crate::pagecache::sys::{self, Advice};
+use crate::pagecache::view::{open_error, open_regular};
 use crate::Error;
 
 /// What `Method::Auto` means: measured fastest on an unthrottled disk (large reads, 2 jobs:
@@ -33,7 +33,7 @@ const QUEUE_CHUNK: u64 = 32 * 1024 * 1024;
 /// The UI needs no more than ten progress events a second.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// The method measured fastest (docs/benchmarks.md).
@@ -84,6 +84,9 @@ pub struct Summary {
     pub jobs: usize,
     pub idle: bool,
     pub errors: Vec<FileError>,
+    /// Errors left out of `errors` to keep the reply bounded (the host keeps the first ones).
+    #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
+    pub errors_omitted: u64,
     /// Whether only the planned ranges were read (`plan: true`, plan.rs).
     pub planned: bool,
     /// Bytes the plan names (`null` for a whole-folder preload).
@@ -91,10 +94,10 @@ pub struct Summary {
     /// Bytes of the files a whole-folder preload would read.
     pub bytes_install: u64,
     /// Order of a planned preload's reads (`null` for a whole-folder preload).
-    pub order: Option<crate::plan::Order>,
+    pub order: Option<Order>,
     /// How an idle planned preload yielded to others' I/O (pace.rs); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pace: Option<crate::pace::PaceReport>,
+    pub pace: Option<crate::pagecache::pace::PaceReport>,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
@@ -149,6 +152,7 @@ pub fn preload(
         jobs: workers,
         idle: opts.idle,
         errors,
+        errors_omitted: 0,
         planned: false,
         bytes_planned: None,
         bytes_install,
@@ -376,6 +380,16 @@ fn report(
     progress.current_file = None;
     on_progress(&progress);
     progress.files_done
+}
+
+/// How a planned preload's reads are ordered (reported in its summary; chosen by `learn::plan`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// By physical position on the device (FIEMAP).
+    Disk,
+    /// File after file, offset after offset (no FIEMAP on this filesystem).
+    File,
 }
 
 #[cfg(test)]

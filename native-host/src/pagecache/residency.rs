@@ -3,17 +3,19 @@
 //! write, so those files are `hidden`, never 100%.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::firefox::{parse_maps_line, MapsLine};
-use crate::{files, sys, Error};
+use crate::pagecache::maps::{parse_maps_line, MapsLine};
+use crate::pagecache::sys;
+use crate::pagecache::view::{count_resident, encode, open_error, open_regular, pages_of, Viewer};
+use crate::Error;
 
 /// What this host can measure for this user (part of `hello`).
 #[derive(Debug, Clone, Serialize)]
@@ -119,7 +121,7 @@ pub struct ScanOptions {
     pub include_mapped: bool,
 }
 
-/// Scan `files` (already confined by `files::select`) and, if asked, the files `opts.pid` maps
+/// Scan `files` (already confined by `install::select`) and, if asked, the files `opts.pid` maps
 /// from elsewhere. Calls `on_file` once per file, in order; checks `cancel` between files.
 pub fn scan(
     install_dir: &Path,
@@ -247,78 +249,6 @@ impl FileReport {
     }
 }
 
-/// Who is asking, which decides whether mincore tells the truth about a file.
-#[derive(Debug, Clone)]
-pub(crate) struct Viewer {
-    euid: u32,
-    fowner: bool,
-    /// `Some` inside a user namespace (rootless podman, toolbox, `unshare -r`).
-    userns: Option<sys::IdMaps>,
-}
-
-impl Viewer {
-    pub(crate) fn current() -> Self {
-        Self {
-            euid: sys::geteuid(),
-            fowner: sys::has_cap_fowner(),
-            userns: sys::user_namespace(),
-        }
-    }
-
-    /// The kernel's own rule (mm/mincore.c `can_do_mincore`, Linux ≥ 5.2): residency of a file
-    /// mapping is reported only if the caller owns the inode or has CAP_FOWNER
-    /// (`inode_owner_or_capable`), or may open it for writing (`file_permission(MAY_WRITE)`);
-    /// otherwise mincore pretends every page is resident. CAP_FOWNER inside a user namespace
-    /// counts only for inodes whose owner and group are mapped there (`capable_wrt_inode_uidgid`):
-    /// "root" in a rootless container does not see a host-root-owned file.
-    pub(crate) fn sees(&self, file: &File, meta: &Metadata, path: &Path) -> bool {
-        let fowner = self.fowner
-            && self
-                .userns
-                .as_ref()
-                .is_none_or(|maps| maps.maps(meta.uid(), meta.gid()));
-        fowner || meta.uid() == self.euid || sys::writable(file, path)
-    }
-}
-
-/// Open a file for reading without following a final symlink (a path confined by
-/// `files::select` cannot be swapped for a link to elsewhere), and check it is a regular file.
-pub(crate) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
-    // O_NONBLOCK: a FIFO swapped in for a file would block a plain open() forever (and cancel
-    // could not reach the thread); non-blocking it opens at once and fstat refuses it below.
-    // Reads of a regular file ignore the flag.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok((file, meta))
-}
-
-/// Words for a failed open: a vanished file is what a Firefox update looks like.
-pub(crate) fn open_error(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "vanished (Firefox updated?)".to_owned(),
-        _ => format!("cannot open: {e}"),
-    }
-}
-
-/// Pages of the page cache a file of `size` bytes spans.
-pub(crate) fn pages_of(size: u64, page: u64) -> u64 {
-    size.div_ceil(page)
-}
-
-/// Resident pages in a mincore vector (bit 0 of each byte).
-pub(crate) fn count_resident(core: &[u8]) -> u64 {
-    core.iter().filter(|b| *b & 1 != 0).count() as u64
-}
-
 /// The file was rewritten (size or mtime) or replaced (inode) while we looked at it.
 fn changed(file: &File, before: &Metadata, path: &Path) -> Option<&'static str> {
     let Ok(now) = file.metadata() else {
@@ -335,42 +265,6 @@ fn changed(file: &File, before: &Metadata, path: &Path) -> Option<&'static str> 
         Err(_) => Some(CHANGED),
         Ok(m) if m.ino() != before.ino() || m.dev() != before.dev() => Some(CHANGED),
         Ok(_) => None,
-    }
-}
-
-/// Run-length encoding of a page bitmap: `[first, count]` for each run of resident units.
-pub(crate) fn run_lengths(resident: impl Iterator<Item = bool>) -> Vec<[u64; 2]> {
-    let mut out: Vec<[u64; 2]> = Vec::new();
-    let mut run_start: Option<u64> = None;
-    let mut i = 0u64;
-    for r in resident {
-        match (r, run_start) {
-            (true, None) => run_start = Some(i),
-            (false, Some(s)) => {
-                out.push([s, i - s]);
-                run_start = None;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if let Some(s) = run_start {
-        out.push([s, i - s]);
-    }
-    out
-}
-
-/// Ranges of a page bitmap (bit 0 of each byte), coarsened until at most `max_ranges` remain:
-/// pages are grouped in units of a power of two, a unit counting as resident if any of its pages
-/// is. Returns the ranges and the unit in pages.
-pub(crate) fn encode(bits: &[u8], max_ranges: usize) -> (Vec<[u64; 2]>, u64) {
-    let mut unit = 1usize;
-    loop {
-        let ranges = run_lengths(bits.chunks(unit).map(|c| c.iter().any(|b| b & 1 != 0)));
-        if ranges.len() <= max_ranges || unit >= bits.len() {
-            return (ranges, unit as u64);
-        }
-        unit *= 2;
     }
 }
 
@@ -590,7 +484,8 @@ impl ProcMaps {
             .filter_map(|l| l.path.as_deref())
             .filter(|p| is_real_file_path(p))
             .map(PathBuf::from)
-            .filter(|p| !files::is_inside(root, p))
+            // Component-wise, like `firefox::install::is_inside`: firefox-esr2 is not inside firefox-esr.
+            .filter(|p| !p.starts_with(root))
             .collect();
         out.sort();
         out.dedup();
@@ -629,22 +524,7 @@ fn parse_smaps_rss(text: &str) -> HashMap<u64, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_fifo_is_refused_at_once_not_waited_on() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("libxul.so");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo touches no other memory.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        // Without O_NONBLOCK this open would wait for a writer forever.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || tx.send(open_regular(&fifo).map(|_| ()).unwrap_err().kind()));
-        let kind = rx
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("open_regular blocked on the FIFO instead of refusing it");
-        assert_eq!(kind, io::ErrorKind::InvalidInput);
-    }
+    use crate::pagecache::view::run_lengths;
 
     #[test]
     fn run_lengths_of_bitmaps() {

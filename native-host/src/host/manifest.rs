@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::{EXTENSION_ID, HOST_NAME};
 
 /// The manifest template, embedded so the installed binary needs no source tree.
-const TEMPLATE: &str = include_str!("../../manifests/about_startup.json");
+const TEMPLATE: &str = include_str!("../../../manifests/about_startup.json");
 
 /// Where Firefox looks for system-wide manifests on Linux (`/usr/lib64/…` on some distributions
 /// is also read, but `/usr/lib` works everywhere).

@@ -24,8 +24,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::residency::{open_regular, pages_of, run_lengths, ProcMaps, Viewer};
-use crate::{files, firefox, sys, Error};
+use crate::firefox::{install, process};
+use crate::pagecache::residency::ProcMaps;
+use crate::pagecache::sys;
+use crate::pagecache::view::{open_regular, pages_of, run_lengths, Viewer};
+use crate::Error;
 
 /// The state file's format version; a file of another version is ignored (and replaced).
 pub const STATE_VERSION: u32 = 1;
@@ -307,7 +310,7 @@ pub fn ensure_state_dir(dir: &Path) -> Result<(), Error> {
     if !meta.is_dir() {
         return refuse("it is a symlink or not a folder; remove it".to_owned());
     }
-    let euid = crate::sys::geteuid();
+    let euid = crate::pagecache::sys::geteuid();
     if euid == 0 && meta.uid() != 0 {
         return refuse(format!(
             "it belongs to uid {}, and root uses only state folders root owns (set XDG_STATE_HOME to one)",
@@ -361,7 +364,7 @@ pub fn with_state_lock<T>(dir: &Path, f: impl FnOnce() -> Result<T, Error>) -> R
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
-    crate::sys::flock_exclusive(&lock)
+    crate::pagecache::sys::flock_exclusive(&lock)
         .map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
     f()
 }
@@ -390,7 +393,7 @@ pub struct LearnSummary {
 pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start, Error> {
     // In host mode this host is a child of Firefox: its own mappings are not Firefox's.
     let me = i32::try_from(std::process::id()).unwrap_or(-1);
-    let mut maps: Vec<ProcMaps> = firefox::process_tree(pid)
+    let mut maps: Vec<ProcMaps> = process::process_tree(pid)
         .into_iter()
         .filter(|&p| p != me || p == pid)
         .filter_map(ProcMaps::read)
@@ -400,18 +403,18 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
             "cannot read the mappings of process {pid} (exited, or another user's)"
         )));
     }
-    let started_cold = firefox::inspect(pid)
+    let started_cold = process::inspect(pid)
         .ok()
         .and_then(|info| info.io.tree_read_bytes)
         .is_some_and(|b| b >= RESIDENT_EVIDENCE_BYTES);
     let root = install_dir
         .canonicalize()
         .unwrap_or_else(|_| install_dir.to_path_buf());
-    let mut paths = files::list_files(&root)?;
+    let mut paths = install::list_files(&root)?;
     let mut outside: Vec<PathBuf> = maps
         .iter()
         .flat_map(ProcMaps::mapped_paths)
-        .filter(|p| !files::is_inside(&root, p))
+        .filter(|p| !install::is_inside(&root, p))
         .collect();
     outside.sort();
     outside.dedup();
@@ -428,7 +431,7 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
         let Ok((file, meta)) = open_regular(&path) else {
             continue; // vanished or unreadable: nothing to preload there either
         };
-        let install = files::is_inside(&root, &path);
+        let install = install::is_inside(&root, &path);
         let Ok(pages) = usize::try_from(pages_of(meta.len(), page)) else {
             continue;
         };
@@ -707,9 +710,9 @@ mod tests {
         std::os::unix::fs::chown(&real, Some(65534), Some(65534)).ok();
         let owned_by_other = std::fs::metadata(&real).map(|m| {
             use std::os::unix::fs::MetadataExt;
-            m.uid() != crate::sys::geteuid()
+            m.uid() != crate::pagecache::sys::geteuid()
         });
-        if crate::sys::geteuid() == 0 {
+        if crate::pagecache::sys::geteuid() == 0 {
             assert!(owned_by_other.unwrap(), "root could chown it");
             let err = ensure_state_dir(&real).unwrap_err();
             assert!(err.to_string().contains("belongs to uid 65534"), "{err}");

@@ -44,20 +44,17 @@ impl Mapping {
     fn new(file: &File, len: usize) -> io::Result<Self> {
         // SAFETY: a NULL hint lets the kernel pick an unused address range, so no existing memory
         // is replaced; `len` is non-zero (checked by the caller) and the fd is open for reading,
-        // as PROT_READ + MAP_SHARED require. The result is checked against MAP_FAILED.
+        // as PROT_READ + MAP_SHARED require. rustix checks the result against MAP_FAILED.
         let addr = unsafe {
-            libc::mmap(
+            rustix::mm::mmap(
                 std::ptr::null_mut(),
                 len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
+                rustix::mm::ProtFlags::READ,
+                rustix::mm::MapFlags::SHARED,
+                file,
                 0,
             )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        }?;
         Ok(Self { addr, len })
     }
 }
@@ -65,10 +62,9 @@ impl Mapping {
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: `addr`/`len` describe exactly the mapping created in `new`, which nothing else
-        // refers to; unmapping it cannot invalidate any Rust reference.
-        unsafe {
-            libc::munmap(self.addr, self.len);
-        }
+        // refers to; unmapping it cannot invalidate any Rust reference. A failure (EINVAL) would
+        // mean a bug in `new`; there is nothing to do about it in drop.
+        let _ = unsafe { rustix::mm::munmap(self.addr, self.len) };
     }
 }
 
@@ -111,19 +107,16 @@ pub enum Advice {
 /// `posix_fadvise(fd, offset, len, advice)`; `len == 0` means "to the end of the file".
 pub fn fadvise(file: &File, offset: u64, len: u64, advice: Advice) -> io::Result<()> {
     let advice = match advice {
-        Advice::DontNeed => libc::POSIX_FADV_DONTNEED,
-        Advice::WillNeed => libc::POSIX_FADV_WILLNEED,
-        Advice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
-        Advice::Random => libc::POSIX_FADV_RANDOM,
+        Advice::DontNeed => rustix::fs::Advice::DontNeed,
+        Advice::WillNeed => rustix::fs::Advice::WillNeed,
+        Advice::Sequential => rustix::fs::Advice::Sequential,
+        Advice::Random => rustix::fs::Advice::Random,
     };
-    let offset = to_off(offset)?;
-    let len = to_off(len)?;
-    // SAFETY: plain syscall on a valid fd owned by `file`; no memory is passed.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, advice) };
-    // posix_fadvise returns the error number instead of setting errno.
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
+    // Out-of-range values are refused here, as before, rather than wrapped by the kernel ABI.
+    to_off(offset)?;
+    to_off(len)?;
+    // rustix's `None` length is the kernel's 0: to the end of the file.
+    rustix::fs::fadvise(file, offset, std::num::NonZeroU64::new(len), advice)?;
     Ok(())
 }
 
@@ -312,19 +305,16 @@ pub fn default_sigpipe() {
 #[must_use]
 pub fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
-    *PAGE.get_or_init(|| {
-        // SAFETY: sysconf only reads a constant of the C library.
-        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
-    })
+    *PAGE.get_or_init(rustix::param::page_size)
 }
 
 /// Clock ticks per second (`USER_HZ`), the unit of /proc/<pid>/stat times.
 #[must_use]
 pub fn clk_tck() -> u64 {
-    // SAFETY: sysconf only reads a constant of the C library.
-    let n = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    u64::try_from(n).ok().filter(|&n| n > 0).unwrap_or(100)
+    // From the auxiliary vector (AT_CLKTCK), as glibc's sysconf(_SC_CLK_TCK) does.
+    Some(rustix::param::clock_ticks_per_second())
+        .filter(|&n| n > 0)
+        .unwrap_or(100)
 }
 
 /// Take an exclusive `flock(2)` on `file`, waiting for other holders; released when the file
@@ -346,8 +336,7 @@ pub fn flock_exclusive(file: &File) -> io::Result<()> {
 /// The effective user id.
 #[must_use]
 pub fn geteuid() -> u32 {
-    // SAFETY: geteuid cannot fail and touches no memory.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 /// Whether this process has CAP_FOWNER in its effective set (then mincore is exact for every

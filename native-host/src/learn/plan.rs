@@ -15,12 +15,14 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::pace::{self, Pacer};
-use crate::preload::{self, FileError, Method, Progress, Summary};
-use crate::residency::{open_regular, pages_of, Viewer};
-use crate::sys::{self, Advice, Extent};
-use crate::workingset::{self, FileSet, Identity, State};
-use crate::{files, Error};
+use crate::firefox::install;
+use crate::learn::workingset::{self, FileSet, Identity, State};
+use crate::pagecache::pace::{self, Pacer};
+pub use crate::pagecache::preload::Order;
+use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
+use crate::pagecache::sys::{self, Advice, Extent};
+use crate::pagecache::view::{open_regular, pages_of, Viewer};
+use crate::Error;
 
 /// Gaps between needed ranges shorter than this are read rather than skipped.
 ///
@@ -35,16 +37,6 @@ pub const GAP_BYTES: u64 = 256 * 1024;
 /// Read buffer, reused for every range (large reads, as `preload`'s `read`).
 const READ_BUF: usize = 1024 * 1024;
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
-
-/// How the reads are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Order {
-    /// By physical position on the device (FIEMAP).
-    Disk,
-    /// File after file, offset after offset (no FIEMAP on this filesystem).
-    File,
-}
 
 /// One read of the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +153,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         .map(|f| (f.id.path.clone(), f))
         .collect();
     let page = state.page_size();
-    let installed = files::list_files(&root)?;
+    let installed = install::list_files(&root)?;
     let mut plan = Plan {
         files: Vec::new(),
         reads: Vec::new(),
@@ -193,7 +185,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     // system file is a package update: not ours to read whole).
     for learned in merged
         .values()
-        .filter(|f| !files::is_inside(&root, &f.id.path) && is_system_file(&f.id.path))
+        .filter(|f| !install::is_inside(&root, &f.id.path) && is_system_file(&f.id.path))
     {
         if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
             let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
@@ -334,6 +326,7 @@ pub fn run(
         jobs: 1,
         idle,
         errors,
+        errors_omitted: 0,
         planned: true,
         bytes_planned: Some(plan.bytes_planned),
         bytes_install: plan.bytes_install,
@@ -360,7 +353,7 @@ fn file_of<'a>(
             Err(e) => {
                 errors.push(FileError {
                     path: plan.files[index].clone(),
-                    error: crate::residency::open_error(&e),
+                    error: crate::pagecache::view::open_error(&e),
                 });
                 None
             }
@@ -414,7 +407,7 @@ pub fn preload_planned(
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
     let plan = make_with(&state, install_dir, knobs)?;
     let summary = run(&plan, idle, cancel, on_progress)?;
-    crate::autostart::write_last_run(state_dir, &summary);
+    crate::learn::last_run::write(state_dir, &summary);
     Ok(summary)
 }
 
@@ -434,9 +427,15 @@ pub struct PlanStatus {
     pub planned_files: u64,
     pub install_bytes: u64,
     pub changed_files: Vec<PathBuf>,
+    /// Changed files left out of `changed_files` to keep the reply bounded.
+    #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
+    pub changed_files_omitted: u64,
     /// `None` when the kernel hides residency of some install file from this user.
     pub uncached_files: Option<Vec<Uncached>>,
-    pub autostart: crate::autostart::Status,
+    /// Files left out of `uncached_files` to keep the reply bounded.
+    #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
+    pub uncached_files_omitted: u64,
+    pub autostart: crate::learn::autostart::Status,
 }
 
 /// What `plan_status` reports for the install folder `install_dir`.
@@ -455,8 +454,10 @@ pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error>
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
         changed_files: plan.changed,
+        changed_files_omitted: 0,
         uncached_files: uncached(install_dir),
-        autostart: crate::autostart::status(state_dir),
+        uncached_files_omitted: 0,
+        autostart: crate::learn::autostart::status(state_dir),
     })
 }
 
@@ -466,7 +467,7 @@ fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
     let page = sys::page_size() as u64;
     let mut core = Vec::new();
     let mut out = Vec::new();
-    for path in files::list_files(install_dir).ok()? {
+    for path in install::list_files(install_dir).ok()? {
         let Ok((file, meta)) = open_regular(&path) else {
             continue;
         };
@@ -490,7 +491,7 @@ fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workingset::Start;
+    use crate::learn::workingset::Start;
 
     #[test]
     fn only_real_paths_under_system_folders_are_planned_outside_the_install() {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use crate::protocol::{BenchWritten, ErrorCode, ReplyError};
+use crate::host::protocol::{BenchWritten, ErrorCode, ReplyError};
 use crate::Error;
 
 /// The environment variable that names the file a benchmarked start's record goes to.

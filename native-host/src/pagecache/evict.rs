@@ -6,10 +6,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::residency::{
-    count_resident, open_error, open_regular, pages_of, Status, Viewer, HIDDEN_REASON,
-};
-use crate::sys::{self, Advice};
+use crate::pagecache::residency::{Status, HIDDEN_REASON};
+use crate::pagecache::sys::{self, Advice};
+use crate::pagecache::view::{count_resident, open_error, open_regular, pages_of, Viewer};
 
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
 /// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone) and dirty or writeback
@@ -35,6 +34,9 @@ pub struct FileResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub files: Vec<FileResult>,
+    /// Files left out of `files` to keep the reply bounded (`pages_dropped` still counts them).
+    #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
+    pub files_omitted: u64,
     /// Sum over exact files; hidden files are not counted.
     pub pages_dropped: u64,
     pub elapsed_ms: u64,
@@ -56,6 +58,7 @@ pub fn evict(files: &[PathBuf]) -> Summary {
         .sum();
     Summary {
         files: results,
+        files_omitted: 0,
         pages_dropped,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }

@@ -11,38 +11,19 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
-use crate::firefox::FirefoxInfo;
-use crate::preload::Method;
-use crate::residency::{Capabilities, FileReport};
-use crate::{evict, plan, preload, residency, workingset, Error};
-
-/// Stable, append-only error codes. Never change or reuse a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    BadUtf8,
-    BadJson,
-    BadRequest,
-    UnknownCommand,
-    FrameTooLarge,
-    TruncatedFrame,
-    OutsideInstallDir,
-    NoSuchFile,
-    FirefoxNotFound,
-    Cancelled,
-    IoError,
-    ReplyTooLarge,
-    UnknownRequest,
-    NotBenchmarking,
-    TooManyFiles,
-    Busy,
-}
+pub use crate::error::ErrorCode;
+use crate::firefox::process::FirefoxInfo;
+use crate::learn::{plan, workingset};
+use crate::pagecache::preload::Method;
+use crate::pagecache::residency::{Capabilities, FileReport};
+use crate::pagecache::{evict, preload, residency};
+use crate::Error;
 
 /// Largest `id` a request may carry: 2^53 − 1, so JavaScript numbers keep it exact.
 pub const MAX_ID: u64 = (1 << 53) - 1;
 
 /// Bounds of `preload`'s `jobs`.
-pub const JOBS_RANGE: std::ops::RangeInclusive<usize> = 1..=crate::preload::MAX_JOBS;
+pub const JOBS_RANGE: std::ops::RangeInclusive<usize> = 1..=crate::pagecache::preload::MAX_JOBS;
 
 /// One request: the sender's `id` and the command with its parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -357,6 +338,57 @@ pub enum Reply {
     PlanStatus(Box<plan::PlanStatus>),
 }
 
+/// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,
+/// `plan_status`'s `changed_files` and `uncached_files`); the rest is counted in `*_omitted`.
+pub const MAX_LIST_ENTRIES: usize = 1000;
+/// Most bytes of paths such a list carries, whatever the count: with at most two lists per reply
+/// and a few hundred bytes of other fields per entry, a reply stays well under 1 MiB.
+pub const MAX_LIST_PATH_BYTES: usize = 256 * 1024;
+
+impl Reply {
+    /// The reply with its per-file lists cut to [`MAX_LIST_ENTRIES`] entries and
+    /// [`MAX_LIST_PATH_BYTES`] of paths, first entries kept, the rest counted in the matching
+    /// `*_omitted` field. Residency needs none: it streams one `file` event per file.
+    #[must_use]
+    pub fn bounded(self) -> Self {
+        match self {
+            Reply::Preload(mut s) => {
+                s.errors_omitted += bound(&mut s.errors, |e| &e.path);
+                Reply::Preload(s)
+            }
+            Reply::Evict(mut s) => {
+                s.files_omitted += bound(&mut s.files, |f| &f.path);
+                Reply::Evict(s)
+            }
+            Reply::PlanStatus(mut s) => {
+                s.changed_files_omitted += bound(&mut s.changed_files, |p| p);
+                if let Some(list) = s.uncached_files.as_mut() {
+                    s.uncached_files_omitted += bound(list, |u| &u.path);
+                }
+                Reply::PlanStatus(s)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Keep the first entries of `list` within [`MAX_LIST_ENTRIES`] and [`MAX_LIST_PATH_BYTES`] of
+/// paths; returns how many were dropped.
+fn bound<T>(list: &mut Vec<T>, path: impl Fn(&T) -> &std::path::Path) -> u64 {
+    let mut bytes = 0usize;
+    let keep = list
+        .iter()
+        .take(MAX_LIST_ENTRIES)
+        .take_while(|e| {
+            bytes += path(e).as_os_str().len();
+            bytes <= MAX_LIST_PATH_BYTES
+        })
+        .count();
+    let dropped = list.len() - keep;
+    list.truncate(keep);
+    dropped as u64
+}
+
 /// An event of a long command, as `"event": <name>, "data": {…}` in the envelope.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", content = "data", rename_all = "snake_case")]
@@ -424,6 +456,134 @@ pub struct BenchWritten {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn evict_reply(n: usize, path_len: usize) -> Reply {
+        let file = evict::FileResult {
+            path: PathBuf::from(format!("/{}", "x".repeat(path_len - 1))),
+            pages: 1,
+            status: residency::Status::Error,
+            resident_before: None,
+            resident_after: None,
+            note: Some("a note as long as the longest the host writes, give or take".into()),
+            error: Some("cannot open: Permission denied (os error 13)".into()),
+        };
+        Reply::Evict(evict::Summary {
+            files: vec![file; n],
+            files_omitted: 0,
+            pages_dropped: 0,
+            elapsed_ms: 0,
+        })
+    }
+
+    fn frame_len(reply: Reply) -> usize {
+        serde_json::to_vec(&Envelope::ok(1, reply)).unwrap().len()
+    }
+
+    #[test]
+    fn long_lists_are_cut_and_counted() {
+        let Reply::Evict(s) = evict_reply(1500, 40).bounded() else {
+            unreachable!()
+        };
+        assert_eq!((s.files.len(), s.files_omitted), (MAX_LIST_ENTRIES, 500));
+        let Reply::Evict(s) = evict_reply(999, 40).bounded() else {
+            unreachable!()
+        };
+        assert_eq!((s.files.len(), s.files_omitted), (999, 0));
+        // Long paths: the byte budget cuts first.
+        let Reply::Evict(s) = evict_reply(1500, 4096).bounded() else {
+            unreachable!()
+        };
+        assert_eq!(s.files.len(), MAX_LIST_PATH_BYTES / 4096);
+        assert_eq!(s.files_omitted, 1500 - s.files.len() as u64);
+    }
+
+    #[test]
+    fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
+        for path_len in [40, 255, 4096] {
+            let size = frame_len(evict_reply(5000, path_len).bounded());
+            assert!(
+                size < crate::host::framing::MAX_OUTGOING,
+                "{path_len}: {size}"
+            );
+        }
+        let uncached = |n, len: usize| {
+            (0..n)
+                .map(|_| plan::Uncached {
+                    path: PathBuf::from("y".repeat(len)),
+                    size: u64::MAX,
+                })
+                .collect::<Vec<_>>()
+        };
+        for len in [40, 4096] {
+            let status = plan::PlanStatus {
+                learned: true,
+                starts: 5,
+                planned_bytes: 0,
+                planned_files: 0,
+                install_bytes: 0,
+                changed_files: vec![PathBuf::from("z".repeat(len)); 5000],
+                changed_files_omitted: 0,
+                uncached_files: Some(uncached(5000, len)),
+                uncached_files_omitted: 0,
+                autostart: crate::learn::autostart::Status {
+                    enabled: false,
+                    kind: None,
+                    last_run: None,
+                    note: None,
+                },
+            };
+            let Reply::PlanStatus(s) = Reply::PlanStatus(Box::new(status)).bounded() else {
+                unreachable!()
+            };
+            assert_eq!(s.changed_files.len() as u64 + s.changed_files_omitted, 5000);
+            assert_eq!(
+                s.uncached_files.as_ref().unwrap().len() as u64 + s.uncached_files_omitted,
+                5000
+            );
+            assert!(s.uncached_files_omitted > 0);
+            let size = frame_len(Reply::PlanStatus(s));
+            assert!(size < crate::host::framing::MAX_OUTGOING, "{len}: {size}");
+        }
+    }
+
+    #[test]
+    fn preload_errors_keep_the_first_ones() {
+        let errors = (0..1200)
+            .map(|i| preload::FileError {
+                path: PathBuf::from(format!("/f/{i}")),
+                error: "vanished (Firefox updated?)".into(),
+            })
+            .collect();
+        let summary = preload::Summary {
+            files: 0,
+            bytes: 0,
+            elapsed_ms: 0,
+            mb_per_s: 0.0,
+            method: preload::Method::Read,
+            jobs: 1,
+            idle: false,
+            errors,
+            errors_omitted: 0,
+            planned: false,
+            bytes_planned: None,
+            bytes_install: 0,
+            order: None,
+            pace: None,
+        };
+        let Reply::Preload(s) = Reply::Preload(summary).bounded() else {
+            unreachable!()
+        };
+        assert_eq!((s.errors.len(), s.errors_omitted), (1000, 200));
+        // The first ones are kept, in order.
+        assert_eq!(s.errors[999].path, PathBuf::from("/f/999"));
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["errors_omitted"], 200);
+        let Reply::Evict(s) = evict_reply(3, 40).bounded() else {
+            unreachable!()
+        };
+        let json = serde_json::to_value(&s).unwrap();
+        assert!(json.get("files_omitted").is_none(), "{json}");
+    }
 
     fn decode(text: &str) -> Result<Request, DecodeError> {
         decode_request(text.as_bytes())

@@ -1,7 +1,7 @@
 //! The Firefox process: the parent of the host in native-messaging mode, or a running one found
 //! by the CLI. Reads /proc only.
 //!
-//! The parsers (`parse_stat`, `parse_io_read_bytes`, `parse_btime`, `parse_maps_line`) are pure
+//! The parsers (`parse_stat`, `parse_io_read_bytes`, `parse_btime`) are pure
 //! functions over the text the kernel gives, tested on literal samples; the rest is thin I/O.
 
 use std::collections::HashMap;
@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::{files, sys, Error};
+use crate::firefox::app_ini;
+use crate::pagecache::sys;
+use crate::Error;
 
 /// I/O the process did so far; `None` where the kernel does not expose it to this user.
 #[derive(Debug, Clone, Serialize)]
@@ -86,7 +88,7 @@ pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
         _ => Error::io(format!("cannot read the executable of process {pid}"), e),
     })?;
     let install_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (version, build_id) = files::read_app_ini(&install_dir);
+    let (version, build_id) = app_ini::read(&install_dir);
     let stat = read_stat(pid)
         .ok_or_else(|| Error::FirefoxNotFound(format!("process {pid} has exited")))?;
     let tck = sys::clk_tck();
@@ -258,42 +260,6 @@ pub fn parse_btime(text: &str) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// One line of /proc/<pid>/maps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapsLine {
-    pub start: u64,
-    pub end: u64,
-    /// Offset in the file of `start`, in bytes.
-    pub offset: u64,
-    pub major: u32,
-    pub minor: u32,
-    pub inode: u64,
-    /// The mapped path or pseudo name (`[heap]`, `/memfd:x (deleted)`); `None` for anonymous.
-    pub path: Option<String>,
-}
-
-/// Parse `start-end perms offset major:minor inode   path`. The first five fields are separated
-/// by single spaces; the path follows padding and may itself contain spaces.
-#[must_use]
-pub fn parse_maps_line(line: &str) -> Option<MapsLine> {
-    let mut parts = line.splitn(6, ' ');
-    let (start, end) = parts.next()?.split_once('-')?;
-    let _perms = parts.next()?;
-    let offset = parts.next()?;
-    let (major, minor) = parts.next()?.split_once(':')?;
-    let inode = parts.next()?;
-    let path = parts.next().map(str::trim_start).filter(|p| !p.is_empty());
-    Some(MapsLine {
-        start: u64::from_str_radix(start, 16).ok()?,
-        end: u64::from_str_radix(end, 16).ok()?,
-        offset: u64::from_str_radix(offset, 16).ok()?,
-        major: u32::from_str_radix(major, 16).ok()?,
-        minor: u32::from_str_radix(minor, 16).ok()?,
-        inode: inode.parse().ok()?,
-        path: path.map(str::to_owned),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,35 +295,6 @@ mod tests {
         let stat = "cpu  1 2 3\nintr 5\nbtime 1763768000\nprocesses 9\n";
         assert_eq!(parse_btime(stat), Some(1_763_768_000));
         assert_eq!(start_ms(1_763_768_000, 12_345, 100), 1_763_768_123_450);
-    }
-
-    #[test]
-    fn maps_lines() {
-        let l = "7f1c2a000000-7f1c2b000000 r-xp 00a3f000 fe:00 1048602                    /usr/lib/firefox-esr/libxul.so";
-        assert_eq!(
-            parse_maps_line(l).unwrap(),
-            MapsLine {
-                start: 0x7f1c_2a00_0000,
-                end: 0x7f1c_2b00_0000,
-                offset: 0xa3_f000,
-                major: 0xfe,
-                minor: 0,
-                inode: 1_048_602,
-                path: Some("/usr/lib/firefox-esr/libxul.so".into()),
-            }
-        );
-        let anon = parse_maps_line("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 ").unwrap();
-        assert_eq!(anon.path, None);
-        let spaced =
-            parse_maps_line("1000-2000 r--s 00001000 103:02 99   /a b/c d (deleted)").unwrap();
-        assert_eq!(spaced.path.as_deref(), Some("/a b/c d (deleted)"));
-        assert_eq!(
-            (spaced.major, spaced.minor, spaced.offset),
-            (0x103, 2, 0x1000)
-        );
-        let heap = parse_maps_line("55d0-55e0 rw-p 00000000 00:00 0          [heap]").unwrap();
-        assert_eq!(heap.path.as_deref(), Some("[heap]"));
-        assert_eq!(parse_maps_line("garbage"), None);
     }
 
     #[test]

@@ -12,19 +12,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context as _};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::preload::Summary;
-use crate::workingset;
+use crate::learn::last_run::{self, LastRun};
+use crate::learn::workingset;
 
 /// The unit's (and the entry's) file name.
 pub const UNIT: &str = "about-startup-preload.service";
 pub const DESKTOP: &str = "about-startup-preload.desktop";
-const UNIT_TEMPLATE: &str = include_str!("../../manifests/about-startup-preload.service");
-const DESKTOP_TEMPLATE: &str = include_str!("../../manifests/about-startup-preload.desktop");
+const UNIT_TEMPLATE: &str = include_str!("../../../manifests/about-startup-preload.service");
+const DESKTOP_TEMPLATE: &str = include_str!("../../../manifests/about-startup-preload.desktop");
 const PLACEHOLDER: &str = "@ABSOLUTE_PATH_OF_about-startup-host@";
-/// The last planned preload, in the state folder.
-pub const LAST_RUN_FILE: &str = "last-run.json";
 const KDAMONDS: &str = "/sys/kernel/mm/damon/admin/kdamonds";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -32,15 +30,6 @@ const KDAMONDS: &str = "/sys/kernel/mm/damon/admin/kdamonds";
 pub enum Kind {
     Systemd,
     Xdg,
-}
-
-/// The last planned preload (written by every `preload --plan`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LastRun {
-    pub at_ms: u64,
-    pub bytes: u64,
-    pub elapsed_ms: u64,
-    pub planned: bool,
 }
 
 /// `plan_status.autostart` and `autostart status`.
@@ -198,7 +187,7 @@ pub fn status_in(dirs: &Dirs) -> Status {
     Status {
         enabled: kind.is_some(),
         kind,
-        last_run: read_last_run(&dirs.state),
+        last_run: last_run::read(&dirs.state),
         note: damon_pageout_running(Path::new(KDAMONDS)).then(|| {
             "a DAMON kdamond pages out page cache left idle for about a minute: a preload at \
              login is undone unless Firefox starts within a minute or so"
@@ -218,27 +207,10 @@ pub fn status(state_dir: &Path) -> Status {
         Err(_) => Status {
             enabled: false,
             kind: None,
-            last_run: read_last_run(state_dir),
+            last_run: last_run::read(state_dir),
             note: None,
         },
     }
-}
-
-fn read_last_run(state_dir: &Path) -> Option<LastRun> {
-    let bytes = std::fs::read(state_dir.join(LAST_RUN_FILE)).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-/// Record a planned preload in the state folder (best effort: a read-only state folder must not
-/// fail the preload itself).
-pub fn write_last_run(state_dir: &Path, summary: &Summary) {
-    let last = LastRun {
-        at_ms: workingset::now_ms(),
-        bytes: summary.bytes,
-        elapsed_ms: summary.elapsed_ms,
-        planned: summary.planned,
-    };
-    let _ = workingset::save_json(&state_dir.join(LAST_RUN_FILE), &last);
 }
 
 /// A running kdamond with a `pageout` scheme (the same test as scripts/lib/damon.mjs).
@@ -275,6 +247,7 @@ mod tests {
     use std::cell::RefCell;
 
     use super::*;
+    use crate::pagecache::preload::Summary;
 
     fn dirs(root: &Path) -> Dirs {
         Dirs {
@@ -355,17 +328,18 @@ mod tests {
             bytes: 1000,
             elapsed_ms: 7,
             mb_per_s: 0.1,
-            method: crate::preload::Method::Read,
+            method: crate::pagecache::preload::Method::Read,
             jobs: 1,
             idle: true,
             errors: Vec::new(),
+            errors_omitted: 0,
             planned: true,
             bytes_planned: Some(1000),
             bytes_install: 5000,
             order: None,
             pace: None,
         };
-        write_last_run(&d.state, &summary);
+        last_run::write(&d.state, &summary);
         let last = status_in(&d).last_run.unwrap();
         assert_eq!((last.bytes, last.elapsed_ms, last.planned), (1000, 7, true));
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::firefox::{app_ini, process};
 use crate::Error;
 
 /// A Firefox install folder and how it was found (the CLI says which it chose).
@@ -52,7 +53,7 @@ pub fn locate(explicit: Option<&Path>, pid: Option<i32>) -> Result<Install, Erro
         };
         return process_install(pid, how);
     }
-    if let Some(pid) = crate::firefox::find_running() {
+    if let Some(pid) = process::find_running() {
         if let Ok(install) = process_install(pid, format!("running process {pid}")) {
             return Ok(install);
         }
@@ -104,7 +105,7 @@ fn explicit_install(given: &Path) -> Result<Install, Error> {
 }
 
 fn process_install(pid: i32, how: String) -> Result<Install, Error> {
-    let exe = crate::firefox::process_exe(pid).map_err(|e| {
+    let exe = process::process_exe(pid).map_err(|e| {
         Error::FirefoxNotFound(format!("cannot read the executable of process {pid}: {e}"))
     })?;
     let dir = exe
@@ -115,7 +116,7 @@ fn process_install(pid: i32, how: String) -> Result<Install, Error> {
 }
 
 fn install_at(dir: PathBuf, found_by: String) -> Install {
-    let (version, build_id) = read_app_ini(&dir);
+    let (version, build_id) = app_ini::read(&dir);
     Install {
         dir,
         found_by,
@@ -169,40 +170,6 @@ fn is_elf_file(path: &Path) -> bool {
             .and_then(|mut f| f.read_exact(&mut magic))
             .is_ok()
         && magic == *b"\x7fELF"
-}
-
-/// Version and BuildID from `dir/application.ini`, `None` where missing.
-#[must_use]
-pub fn read_app_ini(dir: &Path) -> (Option<String>, Option<String>) {
-    std::fs::read_to_string(dir.join("application.ini"))
-        .map(|text| parse_app_ini(&text))
-        .unwrap_or_default()
-}
-
-/// `Version` and `BuildID` of the `[App]` section of an application.ini text.
-#[must_use]
-pub fn parse_app_ini(text: &str) -> (Option<String>, Option<String>) {
-    let (mut version, mut build_id) = (None, None);
-    let mut in_app = false;
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_app = line == "[App]";
-            continue;
-        }
-        if !in_app || line.starts_with(';') || line.starts_with('#') {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let value = Some(value.trim().to_owned()).filter(|v| !v.is_empty());
-        match key.trim() {
-            "Version" => version = value,
-            "BuildID" => build_id = value,
-            _ => {}
-        }
-    }
-    (version, build_id)
 }
 
 /// Every regular file under `dir` (recursively, symlinks not followed), sorted.
@@ -308,24 +275,9 @@ pub fn is_inside(root: &Path, path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::firefox::app_ini::tests::INI;
     use std::fs;
     use std::os::unix::fs::symlink;
-
-    const INI: &str = "; comment\n[App]\nVendor=Mozilla\nVersion=153.7.0\nBuildID=20261103151912\n\
-                       [Gecko]\nVersion=999\n";
-
-    #[test]
-    fn ini_reads_app_section_only() {
-        assert_eq!(
-            parse_app_ini(INI),
-            (Some("153.7.0".into()), Some("20261103151912".into()))
-        );
-        assert_eq!(parse_app_ini("[Gecko]\nVersion=1\n"), (None, None));
-        assert_eq!(
-            parse_app_ini("[App]\r\nVersion = 1.0 \r\nBuildID=\r\n"),
-            (Some("1.0".into()), None)
-        );
-    }
 
     /// tmp/ff (install: application.ini, a.so, sub/b.so, link → ../outside), tmp/ff2/x, tmp/outside
     fn fixture() -> (tempfile::TempDir, PathBuf) {
@@ -405,7 +357,7 @@ mod tests {
             matches!(err, Error::TooManyFiles { count, limit } if count == MAX_REQUESTED_FILES + 1 && limit == MAX_REQUESTED_FILES),
             "{err}"
         );
-        assert_eq!(err.code(), crate::protocol::ErrorCode::TooManyFiles);
+        assert_eq!(err.code(), crate::error::ErrorCode::TooManyFiles);
     }
 
     #[test]

@@ -1,0 +1,209 @@
+//! The clap definitions: every command, its flags, and the help text. The library has no clap;
+//! where a flag names a library value (`--method`), the mapping is here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::pagecache::preload;
+use crate::pagecache::preload::Method;
+use crate::EXTENSION_ID;
+
+pub(super) const EXAMPLES: &str = "\
+Examples:
+  about-startup-host residency                  which of Firefox's files are in the page cache
+  about-startup-host residency -v libxul.so     one file, with a map of its pages
+  about-startup-host residency --json | jq .summary
+  about-startup-host evict                      drop Firefox's files from the cache (cold start)
+  about-startup-host preload --idle             read them back in at idle I/O priority
+  about-startup-host install                    let the about:startup extension start this host
+
+Paths are relative to Firefox's install folder, or absolute inside it; without paths every file
+of the folder is used. Without --firefox the running Firefox is used, else the one on PATH.";
+
+/// about:startup: measure and control how much of Firefox is in the page cache.
+///
+/// When Firefox starts this program for the about:startup extension (with a manifest path and an
+/// extension id as arguments), it speaks native messaging on stdin/stdout instead; see
+/// docs/PROTOCOL.md.
+#[derive(Debug, Parser)]
+#[command(name = "about-startup-host", version, after_help = EXAMPLES)]
+pub(super) struct Cli {
+    #[command(subcommand)]
+    pub(super) command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum Cmd {
+    /// Show which pages of Firefox's files are in the page cache.
+    ///
+    /// Without root, the kernel (Linux >= 5.2) reports residency only for files you own or may
+    /// write; other files are shown as "hidden" with the reason, never as a made-up 100%.
+    Residency(ResidencyArgs),
+    /// Read Firefox's files into the page cache, so the next start is warm.
+    Preload(PreloadArgs),
+    /// Drop Firefox's files from the page cache, so the next start is cold.
+    ///
+    /// Pages mapped by a running process (a running Firefox keeps libxul.so mapped) stay.
+    Evict(Target),
+    /// Record what the running Firefox's start needed (its working set) for `preload --plan`.
+    ///
+    /// Reads the pages the Firefox process tree has mapped (and, where the kernel reports it
+    /// exactly and the start read from disk, the page cache) and merges them with the last
+    /// starts in $XDG_STATE_HOME/about-startup/working-set.json.
+    Learn(LearnArgs),
+    /// Show the preload plan: what `preload --plan` would read, what changed, what is uncached.
+    Plan(PlanArgs),
+    /// Run `preload --plan --idle` after every login, so the first launch of the day is warm.
+    #[command(subcommand)]
+    Autostart(AutostartCmd),
+    /// Install the native-messaging manifest so Firefox can start this host.
+    Install {
+        /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).
+        #[arg(long)]
+        system: bool,
+        /// The add-on id allowed to talk to the host.
+        #[arg(long, value_name = "ID", default_value = EXTENSION_ID)]
+        extension_id: String,
+    },
+    /// Remove the installed native-messaging manifest.
+    Uninstall {
+        /// Remove the system-wide manifest instead of your own.
+        #[arg(long)]
+        system: bool,
+    },
+    /// Print the native-messaging manifest for this binary (without installing it).
+    Manifest {
+        /// The add-on id allowed to talk to the host.
+        #[arg(long, value_name = "ID", default_value = EXTENSION_ID)]
+        extension_id: String,
+    },
+}
+
+/// What every file command works on.
+#[derive(Debug, Args)]
+pub(super) struct Target {
+    /// Print one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Firefox's install folder (the one holding application.ini), instead of finding it.
+    #[arg(long, value_name = "DIR")]
+    pub(super) firefox: Option<PathBuf>,
+    /// Files to work on, relative to the install folder or absolute inside it [default: all].
+    #[arg(value_name = "PATH")]
+    pub(super) paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ResidencyArgs {
+    #[command(flatten)]
+    pub(super) target: Target,
+    /// Leave out the files the running Firefox maps from outside its folder (GTK, fonts, …);
+    /// they are only included when no PATH is named.
+    #[arg(long)]
+    pub(super) no_mapped: bool,
+    /// Draw a map of each file's pages under its row.
+    #[arg(short = 'v', long = "pages")]
+    pub(super) pages: bool,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct PreloadArgs {
+    #[command(flatten)]
+    pub(super) target: Target,
+    /// Read at the idle I/O priority class (like `ionice -c3`), out of other programs' way.
+    #[arg(long)]
+    pub(super) idle: bool,
+    /// How to read.
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub(super) method: MethodArg,
+    /// Files read at once [default: chosen by the host].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=preload::MAX_JOBS as i64))]
+    pub(super) jobs: Option<u16>,
+    /// Read only what the learned starts needed (see `learn`), in disk order; files changed
+    /// since (a Firefox update) or never learned are read whole.
+    #[arg(long, conflicts_with_all = ["paths", "method", "jobs"])]
+    pub(super) plan: bool,
+    /// With --plan: use only the pages Firefox had mapped, as a user who cannot see page-cache
+    /// residency would (for the benchmark).
+    #[arg(long, requires = "plan")]
+    pub(super) mapped_only: bool,
+    /// With --plan: read in file order even where the filesystem gives disk positions (for the
+    /// benchmark).
+    #[arg(long, requires = "plan")]
+    pub(super) file_order: bool,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct PlanArgs {
+    /// Print one JSON object on stdout instead of sentences.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Firefox's install folder (the one holding application.ini), instead of finding it.
+    #[arg(long, value_name = "DIR")]
+    pub(super) firefox: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum AutostartCmd {
+    /// Install and enable the login-time preload (systemd user unit, else XDG autostart).
+    Enable {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable and remove it.
+    Disable {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether it is on, and what its last run read.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(super) struct LearnArgs {
+    /// Print one JSON object on stdout instead of a sentence.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// The Firefox (main) process to learn from [default: your running Firefox].
+    #[arg(long, value_name = "PID")]
+    pub(super) pid: Option<i32>,
+}
+
+/// `--method`'s values: the CLI's names for [`Method`], so the library needs no clap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum MethodArg {
+    /// The method measured fastest (docs/benchmarks.md).
+    Auto,
+    /// Large read(2) calls into a reused buffer, like `cat`.
+    Read,
+    /// readahead(2) over the whole file.
+    Readahead,
+    /// posix_fadvise(POSIX_FADV_WILLNEED).
+    Fadvise,
+}
+
+impl From<MethodArg> for Method {
+    fn from(arg: MethodArg) -> Self {
+        match arg {
+            MethodArg::Auto => Method::Auto,
+            MethodArg::Read => Method::Read,
+            MethodArg::Readahead => Method::Readahead,
+            MethodArg::Fadvise => Method::Fadvise,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,83 @@
+//! `learn` and `plan`: record what a running Firefox's start needed, and show the planned
+//! preload built from it.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::firefox::process;
+use crate::learn::{plan, workingset};
+
+use super::args::{LearnArgs, PlanArgs, Target};
+use super::autostart::print_autostart;
+use super::render::{count, display_path, megabytes, print_json};
+use super::target::find_firefox;
+
+pub(super) fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
+    let pid = match args.pid {
+        Some(pid) => process::require_firefox(pid)?,
+        None => process::find_running().ok_or_else(|| {
+            crate::Error::FirefoxNotFound(
+                "no running Firefox of yours; start Firefox, let it finish starting, then run learn"
+                    .into(),
+            )
+        })?,
+    };
+    let info = process::inspect(pid)?;
+    let state_dir = workingset::state_dir()?;
+    let summary = workingset::learn(pid, &info.install_dir, &state_dir, &AtomicBool::new(false))?;
+    if args.json {
+        return print_json(&summary);
+    }
+    println!(
+        "learned the start of Firefox {pid}: {} MB in {} (merged over {}) -> {}",
+        megabytes(summary.bytes),
+        count(summary.files, "file"),
+        count(summary.starts_kept as u64, "start"),
+        summary.state_file.display()
+    );
+    println!(
+        "sources: pagemap for {}, page cache too for {}",
+        count(summary.sources.mapped, "file"),
+        summary.sources.resident
+    );
+    Ok(())
+}
+
+pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
+    let target = Target {
+        json: args.json,
+        firefox: args.firefox.clone(),
+        paths: Vec::new(),
+    };
+    let (install, _) = find_firefox(&target, false)?;
+    let status = plan::status(&install.dir, &workingset::state_dir()?)?;
+    if args.json {
+        return print_json(&status);
+    }
+    if status.learned {
+        println!(
+            "plan: {} MB in {} of the folder's {} MB, learned from {}",
+            megabytes(status.planned_bytes),
+            count(status.planned_files, "file"),
+            megabytes(status.install_bytes),
+            count(status.starts as u64, "start")
+        );
+    } else {
+        println!("plan: nothing learned yet; `preload --plan` reads the whole folder ({} MB) until `learn` runs with Firefox started", megabytes(status.install_bytes));
+    }
+    for path in &status.changed_files {
+        println!(
+            "  changed since learned (read whole, re-learned next time): {}",
+            display_path(&install, path)
+        );
+    }
+    match &status.uncached_files {
+        None => println!("uncached files: hidden (the kernel reports page-cache state only for files you own or can write)"),
+        Some(files) if files.is_empty() => println!("uncached files: none"),
+        Some(files) => {
+            let bytes: u64 = files.iter().map(|f| f.size).sum();
+            println!("uncached files: {} ({} MB): the next start reads them from disk", files.len(), megabytes(bytes));
+        }
+    }
+    print_autostart(&status.autostart);
+    Ok(())
+}

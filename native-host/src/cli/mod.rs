@@ -1,0 +1,56 @@
+//! The command-line front end: the same library as host mode, with human tables or `--json`.
+//! Human output goes to stdout, notes about what was chosen go to stderr (so `--json` output
+//! and tables can be piped), progress only when stderr is a terminal.
+//!
+//! - [`args`]: the clap definitions (the only place that knows clap);
+//! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
+//!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`);
+//! - [`target`]: which Firefox and which files (`--firefox`, the paths);
+//! - [`render`]: tables, the progress bar, number formatting and `--json` output.
+
+mod args;
+mod autostart;
+mod evict;
+mod install;
+mod learn;
+mod preload;
+mod render;
+mod residency;
+mod target;
+
+use std::ffi::OsString;
+
+use clap::Parser;
+
+use crate::host::manifest;
+
+use args::{Cli, Cmd};
+
+/// Parse `args` (usage errors exit with status 2, as clap does) and run the command.
+pub fn run<I, T>(args: I) -> anyhow::Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    crate::pagecache::sys::default_sigpipe();
+    match Cli::parse_from(args).command {
+        Cmd::Residency(args) => residency::residency_cmd(&args),
+        Cmd::Preload(args) => preload::preload_cmd(&args),
+        Cmd::Evict(args) => evict::evict_cmd(&args),
+        Cmd::Learn(args) => learn::learn_cmd(&args),
+        Cmd::Plan(args) => learn::plan_cmd(&args),
+        Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
+        Cmd::Install {
+            system,
+            extension_id,
+        } => install::install_cmd(system, &extension_id),
+        Cmd::Uninstall { system } => install::uninstall_cmd(system),
+        Cmd::Manifest { extension_id } => {
+            print!(
+                "{}",
+                manifest::render(&manifest::host_binary()?, &extension_id)?
+            );
+            Ok(())
+        }
+    }
+}

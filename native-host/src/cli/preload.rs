@@ -1,0 +1,128 @@
+//! `preload`: read Firefox's files (or only the planned ranges) into the page cache, with a
+//! progress bar on a terminal and a one-line summary.
+
+use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
+
+use crate::firefox::install;
+use crate::learn::{plan, workingset};
+use crate::pagecache::preload;
+use crate::pagecache::preload::Method;
+
+use super::args::PreloadArgs;
+use super::render::{count, megabytes, print_json, ProgressBar};
+use super::target::{find_firefox, select};
+
+/// The install folder of the newest learned start, if it is still a Firefox install.
+fn learned_install() -> Option<install::Install> {
+    let state = workingset::load(&workingset::state_dir().ok()?.join(workingset::STATE_FILE));
+    let dir = state.install_dir()?.to_path_buf();
+    let mut found = install::locate(Some(&dir), None).ok()?;
+    found.found_by = "the Firefox learned last".to_owned();
+    Some(found)
+}
+
+pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
+    // A planned preload without --firefox (the login entry runs exactly that) reads the plan
+    // of the Firefox it learned last, not whichever Firefox PATH names first.
+    let learned = if args.plan && args.target.firefox.is_none() {
+        learned_install()
+    } else {
+        None
+    };
+    let install = match learned {
+        Some(found) => found,
+        None => find_firefox(&args.target, false)?.0,
+    };
+    let mut bar = std::io::stderr()
+        .is_terminal()
+        .then_some(ProgressBar { install: &install });
+    let mut on_progress = |p: &preload::Progress| {
+        if let Some(bar) = &mut bar {
+            bar.draw(p);
+        }
+    };
+    if args.plan {
+        let state_dir = workingset::state_dir()?;
+        let summary = plan::preload_planned(
+            &install.dir,
+            &state_dir,
+            args.idle,
+            plan::Knobs {
+                mapped_only: args.mapped_only,
+                file_order: args.file_order,
+            },
+            &AtomicBool::new(false),
+            &mut on_progress,
+        );
+        if std::io::stderr().is_terminal() {
+            eprint!("\r\x1b[K");
+        }
+        return print_preload(&summary?, args.target.json);
+    }
+    let selected = select(&install, &args.target)?;
+    let opts = preload::Options {
+        method: args.method.into(),
+        idle: args.idle,
+        jobs: args.jobs.map(usize::from),
+    };
+    let summary = preload::preload(&selected, &opts, &AtomicBool::new(false), &mut on_progress);
+    if std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[K");
+    }
+    print_preload(&summary?, args.target.json)
+}
+
+pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::Result<()> {
+    for error in &summary.errors {
+        eprintln!("warning: {}: {}", error.path.display(), error.error);
+    }
+    if json {
+        return print_json(summary);
+    }
+    if let (Some(planned), Some(order)) = (summary.bytes_planned, summary.order) {
+        println!(
+            "planned: {} MB of the folder's {} MB, read in {} order",
+            megabytes(planned),
+            megabytes(summary.bytes_install),
+            match order {
+                plan::Order::Disk => "disk",
+                plan::Order::File => "file (no FIEMAP here)",
+            }
+        );
+    }
+    println!(
+        "preloaded {}, {} MB in {} ms ({:.1} MB/s), method {}, {}{}",
+        count(summary.files, "file"),
+        megabytes(summary.bytes),
+        summary.elapsed_ms,
+        summary.mb_per_s,
+        method_name(summary.method),
+        count(summary.jobs as u64, "job"),
+        if summary.idle {
+            ", idle I/O priority"
+        } else {
+            ""
+        }
+    );
+    if let Some(pace) = summary.pace {
+        if pace.pressure_available {
+            println!(
+                "yielded {} ms to others' I/O ({} busy probes, {} ms probing)",
+                pace.yielded_ms, pace.busy_probes, pace.probed_ms
+            );
+        } else {
+            println!("not paced: this kernel reports no I/O pressure (/proc/pressure/io)");
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Auto => "auto",
+        Method::Read => "read",
+        Method::Readahead => "readahead",
+        Method::Fadvise => "fadvise",
+    }
+}

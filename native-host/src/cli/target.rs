@@ -1,0 +1,45 @@
+//! Which Firefox and which of its files a command works on: `--firefox`, the paths, and the
+//! running Firefox when a command wants its mappings.
+
+use std::path::PathBuf;
+
+use crate::firefox::{self, install::Install};
+
+use super::args::Target;
+
+/// The install folder to work on, and the running Firefox of that folder if there is one (its
+/// mappings are what an ordinary user can see). `want_process`: whether the caller uses that
+/// process; looking for it scans all of /proc, which costs more than a residency scan itself, so
+/// with `--firefox DIR` it is skipped when nobody needs it.
+pub(super) fn find_firefox(
+    target: &Target,
+    want_process: bool,
+) -> anyhow::Result<(Install, Option<i32>)> {
+    let running = if want_process || target.firefox.is_none() {
+        firefox::process::find_running()
+    } else {
+        None
+    };
+    let install = match &target.firefox {
+        Some(dir) => firefox::install::locate(Some(dir), None)?,
+        None => firefox::install::locate(None, running)?,
+    };
+    let pid = running.filter(|&pid| {
+        want_process
+            && firefox::process::inspect(pid).is_ok_and(|info| info.install_dir == install.dir)
+    });
+    if !target.json {
+        let version = install.version.as_deref().unwrap_or("of unknown version");
+        eprintln!(
+            "Firefox {version} in {} (found by {})",
+            install.dir.display(),
+            install.found_by
+        );
+    }
+    Ok((install, pid))
+}
+
+/// The files of `target` (all of the install folder without paths), confined to it.
+pub(super) fn select(install: &Install, target: &Target) -> anyhow::Result<Vec<PathBuf>> {
+    Ok(firefox::install::select(&install.dir, &target.paths)?)
+}
