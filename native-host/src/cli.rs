@@ -66,6 +66,10 @@ enum Cmd {
     /// Run `preload --plan --idle` after every login, so the first launch of the day is warm.
     #[command(subcommand)]
     Autostart(AutostartCmd),
+    /// Start Firefox (optionally cold) and record which pages of which files its start reads.
+    Launch(crate::trace::cli::LaunchArgs),
+    /// Record the reads of a Firefox started some other way, for N seconds.
+    Trace(crate::trace::cli::TraceArgs),
     /// Install the native-messaging manifest so Firefox can start this host.
     Install {
         /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).
@@ -196,6 +200,8 @@ where
         Cmd::Learn(args) => learn_cmd(&args),
         Cmd::Plan(args) => plan_cmd(&args),
         Cmd::Autostart(cmd) => autostart_cmd(&cmd),
+        Cmd::Launch(args) => crate::trace::cli::launch_cmd(&args),
+        Cmd::Trace(args) => crate::trace::cli::trace_cmd(&args),
         Cmd::Install {
             system,
             extension_id,

@@ -33,6 +33,7 @@ pub mod preload;
 pub mod protocol;
 pub mod residency;
 pub mod sys;
+pub mod trace;
 pub mod workingset;
 
 pub use error::Error;
