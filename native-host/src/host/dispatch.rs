@@ -27,6 +27,33 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             crate::bench::write_record(shared.ctx.bench_out.as_deref(), &record)
                 .map(Reply::BenchRecord)
         }),
+        Command::TraceList => guarded(|| {
+            let dir = crate::trace::store::dir(None)?;
+            let current = shared
+                .ctx
+                .firefox_pid
+                .and_then(|pid| crate::trace::store::process_start(pid).map(|t| (pid, t)));
+            Ok(Reply::TraceList(crate::trace::store::listing(
+                &dir, current,
+            )))
+        }),
+        Command::TraceFetch { trace, offset } => guarded(|| {
+            let dir = crate::trace::store::dir(None)?;
+            crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
+                .map(Reply::TraceFetch)
+                .map_err(|e| match e {
+                    crate::Error::Io { source, .. }
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        ReplyError::new(
+                            ErrorCode::NoSuchTrace,
+                            format!("no stored trace {trace}"),
+                            json!({ "trace": trace }),
+                        )
+                    }
+                    other => ReplyError::from(other),
+                })
+        }),
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).

@@ -91,6 +91,8 @@ pub fn run_long(
         | Command::Firefox
         | Command::Cancel { .. }
         | Command::BenchRecord { .. }
+        | Command::TraceList
+        | Command::TraceFetch { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()

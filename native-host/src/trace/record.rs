@@ -86,12 +86,15 @@ pub fn process_kind(cmdline: &[String], is_root: bool) -> String {
     if is_root {
         return "parent".into();
     }
-    if cmdline.iter().any(|a| a == "-contentproc") {
-        return cmdline
+    // The fork server rewrites argv into one string ("… browser 3 tab"): its last word is the
+    // kind either way.
+    let joined = cmdline.join(" ");
+    if joined.contains("-contentproc") || joined.contains(" browser ") {
+        return joined
+            .split_whitespace()
             .last()
             .filter(|k| k.chars().all(|c| c.is_ascii_alphabetic()))
-            .cloned()
-            .unwrap_or_else(|| "content".into());
+            .map_or_else(|| "content".into(), str::to_owned);
     }
     cmdline
         .first()
@@ -429,10 +432,12 @@ fn finish(
     };
     let mut built = build::build(&rec.lines, &ctx);
     let mut zero_desc = zero.1;
-    if let Some(fork) = built.fork_ns {
-        let diff = (fork as f64 - zero.0 as f64) / 1e6;
+    let ticks = super::store::process_start(pid);
+    if let Some(ticks) = ticks {
+        let proc_ns = ticks * (1_000_000_000 / crate::sys::clk_tck().max(1));
+        let diff = (proc_ns as f64 - zero.0 as f64) / 1e6;
         zero_desc.push_str(&format!(
-            "; the traced fork of pid {pid} is {diff:+.1} ms from it"
+            "; /proc/{pid}/stat starttime ({ticks} ticks) is {diff:+.1} ms from it"
         ));
     }
     for f in &mut built.files {
@@ -480,9 +485,6 @@ fn finish(
             field_sources.insert(k.into(), v.into());
         }
     }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| firefox::parse_stat(&s));
     let processes = sampler
         .kinds
         .iter()
@@ -496,7 +498,7 @@ fn finish(
         source,
         field_sources,
         pid,
-        process_start_ticks: stat.map_or(0, |s| s.starttime),
+        process_start_ticks: ticks.unwrap_or(0),
         install_dir: install.dir.to_string_lossy().into_owned(),
         firefox_version: install.version.clone(),
         build_id: install.build_id.clone(),

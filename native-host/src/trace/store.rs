@@ -3,6 +3,7 @@
 //! `MAX_BYTES` in all: the oldest are dropped when a new one is stored. Under sudo/pkexec the
 //! folder and files belong to the invoking user.
 
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,47 @@ pub struct Meta {
     pub lost_events: u64,
     pub bytes: u64,
 }
+
+/// `trace_list`'s data: the stored traces and which one is of the host's own Firefox process.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Listing {
+    pub traces: Vec<Meta>,
+    /// The id of the trace of the Firefox that started the host (same pid and process start).
+    pub current: Option<String>,
+    pub dir: String,
+    /// The command that records one (the page shows it when there is none).
+    pub record_command: String,
+}
+
+/// The start (clock ticks since boot) of process `pid`.
+#[must_use]
+pub fn process_start(pid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| crate::firefox::parse_stat(&s))
+        .map(|s| s.starttime)
+}
+
+/// The list with the current process's trace marked.
+#[must_use]
+pub fn listing(dir: &Path, current: Option<(i32, u64)>) -> Listing {
+    let traces = list(dir);
+    let current = current.and_then(|(pid, ticks)| {
+        traces
+            .iter()
+            .find(|m| m.pid == pid && m.process_start_ticks == ticks)
+            .map(|m| m.id.clone())
+    });
+    Listing {
+        traces,
+        current,
+        dir: dir.to_string_lossy().into_owned(),
+        record_command: RECORD_COMMAND.into(),
+    }
+}
+
+/// What the page and `--help` tell people to run.
+pub const RECORD_COMMAND: &str = "sudo about-startup-host launch --cold --trace";
 
 /// One page of a stored trace's JSON text.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -140,20 +182,36 @@ pub fn fetch(dir: &Path, id: &str, offset: u64) -> Result<Chunk, Error> {
             std::io::Error::from(std::io::ErrorKind::NotFound),
         ));
     }
-    let text = std::fs::read(dir.join(format!("{id}.json")))
+    let mut file = std::fs::File::open(dir.join(format!("{id}.json")))
         .map_err(|e| Error::io(format!("read trace {id}"), e))?;
-    let total = text.len();
-    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
-    let mut end = (start + CHUNK).min(total);
-    while end < total && (text[end] & 0xC0) == 0x80 {
-        end -= 1;
+    let total = file
+        .metadata()
+        .map_err(|e| Error::io(format!("read trace {id}"), e))?
+        .len();
+    let start = offset.min(total);
+    file.seek(SeekFrom::Start(start))
+        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
+    let mut buf = Vec::with_capacity(CHUNK);
+    file.take(CHUNK as u64)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
+    // Cut on a UTF-8 boundary: drop a trailing partial character (the next page starts there).
+    let mut end = buf.len();
+    if start + (buf.len() as u64) < total {
+        while end > 0 && (buf[end - 1] & 0xC0) == 0x80 {
+            end -= 1;
+        }
+        if end > 0 && buf[end - 1] >= 0xC0 {
+            end -= 1;
+        }
     }
-    let data = String::from_utf8_lossy(&text[start..end]).into_owned();
+    let data = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let next = start + end as u64;
     Ok(Chunk {
         id: id.to_owned(),
-        offset: start as u64,
-        total: total as u64,
-        next_offset: (end < total).then_some(end as u64),
+        offset: start,
+        total,
+        next_offset: (next < total).then_some(next),
         data,
     })
 }
