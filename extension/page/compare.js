@@ -147,7 +147,7 @@ async function importFile(file) {
   }
   $("import-error").hidden = true;
   if (result.doc.trace) {
-    showTrace(result.doc.trace, file.name);
+    showTrace(result.doc.trace, file.name, result.doc.current?.milestones);
   }
   setStatus(
     "import-status",

@@ -30,7 +30,9 @@ const H = 220;
 const M = { left: 64, right: 12, top: 10, bottom: 28 };
 const SECTION_COLOURS = ["#d9534f", "#5b9bd5", "#70ad47", "#ffc000", "#a5a5a5", "#9e480e", "#7030a0", "#264478"];
 
-const state = { trace: null, origin: "host", milestones: [], picked: null };
+// `own`: this Firefox's milestones; `milestones`: those drawn with the trace shown (its own
+// process's only: an imported trace brings its export's current record's, or none).
+const state = { trace: null, origin: "host", own: [], milestones: [], picked: null };
 
 /** The trace shown now (null without one), for the JSON export. */
 export function currentTrace() {
@@ -59,15 +61,19 @@ function frame(span, yLabel, titleText) {
   svg.append(
     svgEl("text", { x: 4, y: M.top + 8, fill: "currentColor" }, yLabel),
   );
+  let lastLabel = -Infinity;
   for (const m of state.milestones) {
     if (m.sinceOrigin > span) {
       continue;
     }
+    // Labels closer than a line's height would overprint: the line stays, the label goes.
+    const crowded = x(m.sinceOrigin) - lastLabel < 12;
     const g = svgEl("g", { "data-milestone": m.name });
-    g.append(
-      svgEl("line", { x1: x(m.sinceOrigin), x2: x(m.sinceOrigin), y1: M.top, y2: H - M.bottom, stroke: "#888", "stroke-dasharray": "3 3" }),
-      svgEl("text", { x: x(m.sinceOrigin) + 2, y: M.top + 10, fill: "#666", "font-size": 9, transform: `rotate(90 ${x(m.sinceOrigin) + 2} ${M.top + 10})` }, m.name),
-    );
+    g.append(svgEl("line", { x1: x(m.sinceOrigin), x2: x(m.sinceOrigin), y1: M.top, y2: H - M.bottom, stroke: "#888", "stroke-dasharray": "3 3" }));
+    if (!crowded) {
+      lastLabel = x(m.sinceOrigin);
+      g.append(svgEl("text", { x: x(m.sinceOrigin) + 2, y: M.top + 10, fill: "#666", "font-size": 9, transform: `rotate(90 ${x(m.sinceOrigin) + 2} ${M.top + 10})` }, m.name));
+    }
     svg.append(g);
   }
   return { svg, x };
@@ -181,10 +187,20 @@ function table(trace) {
   return tableEl;
 }
 
-/** Draws `trace` (from the host or an import) into the section. */
-export function showTrace(trace, origin = "host") {
+/**
+ * Draws `trace` (from the host, or an import named `origin`) into the section. `milestones`
+ * ({name: ms since process}) are the traced process's; the host's trace is of this Firefox.
+ */
+export function showTrace(trace, origin = "host", milestones = null) {
   state.trace = trace;
   state.origin = origin;
+  state.milestones =
+    origin === "host"
+      ? state.own
+      : Object.entries(milestones ?? {})
+          .filter(([, ms]) => typeof ms === "number" && Number.isFinite(ms) && ms >= 0)
+          .map(([name, ms]) => ({ name, sinceOrigin: ms }))
+          .sort((a, b) => a.sinceOrigin - b.sinceOrigin);
   const root = section();
   root.dataset.state = "ready";
   root.dataset.origin = origin;
@@ -263,9 +279,9 @@ function showNone(reasonKey, detail = "") {
 async function loadMilestones() {
   try {
     const raw = await startupApi(browser).getStartupInfo();
-    state.milestones = milestoneRows(raw).rows;
+    state.own = milestoneRows(raw).rows;
   } catch {
-    state.milestones = [];
+    state.own = [];
   }
 }
 
