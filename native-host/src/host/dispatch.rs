@@ -132,6 +132,25 @@ mod tests {
     }
 
     #[test]
+    fn trace_fetch_of_an_unknown_or_malformed_id_is_no_such_trace() {
+        let mut input =
+            request(&json!({"id": 1, "command": "trace_fetch", "trace": "../../etc/passwd"}));
+        input.extend(request(
+            &json!({"id": 2, "command": "trace_fetch", "trace": "0-0-0", "offset": 5}),
+        ));
+        let (result, mut replies) = run(&input, Box::new(run_long));
+        result.unwrap();
+        replies.sort_by_key(|r| r["id"].as_u64());
+        assert_eq!(
+            codes(&replies),
+            vec![
+                (json!(1), json!("no_such_trace")),
+                (json!(2), json!("no_such_trace"))
+            ]
+        );
+    }
+
+    #[test]
     fn bench_record_is_refused_outside_a_benchmark() {
         let input = request(&json!({"id": 1, "command": "bench_record", "record": {"id": "x"}}));
         let (result, replies) = run(&input, Box::new(run_long));

@@ -173,3 +173,15 @@ test("agreement and the command to record one", () => {
   assert.equal(agreement(none).ratio, null);
   assert.match(RECORD_COMMAND, /^sudo about-startup-host launch --cold --trace$/);
 });
+
+test("the docs' access-pattern SVG: sections named, text escaped, cells bounded", async () => {
+  const { accessPatternSvg } = await import("../../../scripts/bench/trace-chart.mjs");
+  const trace = fake();
+  trace.files[0].path = "/ff/<lib>&/libxul.so";
+  const svg = accessPatternSvg(trace, "libxul.so", { span: 100 });
+  assert.match(svg, /^<svg /);
+  assert.match(svg, />\.text</);
+  assert.match(svg, /&lt;lib&gt;&amp;/);
+  assert.ok(!svg.includes("<lib>"));
+  assert.throws(() => accessPatternSvg(trace, "nothing.so"), /not in the trace/);
+});
