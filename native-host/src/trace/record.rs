@@ -643,6 +643,10 @@ pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::R
         .collect();
     sampler.samples.clear();
     let ended_by = run_loop(&mut rec, &mut sampler, None, zero_ns, stop)?;
+    // Attached right after a spawn, the pid may still have been a wrapper (a cgroup or sandbox
+    // launcher) that exec'd Firefox since: name the install by what the process is now.
+    let now_install = crate::files::locate(None, Some(pid)).ok();
+    let install = now_install.as_ref().unwrap_or(install);
     let attached = (rec.armed_ns.saturating_sub(zero_ns)) as f64 / 1e6;
     let notes = vec![format!(
         "attached {attached:.0} ms after the process started: reads before that are missed, and read_bytes counts only what came after"
