@@ -646,6 +646,10 @@ pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::R
     // Attached right after a spawn, the pid may still have been a wrapper (a cgroup or sandbox
     // launcher) that exec'd Firefox since: name the install by what the process is now.
     let now_install = crate::files::locate(None, Some(pid)).ok();
+    let install_id = match &now_install {
+        Some(now) if now.dir != install.dir => install_identity(&now.dir),
+        _ => install_id,
+    };
     let install = now_install.as_ref().unwrap_or(install);
     let attached = (rec.armed_ns.saturating_sub(zero_ns)) as f64 / 1e6;
     let notes = vec![format!(
