@@ -137,6 +137,18 @@ pub fn print_human(out: &mut impl Write, t: &Trace) -> std::io::Result<()> {
         writeln!(out, "source: /proc sampling only (no per-file trace)")?;
         writeln!(out, "{PRIVILEGE_NOTE}")?;
     }
+    if t.source == Source::ProcSampler {
+        writeln!(
+            out,
+            "read from disk (read_bytes of the Firefox tree): {}; major faults: {}",
+            t.tree_read_bytes.map_or("unknown".into(), mb),
+            t.samples.last().map_or(0, |s| s.majflt)
+        )?;
+        for n in &t.notes {
+            writeln!(out, "note: {n}")?;
+        }
+        return Ok(());
+    }
     let reads = t.events.len();
     writeln!(
         out,
@@ -222,5 +234,28 @@ mod tests {
         assert!(s.contains("libxul.so"));
         assert!(s.contains("(written)"));
         assert!(s.contains("|0"));
+    }
+
+    #[test]
+    fn sampled_report_says_root_is_needed_and_shows_read_bytes() {
+        let mut t = crate::trace::model::tests::fake();
+        t.source = crate::trace::model::Source::ProcSampler;
+        t.samples.push(crate::trace::model::Sample {
+            t: 10.0,
+            read_bytes: 16384,
+            majflt: 3,
+        });
+        let mut out = Vec::new();
+        super::print_human(&mut out, &t).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains("sudo about-startup-host launch --cold --trace"),
+            "{s}"
+        );
+        assert!(
+            s.contains("read_bytes of the Firefox tree): 0.0 MB; major faults: 3"),
+            "{s}"
+        );
+        assert!(!s.contains("trace/proc"));
     }
 }
