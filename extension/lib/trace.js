@@ -175,7 +175,10 @@ export function sectionBands(file, minShare = 0.02) {
 export function diskView(trace, { cols = 160, rows = 100, span = timeSpan(trace) } = {}) {
   let points = [];
   let source = "block";
-  if ((trace.block ?? []).length > 0) {
+  // Block requests count only where the tree issued them itself; under blk-throttle a kernel
+  // worker dispatches most, so below half the traced bytes the extents tell more.
+  const blockBytes = (trace.block ?? []).reduce((sum, b) => sum + b.len, 0);
+  if (blockBytes > 0 && blockBytes >= 0.5 * (trace.traced_read_bytes ?? 0)) {
     points = trace.block.map((b) => ({ t: b.t, pos: b.pos, len: b.len }));
   } else {
     source = "extents";

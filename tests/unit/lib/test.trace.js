@@ -153,7 +153,11 @@ test("diskView places reads through extents and counts seeks; block requests win
   assert.equal(v.source, "extents");
   assert.equal(v.min, 1048576);
   assert.equal(v.cells.length, 2);
+  const fewBlocks = fake();
+  fewBlocks.block = [{ t: 1, pos: 0, len: 4096, lat_ms: 1, p: 10 }];
+  assert.equal(diskView(fewBlocks, { cols: 10, rows: 10, span: 100 }).source, "extents", "block requests covering under half the reads");
   const withBlock = fake();
+  withBlock.traced_read_bytes = 12288;
   withBlock.block = [
     { t: 1, pos: 0, len: 4096, lat_ms: 1, p: 10 },
     { t: 2, pos: 100 * 1024 * 1024, len: 4096, lat_ms: 2, p: 10 },
