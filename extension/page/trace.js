@@ -92,6 +92,14 @@ function readChart(trace, span) {
   const max = Math.max(1, ...bins.map((b) => b.bytes));
   const y = (v) => H - M.bottom - (v / max) * (H - M.top - M.bottom);
   const yc = (v) => H - M.bottom - (v / Math.max(1, total)) * (H - M.top - M.bottom);
+  // Before the tracer attached (trace --pid) nothing was seen: shade it, never draw it as 0.
+  if (trace.attached_ms > 1) {
+    const w = x(Math.min(span, trace.attached_ms)) - x(0);
+    svg.append(
+      svgEl("rect", { x: x(0), y: M.top, width: w, height: H - M.top - M.bottom, fill: "#888", "fill-opacity": 0.15, "data-missed": "true" }),
+      svgEl("text", { x: x(0) + 4, y: H - M.bottom - 6, fill: "#666", "font-size": 10 }, t("traceMissed")),
+    );
+  }
   for (const b of bins.filter((b) => b.bytes > 0)) {
     svg.append(svgEl("rect", { x: x(b.t0), y: y(b.bytes), width: Math.max(1, x(b.t1) - x(b.t0)), height: H - M.bottom - y(b.bytes), fill: "#5b9bd5" }));
   }

@@ -215,6 +215,8 @@ describe("the page draws a trace", () => {
     }, { message: "the host's trace" });
     assert.equal(page.state, "ready", "the host lists the trace of this Firefox as current");
     assert.equal(page.origin, "host");
+    const missed = await ctx.ff.driver.executeScript(() => document.querySelectorAll("[data-testid=trace-read-chart] [data-missed]").length);
+    assert.equal(missed, 1, "the time before the tracer attached is shaded, not drawn as nothing read");
     await shot(ctx.ff.driver, "trace-host");
   });
 });
