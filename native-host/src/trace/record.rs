@@ -42,6 +42,9 @@ pub struct Stop {
     pub quiet_ms: u64,
 }
 
+/// The file whose appearance means the extension recorded this start (see store::mark_recorded).
+type Marker = Option<PathBuf>;
+
 /// What `launch` starts.
 #[derive(Debug)]
 pub struct Launch {
@@ -330,6 +333,7 @@ fn run_loop(
     child: Option<&mut Child>,
     zero_ns: u64,
     stop: Stop,
+    marker: &Marker,
 ) -> anyhow::Result<String> {
     let interrupted = tracefs::interrupted();
     let started = Instant::now();
@@ -362,6 +366,12 @@ fn run_loop(
         }
         if interrupted.load(Ordering::SeqCst) {
             return Ok("interrupted".into());
+        }
+        if stop.seconds.is_none() && marker.as_ref().is_some_and(|m| m.exists()) {
+            if let Some(m) = marker {
+                let _ = std::fs::remove_file(m);
+            }
+            return Ok("session restored (the extension recorded the start)".into());
         }
         let elapsed = started.elapsed().as_secs_f64();
         if elapsed >= limit {
@@ -578,7 +588,21 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
         root: pid,
         ..Sampler::default()
     };
-    let ended_by = match run_loop(&mut rec, &mut sampler, Some(&mut child), spawn_ns, stop) {
+    // With the about:startup extension in that Firefox, its `learn` after sessionRestored leaves
+    // a marker in the state folder of the user Firefox runs as.
+    let marker = super::store::process_start(pid).and_then(|ticks| {
+        super::user::state_dir(opts.user.as_ref())
+            .ok()
+            .map(|d| super::store::recorded_marker(&d, pid, ticks))
+    });
+    let ended_by = match run_loop(
+        &mut rec,
+        &mut sampler,
+        Some(&mut child),
+        spawn_ns,
+        stop,
+        &marker,
+    ) {
         Ok(e) => e,
         Err(e) => {
             drop(rec);
@@ -642,7 +666,7 @@ pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::R
         .map(|(p, rb)| (*p, (*rb, sampler.majflt.get(p).copied().unwrap_or(0))))
         .collect();
     sampler.samples.clear();
-    let ended_by = run_loop(&mut rec, &mut sampler, None, zero_ns, stop)?;
+    let ended_by = run_loop(&mut rec, &mut sampler, None, zero_ns, stop, &None)?;
     // Attached right after a spawn, the pid may still have been a wrapper (a cgroup or sandbox
     // launcher) that exec'd Firefox since: name the install by what the process is now.
     let now_install = crate::files::locate(None, Some(pid)).ok();

@@ -72,6 +72,26 @@ pub fn listing(dir: &Path, current: Option<(i32, u64)>) -> Listing {
     }
 }
 
+/// The marker the host leaves when the extension has recorded the start of Firefox `pid` (it
+/// sends `learn` after sessionRestored): `<state>/traces/recorded-<pid>-<start ticks>`.
+#[must_use]
+pub fn recorded_marker(state_dir: &Path, pid: i32, ticks: u64) -> PathBuf {
+    state_dir
+        .join("traces")
+        .join(format!("recorded-{pid}-{ticks}"))
+}
+
+/// Leave the marker for `pid` (best effort: a trace only stops earlier with it).
+pub fn mark_recorded(state_dir: &Path, pid: i32) {
+    if let Some(ticks) = process_start(pid) {
+        let path = recorded_marker(state_dir, pid, ticks);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(path, b"");
+    }
+}
+
 /// What the page and `--help` tell people to run.
 pub const RECORD_COMMAND: &str = "sudo about-startup-host launch --cold --trace";
 
@@ -220,6 +240,18 @@ pub fn fetch(dir: &Path, id: &str, offset: u64) -> Result<Chunk, Error> {
 mod tests {
     use super::*;
     use crate::trace::model::tests::fake;
+
+    #[test]
+    fn the_recorded_marker_names_pid_and_process_start() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pid = i32::try_from(std::process::id()).unwrap();
+        let ticks = process_start(pid).unwrap();
+        let marker = recorded_marker(tmp.path(), pid, ticks);
+        assert!(!marker.exists());
+        mark_recorded(tmp.path(), pid);
+        assert!(marker.exists());
+        assert!(!recorded_marker(tmp.path(), pid, ticks + 1).exists());
+    }
 
     #[test]
     fn save_list_fetch_and_prune() {
