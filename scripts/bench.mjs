@@ -11,7 +11,8 @@ import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
 import { benchExport, pairs, readRuns, scenarioExport } from "./bench/results.mjs";
 import { runBench } from "./bench/run.mjs";
-import { prepareScenario } from "./bench/scenarios.mjs";
+import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
+import { prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
 import { pauseProactiveReclaim } from "./lib/damon.mjs";
@@ -19,7 +20,8 @@ import { FIREFOX_NAMES, findFirefox } from "./lib/firefox.mjs";
 import { processesWithHome, signal } from "./lib/processes.mjs";
 import { HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { run } from "./lib/run.mjs";
-import { createSlowDisk } from "./lib/slow-disk.mjs";
+import { readAheadKb, setReadAheadKb } from "./lib/read-ahead.mjs";
+import { createSlowDisk, diskOf } from "./lib/slow-disk.mjs";
 
 const WELCH_NOTE =
   "Differences: B − A of the means; p: Welch's two-sided t-test (unequal variances, Welch–Satterthwaite degrees of freedom); significant when p < 0.05.";
@@ -116,6 +118,31 @@ function resolveFirefox(given) {
   return { ...found, version: field("Version"), buildId: field("BuildID") };
 }
 
+/** "128 KiB (set for the run; was 8192 KiB) on 254:0", "8192 KiB on 254:0", "unknown on …". */
+function readAheadText({ before, after }, disk) {
+  if (after === null) return `unknown on ${disk}`;
+  return before === after ? `${after} KiB on ${disk}` : `${after} KiB (set for the run; was ${before} KiB) on ${disk}`;
+}
+
+/**
+ * For the login scenarios: the workload's files (made once, on the same disk as the run's
+ * folder) and, for `login`, the autostart entry installed in the run's own config folder and
+ * the command it runs. Null without a login scenario.
+ */
+function prepareLoginRun(options, { root, stateHome }) {
+  if (!options.scenarios.some((s) => LOGIN_SCENARIOS.includes(s))) {
+    return null;
+  }
+  const files = workloadFiles(path.join(root, "workload"), options.workloadMib);
+  const installed = options.scenarios.includes("login")
+    ? installedAutostart({ hostBinary: HOST_BINARY, configHome: path.join(root, "config"), stateHome })
+    : { file: null, argv: null };
+  console.log(
+    `login: workload ${options.workloadMib} MiB in ${files.length} files, launch ${options.loginDelayMs / 1000} s after login${installed.argv ? `; autostart runs: ${installed.argv.join(" ")} (from ${installed.file})` : ""}`,
+  );
+  return { files, ...installed };
+}
+
 function defaultOut() {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
   return path.join(ROOT, "artifacts", "bench", `bench-${stamp}.json`);
@@ -128,6 +155,9 @@ function commandLine(argv) {
 async function benchmark(options, argv) {
   if (options.slowDisk && process.getuid() !== 0) {
     throw new UsageError("--slow-disk needs root: the throttle is a cgroup (run as root, or leave --slow-disk out)");
+  }
+  if (options.readAheadKb !== null && process.getuid() !== 0) {
+    throw new UsageError("--read-ahead-kb needs root: it writes /sys/dev/block/…/queue/read_ahead_kb (run as root, or leave it out)");
   }
   const firefox = resolveFirefox(options.firefox);
   const out = path.resolve(options.out ?? defaultOut());
@@ -158,9 +188,17 @@ async function benchmark(options, argv) {
   const group = options.slowDisk ? createSlowDisk(options.slowDisk.spec, firefox.installDir) : null;
   const wrap = group ? group.wrap : (argv2) => argv2;
   const damon = pauseProactiveReclaim();
+  // The readahead window shapes a cold start as much as the throttle does: recorded always, set
+  // for the run with --read-ahead-kb (restored on exit, Ctrl-C and failure by its exit hook).
+  const blockDevice = diskOf(firefox.installDir);
+  const readAhead =
+    options.readAheadKb === null
+      ? { before: readAheadKb(blockDevice), after: readAheadKb(blockDevice) }
+      : setReadAheadKb(blockDevice, options.readAheadKb);
 
   console.log(`Firefox ${firefox.version} (${firefox.buildId}) at ${firefox.binary}`);
   console.log(`disk: ${group ? `throttled, ${group.label}` : "not throttled"}${damon.paused.length ? "; DAMON proactive reclaim paused" : ""}`);
+  console.log(`readahead: ${readAheadText(readAhead, blockDevice)}`);
   console.log(`scenarios ${options.scenarios.join(", ")}; ${options.runs} counted runs each + 1 warm-up; work folder ${root}`);
 
   const built = await buildExtension({ distDir: path.join(root, "dist") });
@@ -170,10 +208,23 @@ async function benchmark(options, argv) {
   console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
 
   const stateHome = path.join(root, "state");
+  const login = prepareLoginRun(options, { root, stateHome });
   const startedAt = Date.now();
   const tty = process.stdout.isTTY;
-  const { records, warmups, forcedQuits } = await runBench(options, {
-    prepare: (scenario) => prepareScenario(scenario, { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, wrap }),
+  const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
+    prepare: async (scenario) => {
+      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, wrap };
+      if (!LOGIN_SCENARIOS.includes(scenario)) {
+        return prepareScenario(scenario, where);
+      }
+      if (scenario === "login") {
+        requireLearnedPlan(scenario, where);
+      }
+      const { evicted } = prepareScenario("cold", where);
+      dropFromCache(login.files);
+      const env = { ...process.env, XDG_STATE_HOME: stateHome };
+      return { evicted, ...(await prepareLogin(scenario, { autostartArgv: login.argv, files: login.files, delayMs: options.loginDelayMs, wrap, env })) };
+    },
     launch: async (step) => {
       freshProfile(paths);
       if (step?.scenario === "cold-traced") {
@@ -203,6 +254,11 @@ async function benchmark(options, argv) {
     cores: os.cpus().length,
     kernel: os.release(),
     damonPaused: damon.paused.length > 0,
+    login: login && { delayMs: options.loginDelayMs, workloadMib: options.workloadMib, autostartFile: login.file, command: login.argv },
+    // KiB; null where the disk has no readahead file. readAheadKbBefore differs when --read-ahead-kb set it.
+    readAheadKb: readAhead.after,
+    readAheadKbBefore: readAhead.before,
+    disk: blockDevice,
     forcedQuits,
     // The template's first start: profile creation and add-on install, unthrottled, page cache
     // as it was; not counted, kept to show what a first start costs.
@@ -228,7 +284,7 @@ async function benchmark(options, argv) {
   fs.writeFileSync(`${base}.svg`, svg);
   const table = runTable(records, { scenarios: options.scenarios });
   const minutes = ((finishedAt - startedAt) / 60000).toFixed(1);
-  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, ${disk}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
+  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
 
 ${table}
 `;

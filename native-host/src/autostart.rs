@@ -365,6 +365,7 @@ mod tests {
             bytes_planned: Some(1000),
             bytes_install: 5000,
             order: None,
+            pace: None,
         };
         write_last_run(&d.state, &summary);
         let last = status_in(&d).last_run.unwrap();

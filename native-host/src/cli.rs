@@ -543,6 +543,16 @@ fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::Result<()> {
             ""
         }
     );
+    if let Some(pace) = summary.pace {
+        if pace.pressure_available {
+            println!(
+                "yielded {} ms to others' I/O ({} busy probes, {} ms probing)",
+                pace.yielded_ms, pace.busy_probes, pace.probed_ms
+            );
+        } else {
+            println!("not paced: this kernel reports no I/O pressure (/proc/pressure/io)");
+        }
+    }
     Ok(())
 }
 

@@ -28,6 +28,7 @@ pub mod firefox;
 pub mod framing;
 pub mod host;
 pub mod install;
+pub mod pace;
 pub mod plan;
 pub mod preload;
 pub mod protocol;

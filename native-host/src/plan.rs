@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::pace::{self, Pacer};
 use crate::preload::{self, FileError, Method, Progress, Summary};
 use crate::residency::{open_regular, pages_of, Viewer};
 use crate::sys::{self, Advice, Extent};
@@ -241,6 +242,9 @@ pub fn run(
         // As in preload.rs: honoured by mq-deadline and BFQ; not worth failing over.
         let _ = sys::ioprio_set_idle_thread();
     }
+    // An idle preload also yields by itself (pace.rs): priority classes alone did not keep it
+    // out of a user's way at login.
+    let mut pacer = idle.then(|| Pacer::new(pace::read_pressure, std::thread::sleep));
     let mut open: HashMap<usize, Option<File>> = HashMap::new();
     let mut errors: Vec<FileError> = Vec::new();
     let mut reads_left: Vec<usize> = vec![0; plan.files.len()];
@@ -260,13 +264,20 @@ pub fn run(
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
-        if let Some(next) = plan.reads.get(i + 1) {
+        // Queue the next range while this one is read, unless pacing: a read in flight during a
+        // probe would count as somebody else's stall.
+        if let (Some(next), None) = (plan.reads.get(i + 1), &pacer) {
             if let Some(Some(f)) = file_of(&mut open, plan, next.file, &mut errors) {
                 let _ = sys::readahead(f, next.offset, next.len);
             }
         }
         if let Some(Some(f)) = file_of(&mut open, plan, read.file, &mut errors) {
-            match read_range(f, read.offset, read.len, &mut buf, cancel) {
+            let mut after_slice = |slice: Duration| {
+                if let Some(p) = pacer.as_mut() {
+                    p.after_slice(slice);
+                }
+            };
+            match read_range(f, read.offset, read.len, &mut buf, cancel, &mut after_slice) {
                 Ok(n) => progress.bytes_done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(Error::Cancelled),
                 Err(e) => {
@@ -306,6 +317,7 @@ pub fn run(
         bytes_planned: Some(plan.bytes_planned),
         bytes_install: plan.bytes_install,
         order: Some(plan.order),
+        pace: pacer.map(|p| p.report()),
     })
 }
 
@@ -335,14 +347,16 @@ fn file_of<'a>(
     }))
 }
 
-/// pread `len` bytes at `offset` into `buf`, slice by slice; returns the bytes read (fewer when
-/// the file shrank). A raised `cancel` is reported as `Interrupted`.
+/// pread `len` bytes at `offset` into `buf`, slice by slice, calling `after_slice` with each
+/// slice's time; returns the bytes read (fewer when the file shrank). A raised `cancel` is
+/// reported as `Interrupted`.
 fn read_range(
     f: &File,
     offset: u64,
     len: u64,
     buf: &mut [u8],
     cancel: &AtomicBool,
+    after_slice: &mut dyn FnMut(Duration),
 ) -> io::Result<u64> {
     let end = offset + len;
     let mut at = offset;
@@ -353,9 +367,13 @@ fn read_range(
         let want = usize::try_from(end - at)
             .unwrap_or(usize::MAX)
             .min(buf.len());
+        let slice = Instant::now();
         match f.read_at(&mut buf[..want], at) {
             Ok(0) => break,
-            Ok(n) => at += n as u64,
+            Ok(n) => {
+                at += n as u64;
+                after_slice(slice.elapsed());
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }

@@ -92,6 +92,9 @@ pub struct Summary {
     pub bytes_install: u64,
     /// Order of a planned preload's reads (`null` for a whole-folder preload).
     pub order: Option<crate::plan::Order>,
+    /// How an idle planned preload yielded to others' I/O (pace.rs); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pace: Option<crate::pace::PaceReport>,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
@@ -150,6 +153,7 @@ pub fn preload(
         bytes_planned: None,
         bytes_install,
         order: None,
+        pace: None,
     })
 }
 

@@ -1,12 +1,14 @@
 // The startup benchmark's command line, parsed without side effects (scripts/bench.mjs uses it).
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
-//                    [--firefox PATH] [--out FILE] [--timeout S]
+//                    [--read-ahead-kb KB] [--firefox PATH] [--out FILE] [--timeout S]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
+import { parseReadAheadKb } from "../lib/read-ahead.mjs";
+import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "hot"];
-/** Without --scenarios: the two plan variants are for a closer look, asked for by name. */
+export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "login", "login-no-preload", "hot"];
+/** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
 
@@ -19,7 +21,7 @@ export class UsageError extends Error {
 }
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
-                        [--firefox PATH] [--out FILE] [--timeout SECONDS]
+                        [--read-ahead-kb KB] [--login-delay S] [--workload-mib N] [--firefox PATH] [--out FILE] [--timeout SECONDS]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -35,10 +37,20 @@ every milestone through the extension and the native host.
   preload-plan-mapped    the same from the pages Firefox mapped only (an ordinary user's plan,
            where the kernel hides page-cache residency)
   preload-plan-unsorted  the same plan read in file order instead of disk order
+  login    what a login does: evict, start the installed autostart entry's own command (read
+           from the file \`autostart enable\` wrote) and a "user at login" workload (reading
+           --workload-mib of other files) together, wait --login-delay, then launch; the
+           workload's time is reported beside the start
+  login-no-preload  the same login without the preload (its workload time is the baseline)
   hot      everything in the page cache
 --runs N          counted launches per scenario (default ${DEFAULT_RUNS})
 --slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
                   needs root), e.g. 30:150
+--read-ahead-kb KB  set the disk's readahead window (read_ahead_kb) for the run and put the old
+                  value back afterwards, also on Ctrl-C and failure (needs root); e.g. 128, the
+                  common desktop default. Every run records the window it ran with either way
+--login-delay S   seconds from login to launch in the login scenarios (default ${DEFAULT_LOGIN_DELAY_S})
+--workload-mib N  MiB the login workload reads (default ${DEFAULT_WORKLOAD_MIB})
 --firefox PATH    the Firefox binary or install folder (default: $FIREFOX, then PATH)
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
@@ -64,7 +76,7 @@ export function parseSource(text) {
 
 /**
  * argv (after `npm run bench --`) → {command: "help"} | {command: "compare", a, b} |
- * {command: "run", runs, scenarios, slowDisk, firefox, out, timeoutMs}. Throws UsageError.
+ * {command: "run", runs, scenarios, slowDisk, readAheadKb, loginDelayMs, workloadMib, firefox, out, timeoutMs}. Throws UsageError.
  */
 export function parseBenchArgs(argv) {
   let parsed;
@@ -76,6 +88,9 @@ export function parseBenchArgs(argv) {
         runs: { type: "string" },
         scenarios: { type: "string" },
         "slow-disk": { type: "string" },
+        "read-ahead-kb": { type: "string" },
+        "login-delay": { type: "string" },
+        "workload-mib": { type: "string" },
         firefox: { type: "string" },
         out: { type: "string" },
         timeout: { type: "string" },
@@ -93,7 +108,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "firefox", "out", "timeout"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "login-delay", "workload-mib", "firefox", "out", "timeout"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -119,11 +134,22 @@ export function parseBenchArgs(argv) {
       throw new UsageError(error.message);
     }
   }
+  let readAheadKb = null;
+  if (values["read-ahead-kb"] !== undefined) {
+    try {
+      readAheadKb = parseReadAheadKb(values["read-ahead-kb"]);
+    } catch (error) {
+      throw new UsageError(error.message);
+    }
+  }
   return {
     command: "run",
     runs: values.runs === undefined ? DEFAULT_RUNS : positiveInteger(values.runs, "--runs"),
     scenarios,
     slowDisk,
+    readAheadKb,
+    loginDelayMs: (values["login-delay"] === undefined ? DEFAULT_LOGIN_DELAY_S : positiveInteger(values["login-delay"], "--login-delay")) * 1000,
+    workloadMib: values["workload-mib"] === undefined ? DEFAULT_WORKLOAD_MIB : positiveInteger(values["workload-mib"], "--workload-mib"),
     firefox: values.firefox ?? null,
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,

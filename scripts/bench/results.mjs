@@ -6,9 +6,12 @@ import { buildExport, checkExport, exportRecords, parseExport } from "../../exte
 import { byScenario } from "./summary.mjs";
 
 /** The record of one counted launch, with its bench fields. */
-export function benchRecord(record, { scenario, run, preloadMs = null, quit, slowDisk = null, preloadBytes = null, bytesPlanned = null, bytesInstall = null }) {
+export function benchRecord(record, { scenario, run, preloadMs = null, quit, slowDisk = null, readAheadKb = null, preloadBytes = null, bytesPlanned = null, bytesInstall = null, ...more }) {
+  // The preload's figures only where a preload ran; readAheadKb always (null = unknown); the
+  // login scenarios' own figures (workloadMs, …) as they come.
   const extra = Object.fromEntries(Object.entries({ preloadBytes, bytesPlanned, bytesInstall }).filter(([, v]) => v !== null));
-  return { ...record, bench: { scenario, run, preloadMs, quit, slowDisk, ...extra } };
+  const own = Object.fromEntries(Object.entries(more).filter(([, v]) => v !== undefined));
+  return { ...record, bench: { scenario, run, preloadMs, quit, slowDisk, readAheadKb, ...extra, ...own } };
 }
 
 /**

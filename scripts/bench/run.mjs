@@ -37,7 +37,7 @@ export function recordProblem(record) {
  * Runs the plan. deps: prepare(scenario) → {preloadMs, …}; launch(step) → {record, quit};
  * progress(line, {final}). Returns {records (counted, with bench fields), warmups, forcedQuits}.
  */
-export async function runBench({ scenarios, runs, slowDisk = null }, { prepare, launch, progress = () => {} }) {
+export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null }, { prepare, launch, progress = () => {} }) {
   const plan = benchPlan(scenarios, runs);
   const records = [];
   let warmups = 0;
@@ -45,6 +45,9 @@ export async function runBench({ scenarios, runs, slowDisk = null }, { prepare, 
   for (const [index, step] of plan.entries()) {
     const prep = await prepare(step.scenario);
     const { record, quit } = await launch(step);
+    // A login scenario's preload may still be running at launch (as after a real login); its
+    // end is awaited here so it never spills into the next scenario's page-cache state.
+    const loginPreloadMs = prep.settle ? await prep.settle : null;
     const problem = recordProblem(record);
     if (problem) {
       throw new Error(`${step.scenario} ${step.warmup ? "warm-up" : `run ${step.run}`}: ${problem}`);
@@ -62,9 +65,13 @@ export async function runBench({ scenarios, runs, slowDisk = null }, { prepare, 
           preloadMs: prep.preloadMs ?? null,
           quit,
           slowDisk: slowDisk?.spec ?? null,
+          readAheadKb,
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,
+          ...(prep.workloadMs === undefined
+            ? {}
+            : { workloadMs: prep.workloadMs, loginPreloadMs, loginPreloadDone: prep.loginPreloadDone, loginDelayMs: prep.loginDelayMs }),
         }),
       );
     }

@@ -32,6 +32,15 @@ function host(exec, hostBinary, args, wrap = (argv) => argv, env = undefined) {
   return JSON.parse(result.stdout);
 }
 
+/** Throws unless the benchmark's state folder holds a learned start (the plan's source). */
+export function requireLearnedPlan(scenario, { hostBinary, installDir, stateHome = null, exec = spawnSync }) {
+  const env = stateHome ? { XDG_STATE_HOME: stateHome } : undefined;
+  const status = host(exec, hostBinary, ["plan", "--firefox", installDir, "--json"], undefined, env);
+  if (!status.learned) {
+    throw new Error(`${scenario}: no start has been learned yet; list a scenario that launches Firefox (cold) before ${scenario}, so its warm-up teaches the plan`);
+  }
+}
+
 /**
  * Prepares `scenario`. Returns {preloadMs: number | null, evicted: pages dropped | null,
  * preloadMbPerS: number | null}, and for the preloads preloadBytes (read), and for preload-plan
@@ -58,10 +67,7 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
   }
   if (scenario in PLAN_KNOBS) {
     const env = stateHome ? { XDG_STATE_HOME: stateHome } : undefined;
-    const status = host(exec, hostBinary, ["plan", "--firefox", installDir, "--json"], undefined, env);
-    if (!status.learned) {
-      throw new Error("preload-plan: no start has been learned yet; list a scenario that launches Firefox (cold) before preload-plan, so its warm-up teaches the plan");
-    }
+    requireLearnedPlan(scenario, { hostBinary, installDir, stateHome, exec });
     const start = now();
     const summary = host(exec, hostBinary, ["preload", "--plan", ...PLAN_KNOBS[scenario], "--firefox", installDir, "--json"], wrap, env);
     const preloadMs = now() - start;

@@ -33,6 +33,11 @@ export function metrics(records) {
         typeof r.milestones?.sessionRestored === "number" ? (benchOf(r).preloadMs ?? 0) + r.milestones.sessionRestored : undefined,
     });
   }
+  if (records.some((r) => typeof benchOf(r).workloadMs === "number")) {
+    // The login scenarios: the "user at login" workload, and the preload running behind it.
+    list.push({ key: "workload", label: "login workload", unit: "ms", value: (r) => benchOf(r).workloadMs });
+    list.push({ key: "loginPreload", label: "login preload (background)", unit: "ms", value: (r) => benchOf(r).loginPreloadMs ?? undefined });
+  }
   list.push({ key: "readBytes", label: "read from storage (parent)", unit: "MB", value: (r) => nullable(r.io?.readBytes, MB) });
   list.push({ key: "majorFaults", label: "major faults (parent)", unit: "", value: (r) => nullable(r.io?.majorFaults, 1) });
   return list;

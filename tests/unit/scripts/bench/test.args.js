@@ -8,6 +8,9 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     runs: DEFAULT_RUNS,
     scenarios: DEFAULT_SCENARIOS,
     slowDisk: null,
+    readAheadKb: null,
+    loginDelayMs: 30000,
+    workloadMib: 128,
     firefox: null,
     out: null,
     timeoutMs: 180000,
@@ -15,10 +18,13 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
 });
 
 test("every option of a run", () => {
-  const o = parseBenchArgs(["--runs", "20", "--scenarios", "hot,cold", "--slow-disk", "30MB:150", "--firefox", "/opt/ff/firefox", "--out", "x.json", "--timeout", "60"]);
+  const o = parseBenchArgs(["--runs", "20", "--scenarios", "hot,cold", "--slow-disk", "30MB:150", "--read-ahead-kb", "128", "--login-delay", "20", "--workload-mib", "64", "--firefox", "/opt/ff/firefox", "--out", "x.json", "--timeout", "60"]);
   assert.equal(o.runs, 20);
   assert.deepEqual(o.scenarios, ["hot", "cold"]);
   assert.deepEqual(o.slowDisk, { spec: "30MB:150", mib: 30, bps: 31457280, iops: 150 });
+  assert.equal(o.readAheadKb, 128);
+  assert.equal(o.loginDelayMs, 20000);
+  assert.equal(o.workloadMib, 64);
   assert.equal(o.firefox, "/opt/ff/firefox");
   assert.equal(o.out, "x.json");
   assert.equal(o.timeoutMs, 60000);
@@ -28,9 +34,12 @@ test("mistakes are UsageErrors that say what is wanted", () => {
   const cases = [
     [["--runs", "0"], /--runs wants a whole number/],
     [["--runs", "2.5"], /--runs wants a whole number/],
-    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, preload, preload-plan, preload-plan-mapped, preload-plan-unsorted, hot/],
+    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, preload, preload-plan, preload-plan-mapped, preload-plan-unsorted, login, login-no-preload, hot/],
+    [["--login-delay", "soon"], /--login-delay wants a whole number/],
     [["--scenarios", "hot,hot"], /at most once/],
     [["--slow-disk", "fast"], /MiB\/s:IOPS/],
+    [["--read-ahead-kb", "8M"], /--read-ahead-kb wants a whole number of KiB/],
+    [["compare", "a.json", "b.json", "--read-ahead-kb", "128"], /compare takes no --read-ahead-kb/],
     [["--bogus"], /bogus/],
     [["frobnicate"], /unknown command frobnicate/],
     [["compare", "a.json"], /two files/],

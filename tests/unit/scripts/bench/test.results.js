@@ -21,7 +21,7 @@ function record(id, sessionRestored) {
 
 const records = [
   benchRecord(record("full-1", 9000), { scenario: "cold", run: 1, quit: "clean", slowDisk: "30:150" }),
-  benchRecord(record("full-2", 450), { scenario: "preload", run: 1, preloadMs: 9800, quit: "clean", slowDisk: "30:150" }),
+  benchRecord(record("full-2", 450), { scenario: "preload", run: 1, preloadMs: 9800, quit: "clean", slowDisk: "30:150", readAheadKb: 128 }),
   benchRecord(record("full-3", 440), { scenario: "hot", run: 1, quit: "sigterm", slowDisk: "30:150" }),
 ];
 const meta = { command: "npm run bench -- --runs 1", scenarios: ["cold", "preload", "hot"], runs: 1 };
@@ -33,8 +33,26 @@ test("a bench run is an export the page's import accepts, source bench", () => {
   assert.equal(doc.current, null);
   assert.equal(doc.history.length, 3);
   assert.deepEqual(doc.environment, { firefoxVersion: "153.7.0", buildId: "20261103151912", os: "linux", kernel: "6.18.44", mode: "full" });
-  assert.deepEqual(doc.history[1].bench, { scenario: "preload", run: 1, preloadMs: 9800, quit: "clean", slowDisk: "30:150" });
+  assert.deepEqual(doc.history[1].bench, { scenario: "preload", run: 1, preloadMs: 9800, quit: "clean", slowDisk: "30:150", readAheadKb: 128 });
+  // The window is always there, null where it was not known.
+  assert.equal(doc.history[0].bench.readAheadKb, null);
   assert.deepEqual(doc.bench, meta);
+});
+
+test("a login scenario's figures travel with the record; undefined ones are left out", () => {
+  const r = benchRecord(record("full-4", 500), { scenario: "login", run: 2, quit: "clean", workloadMs: 5100, loginPreloadMs: 9000, loginPreloadDone: true, loginDelayMs: 30000, order: undefined });
+  assert.deepEqual(r.bench, {
+    scenario: "login",
+    run: 2,
+    preloadMs: null,
+    quit: "clean",
+    slowDisk: null,
+    readAheadKb: null,
+    workloadMs: 5100,
+    loginPreloadMs: 9000,
+    loginPreloadDone: true,
+    loginDelayMs: 30000,
+  });
 });
 
 test("a record the import would refuse stops the export", () => {

@@ -54,3 +54,29 @@ test("progress line: scenario, run i of N, the last figures", () => {
   );
   assert.equal(progressLine({ scenario: "hot", run: 0, warmup: true }, 5, { milestones: {} }, {}, 2, 18), "hot          warm-up  no sessionRestored  (launch 3 of 18)");
 });
+
+test("a login scenario's preload is awaited after its launch, before the next prepare, and its figures kept", async () => {
+  const calls = [];
+  let release;
+  const result = await runBench(
+    { scenarios: ["login"], runs: 1, readAheadKb: 128 },
+    {
+      prepare: async () => {
+        calls.push("prepare");
+        const settle = new Promise((resolve) => (release = resolve)).then(() => {
+          calls.push("settled");
+          return 9100;
+        });
+        return { workloadMs: 5000, loginPreloadDone: false, loginDelayMs: 30000, settle };
+      },
+      launch: async () => {
+        calls.push("launch");
+        setTimeout(() => release(), 5);
+        return { record: ok(700), quit: "clean" };
+      },
+    },
+  );
+  assert.deepEqual(calls, ["prepare", "launch", "settled", "prepare", "launch", "settled"]);
+  const { bench } = result.records[0];
+  assert.deepEqual([bench.workloadMs, bench.loginPreloadMs, bench.loginPreloadDone, bench.loginDelayMs, bench.readAheadKb], [5000, 9100, false, 30000, 128]);
+});
