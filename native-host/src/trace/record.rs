@@ -269,6 +269,52 @@ fn install_identity(dir: &Path) -> Option<(u64, u64, i64)> {
     Some((m.dev(), m.ino(), m.mtime()))
 }
 
+/// Without tracefs, after a cold start: the install's files this user owns (the kernel reports
+/// their page-cache state exactly, see NOTES) with the pages now resident, i.e. what the start
+/// read. Times are unknown, so first/last are the end of the recording and there are no events.
+fn owned_residency(install: &Path, t_end: f64) -> Vec<super::model::FileEntry> {
+    let euid = crate::sys::geteuid();
+    let Ok(files) = crate::files::list_files(install) else {
+        return Vec::new();
+    };
+    let mut vec = Vec::new();
+    let mut out = Vec::new();
+    for path in files {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.uid() != euid || !meta.is_file() {
+            continue;
+        }
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        if crate::sys::mincore_file(&file, meta.len(), &mut vec).is_err() {
+            continue;
+        }
+        let resident = vec.iter().filter(|b| **b & 1 == 1).count() as u64;
+        if resident == 0 {
+            continue;
+        }
+        let dev = meta.dev();
+        out.push(super::model::FileEntry {
+            path: path.to_string_lossy().into_owned(),
+            resolved: true,
+            dev: format!("{}:{}", libc::major(dev), libc::minor(dev)),
+            ino: meta.ino(),
+            size: Some(meta.len()),
+            bytes_read: resident * crate::sys::page_size() as u64,
+            requests: 0,
+            first_ms: t_end,
+            last_ms: t_end,
+            written: false,
+            sections: Vec::new(),
+            extents: Vec::new(),
+        });
+    }
+    out
+}
+
 /// One recording in progress.
 struct Recording {
     instance: Option<Instance>,
@@ -409,6 +455,7 @@ fn finish(
     ended_by: String,
     mut notes: Vec<String>,
     install_id: Option<(u64, u64, i64)>,
+    cold: bool,
 ) -> anyhow::Result<Trace> {
     let ended_ns = boot_ns();
     let mut lost = rec.lost_lines;
@@ -441,6 +488,7 @@ fn finish(
         files,
     };
     let mut built = build::build(&rec.lines, &ctx);
+    let mut field_note_owned = false;
     let mut zero_desc = zero.1;
     let ticks = super::store::process_start(pid);
     if let Some(ticks) = ticks {
@@ -465,6 +513,12 @@ fn finish(
         }
         f.sections = super::elf::sections(path);
     }
+    if source == Source::ProcSampler && cold {
+        built.files = owned_residency(&install.dir, t_end);
+        if !built.files.is_empty() {
+            field_note_owned = true;
+        }
+    }
     let unresolved = built.files.iter().filter(|f| !f.resolved).count();
     if unresolved > 0 {
         notes.push(format!("{unresolved} files could not be named (outside the install folder, the profile and what the tree maps or holds open)"));
@@ -484,6 +538,12 @@ fn finish(
         "samples".into(),
         "/proc/<pid>/io and /proc/<pid>/stat majflt".into(),
     );
+    if field_note_owned {
+        field_sources.insert(
+            "files".into(),
+            "mincore after the cold start, for the install's files you own (which pages came in, not when)".into(),
+        );
+    }
     if source == Source::Tracefs {
         for (k, v) in [
             ("events", "tracefs filemap:mm_filemap_add_to_page_cache (+ readahead:*, filemap:mm_filemap_fault for the kind)"),
@@ -642,6 +702,7 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
         ended_by,
         notes,
         install_id,
+        opts.cold,
     )?;
     Ok((trace, child))
 }
@@ -691,6 +752,7 @@ pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::R
         ended_by,
         notes,
         install_id,
+        false,
     )
 }
 
