@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawn } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
@@ -40,6 +41,42 @@ function compare({ a, b }) {
     console.log(`${compareTable(pair.a, pair.b, { aLabel: `A ${pair.aName}`, bLabel: `B ${pair.bName}` })}\n`);
   }
   console.log(WELCH_NOTE);
+}
+
+/**
+ * The traced scenario's tracer: `about-startup-host trace --pid` attached right after the spawn
+ * (outside the slow-disk group), stopped with SIGINT once the start is recorded (the host keeps
+ * what it has, removes its tracefs instance and prints the trace). finish() → summary or null.
+ */
+function attachTracer(pid, stateHome) {
+  const child = spawn(HOST_BINARY, ["trace", "--pid", String(pid), "--seconds", "300", "--json"], {
+    env: { ...process.env, XDG_STATE_HOME: stateHome },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  const closed = new Promise((resolve) => child.on("close", resolve));
+  let finished = null;
+  return {
+    finish() {
+      finished ??= (async () => {
+        child.kill("SIGINT");
+        await closed;
+        try {
+          const t = JSON.parse(out);
+          const summary = { traced: t.traced_read_bytes, readBytes: t.tree_read_bytes, lost: t.lost_events, source: t.source, attachedMs: t.attached_ms };
+          console.log(`\n  trace: ${(summary.traced / 1e6).toFixed(1)} MB traced, read_bytes ${(summary.readBytes / 1e6).toFixed(1)} MB, lost ${summary.lost}, attached at ${summary.attachedMs.toFixed(0)} ms (${summary.source})`);
+          return summary;
+        } catch {
+          console.log(`\n  trace: no trace (${err.trim().split("\n").pop()})`);
+          return null;
+        }
+      })();
+      return finished;
+    },
+  };
 }
 
 /** The install folder of a Firefox binary or folder, or null (e.g. a wrapper script). */
@@ -188,8 +225,11 @@ async function benchmark(options, argv) {
       const env = { ...process.env, XDG_STATE_HOME: stateHome };
       return { evicted, ...(await prepareLogin(scenario, { autostartArgv: login.argv, files: login.files, delayMs: options.loginDelayMs, wrap, env })) };
     },
-    launch: async () => {
+    launch: async (step) => {
       freshProfile(paths);
+      if (step?.scenario === "cold-traced") {
+        return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome) });
+      }
       // The learned working set outlives the per-launch HOME copy: the extension's `learn` after
       // every start writes it here, and preload-plan reads it from here.
       return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });

@@ -2,6 +2,7 @@
 // docs/schema/about-startup-export.schema.json): building a document, naming its file, and
 // checking one read back from a file before anything of it is used. Pure.
 import { recordProblems } from "./record.js";
+import { traceProblems } from "./trace.js";
 
 export const FORMAT = "about-startup-export";
 export const FORMAT_VERSION = 1;
@@ -69,10 +70,11 @@ export function buildExport({
   trimmed = 0,
   environment = {},
   residency = null,
+  trace = null,
   source = "extension",
   exportedAt = Date.now(),
 }) {
-  return {
+  const doc = {
     format: FORMAT,
     version: FORMAT_VERSION,
     exportedAt,
@@ -89,6 +91,11 @@ export function buildExport({
     trimmed,
     residency,
   };
+  // Optional and versioned on its own (trace.version; docs/export-format.md "Startup I/O trace").
+  if (trace !== null) {
+    doc.trace = trace;
+  }
+  return doc;
 }
 
 /** about-startup-YYYY-MM-DD-HHMM.json in local time. */
@@ -182,6 +189,9 @@ export function checkExport(doc) {
   }
   if ("residency" in doc) {
     problems.push(...residencyProblems(doc.residency));
+  }
+  if ("trace" in doc && doc.trace !== null) {
+    problems.push(...traceProblems(doc.trace));
   }
   return problems.length === 0 ? { ok: true } : fail(IMPORT_ERRORS.invalid, problems);
 }

@@ -2,6 +2,7 @@
 // (lib/export.js, docs/export-format.md) through the downloads API; import reads such a file,
 // checks it, and shows its builds beside this machine's without touching the stored history.
 import browser from "../lib/browser.js";
+import { currentTrace, showTrace } from "./trace.js";
 import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
 import { detectMode } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
@@ -85,6 +86,7 @@ async function exportJson() {
     trimmed,
     environment: await environment(records, currentId),
     residency: await residencyForExport(),
+    trace: currentTrace(),
     exportedAt: now.getTime(),
   });
   const filename = exportFileName(now);
@@ -144,6 +146,9 @@ async function importFile(file) {
     imports.push(entry);
   }
   $("import-error").hidden = true;
+  if (result.doc.trace) {
+    showTrace(result.doc.trace, file.name, result.doc.current?.milestones);
+  }
   setStatus(
     "import-status",
     "done",

@@ -11,6 +11,7 @@ import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../l
 import { drawTimeline } from "./timeline.js";
 import { initHistory } from "./history.js";
 import { initCompare } from "./compare.js";
+import { initTrace } from "./trace.js";
 
 const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 const $ = (id) => document.getElementById(id);
@@ -192,7 +193,7 @@ async function main() {
     refreshFirefox();
   });
   initCompare();
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace()]);
   document.body.dataset.ready = "true";
 }
 

@@ -90,4 +90,5 @@ pub enum ErrorCode {
     NotBenchmarking,
     TooManyFiles,
     Busy,
+    NoSuchTrace,
 }

@@ -8,6 +8,9 @@
 //!   `application.ini`, the running process tree and its `/proc` figures;
 //! - [`learn`]: what a start needed (working set), the planned preload built from it and its
 //!   status, the login-time preload (autostart) and the record of its last run;
+//! - [`trace`]: the startup I/O trace: a private tracefs instance (or, without root, /proc
+//!   sampling) turned into which pages of which files the Firefox tree read, when and where on
+//!   the disk; stored traces for the page (its `launch`/`trace` commands are in `cli`);
 //! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
 //!   dispatch, long commands, writer), plus `manifest` (the native-messaging manifest that
 //!   registers this host with Firefox) and `bench` (the benchmark's `bench_record`): both are
@@ -17,7 +20,7 @@
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap;
 //! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all.
 //!
-//! The dependency rule: `cli`, `host` → `learn` → `firefox` → `pagecache`; a folder may use any
+//! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
 //! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` is
 //! used by all and uses none. The one sideways edge is `cli` → `host::manifest` (the `install`
@@ -30,6 +33,7 @@ pub mod firefox;
 pub mod host;
 pub mod learn;
 pub mod pagecache;
+pub mod trace;
 
 pub use error::Error;
 

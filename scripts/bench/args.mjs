@@ -7,8 +7,8 @@ import { parseReadAheadKb } from "../lib/read-ahead.mjs";
 import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "preload", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "login", "login-no-preload", "hot"];
-/** Without --scenarios: the plan variants and the login pair are for a closer look, asked for by name. */
+export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "login", "login-no-preload", "hot"];
+/** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
 
@@ -28,6 +28,8 @@ Starts Firefox N times per scenario (plus one uncounted warm-up each), interleav
 each from a fresh copy of a prepared profile with the about:startup extension, and collects
 every milestone through the extension and the native host.
   cold     Firefox's own files evicted from the page cache (the rest of the system stays warm)
+  cold-traced  cold, with \`about-startup-host trace --pid\` attached at spawn (root): the
+           trace's own cost
   preload  evicted, then read back with \`about-startup-host preload\`; its time is reported
            beside the start and added to it
   preload-plan  evicted, then \`about-startup-host preload --plan\`: only what the learned

@@ -101,7 +101,7 @@ async function waitExit(child, ms) {
  * {record, quit: "clean" | "sigterm" | "sigkill", exitCode}; rejects when Firefox exits without
  * a record or none comes within `timeoutMs` (the log file is named in the error).
  */
-export async function launchFirefox({ binary, paths, wrap = (argv) => argv, timeoutMs = 180000, quitTimeoutMs = 30000, extraEnv = {} }) {
+export async function launchFirefox({ binary, paths, wrap = (argv) => argv, timeoutMs = 180000, quitTimeoutMs = 30000, extraEnv = {}, onSpawn = null }) {
   fs.rmSync(paths.record, { force: true });
   const log = fs.openSync(paths.log, "w");
   const argv = wrap([binary, "-profile", paths.profile, "-no-remote", "--headless"]);
@@ -116,6 +116,8 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
   delete env.WAYLAND_DISPLAY;
   const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", log, log] });
   fs.closeSync(log);
+  // e.g. the traced scenario's tracer, attached to this pid; finish() ends it once the record is in.
+  const attached = onSpawn ? onSpawn(child.pid) : null;
   const failure = (what) => new Error(`${what} (Firefox's output: ${paths.log})`);
   try {
     const deadline = Date.now() + timeoutMs;
@@ -129,6 +131,7 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
       await sleep(25);
     }
     const record = JSON.parse(fs.readFileSync(paths.record, "utf8"));
+    const traced = attached ? await attached.finish() : null;
     let quit = "clean";
     if (!(await waitExit(child, quitTimeoutMs))) {
       quit = "sigterm";
@@ -139,8 +142,9 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
         await waitExit(child, 5000);
       }
     }
-    return { record, quit, exitCode: child.exitCode };
+    return { record, quit, exitCode: child.exitCode, traced };
   } finally {
+    await attached?.finish();
     if (!exited(child)) {
       signal(child.pid, "SIGKILL");
       await waitExit(child, 5000);

@@ -57,6 +57,10 @@ pub(super) enum Cmd {
     /// Run `preload --plan --idle` after every login, so the first launch of the day is warm.
     #[command(subcommand)]
     Autostart(AutostartCmd),
+    /// Start Firefox (optionally cold) and record which pages of which files its start reads.
+    Launch(super::trace::LaunchArgs),
+    /// Record the reads of a Firefox started some other way, for N seconds.
+    Trace(super::trace::TraceArgs),
     /// Install the native-messaging manifest so Firefox can start this host.
     Install {
         /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).

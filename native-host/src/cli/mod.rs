@@ -17,6 +17,7 @@ mod preload;
 mod render;
 mod residency;
 mod target;
+mod trace;
 
 use std::ffi::OsString;
 
@@ -40,6 +41,8 @@ where
         Cmd::Learn(args) => learn::learn_cmd(&args),
         Cmd::Plan(args) => learn::plan_cmd(&args),
         Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
+        Cmd::Launch(args) => trace::launch_cmd(&args),
+        Cmd::Trace(args) => trace::trace_cmd(&args),
         Cmd::Install {
             system,
             extension_id,

@@ -29,6 +29,33 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             crate::host::bench::write_record(shared.ctx.bench_out.as_deref(), &record)
                 .map(Reply::BenchRecord)
         }),
+        Command::TraceList => guarded(|| {
+            let dir = crate::trace::store::dir(None)?;
+            let current = shared
+                .ctx
+                .firefox_pid
+                .and_then(|pid| crate::trace::store::process_start(pid).map(|t| (pid, t)));
+            Ok(Reply::TraceList(crate::trace::store::listing(
+                &dir, current,
+            )))
+        }),
+        Command::TraceFetch { trace, offset } => guarded(|| {
+            let dir = crate::trace::store::dir(None)?;
+            crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
+                .map(Reply::TraceFetch)
+                .map_err(|e| match e {
+                    crate::Error::Io { source, .. }
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        ReplyError::new(
+                            ErrorCode::NoSuchTrace,
+                            format!("no stored trace {trace}"),
+                            json!({ "trace": trace }),
+                        )
+                    }
+                    other => ReplyError::from(other),
+                })
+        }),
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
@@ -104,6 +131,25 @@ mod tests {
             .map(|id| (json!(id), json!("firefox_not_found")))
             .collect();
         assert_eq!(codes(&replies), expected);
+    }
+
+    #[test]
+    fn trace_fetch_of_an_unknown_or_malformed_id_is_no_such_trace() {
+        let mut input =
+            request(&json!({"id": 1, "command": "trace_fetch", "trace": "../../etc/passwd"}));
+        input.extend(request(
+            &json!({"id": 2, "command": "trace_fetch", "trace": "0-0-0", "offset": 5}),
+        ));
+        let (result, mut replies) = run(&input, Box::new(run_long));
+        result.unwrap();
+        replies.sort_by_key(|r| r["id"].as_u64());
+        assert_eq!(
+            codes(&replies),
+            vec![
+                (json!(1), json!("no_such_trace")),
+                (json!(2), json!("no_such_trace"))
+            ]
+        );
     }
 
     #[test]

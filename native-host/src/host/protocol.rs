@@ -76,6 +76,14 @@ pub enum Command {
         /// and the export format (checked by the extension and the benchmark) is its contract.
         record: serde_json::Map<String, Value>,
     },
+    /// The stored startup I/O traces (trace/store.rs), newest first.
+    TraceList,
+    /// One page (under the 1 MiB frame limit) of a stored trace's JSON text.
+    TraceFetch {
+        trace: String,
+        #[serde(default)]
+        offset: Option<u64>,
+    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -95,6 +103,8 @@ impl Command {
             Command::Learn => "learn",
             Command::PlanStatus => "plan_status",
             Command::BenchRecord { .. } => "bench_record",
+            Command::TraceList => "trace_list",
+            Command::TraceFetch { .. } => "trace_fetch",
             Command::Unknown => "unknown",
         }
     }
@@ -277,7 +287,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel, bench_record, learn and plan_status",
+                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list and trace_fetch",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),
@@ -336,6 +346,8 @@ pub enum Reply {
     BenchRecord(BenchWritten),
     Learn(workingset::LearnSummary),
     PlanStatus(Box<plan::PlanStatus>),
+    TraceList(crate::trace::store::Listing),
+    TraceFetch(crate::trace::store::Chunk),
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

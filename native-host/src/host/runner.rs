@@ -89,6 +89,8 @@ fn run(
                 .firefox_pid
                 .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
             let state_dir = workingset::state_dir()?;
+            // The extension sends `learn` once it recorded this start: a traced launch stops there.
+            crate::trace::store::mark_recorded(&state_dir, pid);
             let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
             Ok(Reply::Learn(summary))
         }
@@ -103,6 +105,8 @@ fn run(
         | Command::Firefox
         | Command::Cancel { .. }
         | Command::BenchRecord { .. }
+        | Command::TraceList
+        | Command::TraceFetch { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()

@@ -42,6 +42,24 @@ const RESIDENCY_REPLY = {
   elapsed_ms: 35,
 };
 
+// A small host trace (native-host/src/trace/model.rs).
+const TRACE = {
+  version: 1,
+  source: "tracefs",
+  pid: 10,
+  process_start_ticks: 100,
+  attached_ms: 0,
+  ended_ms: 100,
+  lost_events: 0,
+  tree_read_bytes: 8192,
+  traced_read_bytes: 8192,
+  written_bytes: 0,
+  files: [{ path: "/ff/libxul.so", size: 40960, bytes_read: 8192, requests: 1, written: false, sections: [], extents: [[0, 4096, 40960]] }],
+  events: [{ t: 5, f: 0, o: 0, n: 2, p: 10, k: "sync" }],
+  block: [],
+  samples: [],
+};
+
 function good() {
   return buildExport({
     current: record(2),
@@ -72,6 +90,9 @@ const GOOD = {
     d.source = "bench";
     d.history = [record(5, { mode: "basic", milestones: { extensionBackground: 2100, someFutureMilestone: 12 }, io: null, precision: { processStart: 10 } })];
   }),
+  "a startup I/O trace (optional member)": with_((d) => {
+    d.trace = TRACE;
+  }),
   "unknown extra fields (ignored by version 1 readers)": with_((d) => {
     d.extra = { anything: true };
     d.current.futureField = 1;
@@ -89,6 +110,7 @@ const GOOD = {
 
 // Documents both must refuse, with the code checkExport gives.
 const BAD = {
+  "a trace of a future version": [with_((d) => (d.trace = { ...TRACE, version: 2 })), "invalid"],
   "an array": [[], IMPORT_ERRORS.foreign],
   "another format": [with_((d) => (d.format = "something-else")), IMPORT_ERRORS.foreign],
   "no format": [with_((d) => delete d.format), IMPORT_ERRORS.foreign],

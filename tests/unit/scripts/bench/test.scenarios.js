@@ -22,6 +22,12 @@ test("cold: evict only", () => {
   assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
 });
 
+test("cold-traced: the same cold state as cold (the tracer is attached at the launch)", () => {
+  const { calls, exec } = fakeHost({ evict: { pages_dropped: 75000 } });
+  assert.deepEqual(prepareScenario("cold-traced", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null });
+  assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
+});
+
 test("preload: evict, then a timed preload inside the throttle", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 10 }, preload: { mb_per_s: 31.5, bytes: 308e6 } });
   let t = 1000;

@@ -1,0 +1,341 @@
+// "Where the start's time went, page by page": the startup I/O trace of this Firefox process
+// (recorded by `about-startup-host launch --trace`, fetched from the host in pages) or of an
+// imported export. Four views over ../lib/trace.js: read over time on the milestone axis, seed
+// 000's access pattern (ELF sections shaded and named), seed 003's disk position against time,
+// and the per-file table. Everything is built with createElement/createElementNS; all the
+// styling is in attributes, so this module adds no rules to the page's stylesheet.
+import browser from "../lib/browser.js";
+import { milestoneRows } from "../lib/milestones.js";
+import { startupApi } from "../lib/startup-api.js";
+import { formatBytes, formatMs } from "../lib/format.js";
+import {
+  accessPattern,
+  agreement,
+  assembleTrace,
+  diskView,
+  fileTable,
+  findFile,
+  readOverTime,
+  RECORD_COMMAND,
+  sectionBands,
+  timeSpan,
+} from "../lib/trace.js";
+import { relay } from "./relay.js";
+import { el, svgEl } from "./dom.js";
+
+const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
+
+const W = 720;
+const H = 220;
+const M = { left: 64, right: 12, top: 10, bottom: 28 };
+const SECTION_COLOURS = ["#d9534f", "#5b9bd5", "#70ad47", "#ffc000", "#a5a5a5", "#9e480e", "#7030a0", "#264478"];
+
+// `own`: this Firefox's milestones; `milestones`: those drawn with the trace shown (its own
+// process's only: an imported trace brings its export's current record's, or none).
+const state = { trace: null, origin: "host", own: [], milestones: [], picked: null };
+
+/** The trace shown now (null without one), for the JSON export. */
+export function currentTrace() {
+  return state.origin === "host" ? state.trace : null;
+}
+
+function section() {
+  return document.getElementById("trace");
+}
+
+/** The chart's frame: axes from 0 to `span` ms, with the milestones as labelled lines. */
+function frame(span, yLabel, titleText) {
+  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "font-size": 11 });
+  svg.append(svgEl("title", {}, titleText));
+  const x = (ms) => M.left + (Math.max(0, ms) / span) * (W - M.left - M.right);
+  const axis = svgEl("g", { stroke: "currentColor", "stroke-opacity": 0.5 });
+  axis.append(
+    svgEl("line", { x1: M.left, y1: H - M.bottom, x2: W - M.right, y2: H - M.bottom }),
+    svgEl("line", { x1: M.left, y1: M.top, x2: M.left, y2: H - M.bottom }),
+  );
+  svg.append(axis);
+  const step = niceStep(span);
+  for (let v = 0; v <= span + 1e-9; v += step) {
+    svg.append(svgEl("text", { x: x(v), y: H - 8, "text-anchor": "middle", fill: "currentColor" }, formatMs(v)));
+  }
+  svg.append(
+    svgEl("text", { x: 4, y: M.top + 8, fill: "currentColor" }, yLabel),
+  );
+  let lastLabel = -Infinity;
+  for (const m of state.milestones) {
+    if (m.sinceOrigin > span) {
+      continue;
+    }
+    // Labels closer than a line's height would overprint: the line stays, the label goes.
+    const crowded = x(m.sinceOrigin) - lastLabel < 12;
+    const g = svgEl("g", { "data-milestone": m.name });
+    g.append(svgEl("line", { x1: x(m.sinceOrigin), x2: x(m.sinceOrigin), y1: M.top, y2: H - M.bottom, stroke: "#888", "stroke-dasharray": "3 3" }));
+    if (!crowded) {
+      lastLabel = x(m.sinceOrigin);
+      g.append(svgEl("text", { x: x(m.sinceOrigin) + 2, y: M.top + 10, fill: "#666", "font-size": 9, transform: `rotate(90 ${x(m.sinceOrigin) + 2} ${M.top + 10})` }, m.name));
+    }
+    svg.append(g);
+  }
+  return { svg, x };
+}
+
+function niceStep(span) {
+  const raw = span / 8;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((f) => f * p).find((s) => s >= raw);
+}
+
+function readChart(trace, span) {
+  const { bins, source, total } = readOverTime(trace, { bins: 120, span });
+  const { svg, x } = frame(span, t("traceReadAxis"), t("traceReadTitle"));
+  svg.dataset.testid = "trace-read-chart";
+  const max = Math.max(1, ...bins.map((b) => b.bytes));
+  const y = (v) => H - M.bottom - (v / max) * (H - M.top - M.bottom);
+  const yc = (v) => H - M.bottom - (v / Math.max(1, total)) * (H - M.top - M.bottom);
+  // Before the tracer attached (trace --pid) nothing was seen: shade it, never draw it as 0.
+  if (trace.attached_ms > 1) {
+    const w = x(Math.min(span, trace.attached_ms)) - x(0);
+    svg.append(
+      svgEl("rect", { x: x(0), y: M.top, width: w, height: H - M.top - M.bottom, fill: "#888", "fill-opacity": 0.15, "data-missed": "true" }),
+      svgEl("text", { x: x(0) + 4, y: H - M.bottom - 6, fill: "#666", "font-size": 10 }, t("traceMissed")),
+    );
+  }
+  for (const b of bins.filter((b) => b.bytes > 0)) {
+    svg.append(svgEl("rect", { x: x(b.t0), y: y(b.bytes), width: Math.max(1, x(b.t1) - x(b.t0)), height: H - M.bottom - y(b.bytes), fill: "#5b9bd5" }));
+  }
+  const points = bins.map((b) => `${x(b.t1).toFixed(1)},${yc(b.cumulative).toFixed(1)}`).join(" ");
+  svg.append(svgEl("polyline", { points: `${x(0)},${yc(0)} ${points}`, fill: "none", stroke: "#d9534f", "stroke-width": 1.5 }));
+  return el("figure", {}, svg, el("figcaption", { className: "detail", text: t(source === "events" ? "traceReadCaption" : "traceReadCaptionSampled", [formatBytes(max), formatBytes(total)]) }));
+}
+
+function patternChart(trace, f, span) {
+  const file = trace.files[f];
+  const grid = accessPattern(trace, f, { cols: 180, rows: 110, span });
+  const { svg, x } = frame(span, t("traceOffsetAxis"), t("tracePatternTitle", [file.path]));
+  svg.dataset.testid = "trace-pattern-chart";
+  const top = M.top;
+  const plotH = H - M.top - M.bottom;
+  const bands = sectionBands(file);
+  bands.forEach((b, i) => {
+    const y0 = top + b.from * plotH;
+    const h = Math.max(1, (b.to - b.from) * plotH);
+    const colour = SECTION_COLOURS[i % SECTION_COLOURS.length];
+    const g = svgEl("g", { "data-section": b.name });
+    g.append(
+      svgEl("rect", { x: M.left, y: y0, width: W - M.left - M.right, height: h, fill: colour, "fill-opacity": 0.15 }),
+      svgEl("text", { x: W - M.right - 4, y: y0 + Math.min(h, 12) - 2, "text-anchor": "end", fill: colour, "font-size": 10 }, b.name),
+    );
+    svg.append(g);
+  });
+  const cw = (W - M.left - M.right) / grid.cols;
+  const ch = plotH / grid.rows;
+  const max = Math.max(1, ...grid.cells.map((c) => c.pages));
+  for (const c of grid.cells) {
+    const fault = (c.kinds.fault ?? 0) + (c.kinds.read ?? 0) > c.pages / 2;
+    svg.append(
+      svgEl("rect", {
+        x: x((c.col / grid.cols) * span),
+        y: top + c.row * ch,
+        width: Math.max(1.5, cw),
+        height: Math.max(1.5, ch),
+        fill: fault ? "#d9534f" : "#222",
+        "fill-opacity": 0.35 + 0.65 * Math.min(1, c.pages / max),
+      }),
+    );
+  }
+  return el(
+    "figure",
+    {},
+    svg,
+    el("figcaption", { className: "detail", text: t("tracePatternCaption", [String(grid.reads), formatBytes(file.bytes_read), formatBytes(file.size ?? 0)]) }),
+  );
+}
+
+function diskChart(trace, span) {
+  const v = diskView(trace, { cols: 180, rows: 110, span });
+  const { svg, x } = frame(span, t("traceDiskAxis"), t("traceDiskTitle"));
+  svg.dataset.testid = "trace-disk-chart";
+  const plotH = H - M.top - M.bottom;
+  const ch = plotH / (v.rows ?? 110);
+  const cw = (W - M.left - M.right) / (v.cols ?? 180);
+  for (const c of v.cells) {
+    svg.append(svgEl("rect", { x: x((c.col / v.cols) * span), y: M.top + c.row * ch, width: Math.max(1.5, cw), height: Math.max(1.5, ch), fill: "#7030a0", "fill-opacity": 0.8 }));
+  }
+  return el(
+    "figure",
+    {},
+    svg,
+    el("figcaption", { className: "detail", text: t(v.source === "block" ? "traceDiskCaptionBlock" : "traceDiskCaptionExtents", [formatBytes(v.min), formatBytes(v.max), String(v.seeks)]) }),
+  );
+}
+
+function table(trace) {
+  const rows = fileTable(trace);
+  const head = el(
+    "tr",
+    {},
+    ...["traceColFile", "traceColRead", "traceColShare", "traceColReads", "traceColFirst", "traceColLast"].map((k) => el("th", { text: t(k), attrs: { scope: "col" } })),
+  );
+  const body = rows.slice(0, 60).map((r) => {
+    const tr = el(
+      "tr",
+      {},
+      el("td", { text: r.written ? `${r.path} ${t("traceWritten")}` : r.path }),
+      el("td", { text: formatBytes(r.bytesRead), className: "num" }),
+      el("td", { text: r.share === null ? "—" : `${Math.round(r.share * 100)} %`, className: "num" }),
+      el("td", { text: String(r.requests ?? "—"), className: "num" }),
+      el("td", { text: r.firstMs === null ? "—" : formatMs(r.firstMs), className: "num" }),
+      el("td", { text: r.lastMs === null ? "—" : formatMs(r.lastMs), className: "num" }),
+    );
+    tr.dataset.path = r.path;
+    tr.dataset.bytesRead = String(r.bytesRead);
+    return tr;
+  });
+  const tableEl = el("table", { attrs: { "data-testid": "trace-files" } }, el("thead", {}, head), el("tbody", {}, ...body));
+  return tableEl;
+}
+
+/**
+ * Draws `trace` (from the host, or an import named `origin`) into the section. `milestones`
+ * ({name: ms since process}) are the traced process's; the host's trace is of this Firefox.
+ */
+export function showTrace(trace, origin = "host", milestones = null) {
+  state.trace = trace;
+  state.origin = origin;
+  state.milestones =
+    origin === "host"
+      ? state.own
+      : Object.entries(milestones ?? {})
+          .filter(([, ms]) => typeof ms === "number" && Number.isFinite(ms) && ms >= 0)
+          .map(([name, ms]) => ({ name, sinceOrigin: ms }))
+          .sort((a, b) => a.sinceOrigin - b.sinceOrigin);
+  const root = section();
+  root.dataset.state = "ready";
+  root.dataset.origin = origin;
+  const span = timeSpan(trace, Math.max(0, ...state.milestones.map((m) => m.sinceOrigin)));
+  const a = agreement(trace);
+  root.dataset.lostEvents = String(a.lost);
+  root.dataset.tracedBytes = String(a.traced);
+  root.dataset.treeReadBytes = String(a.tree ?? "");
+  const summary = el("p", {
+    attrs: { "data-testid": "trace-summary" },
+    text: t("traceSummary", [
+      formatBytes(a.traced),
+      String(trace.files.filter((f) => !f.written).length),
+      a.tree === null ? "—" : formatBytes(a.tree),
+      a.ratio === null ? "—" : `${(a.ratio * 100).toFixed(1)} %`,
+      String(a.lost),
+      formatBytes(a.written),
+    ]),
+  });
+  const lost = el("p", { className: "detail res-warning", attrs: { "data-testid": "trace-lost" }, text: t("traceLost", [String(a.lost)]) });
+  lost.hidden = a.lost === 0;
+  const about = el("p", {
+    className: "detail",
+    text: t("traceAbout", [String(trace.pid), trace.firefox_version ?? "?", trace.build_id ?? "?", formatMs(Math.max(0, trace.attached_ms)), formatMs(trace.ended_ms), trace.ended_by ?? "?", trace.source]),
+  });
+  const notes = (trace.notes ?? []).map((n) => el("p", { className: "detail", text: n }));
+  const picker = el("select", { attrs: { "data-testid": "trace-file-picker", "aria-label": t("tracePickFile") } });
+  const candidates = fileTable(trace).filter((r) => !r.written && r.bytesRead > 0);
+  for (const r of candidates.slice(0, 80)) {
+    picker.append(el("option", { text: r.path, attrs: { value: String(r.index) } }));
+  }
+  const libxul = findFile(trace, "libxul.so");
+  state.picked = state.picked !== null && trace.files[state.picked] ? state.picked : libxul >= 0 ? libxul : (candidates[0]?.index ?? null);
+  if (state.picked !== null) {
+    picker.value = String(state.picked);
+  }
+  const patternBox = el("div", { attrs: { "data-testid": "trace-pattern" } });
+  const drawPattern = () => {
+    patternBox.replaceChildren(state.picked === null ? el("p", { text: t("traceNoFiles") }) : patternChart(trace, state.picked, span));
+  };
+  picker.addEventListener("change", () => {
+    state.picked = Number(picker.value);
+    drawPattern();
+  });
+  drawPattern();
+  root.replaceChildren(
+    el("h2", { text: t("traceHeading"), attrs: { id: "trace-heading" } }),
+    summary,
+    lost,
+    about,
+    ...notes,
+    el("h3", { text: t("traceReadHeading") }),
+    readChart(trace, span),
+    el("h3", { text: t("tracePatternHeading") }),
+    el("label", { text: `${t("tracePickFile")} ` }, picker),
+    patternBox,
+    el("h3", { text: t("traceDiskHeading") }),
+    diskChart(trace, span),
+    el("h3", { text: t("traceFilesHeading") }),
+    table(trace),
+  );
+}
+
+function showNone(reasonKey, detail = "") {
+  const root = section();
+  root.dataset.state = "none";
+  root.replaceChildren(
+    el("h2", { text: t("traceHeading"), attrs: { id: "trace-heading" } }),
+    el("p", { text: t(reasonKey, [detail]) }),
+    el("p", { text: t("traceHowTo") }),
+    el("pre", {}, el("code", { text: RECORD_COMMAND, attrs: { "data-testid": "trace-command" } })),
+    el("p", { className: "detail", text: t("traceHowToDetail") }),
+  );
+}
+
+async function loadMilestones() {
+  try {
+    const raw = await startupApi(browser).getStartupInfo();
+    state.own = milestoneRows(raw).rows;
+  } catch {
+    state.own = [];
+  }
+}
+
+async function fetchTrace(id) {
+  const chunks = [];
+  let offset = 0;
+  for (;;) {
+    const chunk = await relay.request("trace_fetch", { trace: id, offset });
+    chunks.push(chunk);
+    if (chunk.next_offset === null || chunk.next_offset === undefined) {
+      return assembleTrace(chunks);
+    }
+    offset = chunk.next_offset;
+  }
+}
+
+/** Shows this process's trace if the host has one, else the command that records one. */
+export async function initTrace() {
+  const root = section();
+  if (!root) {
+    return;
+  }
+  root.dataset.state = "loading";
+  await loadMilestones();
+  let listing;
+  try {
+    listing = await relay.request("trace_list");
+  } catch (error) {
+    showNone("traceNoHost", String(error?.message ?? error));
+    return;
+  }
+  // The host marks the trace of its own Firefox (same pid and process start).
+  const meta = listing.current ? (listing.traces.find((m) => m.id === listing.current) ?? null) : null;
+  if (!meta) {
+    let pid = "?";
+    try {
+      pid = String((await relay.request("firefox")).pid);
+    } catch {
+      // the explanation below stands without the pid
+    }
+    showNone("traceNone", pid);
+    return;
+  }
+  try {
+    showTrace(await fetchTrace(meta.id), "host");
+  } catch (error) {
+    showNone("traceFetchError", String(error?.message ?? error));
+  }
+}

@@ -1,0 +1,301 @@
+//! From parsed tracefs lines to a [`Trace`]: keep what the Firefox tree caused, tell readahead
+//! windows from faults, coalesce contiguous pages into reads, pair block issue/complete.
+//! Pure (no I/O): files are resolved beforehand into a map, so unit tests feed small fakes.
+
+use std::collections::{HashMap, HashSet};
+
+use super::event::{Event, Line, RaKind};
+use super::model::{BlockRequest, FileEntry, Read};
+
+/// What the resolver knows of one (device, inode).
+#[derive(Debug, Clone, Default)]
+pub struct FileInfo {
+    pub path: String,
+    pub size: Option<u64>,
+    /// Created during the recording: its pages were written, not read.
+    pub written: bool,
+}
+
+/// Inputs besides the lines.
+#[derive(Debug, Default)]
+pub struct Context {
+    pub root: i32,
+    /// Thread ids known (from /proc) to belong to the tree, with their process.
+    pub known_tids: HashMap<i32, i32>,
+    /// Boot-clock ns of the process start.
+    pub zero_ns: u64,
+    pub files: HashMap<((u32, u32), u64), FileInfo>,
+}
+
+/// What `build` returns.
+#[derive(Debug, Default)]
+pub struct Built {
+    pub files: Vec<FileEntry>,
+    pub events: Vec<Read>,
+    pub block: Vec<BlockRequest>,
+    pub traced_read_bytes: u64,
+    pub written_bytes: u64,
+    /// Processes (tgid) seen causing I/O.
+    pub pids: Vec<i32>,
+    /// Boot-clock ns of the root's fork as traced, if seen.
+    pub fork_ns: Option<u64>,
+}
+
+#[derive(Clone, Copy)]
+struct Window {
+    dev: (u32, u32),
+    ino: u64,
+    from: u64,
+    to: u64,
+    kind: RaKind,
+}
+
+fn kind_name(k: RaKind) -> &'static str {
+    match k {
+        RaKind::Sync => "sync",
+        RaKind::Async => "async",
+        RaKind::Forced => "forced",
+        RaKind::Order => "order",
+    }
+}
+
+/// Build the trace's files, reads and block requests from `lines` (in time order).
+#[must_use]
+pub fn build(lines: &[Line], ctx: &Context) -> Built {
+    let mut out = Built::default();
+    let mut tids: HashSet<i32> = ctx.known_tids.keys().copied().collect();
+    tids.insert(ctx.root);
+    let mut proc_of: HashMap<i32, i32> = ctx.known_tids.clone();
+    proc_of.insert(ctx.root, ctx.root);
+    let mut windows: HashMap<i32, Window> = HashMap::new();
+    let mut faults: HashMap<i32, ((u32, u32), u64)> = HashMap::new();
+    let mut file_idx: HashMap<((u32, u32), u64), u32> = HashMap::new();
+    let mut open_run: HashMap<i32, usize> = HashMap::new();
+    let mut pending: HashMap<((u32, u32), u64), (usize, u64)> = HashMap::new();
+    let mut pids: HashSet<i32> = HashSet::new();
+    let ms = |ts: u64| (ts as f64 - ctx.zero_ns as f64) / 1e6;
+
+    for line in lines {
+        if let Event::Fork { parent, child } = line.event {
+            if child == ctx.root && out.fork_ns.is_none() {
+                out.fork_ns = Some(line.ts_ns);
+            }
+            if tids.contains(&parent) {
+                tids.insert(child);
+                let parent_proc = proc_of.get(&parent).copied().unwrap_or(parent);
+                // A thread keeps its process; a new process is its own. The line's tgid (the
+                // forking task's) cannot tell, so the child's own lines decide below.
+                proc_of.entry(child).or_insert(parent_proc);
+            }
+            continue;
+        }
+        if let Event::BlockComplete { dev, sector, .. } = line.event {
+            if let Some((i, issued)) = pending.remove(&(dev, sector)) {
+                out.block[i].lat_ms = Some((line.ts_ns.saturating_sub(issued)) as f64 / 1e6);
+            }
+            continue;
+        }
+        let in_tree = tids.contains(&line.tid) || line.tgid.is_some_and(|g| tids.contains(&g));
+        if !in_tree {
+            continue;
+        }
+        let process = line
+            .tgid
+            .or_else(|| proc_of.get(&line.tid).copied())
+            .unwrap_or(line.tid);
+        if let Some(g) = line.tgid {
+            proc_of.insert(line.tid, g);
+        }
+        match line.event {
+            Event::Readahead {
+                kind,
+                dev,
+                ino,
+                index,
+                pages,
+            } => {
+                windows.insert(
+                    line.tid,
+                    Window {
+                        dev,
+                        ino,
+                        from: index,
+                        to: index + pages.max(1),
+                        kind,
+                    },
+                );
+            }
+            Event::Fault { dev, ino, .. } => {
+                faults.insert(line.tid, (dev, ino));
+            }
+            Event::PageAdd {
+                dev,
+                ino,
+                index,
+                order,
+            } => {
+                let n = 1u64 << order.min(20);
+                let info = ctx.files.get(&(dev, ino));
+                let next = u32::try_from(file_idx.len()).unwrap_or(u32::MAX);
+                let f = *file_idx.entry((dev, ino)).or_insert_with(|| {
+                    out.files.push(FileEntry {
+                        path: info.map_or_else(
+                            || format!("dev {}:{} inode {ino}", dev.0, dev.1),
+                            |i| i.path.clone(),
+                        ),
+                        resolved: info.is_some(),
+                        dev: format!("{}:{}", dev.0, dev.1),
+                        ino,
+                        size: info.and_then(|i| i.size),
+                        bytes_read: 0,
+                        requests: 0,
+                        first_ms: ms(line.ts_ns),
+                        last_ms: ms(line.ts_ns),
+                        written: info.is_some_and(|i| i.written),
+                        sections: Vec::new(),
+                        extents: Vec::new(),
+                    });
+                    next
+                });
+                let t = ms(line.ts_ns);
+                let kind = match windows.get(&line.tid) {
+                    Some(w) if w.dev == dev && w.ino == ino && index >= w.from && index < w.to => {
+                        kind_name(w.kind)
+                    }
+                    _ if faults.get(&line.tid) == Some(&(dev, ino)) => "fault",
+                    _ => "read",
+                };
+                let entry = &mut out.files[f as usize];
+                entry.bytes_read += n * 4096;
+                entry.last_ms = t;
+                if entry.written {
+                    out.written_bytes += n * 4096;
+                } else {
+                    out.traced_read_bytes += n * 4096;
+                }
+                pids.insert(process);
+                let extend = open_run.get(&line.tid).and_then(|&i| {
+                    let r = &out.events[i];
+                    (r.f == f && r.o + r.n == index && r.k == kind && t - r.t < 1.0).then_some(i)
+                });
+                match extend {
+                    Some(i) => out.events[i].n += n,
+                    None => {
+                        entry.requests += 1;
+                        out.events.push(Read {
+                            t,
+                            f,
+                            o: index,
+                            n,
+                            p: process,
+                            k: kind.to_owned(),
+                        });
+                        open_run.insert(line.tid, out.events.len() - 1);
+                    }
+                }
+            }
+            Event::BlockIssue {
+                dev,
+                read,
+                sector,
+                sectors,
+            } if read => {
+                out.block.push(BlockRequest {
+                    t: ms(line.ts_ns),
+                    pos: sector * 512,
+                    len: sectors * 512,
+                    lat_ms: None,
+                    p: process,
+                });
+                pending.insert((dev, sector), (out.block.len() - 1, line.ts_ns));
+            }
+            _ => {}
+        }
+    }
+    let mut pids: Vec<i32> = pids.into_iter().collect();
+    pids.sort_unstable();
+    out.pids = pids;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::event::parse_line;
+
+    fn lines(text: &str) -> Vec<Line> {
+        text.lines().filter_map(parse_line).collect()
+    }
+
+    fn ctx() -> Context {
+        let mut files = HashMap::new();
+        files.insert(
+            ((254, 0), 0xa),
+            FileInfo {
+                path: "/ff/libxul.so".into(),
+                size: Some(1 << 20),
+                written: false,
+            },
+        );
+        files.insert(
+            ((254, 0), 0xb),
+            FileInfo {
+                path: "/p/new.sqlite".into(),
+                size: Some(4096),
+                written: true,
+            },
+        );
+        Context {
+            root: 100,
+            known_tids: HashMap::new(),
+            zero_ns: 1_000_000_000,
+            files,
+        }
+    }
+
+    const TEXT: &str = "\
+host-50 (50) [000] ..... 1.000000: sched_process_fork: comm=host pid=50 child_comm=host child_pid=100
+ff-100 (100) [000] ..... 1.001000: sched_process_fork: comm=ff pid=100 child_comm=ff child_pid=101
+ff-100 (100) [000] ..... 1.002000: page_cache_sync_ra: dev=254:0 ino=a index=0 req_count=1 order=0 size=4 async_size=2 ra_pages=32 mmap_miss=0 prev_pos=-1
+ff-100 (100) [000] ..... 1.002001: mm_filemap_add_to_page_cache: dev 254:0 ino a pfn=0x1 ofs=0 order=0
+ff-100 (100) [000] ..... 1.002002: mm_filemap_add_to_page_cache: dev 254:0 ino a pfn=0x2 ofs=4096 order=1
+ff-100 (100) [000] ..... 1.002003: mm_filemap_add_to_page_cache: dev 254:0 ino a pfn=0x2 ofs=12288 order=0
+ff-100 (100) [000] ..... 1.002100: block_rq_issue: 254,0 R 16384 () 800 + 32 none,0,0 [ff]
+<idle>-0 (-------) [001] d.h1. 1.004100: block_rq_complete: 254,0 R () 800 + 32 none,0,0 [0]
+ff-101 (-------) [001] ..... 1.010000: mm_filemap_fault: dev=254:0 ino=a ofs=409600
+ff-101 (-------) [001] ..... 1.010001: mm_filemap_add_to_page_cache: dev 254:0 ino a pfn=0x9 ofs=409600 order=0
+ff-101 (100) [001] ..... 1.020000: mm_filemap_add_to_page_cache: dev 254:0 ino b pfn=0x9 ofs=0 order=0
+other-7 (7) [001] ..... 1.030000: mm_filemap_add_to_page_cache: dev 254:0 ino a pfn=0x9 ofs=8192000 order=0
+ff-100 (100) [000] ..... 1.040000: mm_filemap_add_to_page_cache: dev 254:0 ino c pfn=0x9 ofs=0 order=0
+";
+
+    #[test]
+    fn keeps_tree_coalesces_and_classifies() {
+        let b = build(&lines(TEXT), &ctx());
+        assert_eq!(b.fork_ns, Some(1_000_000_000));
+        // Four pages in the sync window become one read; the fault is its own.
+        assert_eq!(b.events.len(), 4, "{:?}", b.events);
+        assert_eq!(
+            (b.events[0].o, b.events[0].n, b.events[0].k.as_str()),
+            (0, 4, "sync")
+        );
+        assert_eq!(
+            (b.events[1].o, b.events[1].k.as_str(), b.events[1].p),
+            (100, "fault", 100)
+        );
+        assert!((b.events[0].t - 2.001).abs() < 1e-9);
+        // The other process's read of the same file is left out.
+        assert_eq!(b.files[0].bytes_read, 5 * 4096);
+        assert_eq!(b.files[0].requests, 2);
+        // The created file counts as written, the unknown inode keeps a name.
+        assert_eq!(b.written_bytes, 4096);
+        assert_eq!(b.traced_read_bytes, 6 * 4096);
+        assert_eq!(b.files[2].path, "dev 254:0 inode 12");
+        assert!(!b.files[2].resolved);
+        // Block request paired with its completion.
+        assert_eq!(b.block.len(), 1);
+        assert_eq!(b.block[0].pos, 800 * 512);
+        assert!((b.block[0].lat_ms.unwrap() - 2.0).abs() < 1e-6);
+        assert_eq!(b.pids, vec![100]);
+    }
+}

@@ -1,0 +1,315 @@
+//! The trace data model (what `launch --trace --json` prints, what the state folder stores and
+//! what the extension draws), and the aggregations a person reads: the per-file table and the
+//! coarse text access map. Version `TRACE_VERSION` is documented in docs/export-format.md.
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped when a member changes meaning; members are only ever added otherwise.
+pub const TRACE_VERSION: u32 = 1;
+
+/// Where a trace's figures came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A private tracefs instance (root): every page entering the page cache.
+    Tracefs,
+    /// What an ordinary user can see: `/proc/<pid>/io` and major faults of the tree, sampled.
+    ProcSampler,
+}
+
+/// One recorded start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Trace {
+    pub version: u32,
+    pub source: Source,
+    /// Per figure, where it came from ("tracefs filemap:mm_filemap_add_to_page_cache", …).
+    pub field_sources: std::collections::BTreeMap<String, String>,
+    /// The Firefox parent process and its start (clock ticks since boot, /proc/<pid>/stat
+    /// field 22): together they name the process for its whole life.
+    pub pid: i32,
+    pub process_start_ticks: u64,
+    pub install_dir: String,
+    pub firefox_version: Option<String>,
+    pub build_id: Option<String>,
+    /// Wall clock (ms since the epoch) when recording began.
+    pub recorded_at_ms: u64,
+    /// Every `t` below is ms since the Firefox process started, on CLOCK_BOOTTIME (tracefs
+    /// `trace_clock` "boot"); `zero` says how that start was found.
+    pub zero: String,
+    /// ms since the process start when recording began (> 0 for `trace --pid`: reads before it
+    /// are missed) and ended.
+    pub attached_ms: f64,
+    pub ended_ms: f64,
+    /// Why recording ended: "seconds", "quiet", "firefox exited", "interrupted".
+    pub ended_by: String,
+    /// Events the kernel dropped (ring-buffer overruns, `[LOST n EVENTS]`); never hidden.
+    pub lost_events: u64,
+    /// Sum of `read_bytes` (/proc/<pid>/io) over the Firefox tree during the recording.
+    pub tree_read_bytes: Option<u64>,
+    /// Bytes the trace saw entering the page cache for the tree from disk (written files left out).
+    pub traced_read_bytes: u64,
+    /// Bytes that entered the cache because files were created or written during the start.
+    pub written_bytes: u64,
+    /// The processes of the tree: pid and kind (parent, tab, gpu, rdd, socket, utility, …).
+    pub processes: Vec<Process>,
+    pub files: Vec<FileEntry>,
+    /// The reads, in time order: runs of contiguous pages entering the cache.
+    pub events: Vec<Read>,
+    /// Block requests (reads) issued by the tree, where the block events exist.
+    pub block: Vec<BlockRequest>,
+    /// The sampler's series (always present; the only data without tracefs).
+    pub samples: Vec<Sample>,
+    /// Things a reader must know (missed time, exited Firefox, unresolved inodes, …).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Process {
+    pub pid: i32,
+    pub kind: String,
+}
+
+/// One file the start read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// The path, or "dev 254:0 inode 1234" where it could not be resolved.
+    pub path: String,
+    pub resolved: bool,
+    pub dev: String,
+    pub ino: u64,
+    pub size: Option<u64>,
+    pub bytes_read: u64,
+    /// Runs of contiguous pages read (a readahead window, a fault, …).
+    pub requests: u64,
+    pub first_ms: f64,
+    pub last_ms: f64,
+    /// Created or written during the start: its pages are not disk reads.
+    pub written: bool,
+    /// ELF sections (file offset ranges), for libraries.
+    pub sections: Vec<Section>,
+    /// Physical extents (FIEMAP): `[file offset, disk byte, length]`.
+    pub extents: Vec<[u64; 3]>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Section {
+    pub name: String,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// A run of `n` pages from page `o` of file `f` (index into `files`) entering the cache at `t`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Read {
+    pub t: f64,
+    pub f: u32,
+    pub o: u64,
+    pub n: u64,
+    /// The process (tgid) that caused it.
+    pub p: i32,
+    /// "sync" (a miss opened a readahead window), "async" (readahead marker hit), "forced"
+    /// (readahead(2)/WILLNEED), "order" (large-folio window), "fault" (a page fault without a
+    /// window), "read" (neither seen).
+    pub k: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BlockRequest {
+    pub t: f64,
+    /// Byte position on the device and length in bytes.
+    pub pos: u64,
+    pub len: u64,
+    /// Issue to completion, ms; `None` when the completion was not seen.
+    pub lat_ms: Option<f64>,
+    pub p: i32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sample {
+    pub t: f64,
+    pub read_bytes: u64,
+    pub majflt: u64,
+}
+
+/// The per-file table's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRow {
+    pub path: String,
+    pub bytes_read: u64,
+    pub share: Option<f64>,
+    pub requests: u64,
+    pub first_ms: f64,
+    pub last_ms: f64,
+    pub written: bool,
+}
+
+impl Trace {
+    /// Files by bytes read, largest first.
+    #[must_use]
+    pub fn file_rows(&self) -> Vec<FileRow> {
+        let mut rows: Vec<FileRow> = self
+            .files
+            .iter()
+            .map(|f| FileRow {
+                path: f.path.clone(),
+                bytes_read: f.bytes_read,
+                share: f
+                    .size
+                    .filter(|s| *s > 0)
+                    .map(|s| (f.bytes_read as f64 / s as f64).min(1.0)),
+                requests: f.requests,
+                first_ms: f.first_ms,
+                last_ms: f.last_ms,
+                written: f.written,
+            })
+            .collect();
+        rows.sort_by(|a, b| b.bytes_read.cmp(&a.bytes_read).then(a.path.cmp(&b.path)));
+        rows
+    }
+
+    /// traced / tree read bytes, where both are known.
+    #[must_use]
+    pub fn agreement(&self) -> Option<f64> {
+        let tree = self.tree_read_bytes.filter(|b| *b > 0)?;
+        Some(self.traced_read_bytes as f64 / tree as f64)
+    }
+
+    /// A coarse access map of file `f`: `cols` columns over the file's offsets; each is '.'
+    /// (not read) or the decile (0–9) of the recording when its first page was read.
+    #[must_use]
+    pub fn access_map(&self, f: u32, cols: usize) -> String {
+        let Some(file) = self.files.get(f as usize) else {
+            return String::new();
+        };
+        let pages_in_file = file
+            .size
+            .map(|s| s.div_ceil(4096))
+            .or_else(|| {
+                self.events
+                    .iter()
+                    .filter(|e| e.f == f)
+                    .map(|e| e.o + e.n)
+                    .max()
+            })
+            .unwrap_or(0)
+            .max(1);
+        let span = (self.ended_ms - self.attached_ms).max(1.0);
+        let mut first: Vec<Option<f64>> = vec![None; cols];
+        for e in self.events.iter().filter(|e| e.f == f) {
+            let a = (e.o * cols as u64 / pages_in_file) as usize;
+            let b = (((e.o + e.n) * cols as u64).div_ceil(pages_in_file) as usize).max(a + 1);
+            for slot in first.iter_mut().take(b.min(cols)).skip(a) {
+                if slot.is_none_or(|t| e.t < t) {
+                    *slot = Some(e.t);
+                }
+            }
+        }
+        first
+            .iter()
+            .map(|slot| match slot {
+                None => '.',
+                Some(t) => {
+                    let decile = (((t - self.attached_ms) / span) * 10.0)
+                        .floor()
+                        .clamp(0.0, 9.0);
+                    char::from(b'0' + decile as u8)
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn fake() -> Trace {
+        Trace {
+            version: TRACE_VERSION,
+            source: Source::Tracefs,
+            field_sources: Default::default(),
+            pid: 10,
+            process_start_ticks: 100,
+            install_dir: "/ff".into(),
+            firefox_version: Some("153.0".into()),
+            build_id: None,
+            recorded_at_ms: 0,
+            zero: "fork".into(),
+            attached_ms: 0.0,
+            ended_ms: 100.0,
+            ended_by: "seconds".into(),
+            lost_events: 0,
+            tree_read_bytes: Some(16384),
+            traced_read_bytes: 16384,
+            written_bytes: 4096,
+            processes: vec![],
+            files: vec![
+                file("/ff/libxul.so", Some(40960), 12288, 2, false),
+                file("/p/new.sqlite", Some(4096), 4096, 1, true),
+                file("/ff/omni.ja", None, 4096, 1, false),
+            ],
+            events: vec![
+                read(5.0, 0, 0, 1),
+                read(95.0, 0, 8, 2),
+                read(10.0, 1, 0, 1),
+                read(20.0, 2, 0, 1),
+            ],
+            block: vec![],
+            samples: vec![],
+            notes: vec![],
+        }
+    }
+
+    fn file(path: &str, size: Option<u64>, bytes: u64, requests: u64, written: bool) -> FileEntry {
+        FileEntry {
+            path: path.into(),
+            resolved: true,
+            dev: "254:0".into(),
+            ino: 1,
+            size,
+            bytes_read: bytes,
+            requests,
+            first_ms: 0.0,
+            last_ms: 0.0,
+            written,
+            sections: vec![],
+            extents: vec![],
+        }
+    }
+
+    fn read(t: f64, f: u32, o: u64, n: u64) -> Read {
+        Read {
+            t,
+            f,
+            o,
+            n,
+            p: 10,
+            k: "sync".into(),
+        }
+    }
+
+    #[test]
+    fn rows_sorted_with_share() {
+        let rows = fake().file_rows();
+        assert_eq!(rows[0].path, "/ff/libxul.so");
+        assert_eq!(rows[0].share, Some(0.3));
+        assert_eq!(rows[2].share, None.or(rows[2].share));
+        assert!(rows.iter().any(|r| r.written));
+    }
+
+    #[test]
+    fn access_map_marks_offsets_by_time() {
+        let t = fake();
+        // 10 pages, 10 columns: page 0 at 5 ms (decile 0), pages 8-9 at 95 ms (decile 9).
+        assert_eq!(t.access_map(0, 10), "0.......99");
+        assert_eq!(t.access_map(7, 10), "");
+    }
+
+    #[test]
+    fn agreement_is_ratio() {
+        assert_eq!(fake().agreement(), Some(1.0));
+        let mut t = fake();
+        t.tree_read_bytes = None;
+        assert_eq!(t.agreement(), None);
+    }
+}

@@ -1,0 +1,223 @@
+// The startup I/O trace end to end: `about-startup-host launch --cold --trace` starts the real
+// Firefox cold, records which pages of which files it reads (tracefs, root), and the figures must
+// agree with the kernel's own count (/proc read_bytes of the Firefox tree) within ±10 % unless
+// events were lost, which must then be reported. Then the page draws the trace: imported from an
+// export, and from the host for the page's own Firefox (`trace --pid`).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { By } from "selenium-webdriver";
+import { artifactsFolder, useFirefox, waitFor } from "./harness.js";
+import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+
+const PAGE = "page/startup.html";
+const INSTANCES = "/sys/kernel/tracing/instances";
+const isRoot = process.getuid?.() === 0;
+
+/** Runs the host CLI, returns its stdout (stderr goes to an artifact). */
+function host(args, env, name) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(HOST_BINARY, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      fs.writeFileSync(path.join(artifactsFolder(), `${name}.stderr.txt`), err);
+      if (code === 0) {
+        resolve(out);
+      } else {
+        reject(new Error(`${HOST_BINARY} ${args.join(" ")} exited with ${code}: ${err}`));
+      }
+    });
+  });
+}
+
+function ourInstances() {
+  return fs.existsSync(INSTANCES) ? fs.readdirSync(INSTANCES).filter((n) => n.startsWith("about-startup-")) : [];
+}
+
+async function killTree(pid) {
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  await waitFor(() => !fs.existsSync(`/proc/${pid}`) || fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z"), {
+    timeout: 20000,
+    message: `Firefox ${pid} to exit`,
+  }).catch(() => process.kill(pid, "SIGKILL"));
+}
+
+describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? false : "tracefs needs root: run the e2e suite as root (CI does)" }, () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-trace-"));
+  const home = path.join(work, "home");
+  const profile = path.join(work, "profile");
+  fs.mkdirSync(home);
+  fs.mkdirSync(profile);
+  const env = { ...process.env, HOME: home };
+  delete env.XDG_STATE_HOME;
+  let trace = null;
+  const shared = globalThis.__aboutStartupTrace ?? (globalThis.__aboutStartupTrace = {});
+
+  before(async () => {
+    const out = await host(["launch", "--cold", "--trace", "--json", "--", "--headless", "--no-remote", "-profile", profile], env, "trace-launch");
+    trace = JSON.parse(out);
+    fs.writeFileSync(path.join(artifactsFolder(), "trace-cold-start.json"), out);
+    shared.trace = trace;
+    shared.work = work;
+  });
+  after(async () => {
+    if (trace?.pid) {
+      await killTree(trace.pid);
+    }
+  });
+
+  it("agrees with /proc read_bytes within ±10 %, or reports lost events", () => {
+    assert.equal(trace.source, "tracefs");
+    assert.equal(trace.version, 1);
+    assert.ok(Number.isInteger(trace.lost_events), "lost_events is always reported");
+    assert.ok(trace.tree_read_bytes > 50e6, `a cold start reads tens of MB (read_bytes ${trace.tree_read_bytes})`);
+    const ratio = trace.traced_read_bytes / trace.tree_read_bytes;
+    console.log(
+      `traced ${trace.traced_read_bytes} B, /proc read_bytes ${trace.tree_read_bytes} B, ratio ${ratio.toFixed(4)}, lost events ${trace.lost_events}, written ${trace.written_bytes} B, ${trace.events.length} reads, ${trace.block.length} block requests, ended by ${trace.ended_by} at ${Math.round(trace.ended_ms)} ms`,
+    );
+    if (trace.lost_events === 0) {
+      assert.ok(ratio >= 0.9 && ratio <= 1.1, `traced/proc = ${ratio}`);
+    } else {
+      assert.ok(trace.notes.some((n) => n.includes("lost")), "lost events are said in the notes");
+    }
+  });
+
+  it("names the files, with libxul.so's ELF sections and extents, and times on the process axis", () => {
+    const libxul = trace.files.find((f) => f.path.endsWith("/libxul.so"));
+    assert.ok(libxul, "libxul.so was read");
+    assert.ok(libxul.bytes_read > 10e6, `libxul.so: ${libxul.bytes_read} bytes`);
+    assert.ok(libxul.sections.some((s) => s.name === ".text"), "ELF sections");
+    assert.ok(libxul.extents.length > 0, "FIEMAP extents");
+    assert.ok(trace.files.some((f) => f.path.endsWith("/omni.ja")), "omni.ja was read");
+    assert.ok(trace.files.some((f) => f.written), "the new profile's files count as written, not read");
+    assert.ok(trace.processes.some((p) => p.kind === "parent" && p.pid === trace.pid));
+    for (const e of trace.events) {
+      assert.ok(e.t >= trace.attached_ms - 1 && e.t <= trace.ended_ms + 1, `read at ${e.t} ms within the recording`);
+    }
+    assert.match(trace.zero, /traced fork/);
+  });
+
+  it("removes its tracefs instance and stores the trace in the state folder", () => {
+    assert.deepEqual(ourInstances(), []);
+    const dir = path.join(home, ".local", "state", "about-startup", "traces");
+    const stored = fs.readdirSync(dir).filter((n) => n.endsWith(".meta.json"));
+    assert.equal(stored.length, 1);
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, stored[0]), "utf8"));
+    assert.equal(meta.pid, trace.pid);
+    assert.equal(meta.traced_read_bytes, trace.traced_read_bytes);
+  });
+});
+
+describe("the page draws a trace", () => {
+  const ctx = useFirefox({ experiments: true, installHost: true, flavour: "full" }, { prefix: "trace", page: PAGE });
+
+  async function readTrace(driver) {
+    return driver.executeScript(() => {
+      const s = document.getElementById("trace");
+      return {
+        state: s?.dataset.state ?? null,
+        origin: s?.dataset.origin ?? null,
+        lost: s?.dataset.lostEvents ?? null,
+        summary: document.querySelector("[data-testid=trace-summary]")?.textContent ?? null,
+        command: document.querySelector("[data-testid=trace-command]")?.textContent ?? null,
+        charts: ["trace-read-chart", "trace-pattern-chart", "trace-disk-chart"].map((id) => document.querySelector(`[data-testid=${id}]`)?.querySelectorAll("rect").length ?? -1),
+        sections: [...document.querySelectorAll("[data-testid=trace-pattern-chart] [data-section]")].map((g) => g.dataset.section),
+        rows: document.querySelectorAll("[data-testid=trace-files] tbody tr").length,
+        nodes: document.querySelectorAll("#trace *").length,
+        picked: document.querySelector("[data-testid=trace-file-picker]")?.selectedOptions[0]?.textContent ?? null,
+      };
+    });
+  }
+
+  /** The section, and each chart on its own (the section is taller than the window). */
+  async function shot(driver, name) {
+    const data = await driver.findElement(By.id("trace")).takeScreenshot(true);
+    fs.writeFileSync(path.join(artifactsFolder(), `${name}.png`), Buffer.from(data, "base64"));
+    const figures = await driver.findElements(By.css("#trace figure"));
+    for (const [i, figure] of figures.entries()) {
+      await driver.executeScript((f) => f.scrollIntoView(), figure);
+      const png = await figure.takeScreenshot(true);
+      fs.writeFileSync(path.join(artifactsFolder(), `${name}-chart-${i + 1}.png`), Buffer.from(png, "base64"));
+    }
+  }
+
+  it("without a trace, says how to record one (the exact command)", async () => {
+    const { driver } = ctx.ff;
+    const page = await waitFor(async () => {
+      const p = await readTrace(driver);
+      return p.state === "none" ? p : null;
+    }, { message: "the trace section's answer" });
+    assert.equal(page.command, "sudo about-startup-host launch --cold --trace");
+    await shot(driver, "trace-none");
+  });
+
+  it("an imported export with the cold-start trace shows the four views, aggregated", { skip: isRoot ? false : "needs the traced cold start (root)" }, async () => {
+    const { driver } = ctx.ff;
+    const trace = globalThis.__aboutStartupTrace?.trace;
+    assert.ok(trace, "the cold-start suite ran first");
+    const doc = {
+      format: "about-startup-export",
+      version: 1,
+      exportedAt: Date.now(),
+      source: "extension",
+      environment: { firefoxVersion: trace.firefox_version, buildId: trace.build_id, os: "linux", kernel: null, mode: "full" },
+      current: null,
+      history: [],
+      trimmed: 0,
+      trace,
+    };
+    const file = path.join(globalThis.__aboutStartupTrace.work, "with-trace.json");
+    fs.writeFileSync(file, JSON.stringify(doc));
+    await driver.findElement(By.id("import-file")).sendKeys(file);
+    const page = await waitFor(async () => {
+      const p = await readTrace(driver);
+      return p.state === "ready" ? p : null;
+    }, { message: "the imported trace drawn" });
+    assert.equal(page.origin, "with-trace.json");
+    assert.equal(page.lost, String(trace.lost_events));
+    assert.ok(page.charts.every((n) => n > 0), `every chart has marks: ${page.charts}`);
+    assert.match(page.picked, /libxul\.so$/);
+    assert.ok(page.sections.includes(".text"), `sections shaded: ${page.sections}`);
+    assert.ok(page.rows > 5, `per-file rows: ${page.rows}`);
+    const pages = trace.events.reduce((s, e) => s + e.n, 0);
+    assert.ok(page.nodes < 30000, `${page.nodes} nodes for ${pages} pages: aggregated`);
+    console.log(`page: ${page.summary} (${page.nodes} nodes for ${pages} pages)`);
+    await shot(driver, "trace-imported");
+  });
+
+  it("a trace of the page's own Firefox (trace --pid) comes from the host", { skip: isRoot ? false : "tracefs needs root" }, async () => {
+    const { driver, home } = ctx.ff;
+    const pid = Number(await driver.executeScript(() => document.getElementById("firefox-pid")?.textContent));
+    assert.ok(pid > 0, "the page knows its Firefox's pid");
+    const env = { ...process.env, HOME: home };
+    delete env.XDG_STATE_HOME;
+    const out = await host(["trace", "--pid", String(pid), "--seconds", "2", "--json"], env, "trace-attach");
+    const trace = JSON.parse(out);
+    assert.equal(trace.pid, pid);
+    assert.ok(trace.attached_ms > 0, "attached after the start");
+    assert.ok(trace.notes.some((n) => n.startsWith("attached")), "says what it missed");
+    assert.deepEqual(ourInstances(), []);
+    await ctx.ff.openExtensionPage(PAGE);
+    const page = await waitFor(async () => {
+      const p = await readTrace(ctx.ff.driver);
+      return p.state === "ready" || p.state === "none" ? p : null;
+    }, { message: "the host's trace" });
+    assert.equal(page.state, "ready", "the host lists the trace of this Firefox as current");
+    assert.equal(page.origin, "host");
+    const missed = await ctx.ff.driver.executeScript(() => document.querySelectorAll("[data-testid=trace-read-chart] [data-missed]").length);
+    assert.equal(missed, 1, "the time before the tracer attached is shaded, not drawn as nothing read");
+    await shot(ctx.ff.driver, "trace-host");
+  });
+});
+
