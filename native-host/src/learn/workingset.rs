@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::Metadata;
-use std::io;
+use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -240,16 +240,21 @@ pub fn load(path: &Path) -> State {
         .unwrap_or_default()
 }
 
-/// Write `value` as JSON to `path` atomically (a temporary file renamed over it), creating the
-/// folder.
+/// Write `value` as JSON to `path` atomically (a uniquely named temporary file in the same
+/// folder, flushed to disk, then renamed over it), creating the folder. Two writers (the host's
+/// `learn` and a CLI `preload --plan`) never share a temporary file; a failed write leaves none.
 pub fn save_json(path: &Path, value: &impl Serialize) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let context = || format!("cannot write {}", path.display());
     std::fs::create_dir_all(dir).map_err(|e| Error::io(context(), e))?;
-    let tmp = path.with_extension("json.tmp");
     let bytes = serde_json::to_vec(value).map_err(|e| Error::io(context(), e.into()))?;
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(context(), e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(context(), e))
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(context(), e))?;
+    tmp.write_all(&bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| Error::io(context(), e))?;
+    tmp.persist(path)
+        .map(drop)
+        .map_err(|e| Error::io(context(), e.error))
 }
 
 /// Files per source, in the reply of `learn`.
@@ -397,6 +402,20 @@ pub fn now_ms() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn save_json_replaces_the_file_and_leaves_no_temporary_one() {
+        let root = tempfile::tempdir().unwrap();
+        let path = root.path().join("state/x.json");
+        save_json(&path, &serde_json::json!({"n": 1})).unwrap();
+        save_json(&path, &serde_json::json!({"n": 2})).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), r#"{"n":2}"#);
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["x.json"]);
+    }
 
     fn id(path: &str, ino: u64) -> Identity {
         Identity {
