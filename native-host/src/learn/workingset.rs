@@ -519,6 +519,20 @@ pub fn now_ms() -> u64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn save_json_replaces_the_file_and_leaves_no_temporary_one() {
+        let root = tempfile::tempdir().unwrap();
+        let path = root.path().join("state/x.json");
+        save_json(&path, &serde_json::json!({"n": 1})).unwrap();
+        save_json(&path, &serde_json::json!({"n": 2})).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), r#"{"n":2}"#);
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["x.json"]);
+    }
+
     fn id(path: &str, ino: u64) -> Identity {
         Identity {
             path: path.into(),
