@@ -18,6 +18,7 @@ import { FirefoxNotFoundError } from "./lib/firefox.mjs";
 import { chooseFirefox, summaryLine } from "./lib/firefox-kind.mjs";
 import { CommandError, run } from "./lib/run.mjs";
 import { ensureDependencies } from "./lib/deps.mjs";
+import { ensureSetup, SetupError } from "./lib/setup.mjs";
 
 async function installHost() {
   console.log("building the native host (cargo build --release)");
@@ -66,6 +67,9 @@ async function main(args) {
   console.log(summaryLine(choice));
   await ensureDependencies();
   if (!options.noHost && choice.host) {
+    await ensureSetup(["start"]);
+  }
+  if (!options.noHost && choice.host) {
     await installHost();
   } else if (!choice.host) {
     console.log(`not building the host: ${choice.install.kind} Firefox cannot start it without the desktop portal`);
@@ -95,7 +99,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
 }
 
 function fail(error) {
-  if (error instanceof FirefoxNotFoundError || error instanceof CommandError) {
+  if (error instanceof FirefoxNotFoundError || error instanceof CommandError || error instanceof SetupError) {
     console.error(`npm start: ${error.message}`);
   } else {
     console.error(error);
