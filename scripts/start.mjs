@@ -11,11 +11,12 @@
 //          --firefox PATH (a binary or an install folder; overrides the choice, like $FIREFOX),
 //          --flavour full|basic (force the flavour).
 // Only node: built-ins are imported statically: web-ext may not be installed yet.
+import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { EXTENSION_DIR, EXTENSION_ID, HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { FirefoxNotFoundError } from "./lib/firefox.mjs";
-import { chooseFirefox, summaryLine } from "./lib/firefox-kind.mjs";
+import { chooseFirefox, profileTmpDir, summaryLine } from "./lib/firefox-kind.mjs";
 import { CommandError, run } from "./lib/run.mjs";
 import { ensureDependencies } from "./lib/deps.mjs";
 import { ensureSetup, SetupError } from "./lib/setup.mjs";
@@ -78,6 +79,13 @@ async function main(args) {
   if (choice.flavour === "basic") {
     const { stageFlavour } = await import("./build.mjs");
     sourceDir = (await stageFlavour("basic")).dir;
+  }
+  const tmp = profileTmpDir(choice.install);
+  if (tmp) {
+    // web-ext makes its temporary profile in os.tmpdir(), which reads TMPDIR.
+    fs.mkdirSync(tmp, { recursive: true });
+    process.env.TMPDIR = tmp;
+    console.log(`Snap: the temporary profile goes to ${tmp} (a Snap cannot read the host's /tmp)`);
   }
   const { default: webExt } = await import("web-ext");
   const headless = options.headless;

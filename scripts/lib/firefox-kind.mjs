@@ -168,6 +168,7 @@ export function inspectFirefox(binary, { roots = defaultRoots(), env = process.e
     out.kind = "snap";
     out.dir = path.join(roots.snap, snapName, "current", "usr", "lib", "firefox");
     out.launch = path.join(snapBin, snapName);
+    out.snapName = snapName;
     facts.push(script && !isUnder(abs, snapBin) ? `${abs} runs ${out.launch}` : `under ${roots.snap}`);
   }
 
@@ -389,6 +390,17 @@ export function label(install) {
   const version = install.version ? ` ${install.version}` : "";
   const where = install.dir ?? install.binary;
   return `${name}${edition}${version} (${install.kind === "unknown" ? "unknown kind" : install.kind}, ${where})`;
+}
+
+/**
+ * Where web-ext's temporary profile must go for this Firefox: a Snap cannot see the host's /tmp
+ * (mozilla/web-ext#1696), only its own ~/snap/<name>/common. Null: the default temp folder.
+ */
+export function profileTmpDir(install, env = process.env) {
+  if (install.kind !== "snap") {
+    return null;
+  }
+  return path.join(env.HOME ?? os.homedir(), "snap", install.snapName, "common", "about-startup-tmp");
 }
 
 /** The one line `npm start` prints. */

@@ -12,6 +12,7 @@ import {
   findCandidates,
   inspectFirefox,
   parseIni,
+  profileTmpDir,
   summaryLine,
 } from "../../../../scripts/lib/firefox-kind.mjs";
 import { parseArgs } from "../../../../scripts/start.mjs";
@@ -195,6 +196,9 @@ test("Snap: /snap/bin/firefox is named as a Snap, runs the basic flavour, and no
   assert.equal(choice.flavour, "basic");
   assert.equal(choice.host, false);
   assert.match(choice.why, /no native messaging without the desktop portal/);
+  // web-ext's temporary profile must be somewhere the Snap can read
+  assert.equal(profileTmpDir(choice.install, { HOME: "/h" }), "/h/snap/firefox/common/about-startup-tmp");
+  assert.equal(profileTmpDir({ kind: "tarball" }), null);
 });
 
 test("Ubuntu's transitional firefox .deb (a script running /snap/bin/firefox) is the Snap", () => {
