@@ -103,6 +103,7 @@ let sessions = 0;
  * - temporary: install as a temporary add-on (as web-ext run does); false installs it
  *   permanently into the fresh profile (unsigned: needs xpinstall.signatures.required=false)
  * - prefs: more Firefox preferences
+ * - firefox: the Firefox binary to drive (default: findFirefox(), $FIREFOX first)
  */
 export async function startFirefox({
   experiments = true,
@@ -110,6 +111,7 @@ export async function startFirefox({
   flavour = "full",
   temporary = true,
   prefs = {},
+  firefox: firefoxOption = null,
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -132,7 +134,7 @@ export async function startFirefox({
   };
 
   try {
-    const firefoxBinary = findFirefox();
+    const firefoxBinary = firefoxOption ?? findFirefox();
     const geckodriverBinary = findGeckodriver();
     if (!geckodriverBinary) {
       throw new Error("geckodriver not found: set GECKODRIVER, put it on PATH, or `cargo install --locked geckodriver`");
