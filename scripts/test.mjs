@@ -1,5 +1,6 @@
 // npm test: every check, in order, stopping at the first failure, with the time each took
-// (after `npm ci` when node_modules is missing, so it works right after a clone).
+// (after `npm ci` when node_modules is missing, and after setting up what the chosen stages need
+// and a user can install: scripts/lib/setup.mjs; so it works right after a clone).
 //   node scripts/test.mjs                 all stages
 //   node scripts/test.mjs --only unit,e2e only the named stages (names as printed)
 import path from "node:path";
@@ -10,6 +11,7 @@ import { eslint, webExtLint } from "./lint.mjs";
 import { buildHost } from "./build.mjs";
 import { ensureDependencies } from "./lib/deps.mjs";
 import { stageInstallCopy } from "./lib/install-copy.mjs";
+import { ensureSetup, SetupError } from "./lib/setup.mjs";
 
 const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
 const M = ["--manifest-path", HOST_MANIFEST_PATH];
@@ -84,6 +86,14 @@ async function main(args) {
   const only = onlyIndex >= 0 ? new Set(args[onlyIndex + 1].split(",")) : null;
   const done = [];
   await ensureDependencies();
+  // geckodriver into .cache/, rustfmt/clippy through rustup; stops with the root command for Firefox.
+  const selected = STAGES.map(([name]) => name).filter((name) => !only || only.has(name));
+  try {
+    await ensureSetup(selected);
+  } catch (error) {
+    console.error(`\nnpm test: ${error instanceof SetupError ? error.message : error.stack}`);
+    process.exit(1);
+  }
   for (const [name, label, stage] of STAGES) {
     if (only && !only.has(name)) {
       continue;

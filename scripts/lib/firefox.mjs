@@ -1,6 +1,7 @@
 // Finding a Firefox to run: $FIREFOX first, then the usual names on PATH.
 import fs from "node:fs";
 import path from "node:path";
+import { ROOT } from "./project.mjs";
 
 export const FIREFOX_NAMES = ["firefox", "firefox-esr", "firefox-developer-edition", "firefox-nightly"];
 
@@ -51,8 +52,15 @@ export function findFirefox({ env = process.env, isExecutable = isExecutableFile
   );
 }
 
-/** geckodriver: $GECKODRIVER, else PATH, else ~/.cargo/bin/geckodriver. Null when none. */
-export function findGeckodriver({ env = process.env, isExecutable = isExecutableFile } = {}) {
+/**
+ * geckodriver: $GECKODRIVER, else PATH, else ~/.cargo/bin/geckodriver, else the project's cache
+ * (.cache/geckodriver/bin, where `npm test` builds it). Null when none.
+ */
+export function findGeckodriver({
+  env = process.env,
+  isExecutable = isExecutableFile,
+  cache = path.join(ROOT, ".cache", "geckodriver"),
+} = {}) {
   if (env.GECKODRIVER) {
     return isExecutable(env.GECKODRIVER) ? path.resolve(env.GECKODRIVER) : null;
   }
@@ -60,6 +68,7 @@ export function findGeckodriver({ env = process.env, isExecutable = isExecutable
   if (env.HOME) {
     dirs.push(path.join(env.HOME, ".cargo", "bin"));
   }
+  dirs.push(path.join(cache, "bin"));
   for (const dir of dirs) {
     const candidate = path.join(dir, "geckodriver");
     if (isExecutable(candidate)) {

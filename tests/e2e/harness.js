@@ -18,6 +18,7 @@ import { Builder } from "selenium-webdriver";
 import firefox from "selenium-webdriver/firefox.js";
 import { buildExtension } from "../../scripts/build.mjs";
 import { findFirefox, findGeckodriver } from "../../scripts/lib/firefox.mjs";
+import { findCandidates } from "../../scripts/lib/firefox-kind.mjs";
 import { EXTENSION_ID, HOST_BINARY, HOST_NAME, ROOT } from "../../scripts/lib/project.mjs";
 import { run } from "../../scripts/lib/run.mjs";
 import { processesWithHome } from "../../scripts/lib/processes.mjs";
@@ -96,6 +97,18 @@ async function withTimeout(promise, ms, what) {
 let sessions = 0;
 
 /**
+ * The Firefox the tests drive by default: $FIREFOX, else the one `npm start` would pick for the
+ * full flavour (ESR before a Release `firefox` on PATH), else findFirefox()'s.
+ */
+export function defaultFirefox() {
+  if (process.env.FIREFOX) {
+    return findFirefox();
+  }
+  const full = findCandidates().find((i) => i.experiments && (i.kind === "distribution" || i.kind === "tarball"));
+  return full ? full.binary : findFirefox();
+}
+
+/**
  * Starts a headless Firefox with the extension installed temporarily.
  * - experiments: sets extensions.experiments.enabled (the full flavour needs it)
  * - installHost: registers the real release host in the temp HOME (`about-startup-host install`)
@@ -103,6 +116,7 @@ let sessions = 0;
  * - temporary: install as a temporary add-on (as web-ext run does); false installs it
  *   permanently into the fresh profile (unsigned: needs xpinstall.signatures.required=false)
  * - prefs: more Firefox preferences
+ * - firefox: the Firefox binary to drive (default: defaultFirefox())
  */
 export async function startFirefox({
   experiments = true,
@@ -110,6 +124,7 @@ export async function startFirefox({
   flavour = "full",
   temporary = true,
   prefs = {},
+  firefox: firefoxOption = null,
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -132,7 +147,7 @@ export async function startFirefox({
   };
 
   try {
-    const firefoxBinary = findFirefox();
+    const firefoxBinary = firefoxOption ?? defaultFirefox();
     const geckodriverBinary = findGeckodriver();
     if (!geckodriverBinary) {
       throw new Error("geckodriver not found: set GECKODRIVER, put it on PATH, or `cargo install --locked geckodriver`");

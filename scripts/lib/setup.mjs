@@ -1,0 +1,128 @@
+// A fresh machine, two commands: `npm start` and `npm test` set up what they can without root
+// (node modules, geckodriver built into a project-local cache, rustfmt/clippy through rustup) and
+// stop at once with the exact command for what needs root (Firefox from apt).
+//
+// planSetup() is the decision, a pure function of what is there (tests pass fakes);
+// ensureSetup() looks at the machine and carries the plan out.
+import fs from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { ROOT } from "./project.mjs";
+import { findGeckodriver } from "./firefox.mjs";
+import { findCandidates } from "./firefox-kind.mjs";
+import { run } from "./run.mjs";
+
+/** Where `cargo install --root` puts geckodriver: <project>/.cache/geckodriver/bin/geckodriver. */
+export const GECKODRIVER_CACHE = path.join(ROOT, ".cache", "geckodriver");
+
+/** What each `npm test` stage needs besides node modules. */
+const NEEDS = {
+  fmt: ["cargo", "rustfmt"],
+  clippy: ["cargo", "clippy"],
+  "cargo-test": ["cargo"],
+  "host-release": ["cargo"],
+  e2e: ["cargo", "firefox", "geckodriver"],
+  start: ["cargo", "firefox"],
+};
+
+export class SetupError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "SetupError";
+  }
+}
+
+/**
+ * Returns {steps: [{why, command, args}], root: [{why, command}], missing: [{why, command}]} for
+ * the given stages. `have` says what is there: {nodeModules, cargo, rustup, rustfmt, clippy,
+ * firefox, geckodriver} (booleans). `root` lists what only root can install (the caller stops
+ * with it); `missing` what a user can install but this script will not (Rust itself).
+ */
+export function planSetup(stages, have, { geckodriverCache = GECKODRIVER_CACHE } = {}) {
+  const needs = new Set(stages.flatMap((stage) => NEEDS[stage] ?? []));
+  const steps = [];
+  const root = [];
+  const missing = [];
+  if (!have.nodeModules) {
+    steps.push({ why: "node_modules is missing", command: "npm", args: ["ci", "--no-audit", "--no-fund"] });
+  }
+  if (needs.has("firefox") && !have.firefox) {
+    root.push({ why: "no Firefox found", command: "apt-get install -y firefox-esr" });
+  }
+  if (needs.has("cargo") && !have.cargo) {
+    missing.push({
+      why: "cargo is missing (Rust ≥ 1.85; Debian 12's cargo package is too old)",
+      command: "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --component rustfmt,clippy",
+    });
+    return { steps, root, missing };
+  }
+  const components = ["rustfmt", "clippy"].filter((c) => needs.has(c) && !have[c]);
+  if (components.length > 0) {
+    if (have.rustup) {
+      steps.push({
+        why: `${components.join(" and ")} missing`,
+        command: "rustup",
+        args: ["component", "add", ...components],
+      });
+    } else {
+      missing.push({
+        why: `${components.join(" and ")} missing and no rustup to add them`,
+        command: `install them with your Rust toolchain's package manager (e.g. as root: apt-get install -y ${components.map((c) => (c === "clippy" ? "rust-clippy" : "rustfmt")).join(" ")})`,
+      });
+    }
+  }
+  if (needs.has("geckodriver") && !have.geckodriver) {
+    steps.push({
+      why: "geckodriver is not on PATH (a few minutes, once)",
+      command: "cargo",
+      args: ["install", "--locked", "geckodriver", "--root", geckodriverCache],
+    });
+  }
+  return { steps, root, missing };
+}
+
+function succeeds(command, args) {
+  const result = spawnSync(command, args, { stdio: "ignore" });
+  return result.status === 0;
+}
+
+function onPath(name, env) {
+  return (env.PATH ?? "").split(path.delimiter).some((dir) => {
+    try {
+      fs.accessSync(path.join(dir, name), fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** What is on this machine, as planSetup wants it. */
+export function probe(env = process.env) {
+  const cargo = succeeds("cargo", ["--version"]);
+  return {
+    nodeModules: fs.existsSync(path.join(ROOT, "node_modules", ".package-lock.json")),
+    cargo,
+    rustup: onPath("rustup", env),
+    rustfmt: cargo && succeeds("cargo", ["fmt", "--version"]),
+    clippy: cargo && succeeds("cargo", ["clippy", "--version"]),
+    firefox: Boolean(env.FIREFOX) || findCandidates({ env }).length > 0,
+    geckodriver: findGeckodriver({ env }) !== null,
+  };
+}
+
+/** Sets up what `stages` need; throws SetupError naming the exact commands for the rest. */
+export async function ensureSetup(stages, { env = process.env, have = probe(env) } = {}) {
+  const plan = planSetup(stages, have);
+  if (plan.root.length > 0 || plan.missing.length > 0) {
+    const lines = [
+      ...plan.root.map((r) => `${r.why}: run as root:  ${r.command}`),
+      ...plan.missing.map((m) => `${m.why}: ${m.command}`),
+    ];
+    throw new SetupError(`cannot set this machine up alone:\n  ${lines.join("\n  ")}`);
+  }
+  for (const step of plan.steps) {
+    console.log(`setup: ${step.why}: ${[step.command, ...step.args].join(" ")}`);
+    await run(step.command, step.args, { cwd: ROOT, env });
+  }
+}

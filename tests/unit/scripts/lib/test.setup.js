@@ -1,0 +1,68 @@
+// What `npm test` and `npm start` set up alone on a fresh machine, and where they stop for root.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ensureSetup, planSetup, SetupError } from "../../../../scripts/lib/setup.mjs";
+import { findGeckodriver } from "../../../../scripts/lib/firefox.mjs";
+
+const ALL = ["fmt", "clippy", "cargo-test", "eslint", "web-ext-lint", "unit", "host-release", "e2e"];
+const everything = { nodeModules: true, cargo: true, rustup: true, rustfmt: true, clippy: true, firefox: true, geckodriver: true };
+const cmd = (step) => [step.command, ...step.args].join(" ");
+
+test("a ready machine: nothing to do", () => {
+  assert.deepEqual(planSetup(ALL, everything), { steps: [], root: [], missing: [] });
+});
+
+test("a fresh machine with rustup and firefox-esr: npm ci, rustup component add, geckodriver into the project cache", () => {
+  const have = { ...everything, nodeModules: false, rustfmt: false, clippy: false, geckodriver: false };
+  const plan = planSetup(ALL, have, { geckodriverCache: "/p/.cache/geckodriver" });
+  assert.deepEqual(plan.steps.map(cmd), [
+    "npm ci --no-audit --no-fund",
+    "rustup component add rustfmt clippy",
+    "cargo install --locked geckodriver --root /p/.cache/geckodriver",
+  ]);
+  assert.deepEqual(plan.root, []);
+});
+
+test("only the stages asked for: --only fmt needs rustfmt, not clippy, geckodriver or Firefox", () => {
+  const have = { ...everything, rustfmt: false, clippy: false, geckodriver: false, firefox: false };
+  const plan = planSetup(["fmt"], have);
+  assert.deepEqual(plan.steps.map(cmd), ["rustup component add rustfmt"]);
+  assert.deepEqual(plan.root, []);
+  assert.deepEqual(planSetup(["eslint", "unit"], { ...have, cargo: false }), { steps: [], root: [], missing: [] });
+});
+
+test("no Firefox: the e2e and npm start stop with the one root command", () => {
+  for (const stages of [ALL, ["start"]]) {
+    const plan = planSetup(stages, { ...everything, firefox: false });
+    assert.deepEqual(plan.root.map((r) => r.command), ["apt-get install -y firefox-esr"]);
+  }
+});
+
+test("no rustup: missing components are named, not installed", () => {
+  const plan = planSetup(["clippy"], { ...everything, rustup: false, clippy: false });
+  assert.deepEqual(plan.steps, []);
+  assert.match(plan.missing[0].why, /clippy missing and no rustup/);
+});
+
+test("no cargo: says how to get Rust and plans no cargo step", () => {
+  const plan = planSetup(ALL, { ...everything, cargo: false, geckodriver: false });
+  assert.equal(plan.steps.length, 0);
+  assert.match(plan.missing[0].command, /sh\.rustup\.rs/);
+});
+
+test("ensureSetup stops at once, before running any step, when root is needed", async () => {
+  const have = { ...everything, nodeModules: false, firefox: false };
+  await assert.rejects(
+    ensureSetup(["e2e"], { have }),
+    (error) => error instanceof SetupError && /run as root: {2}apt-get install -y firefox-esr/.test(error.message),
+  );
+});
+
+test("geckodriver built into the project cache is found there", () => {
+  const found = findGeckodriver({
+    env: { PATH: "/a" },
+    cache: "/p/.cache/geckodriver",
+    isExecutable: (p) => p === "/p/.cache/geckodriver/bin/geckodriver",
+  });
+  assert.equal(found, "/p/.cache/geckodriver/bin/geckodriver");
+});
