@@ -40,6 +40,8 @@ export function stageInstallCopy({ parent = "/var/tmp", find = findFirefox, env 
     return { binary: null, reason: `${original} is not a binary inside an install folder (a wrapper script?), nor is any firefox on PATH` };
   }
   const root = fsApi.mkdtempSync(path.join(parent, "about-startup-e2e-firefox-"));
+  // Reachable by every user, as /usr/lib is: the unprivileged e2e runs the host as nobody on it.
+  fsApi.chmodSync(root, 0o755);
   const dir = path.join(root, path.basename(found.dir));
   // Symlinks are kept as links; a relative one that leaves the folder (Debian's
   // `distribution -> ../../share/firefox-esr/distribution`) is pointed at the same absolute place.
