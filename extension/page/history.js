@@ -3,7 +3,7 @@
 // Thin DOM code over lib/history.js and lib/stats.js.
 import browser from "../lib/browser.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
-import { NOTES } from "../lib/record.js";
+import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
 import { formatBytes, formatMs } from "../lib/format.js";
 import { startupApi } from "../lib/startup-api.js";
@@ -45,7 +45,7 @@ async function currentStartId() {
   if (api) {
     const info = await api.getStartupInfo().catch(() => null);
     if (typeof info?.process === "number") {
-      return `full-${Math.round(info.process)}`;
+      return recordId("full", info.process);
     }
   }
   return null;
