@@ -122,3 +122,18 @@ export function coldnessProblems(coldness, path = "record.coldness") {
   }
   return problems;
 }
+
+/**
+ * Which classes two sets of records can be compared in: {common, onlyA, onlyB}, each a list in
+ * CLASSES order. `unknown` is never common: two unknowns need not be alike.
+ */
+export function likeWithLike(aRecords, bRecords) {
+  const present = (records) => new Set(records.map(coldnessOf));
+  const a = present(aRecords);
+  const b = present(bRecords);
+  return {
+    common: CLASSES.filter((c) => c !== COLDNESS.unknown && a.has(c) && b.has(c)),
+    onlyA: CLASSES.filter((c) => a.has(c) && (!b.has(c) || c === COLDNESS.unknown)),
+    onlyB: CLASSES.filter((c) => b.has(c) && (!a.has(c) || c === COLDNESS.unknown)),
+  };
+}

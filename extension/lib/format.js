@@ -9,6 +9,14 @@ export function formatMs(ms, locale = undefined) {
   return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(ms)} ms`;
 }
 
+/** Seconds with one decimal through Intl ("8.4 s"), from ms. */
+export function formatSeconds(ms, locale = undefined) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) {
+    return UNKNOWN;
+  }
+  return new Intl.NumberFormat(locale, { style: "unit", unit: "second", unitDisplay: "short", minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000);
+}
+
 export function formatGap(ms, locale = undefined) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) {
     return UNKNOWN;

@@ -3,10 +3,11 @@
 // checks it, and shows its builds beside this machine's without touching the stored history.
 import browser from "../lib/browser.js";
 import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
+import { likeWithLike } from "../lib/coldness.js";
 import { detectMode } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
 import { startupApi } from "../lib/startup-api.js";
-import { historyState, onHistoryChange } from "./history.js";
+import { COLDNESS_KEYS, coldnessMark, historyState, onHistoryChange } from "./history.js";
 import { relay } from "./relay.js";
 import { el } from "./dom.js";
 
@@ -199,7 +200,11 @@ function renderComparison() {
       el("span", {
         text: t("compareGroup", [column.group.version ?? "?", column.group.buildId ?? "?", String(column.group.records.length)]),
       }),
+      el("br"),
+      coldnessMark(column.group.coldness),
+      ` ${t(COLDNESS_KEYS[column.group.coldness])}`,
     );
+    th.dataset.coldness = column.group.coldness;
     head.append(th);
   }
   table.tHead.replaceChildren(head);
@@ -218,6 +223,18 @@ function renderComparison() {
       return tr;
     }),
   );
+  // Like with like: each import's classes against this machine's, and say which cannot be compared.
+  const notes = [];
+  for (const set of sets.slice(1)) {
+    const { common, onlyA, onlyB } = likeWithLike(records, set.records);
+    const words = (classes) => classes.map((c) => t(COLDNESS_KEYS[c])).join(", ");
+    if (onlyB.length > 0) {
+      notes.push(t(common.length > 0 ? "compareUnmatchedImport" : "compareNothingAlike", [set.label, words(onlyB), words(onlyA) || "—"]));
+    }
+  }
+  const unmatched = $("compare-unmatched");
+  unmatched.replaceChildren(...notes.map((text) => el("li", { text })));
+  unmatched.hidden = notes.length === 0;
   view.dataset.state = "ready";
   view.dataset.imports = String(imports.length);
   table.hidden = false;

@@ -8,6 +8,7 @@ import {
   coldnessProblems,
   FALLBACK_NEED_BYTES,
   HOT_BELOW,
+  likeWithLike,
   needOf,
   withColdness,
 } from "../../../extension/lib/coldness.js";
@@ -82,4 +83,14 @@ test("withColdness keeps a stored class unless forced; coldnessProblems checks t
   assert.equal(coldnessProblems({ class: "tepid" }).length, 1);
   assert.equal(coldnessProblems({ class: "hot", needFrom: "guess", treeReadBytes: -1 }).length, 2);
   assert.equal(coldnessProblems(null).length, 1);
+});
+
+test("likeWithLike: the classes both sides have; unknown is never common", () => {
+  const of = (...classes) => classes.map((c) => ({ coldness: { class: c } }));
+  assert.deepEqual(likeWithLike(of("cold", "hot", "unknown"), of("hot", "warm", "unknown")), {
+    common: ["hot"],
+    onlyA: ["cold", "unknown"],
+    onlyB: ["warm", "unknown"],
+  });
+  assert.deepEqual(likeWithLike(of("cold"), of("hot")).common, []);
 });
