@@ -201,6 +201,37 @@ export function groupTotals(views) {
   return totals;
 }
 
+/**
+ * A group's totals from the host's final `residency` reply alone (`summary.groups[name]`), in
+ * groupTotals' shape, so a caller that needs only the totals (the popup) does not keep every
+ * file's page map. Null when the reply has no such group.
+ */
+export function summaryTotals(summary, name = "install") {
+  const group = summary?.groups?.[name];
+  if (!group || typeof group !== "object") {
+    return null;
+  }
+  const pageSize = summary.page_size ?? DEFAULT_PAGE_SIZE;
+  const count = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null);
+  const size = count(group.size) ?? 0;
+  const resident = count(group.resident_pages);
+  const exactPages = count(group.exact_pages);
+  const exactFiles = count(group.exact_files) ?? 0;
+  const hiddenFiles = count(group.hidden_files) ?? 0;
+  const known = resident !== null && hiddenFiles === 0 && exactFiles > 0;
+  const mapped = count(group.mapped_pages);
+  return {
+    files: count(group.files) ?? 0,
+    size,
+    exactFiles,
+    hiddenFiles,
+    errorFiles: count(group.error_files) ?? 0,
+    mappedBytes: mapped === null ? null : mapped * pageSize,
+    cachedBytes: known ? Math.min(resident * pageSize, size) : null,
+    fraction: known ? (exactPages ? Math.min(1, resident / exactPages) : 0) : null,
+  };
+}
+
 /** Orders files by size, largest first (ties by name). */
 export function bySize(a, b) {
   return (b.size ?? -1) - (a.size ?? -1) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

@@ -47,3 +47,25 @@ export function classMeans(records, build, { milestone = "sessionRestored" } = {
   }
   return means;
 }
+
+/**
+ * The page's answer line for the start `currentId`: {record, ms (its `milestone`, or null),
+ * coldness, readBytes (what the tree read, or null), cold, hot (this build's means: {mean, n} or
+ * null)}; null when that start is not in `records` (not recorded yet).
+ */
+export function thisStartAnswer(records, currentId, { milestone = "sessionRestored" } = {}) {
+  const record = records.find((r) => r.id === currentId);
+  if (!record) {
+    return null;
+  }
+  const ms = record.milestones?.[milestone];
+  const means = classMeans(records, record, { milestone });
+  return {
+    record,
+    ms: typeof ms === "number" ? ms : null,
+    coldness: coldnessOf(record),
+    readBytes: record.coldness?.treeReadBytes ?? record.io?.treeReadBytes ?? null,
+    cold: means.cold,
+    hot: means.hot,
+  };
+}

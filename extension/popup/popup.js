@@ -6,7 +6,7 @@ import { HISTORY_KEY, readHistory } from "../lib/history.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
 import { formatCount, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
-import { buildResidency, formatMB, formatPercent, formatRate, progressView } from "../lib/residency.js";
+import { formatMB, formatPercent, formatRate, progressView, summaryTotals } from "../lib/residency.js";
 import { popupPlanText } from "../lib/plan.js";
 import { relay } from "../page/relay.js";
 
@@ -23,18 +23,24 @@ function hostMissing(show) {
   $("popup-host-missing").hidden = !show;
 }
 
-async function showCached() {
+/** Counts the cache reads, so an older reply never overwrites a newer one (e.g. after a preload). */
+let cacheRead = 0;
+
+async function showCached({ afterPreload = false } = {}) {
   const section = $("popup-cache");
+  const read = ++cacheRead;
   section.dataset.state = "loading";
-  $("popup-cached").textContent = t("popupCachedLoading");
-  const files = [];
+  // While reading, no old bar beside the words: the line and the bar say the same thing or nothing.
+  $("popup-cached-bar").hidden = true;
+  $("popup-cached-detail").textContent = "";
+  $("popup-cached").textContent = t(afterPreload ? "popupCachedAfterPreload" : "popupCachedLoading");
   try {
-    const summary = await relay.request(
-      "residency",
-      { files: null, mapped: true },
-      { onEvent: (event, data) => event === "file" && files.push(data) },
-    );
-    const { totals } = buildResidency(files, summary).groups.install;
+    // The totals come from the reply's per-group summary: the popup needs no file's page map.
+    const summary = await relay.request("residency", { files: null, mapped: true });
+    if (read !== cacheRead) {
+      return;
+    }
+    const totals = summaryTotals(summary, "install") ?? { size: 0, cachedBytes: null, fraction: null, mappedBytes: null };
     hostMissing(false);
     const bar = $("popup-cached-bar");
     if (typeof totals.cachedBytes === "number") {
@@ -52,6 +58,9 @@ async function showCached() {
       bar.hidden = true;
     }
   } catch (error) {
+    if (read !== cacheRead) {
+      return;
+    }
     section.dataset.state = error?.code === HOST_MISSING ? "missing" : "error";
     $("popup-cached").textContent = error?.code === HOST_MISSING ? t("popupNoHost") : t("popupCachedError", [error?.message ?? String(error)]);
     $("popup-cached-detail").textContent = "";
@@ -145,8 +154,8 @@ function showPreload(op) {
     } else {
       result.textContent = t("popupPreloadFailed", [op.error?.message ?? "—"]);
     }
-    if (wasRunning) {
-      showCached();
+    if (wasRunning || op.state === "ok") {
+      showCached({ afterPreload: op.state === "ok" });
     }
   }
   $("popup-preload").disabled = preload.running;

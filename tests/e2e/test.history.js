@@ -37,8 +37,8 @@ function readHistory(driver) {
         ),
       })),
       averageRows: document.querySelectorAll("#history-table tr[data-average]").length,
-      trendPoints: document.querySelectorAll("#history-trend-chart circle").length,
-      trendCurrent: document.querySelectorAll("#history-trend-chart circle.current").length,
+      trendPoints: document.querySelectorAll("#history-trend-chart .point").length,
+      trendCurrent: document.querySelectorAll("#history-trend-chart .point.current").length,
       recoveredShown: shown("history-recovered"),
       recovered: [...document.querySelectorAll("#history-recovered li")].map((li) => ({
         reason: li.dataset.reason,

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { classMeans, coldHotVerdict, VERDICT_MIN } from "../../../extension/lib/verdict.js";
+import { classMeans, coldHotVerdict, thisStartAnswer, VERDICT_MIN } from "../../../extension/lib/verdict.js";
 
 let next = 0;
 const start = (coldness, ms, build = "1") => ({
@@ -46,4 +46,17 @@ test("both kinds: the cold start's extra cost, with n per kind, for the newest b
     hot: { mean: 500, n: 4 },
     unknown: null,
   });
+});
+
+test("thisStartAnswer: this start's time, class and reads against its build's cold and hot means", () => {
+  const records = [start("cold", 9000), start("cold", 8800), start("hot", 500)];
+  const current = { ...start("hot", 700), coldness: { class: "hot", treeReadBytes: 4096 } };
+  records.push(current);
+  const answer = thisStartAnswer(records, current.id);
+  assert.equal(answer.ms, 700);
+  assert.equal(answer.coldness, "hot");
+  assert.equal(answer.readBytes, 4096);
+  assert.deepEqual(answer.cold, { mean: 8900, n: 2 });
+  assert.deepEqual(answer.hot, { mean: 600, n: 2 });
+  assert.equal(thisStartAnswer(records, "not-recorded"), null);
 });
