@@ -2,6 +2,7 @@
 // (lib/export.js, docs/export-format.md) through the downloads API; import reads such a file,
 // checks it, and shows its builds beside this machine's without touching the stored history.
 import browser from "../lib/browser.js";
+import { t } from "../lib/i18n.js";
 import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
 import { likeWithLike } from "../lib/coldness.js";
 import { detectMode } from "../lib/mode.js";
@@ -9,10 +10,8 @@ import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
 import { startupApi } from "../lib/startup-api.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, onHistoryChange } from "./history.js";
 import { relay } from "./relay.js";
-import { el } from "./dom.js";
+import { $, el } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
 /** The residency panel's latest reply, as {measuredAt, installDir, pageSize, groups}. */
 let latestResidency = null;

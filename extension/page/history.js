@@ -2,6 +2,7 @@
 // ± 95% CI per milestone, the current start highlighted, and a trend chart of sessionRestored.
 // Thin DOM code over lib/history.js and lib/stats.js.
 import browser from "../lib/browser.js";
+import { t } from "../lib/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
 import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
@@ -9,10 +10,8 @@ import { coldnessOf } from "../lib/coldness.js";
 import { coldHotVerdict } from "../lib/verdict.js";
 import { formatBytes, formatMs, formatSeconds } from "../lib/format.js";
 import { startupApi } from "../lib/startup-api.js";
-import { el, svgEl } from "./dom.js";
+import { $, el, svgEl } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
 /** How many single starts each build shows under its average row (the average covers all). */
 const STARTS_SHOWN = 10;

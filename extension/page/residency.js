@@ -1,7 +1,7 @@
 // The residency panel: what of Firefox's files sits in the page cache, and Preload / Evict /
 // Refresh. Thin DOM code over lib/residency.js; the host is reached through the background
 // (page/relay.js), so a preload started from the popup shows its progress here too.
-import browser from "../lib/browser.js";
+import { t } from "../lib/i18n.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
 import {
   buildResidency,
@@ -15,10 +15,8 @@ import {
 } from "../lib/residency.js";
 import { formatCount, formatMs } from "../lib/format.js";
 import { relay } from "./relay.js";
-import { el, svgEl } from "./dom.js";
+import { $, el, svgEl } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 /** How many evict rows to list before summing up the rest. */
 const EVICT_ROWS = 12;
 

@@ -1,5 +1,6 @@
 // The about:startup page: thin DOM code over the pure modules in ../lib/.
 import browser from "../lib/browser.js";
+import { localize, t } from "../lib/i18n.js";
 import { milestoneRows } from "../lib/milestones.js";
 import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.js";
 import { relay } from "./relay.js";
@@ -11,17 +12,10 @@ import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatSecon
 import { drawTimeline } from "./timeline.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
 import { thisStartAnswer } from "../lib/verdict.js";
-import { el } from "./dom.js";
+import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
-function localize(root) {
-  for (const element of root.querySelectorAll("[data-i18n]")) {
-    element.textContent = t(element.dataset.i18n);
-  }
-}
 
 function setText(id, value) {
   $(id).textContent = value ?? "—";

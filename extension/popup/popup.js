@@ -2,6 +2,8 @@
 // page. The host is reached through the background (page/relay.js): a preload started here keeps
 // running when the popup closes, and the popup shows a running one when it opens again.
 import browser from "../lib/browser.js";
+import { localize, t } from "../lib/i18n.js";
+import { $ } from "../page/dom.js";
 import { HISTORY_KEY, readHistory } from "../lib/history.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
 import { formatCount, formatMs } from "../lib/format.js";
@@ -10,14 +12,7 @@ import { formatMB, formatPercent, formatRate, progressView, summaryTotals } from
 import { popupPlanText } from "../lib/plan.js";
 import { relay } from "../page/relay.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
-function localize() {
-  for (const element of document.querySelectorAll("[data-i18n]")) {
-    element.textContent = t(element.dataset.i18n);
-  }
-}
 
 function hostMissing(show) {
   $("popup-host-missing").hidden = !show;
@@ -188,7 +183,7 @@ async function setUpLink() {
 }
 
 async function main() {
-  localize();
+  localize(document);
   relay.onOperation(showPreload);
   relay.onHost(({ state }) => hostMissing(state === "missing"));
   $("popup-preload").addEventListener("click", startPreload);
