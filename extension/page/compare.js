@@ -5,6 +5,7 @@ import browser from "../lib/browser.js";
 import { t } from "../lib/i18n.js";
 import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
 import { likeWithLike } from "../lib/coldness.js";
+import { formatDateTime } from "../lib/format.js";
 import { detectMode } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
 import { startupApi } from "../lib/startup-api.js";
@@ -49,9 +50,7 @@ async function residencyForExport({ timeout = 15000 } = {}) {
   }
 }
 
-function dateTime(ms) {
-  return new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "short" }).format(new Date(ms));
-}
+const dateTime = (ms) => formatDateTime(ms);
 
 async function environment(records, currentId) {
   const [info, platform] = await Promise.all([

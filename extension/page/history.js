@@ -8,7 +8,7 @@ import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
 import { coldnessOf } from "../lib/coldness.js";
 import { coldHotVerdict } from "../lib/verdict.js";
-import { formatBytes, formatMs, formatSeconds } from "../lib/format.js";
+import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
 import { startupApi } from "../lib/startup-api.js";
 import { $, el, svgEl } from "./dom.js";
 
@@ -28,9 +28,7 @@ export function onHistoryChange(listener) {
   state.listeners.add(listener);
 }
 
-function dateTime(ms) {
-  return new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" }).format(new Date(ms));
-}
+const dateTime = (ms) => formatDateTime(ms);
 
 /** This process start's record id: from the background (storage.session) or, in full mode, Firefox. */
 async function currentStartId() {

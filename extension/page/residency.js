@@ -13,7 +13,7 @@ import {
   progressView,
   stripSegments,
 } from "../lib/residency.js";
-import { formatCount, formatMs } from "../lib/format.js";
+import { formatCount, formatMs, formatTime } from "../lib/format.js";
 import { relay } from "./relay.js";
 import { $, el, svgEl } from "./dom.js";
 
@@ -158,7 +158,7 @@ function showResidency(built) {
   );
   details.hidden = system.totals.files === 0;
   $("residency").dataset.state = "ready";
-  setStatus(t("residencyScanned", [String(install.totals.files + system.totals.files), formatMs(built.elapsedMs), new Date().toLocaleTimeString()]));
+  setStatus(t("residencyScanned", [String(install.totals.files + system.totals.files), formatMs(built.elapsedMs), formatTime(Date.now())]));
 }
 
 function setStatus(text) {

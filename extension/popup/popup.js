@@ -6,7 +6,7 @@ import { localize, t } from "../lib/i18n.js";
 import { $ } from "../page/dom.js";
 import { HISTORY_KEY, readHistory } from "../lib/history.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
-import { formatCount, formatMs } from "../lib/format.js";
+import { formatCount, formatDateTime, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
 import { formatMB, formatPercent, formatRate, progressView, summaryTotals } from "../lib/residency.js";
 import { popupPlanText } from "../lib/plan.js";
@@ -93,7 +93,7 @@ async function showLastStart() {
   }
   const ms = record.milestones?.sessionRestored;
   if (typeof ms === "number" && Number.isFinite(ms)) {
-    element.textContent = t("popupLastStart", [formatMs(ms), new Date(record.processStart).toLocaleString()]);
+    element.textContent = t("popupLastStart", [formatMs(ms), formatDateTime(record.processStart)]);
     element.dataset.state = "ready";
     element.dataset.ms = String(ms);
   } else {
