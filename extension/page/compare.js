@@ -1,5 +1,5 @@
 // Export, import and the comparison view. Export writes the about-startup-export JSON
-// (lib/export.js, docs/export-format.md) through the downloads API; import reads such a file,
+// (lib/export.js, docs/export-format.md) as an object-URL download; import reads such a file,
 // checks it, and shows its builds beside this machine's without touching the stored history.
 import browser from "../lib/browser.js";
 import { t } from "../lib/i18n.js";
@@ -87,29 +87,19 @@ async function exportJson() {
     exportedAt: now.getTime(),
   });
   const filename = exportFileName(now);
+  // An object-URL download through a link: Firefox saves it like any download, and the add-on
+  // needs no `downloads` permission for it.
   const url = URL.createObjectURL(new Blob([`${JSON.stringify(doc, null, 2)}\n`], { type: "application/json" }));
-  setStatus("export-status", "saving", t("exportSaving", [filename]));
+  const link = el("a", { attrs: { href: url, download: filename, hidden: "" } });
+  document.body.append(link);
   try {
-    const id = await browser.downloads.download({ url, filename, saveAs: false, conflictAction: "uniquify" });
-    const done = (delta) => {
-      if (delta.id !== id || !delta.state) {
-        return;
-      }
-      if (delta.state.current === "complete") {
-        setStatus("export-status", "done", t("exportDone", [filename, String(records.length)]));
-        $("export-status").dataset.filename = filename;
-      } else if (delta.state.current === "interrupted") {
-        setStatus("export-status", "error", t("exportFailed", [delta.error?.current ?? "interrupted"]));
-      } else {
-        return;
-      }
-      browser.downloads.onChanged.removeListener(done);
-      URL.revokeObjectURL(url);
-    };
-    browser.downloads.onChanged.addListener(done);
-  } catch (error) {
-    URL.revokeObjectURL(url);
-    setStatus("export-status", "error", t("exportFailed", [String(error?.message ?? error)]));
+    link.click();
+    setStatus("export-status", "done", t("exportDone", [filename, String(records.length)]));
+    $("export-status").dataset.filename = filename;
+  } finally {
+    link.remove();
+    // Firefox has read the blob once the download started; a minute is plenty.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
   }
 }
 

@@ -119,7 +119,7 @@ describe("startup history, export and import (full mode, real host)", () => {
     assert.equal(current.milestones.sessionRestored, since.sessionRestored);
   });
 
-  it("exports JSON through the downloads API: dated name, valid against the schema", async () => {
+  it("exports JSON as an object-URL download: dated name, valid against the schema", async () => {
     const { driver } = ctx.ff;
     const before = await readHistory(driver);
     const current = before.rows.find((r) => r.current);
