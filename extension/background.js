@@ -6,7 +6,7 @@ import { recordThisStart } from "./lib/recorder.js";
 import { learnOnce } from "./lib/plan.js";
 import { quitFirefox, reportToBench } from "./lib/bench-report.js";
 import { CURRENT_START_KEY } from "./lib/history.js";
-import { startupApi } from "./lib/startup-api.js";
+import { startupApi } from "./lib/mode.js";
 
 // about:startup in full mode, the extension's own page in basic mode (lib/page-url.js).
 function openPage(options) {

@@ -6,9 +6,8 @@ import { t } from "../lib/i18n.js";
 import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
 import { likeWithLike } from "../lib/coldness.js";
 import { formatDateTime } from "../lib/format.js";
-import { detectMode } from "../lib/mode.js";
+import { modeOf } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
-import { startupApi } from "../lib/startup-api.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, onHistoryChange } from "./history.js";
 import { relay } from "./relay.js";
 import { $, el } from "./dom.js";
@@ -64,7 +63,7 @@ async function environment(records, currentId) {
     buildId: info.buildID ?? null,
     os: platform.os ?? null,
     kernel,
-    mode: detectMode(startupApi(browser)),
+    mode: modeOf(browser),
   };
 }
 

@@ -9,7 +9,7 @@ import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/
 import { coldnessOf } from "../lib/coldness.js";
 import { coldHotVerdict } from "../lib/verdict.js";
 import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
-import { startupApi } from "../lib/startup-api.js";
+import { startupApi } from "../lib/mode.js";
 import { $, el, svgEl } from "./dom.js";
 
 

@@ -6,8 +6,7 @@ import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.j
 import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
-import { detectMode, FULL } from "../lib/mode.js";
-import { startupApi } from "../lib/startup-api.js";
+import { detectMode, FULL, startupApi } from "../lib/mode.js";
 import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatSeconds } from "../lib/format.js";
 import { drawTimeline } from "./timeline.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
