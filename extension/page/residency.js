@@ -2,6 +2,7 @@
 // Refresh. Thin DOM code over lib/residency.js; the host is reached through the background
 // (page/relay.js), so a preload started from the popup shows its progress here too.
 import { t } from "../lib/i18n.js";
+import { preloadDoneText } from "../lib/preload-text.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
 import {
   buildResidency,
@@ -9,7 +10,6 @@ import {
   evictRows,
   formatMB,
   formatPercent,
-  formatRate,
   progressView,
   stripSegments,
 } from "../lib/residency.js";
@@ -252,13 +252,7 @@ function showProgress(op) {
 
 function preloadResultText(op) {
   if (op.state === "ok") {
-    const r = op.result ?? {};
-    const errors = Array.isArray(r.errors) ? r.errors.length : 0;
-    let text = t("residencyPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s), r.method ?? "—"]);
-    if (r.planned) {
-      text += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
-    }
-    return errors ? `${text} ${t("residencyPreloadErrors", [String(errors)])}` : text;
+    return preloadDoneText(op.result, t);
   }
   if (op.error?.code === "cancelled") {
     return t("residencyPreloadCancelled");

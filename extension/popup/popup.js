@@ -3,12 +3,13 @@
 // running when the popup closes, and the popup shows a running one when it opens again.
 import browser from "../lib/browser.js";
 import { localize, t } from "../lib/i18n.js";
+import { preloadDoneText } from "../lib/preload-text.js";
 import { $ } from "../page/dom.js";
 import { HISTORY_KEY, readHistory } from "../lib/history.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
-import { formatCount, formatDateTime, formatMs } from "../lib/format.js";
+import { formatDateTime, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
-import { formatMB, formatPercent, formatRate, progressView, summaryTotals } from "../lib/residency.js";
+import { formatMB, formatPercent, progressView, summaryTotals } from "../lib/residency.js";
 import { popupPlanText } from "../lib/plan.js";
 import { relay } from "../page/relay.js";
 
@@ -134,11 +135,7 @@ function showPreload(op) {
     result.hidden = false;
     result.dataset.state = op.state === "ok" ? "ok" : (op.error?.code ?? "error");
     if (op.state === "ok") {
-      const r = op.result ?? {};
-      result.textContent = t("popupPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)]);
-      if (r.planned) {
-        result.textContent += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
-      }
+      result.textContent = preloadDoneText(op.result, t, { short: true });
     } else if (op.error?.code === "cancelled") {
       result.textContent = t("popupPreloadCancelled");
     } else if (op.error?.code === HOST_DISCONNECTED) {
