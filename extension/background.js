@@ -6,7 +6,7 @@ import { recordThisStart } from "./lib/recorder.js";
 import { learnOnce } from "./lib/plan.js";
 import { quitFirefox, reportToBench } from "./lib/bench-report.js";
 import { CURRENT_START_KEY } from "./lib/history.js";
-import { startupApi } from "./lib/startup-api.js";
+import { startupApi } from "./lib/mode.js";
 
 // about:startup in full mode, the extension's own page in basic mode (lib/page-url.js).
 function openPage(options) {
@@ -33,11 +33,10 @@ browser.runtime.onInstalled.addListener(({ temporary }) => {
   }
 });
 
-browser.action.onClicked.addListener(() => {
-  openPage();
-});
+// No browser.action.onClicked: it never fires while the action has a popup (the popup links to
+// the page).
 
-// Typing "startup" and Enter in the address bar opens the page where the address bar says.
+// Typing "about-startup" and Enter in the address bar opens the page where the address bar says.
 browser.omnibox.setDefaultSuggestion({ description: browser.i18n.getMessage("aboutOmniboxSuggestion") });
 browser.omnibox.onInputEntered.addListener((text, disposition) => {
   openPage({ disposition });

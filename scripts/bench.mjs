@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
-import { benchExport, pairs, readRuns, scenarioExport } from "./bench/results.mjs";
+import { benchExport, likePairs, pairs, readRuns, scenarioExport } from "./bench/results.mjs";
 import { runBench } from "./bench/run.mjs";
 import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
 import { prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
@@ -36,9 +36,16 @@ function compare({ a, b }) {
   const aGroups = read(a);
   const bGroups = read(b);
   console.log(`A: ${a.file}${a.scenario ? `#${a.scenario}` : ""}\nB: ${b.file}${b.scenario ? `#${b.scenario}` : ""}\n`);
-  for (const pair of pairs(aGroups, bGroups, a.scenario, b.scenario)) {
-    console.log(`### ${pair.label}\n`);
-    console.log(`${compareTable(pair.a, pair.b, { aLabel: `A ${pair.aName}`, bLabel: `B ${pair.bName}` })}\n`);
+  // Like with like: each pair split by coldness class, unless both scenarios were named.
+  const explicit = Boolean(a.scenario && b.scenario);
+  for (const { comparisons, notes } of pairs(aGroups, bGroups, a.scenario, b.scenario).map((p) => likePairs(p, { explicit }))) {
+    for (const pair of comparisons) {
+      console.log(`### ${pair.label}\n`);
+      console.log(`${compareTable(pair.a, pair.b, { aLabel: `A ${pair.aName}`, bLabel: `B ${pair.bName}` })}\n`);
+    }
+    for (const note of notes) {
+      console.log(`Note: ${note}\n`);
+    }
   }
   console.log(WELCH_NOTE);
 }

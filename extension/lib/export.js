@@ -1,6 +1,7 @@
 // The about-startup export format (docs/export-format.md, schema in
 // docs/schema/about-startup-export.schema.json): building a document, naming its file, and
 // checking one read back from a file before anything of it is used. Pure.
+import { withColdness } from "./coldness.js";
 import { recordProblems } from "./record.js";
 import { traceProblems } from "./trace.js";
 
@@ -208,11 +209,15 @@ export function parseExport(text) {
   return checked.ok ? { ok: true, doc } : checked;
 }
 
-/** The records of an export, current included once. */
+/**
+ * The records of an export, current included once, each with its `coldness`: records of older
+ * exports (before coldness was stored) are classified here from their own figures, against the
+ * size a bench record names or the fallback (lib/coldness.js).
+ */
 export function exportRecords(doc) {
   const records = [...doc.history];
   if (doc.current && !records.some((r) => r.id === doc.current.id)) {
     records.push(doc.current);
   }
-  return records;
+  return records.map((r) => withColdness(r));
 }

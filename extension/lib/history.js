@@ -1,13 +1,14 @@
 // The startup history kept in storage.local: one versioned document under HISTORY_KEY,
-//   {version: 1, records: [record, …] (oldest first), trimmed: N, recovered: [notice, …]}
+//   {version: 2, records: [record, …] (oldest first), trimmed: N, recovered: [notice, …]}
 // bounded to MAX_RECORDS (the oldest go, and `trimmed` counts them so the page can say so),
 // migrated from older versions when loaded, and never lost: a value this code cannot read is
 // moved aside to a backup key before a fresh history starts, and a notice says where it went.
 // Pure: `storage` is passed in ({get(keys), set(items)} like browser.storage.local).
+import { withColdness } from "./coldness.js";
 import { recordProblems, sameStart } from "./record.js";
 
 export const HISTORY_KEY = "history";
-export const HISTORY_VERSION = 1;
+export const HISTORY_VERSION = 2;
 export const MAX_RECORDS = 1000;
 export const BACKUP_PREFIX = "history.corrupt.";
 /** storage.session key (cleared with every browser start) naming this process start's record id. */
@@ -29,10 +30,17 @@ const byStart = (a, b) => a.processStart - b.processStart || a.recordedAt - b.re
 
 /**
  * Migrations, from the version they read to the next one. Version 0 (never released, kept so the
- * path is exercised) stored a bare array of records.
+ * path is exercised) stored a bare array of records. Version 2 gives each record its `coldness`
+ * (lib/coldness.js); a stored record has no plan size with it, so it is classified against what
+ * it names or the fallback size, and says so in `coldness.needFrom`.
  */
 const MIGRATIONS = {
   0: (records) => ({ version: 1, records, trimmed: 0, recovered: [] }),
+  1: (doc) => ({
+    ...doc,
+    version: 2,
+    records: Array.isArray(doc.records) ? doc.records.map((r) => (isObject(r) ? withColdness(r) : r)) : doc.records,
+  }),
 };
 
 /** The version of a stored value: 0 for a bare array, `version` for a document, else null. */

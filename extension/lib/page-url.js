@@ -2,6 +2,11 @@
 // it (full mode), else the extension's own moz-extension page (basic mode, or about:startup taken
 // by someone else). Pure: the WebExtension API comes in as a parameter.
 
+import { isAboutRegistered } from "./mode.js";
+
+// The mode detection is lib/mode.js's; re-exported for the callers that open the page.
+export { isAboutRegistered };
+
 export const PAGE = "page/startup.html";
 export const ABOUT_URL = "about:startup";
 
@@ -21,18 +26,6 @@ export function whereFor(disposition) {
   return WHERE[disposition] ?? "tab";
 }
 
-/** Whether about:startup is this extension's page: only the experiment (full flavour) knows. */
-export async function isAboutRegistered(browserApi) {
-  const status = browserApi?.aboutStartup?.status;
-  if (typeof status !== "function") {
-    return false;
-  }
-  try {
-    return (await status()).ours === true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Opens the page and resolves with the URL it opened. about:startup goes through the

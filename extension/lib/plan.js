@@ -3,7 +3,7 @@
 // the host's plan. Pure: storage and the host come in as parameters, words through `t(key, subs)`.
 // No browser.*, no DOM.
 import { HOST_DISCONNECTED, HOST_MISSING } from "./host-client.js";
-import { formatMB, formatPercent } from "./residency.js";
+import { formatDateTime, formatMB, formatPercent } from "./format.js";
 
 /** storage.local key of the last `learn` the background sent: {startId, at, status, result, error, lastLearned}. */
 export const LEARN_KEY = "plan.learn";
@@ -105,7 +105,7 @@ export function planErrorView(error, { hostVersion = null } = {}) {
 }
 
 /** "12 Nov, 07:31" style time of a past run; `format` is injected so tests pin the locale. */
-const defaultWhen = (ms) => new Date(ms).toLocaleString();
+const defaultWhen = (ms) => formatDateTime(ms);
 
 /**
  * The page's lines for a planView: [{id, text}], in order. `t(key, subs)` words them, `when(ms)`

@@ -1,6 +1,7 @@
 // One record per Firefox process start: its shape and its check. Pure; shared by the history
 // (storage.local), the recorder and export/import. docs/export-format.md describes the fields and
 // docs/schema/about-startup-export.schema.json says the same thing as a JSON Schema.
+import { coldnessProblems } from "./coldness.js";
 
 export const MODES = ["full", "basic"];
 
@@ -91,10 +92,16 @@ export function recordProblems(record, path = "record") {
       }
     }
   }
+  problems.push(...coldnessProblems(record.coldness, `${path}.coldness`));
   if ("notes" in record && !(Array.isArray(record.notes) && record.notes.every((n) => typeof n === "string"))) {
     bad("notes", "must be a list of strings");
   }
   return problems;
+}
+
+/** The one record-id rule: the mode and the process start, whole ms since the epoch. */
+export function recordId(mode, processStart) {
+  return `${mode}-${Math.round(processStart)}`;
 }
 
 export function isRecord(record) {

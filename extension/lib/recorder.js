@@ -6,8 +6,9 @@
 //               itself observed (extensionBackground), as ms since that process start
 // The host is optional: without it a full-mode record has no I/O figures, and basic mode has no
 // process start to measure from, so nothing is recorded (status "no-process-start").
+import { classify, needOf } from "./coldness.js";
 import { addRecord } from "./history.js";
-import { ioFromHost, NOTES } from "./record.js";
+import { ioFromHost, NOTES, recordId } from "./record.js";
 
 /** Delays between polls for sessionRestored: doubling from 250 ms, at most 5 s. */
 export function backoffDelays(maxWait, { first = 250, cap = 5000 } = {}) {
@@ -121,11 +122,14 @@ export async function buildRecord({
   if (processStart === null) {
     return { record: null, reason: "no-process-start" };
   }
+  // The size this build's start needs, for its coldness: the learned plan, else the install folder.
+  const plan = firefox ? await orNull(requestHost("plan_status")) : null;
   const browserInfo = (await orNull(getBrowserInfo())) ?? {};
   const platform = (await orNull(getPlatformInfo())) ?? {};
   const recordedAt = now();
+  const io = ioFromHost(firefox?.io, recordedAt - processStart);
   const record = {
-    id: `${mode}-${Math.round(processStart)}`,
+    id: recordId(mode, processStart),
     recordedAt,
     mode,
     firefox: {
@@ -136,7 +140,8 @@ export async function buildRecord({
     kernel: hello?.kernel ?? null,
     processStart,
     milestones,
-    io: ioFromHost(firefox?.io, recordedAt - processStart),
+    io,
+    coldness: classify(io, needOf({ plannedBytes: plan?.planned_bytes ?? null, installBytes: plan?.install_bytes ?? null })),
     precision,
     notes,
   };

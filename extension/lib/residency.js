@@ -5,48 +5,12 @@
 // mapped pages are a lower bound and are labelled so; a missing value is missing, never 0.
 
 export const DEFAULT_PAGE_SIZE = 4096;
-const MB = 1_000_000;
+// The formatters live in the one formatter module; re-exported for the residency texts.
+export { formatMB, formatPercent, formatRate } from "./format.js";
+import { formatMB, formatPercent } from "./format.js";
+
 const UNKNOWN = "—";
 
-const KB = 1_000;
-
-/**
- * Decimal megabytes, one digit: "292.6 MB". Below 0.1 MB, where one digit of MB would read as
- * "0.0 MB" for application.ini and the small libraries, whole kilobytes: "4 kB".
- */
-export function formatMB(bytes, locale = undefined) {
-  if (typeof bytes !== "number" || !Number.isFinite(bytes) || bytes < 0) {
-    return UNKNOWN;
-  }
-  if (bytes > 0 && bytes < MB / 10) {
-    return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(Math.max(1, Math.round(bytes / KB)))} kB`;
-  }
-  const number = new Intl.NumberFormat(locale, { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(bytes / MB);
-  return `${number} MB`;
-}
-
-/** "95 %" for a fraction 0…1; values in (0, 1 %) show as "<1 %" so they never read as nothing. */
-export function formatPercent(fraction, locale = undefined) {
-  if (typeof fraction !== "number" || !Number.isFinite(fraction)) {
-    return UNKNOWN;
-  }
-  if (fraction > 0 && fraction < 0.01) {
-    return "<1 %";
-  }
-  if (fraction < 1 && fraction > 0.99) {
-    return ">99 %";
-  }
-  return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(fraction * 100)} %`;
-}
-
-export function formatRate(mbPerS, locale = undefined) {
-  if (typeof mbPerS !== "number" || !Number.isFinite(mbPerS)) {
-    return UNKNOWN;
-  }
-  return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 1 }).format(mbPerS)} MB/s`;
-}
-
-/** A path shown relative to the install folder when it is inside it. */
 export function displayName(path, installDir) {
   if (typeof path !== "string") {
     return UNKNOWN;
@@ -199,6 +163,37 @@ export function groupTotals(views) {
     totals.fraction = totals.exactSize > 0 ? totals.exactBytes / totals.exactSize : 0;
   }
   return totals;
+}
+
+/**
+ * A group's totals from the host's final `residency` reply alone (`summary.groups[name]`), in
+ * groupTotals' shape, so a caller that needs only the totals (the popup) does not keep every
+ * file's page map. Null when the reply has no such group.
+ */
+export function summaryTotals(summary, name = "install") {
+  const group = summary?.groups?.[name];
+  if (!group || typeof group !== "object") {
+    return null;
+  }
+  const pageSize = summary.page_size ?? DEFAULT_PAGE_SIZE;
+  const count = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null);
+  const size = count(group.size) ?? 0;
+  const resident = count(group.resident_pages);
+  const exactPages = count(group.exact_pages);
+  const exactFiles = count(group.exact_files) ?? 0;
+  const hiddenFiles = count(group.hidden_files) ?? 0;
+  const known = resident !== null && hiddenFiles === 0 && exactFiles > 0;
+  const mapped = count(group.mapped_pages);
+  return {
+    files: count(group.files) ?? 0,
+    size,
+    exactFiles,
+    hiddenFiles,
+    errorFiles: count(group.error_files) ?? 0,
+    mappedBytes: mapped === null ? null : mapped * pageSize,
+    cachedBytes: known ? Math.min(resident * pageSize, size) : null,
+    fraction: known ? (exactPages ? Math.min(1, resident / exactPages) : 0) : null,
+  };
 }
 
 /** Orders files by size, largest first (ties by name). */

@@ -1,6 +1,7 @@
-// Statistics over start records: grouping by Firefox version + build ID, and per milestone the
+// Statistics over start records: grouping by Firefox version + build ID and coldness, and per milestone the
 // count, mean, sample standard deviation and a 95% confidence interval of the mean with
 // Student's t (n − 1 degrees of freedom). Pure.
+import { CLASSES, coldnessOf } from "./coldness.js";
 import { formatMs } from "./format.js";
 
 // Two-sided 95% critical values t(0.975, df) for df = 1 … 30.
@@ -88,50 +89,58 @@ export function groupKey(record) {
 }
 
 /**
- * Groups records by version + build ID. Each group: {key, version, buildId, records (in start
- * order), stats: {milestone: summarize(...)}, hasCurrent}. Groups come newest build first
- * (by their latest start). `currentId` marks the group holding the current start.
+ * Groups records by version + build ID **and** coldness class (lib/coldness.js): a mean over
+ * cold and hot starts together means nothing. Each group: {key, version, buildId, coldness,
+ * records (in start order), stats: {milestone: summarize(...)}, latest, hasCurrent}. Builds come
+ * newest first (by their latest start), and within a build the classes in CLASSES order (cold,
+ * warm, hot, unknown). `currentId` marks the group holding the current start.
  */
 export function groupRecords(records, { currentId = null, milestones = milestoneOrder(records) } = {}) {
-  const groups = new Map();
+  const builds = new Map();
   for (const record of records) {
     const key = groupKey(record);
-    if (!groups.has(key)) {
-      groups.set(key, {
-        key,
-        version: record.firefox?.version ?? null,
-        buildId: record.firefox?.buildId ?? null,
-        records: [],
-      });
+    if (!builds.has(key)) {
+      builds.set(key, { key, version: record.firefox?.version ?? null, buildId: record.firefox?.buildId ?? null, records: [] });
     }
-    groups.get(key).records.push(record);
+    builds.get(key).records.push(record);
   }
-  return [...groups.values()]
-    .map((group) => {
-      const sorted = [...group.records].sort((a, b) => a.processStart - b.processStart);
+  const ordered = [...builds.values()]
+    .map((build) => ({ ...build, latest: Math.max(...build.records.map((r) => r.processStart)) }))
+    .sort((a, b) => b.latest - a.latest);
+  const groups = [];
+  for (const build of ordered) {
+    for (const coldness of CLASSES) {
+      const sorted = build.records.filter((r) => coldnessOf(r) === coldness).sort((a, b) => a.processStart - b.processStart);
+      if (sorted.length === 0) {
+        continue;
+      }
       const stats = {};
       for (const name of milestones) {
         stats[name] = summarize(sorted.map((r) => r.milestones?.[name]));
       }
-      return {
-        ...group,
+      groups.push({
+        key: `${build.key}\u0000${coldness}`,
+        version: build.version,
+        buildId: build.buildId,
+        coldness,
         records: sorted,
         stats,
         latest: sorted.at(-1).processStart,
         hasCurrent: sorted.some((r) => r.id === currentId),
-      };
-    })
-    .sort((a, b) => b.latest - a.latest);
+      });
+    }
+  }
+  return groups;
 }
 
 /**
  * Points for the trend chart: one per record that has `milestone`, {x: processStart, y: ms,
- * id, current}, in start order.
+ * id, current, coldness}, in start order.
  */
 export function trendPoints(records, milestone = "sessionRestored", currentId = null) {
   return records
     .filter((r) => typeof r.milestones?.[milestone] === "number" && Number.isFinite(r.milestones[milestone]))
-    .map((r) => ({ x: r.processStart, y: r.milestones[milestone], id: r.id, current: r.id === currentId }))
+    .map((r) => ({ x: r.processStart, y: r.milestones[milestone], id: r.id, current: r.id === currentId, coldness: coldnessOf(r) }))
     .sort((a, b) => a.x - b.x);
 }
 

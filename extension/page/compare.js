@@ -1,18 +1,18 @@
 // Export, import and the comparison view. Export writes the about-startup-export JSON
-// (lib/export.js, docs/export-format.md) through the downloads API; import reads such a file,
+// (lib/export.js, docs/export-format.md) as an object-URL download; import reads such a file,
 // checks it, and shows its builds beside this machine's without touching the stored history.
 import browser from "../lib/browser.js";
 import { currentTrace, showTrace } from "./trace.js";
+import { t } from "../lib/i18n.js";
 import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
-import { detectMode } from "../lib/mode.js";
+import { likeWithLike } from "../lib/coldness.js";
+import { formatDateTime } from "../lib/format.js";
+import { modeOf } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
-import { startupApi } from "../lib/startup-api.js";
-import { historyState, onHistoryChange } from "./history.js";
+import { COLDNESS_KEYS, coldnessMark, historyState, onHistoryChange } from "./history.js";
 import { relay } from "./relay.js";
-import { el } from "./dom.js";
+import { $, el } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
 /** The residency panel's latest reply, as {measuredAt, installDir, pageSize, groups}. */
 let latestResidency = null;
@@ -50,9 +50,7 @@ async function residencyForExport({ timeout = 15000 } = {}) {
   }
 }
 
-function dateTime(ms) {
-  return new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "short" }).format(new Date(ms));
-}
+const dateTime = (ms) => formatDateTime(ms);
 
 async function environment(records, currentId) {
   const [info, platform] = await Promise.all([
@@ -66,7 +64,7 @@ async function environment(records, currentId) {
     buildId: info.buildID ?? null,
     os: platform.os ?? null,
     kernel,
-    mode: detectMode(startupApi(browser)),
+    mode: modeOf(browser),
   };
 }
 
@@ -90,29 +88,19 @@ async function exportJson() {
     exportedAt: now.getTime(),
   });
   const filename = exportFileName(now);
+  // An object-URL download through a link: Firefox saves it like any download, and the add-on
+  // needs no `downloads` permission for it.
   const url = URL.createObjectURL(new Blob([`${JSON.stringify(doc, null, 2)}\n`], { type: "application/json" }));
-  setStatus("export-status", "saving", t("exportSaving", [filename]));
+  const link = el("a", { attrs: { href: url, download: filename, hidden: "" } });
+  document.body.append(link);
   try {
-    const id = await browser.downloads.download({ url, filename, saveAs: false, conflictAction: "uniquify" });
-    const done = (delta) => {
-      if (delta.id !== id || !delta.state) {
-        return;
-      }
-      if (delta.state.current === "complete") {
-        setStatus("export-status", "done", t("exportDone", [filename, String(records.length)]));
-        $("export-status").dataset.filename = filename;
-      } else if (delta.state.current === "interrupted") {
-        setStatus("export-status", "error", t("exportFailed", [delta.error?.current ?? "interrupted"]));
-      } else {
-        return;
-      }
-      browser.downloads.onChanged.removeListener(done);
-      URL.revokeObjectURL(url);
-    };
-    browser.downloads.onChanged.addListener(done);
-  } catch (error) {
-    URL.revokeObjectURL(url);
-    setStatus("export-status", "error", t("exportFailed", [String(error?.message ?? error)]));
+    link.click();
+    setStatus("export-status", "done", t("exportDone", [filename, String(records.length)]));
+    $("export-status").dataset.filename = filename;
+  } finally {
+    link.remove();
+    // Firefox has read the blob once the download started; a minute is plenty.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
   }
 }
 
@@ -204,7 +192,11 @@ function renderComparison() {
       el("span", {
         text: t("compareGroup", [column.group.version ?? "?", column.group.buildId ?? "?", String(column.group.records.length)]),
       }),
+      el("br"),
+      coldnessMark(column.group.coldness),
+      ` ${t(COLDNESS_KEYS[column.group.coldness])}`,
     );
+    th.dataset.coldness = column.group.coldness;
     head.append(th);
   }
   table.tHead.replaceChildren(head);
@@ -223,6 +215,18 @@ function renderComparison() {
       return tr;
     }),
   );
+  // Like with like: each import's classes against this machine's, and say which cannot be compared.
+  const notes = [];
+  for (const set of sets.slice(1)) {
+    const { common, onlyA, onlyB } = likeWithLike(records, set.records);
+    const words = (classes) => classes.map((c) => t(COLDNESS_KEYS[c])).join(", ");
+    if (onlyB.length > 0) {
+      notes.push(t(common.length > 0 ? "compareUnmatchedImport" : "compareNothingAlike", [set.label, words(onlyB), words(onlyA) || "—"]));
+    }
+  }
+  const unmatched = $("compare-unmatched");
+  unmatched.replaceChildren(...notes.map((text) => el("li", { text })));
+  unmatched.hidden = notes.length === 0;
   view.dataset.state = "ready";
   view.dataset.imports = String(imports.length);
   table.hidden = false;

@@ -29,3 +29,6 @@ export function svgEl(tag, attrs = {}, text = null) {
   }
   return node;
 }
+
+/** The element with this id. */
+export const $ = (id) => document.getElementById(id);

@@ -2,15 +2,16 @@
 // ± 95% CI per milestone, the current start highlighted, and a trend chart of sessionRestored.
 // Thin DOM code over lib/history.js and lib/stats.js.
 import browser from "../lib/browser.js";
+import { t } from "../lib/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
-import { NOTES } from "../lib/record.js";
+import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
-import { formatBytes, formatMs } from "../lib/format.js";
-import { startupApi } from "../lib/startup-api.js";
-import { el, svgEl } from "./dom.js";
+import { coldnessOf } from "../lib/coldness.js";
+import { coldHotVerdict } from "../lib/verdict.js";
+import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
+import { startupApi } from "../lib/mode.js";
+import { $, el, svgEl } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
 /** How many single starts each build shows under its average row (the average covers all). */
 const STARTS_SHOWN = 10;
@@ -27,9 +28,7 @@ export function onHistoryChange(listener) {
   state.listeners.add(listener);
 }
 
-function dateTime(ms) {
-  return new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" }).format(new Date(ms));
-}
+const dateTime = (ms) => formatDateTime(ms);
 
 /** This process start's record id: from the background (storage.session) or, in full mode, Firefox. */
 async function currentStartId() {
@@ -45,7 +44,7 @@ async function currentStartId() {
   if (api) {
     const info = await api.getStartupInfo().catch(() => null);
     if (typeof info?.process === "number") {
-      return `full-${Math.round(info.process)}`;
+      return recordId("full", info.process);
     }
   }
   return null;
@@ -82,6 +81,38 @@ const NOTE_KEYS = {
   [NOTES.addonStartedLater]: "historyNoteAddonStartedLater",
 };
 
+/** The words for each coldness class (lib/coldness.js). */
+export const COLDNESS_KEYS = {
+  cold: "coldnessCold",
+  warm: "coldnessWarm",
+  hot: "coldnessHot",
+  unknown: "coldnessUnknown",
+};
+
+/**
+ * Each class's marker shape (not colour alone): cold a square, warm a triangle, hot a circle,
+ * unknown a hollow diamond. An SVG path centred on 0,0 for radius `r`.
+ */
+export function markerPath(coldness, r = 4) {
+  switch (coldness) {
+    case "cold":
+      return `M${-r},${-r}h${2 * r}v${2 * r}h${-2 * r}z`;
+    case "warm":
+      return `M0,${-r * 1.2}L${r * 1.15},${r * 0.9}H${-r * 1.15}z`;
+    case "hot":
+      return `M${-r},0a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0`;
+    default:
+      return `M0,${-r * 1.3}L${r * 1.3},0L0,${r * 1.3}L${-r * 1.3},0z`;
+  }
+}
+
+/** A small inline SVG of a class's marker, for tables and the legend. */
+export function coldnessMark(coldness) {
+  const svg = svgEl("svg", { viewBox: "-6 -6 12 12", width: "12", height: "12", class: `mark mark-${coldness}`, "aria-hidden": "true" });
+  svg.append(svgEl("path", { d: markerPath(coldness, 4.5) }));
+  return svg;
+}
+
 function startRow(record, milestones, currentId) {
   const tr = el("tr");
   tr.dataset.recordId = record.id;
@@ -104,7 +135,12 @@ function startRow(record, milestones, currentId) {
     }
     tr.append(td);
   }
-  tr.append(el("td", { text: formatBytes(record.io?.readBytes), className: "num" }));
+  const coldness = coldnessOf(record);
+  tr.dataset.coldness = coldness;
+  const kind = el("td", { className: `coldness coldness-${coldness}` });
+  kind.append(coldnessMark(coldness), ` ${t(COLDNESS_KEYS[coldness])}`);
+  tr.append(kind);
+  tr.append(el("td", { text: formatBytes(record.coldness?.treeReadBytes ?? record.io?.treeReadBytes ?? record.io?.readBytes), className: "num" }));
   tr.append(el("td", { text: (record.notes ?? []).map((n) => t(NOTE_KEYS[n] ?? n)).join(" "), className: "detail" }));
   return tr;
 }
@@ -122,22 +158,24 @@ function renderTable(records, currentId) {
       name.split(/(?=[A-Z])/).forEach((part, i) => th.append(...(i ? [el("wbr"), part] : [part])));
       return th;
     }),
+    el("th", { text: t("historyColColdness"), attrs: { scope: "col" } }),
     el("th", { text: t("historyColRead"), className: "num", attrs: { scope: "col" } }),
     el("th", { text: t("historyColNotes"), attrs: { scope: "col" } }),
   );
   table.tHead.replaceChildren(head);
-  const width = milestones.length + 4;
+  const width = milestones.length + 5;
   const bodies = groupRecords(records, { currentId, milestones }).map((group) => {
     const body = el("tbody");
     body.dataset.version = group.version ?? "";
     body.dataset.buildId = group.buildId ?? "";
+    body.dataset.coldness = group.coldness;
     if (group.hasCurrent) {
       body.dataset.current = "true";
     }
     const title = el("tr", { className: "group" });
     title.append(
       el("th", {
-        text: t("historyGroup", [group.version ?? "?", group.buildId ?? "?", String(group.records.length)]),
+        text: t("historyGroupClass", [group.version ?? "?", group.buildId ?? "?", t(COLDNESS_KEYS[group.coldness]), String(group.records.length)]),
         attrs: { colspan: String(width), scope: "rowgroup" },
       }),
     );
@@ -156,7 +194,7 @@ function renderTable(records, currentId) {
         stat.n === 0 ? t("historyStatNone") : stat.n === 1 ? t("historyStatOne") : t("historyStatN", [String(stat.n)]);
       average.append(td);
     }
-    average.append(el("td"), el("td"));
+    average.append(el("td"), el("td"), el("td"));
     const shown = group.records.slice(-STARTS_SHOWN).reverse();
     const current = group.records.find((r) => r.id === currentId);
     if (current && !shown.includes(current)) {
@@ -219,12 +257,60 @@ function renderTrend(records, currentId) {
     svg.append(svgEl("polyline", { points: points.map((p, i) => `${x(i)},${y(p.y)}`).join(" "), class: "trend-line" }));
   }
   points.forEach((p, i) => {
-    const dot = svgEl("circle", { cx: x(i), cy: y(p.y), r: p.current ? 6 : 3.5, class: p.current ? "point current" : "point" });
+    const dot = svgEl("path", {
+      d: markerPath(p.coldness, p.current ? 6 : 4),
+      transform: `translate(${x(i)},${y(p.y)})`,
+      class: `point coldness-${p.coldness}${p.current ? " current" : ""}`,
+    });
     dot.dataset.recordId = p.id;
-    dot.append(svgEl("title", {}, `${dateTime(p.x)}: ${formatMs(p.y)}${p.current ? ` (${t("historyCurrentMark")})` : ""}`));
+    dot.dataset.coldness = p.coldness;
+    dot.append(
+      svgEl("title", {}, `${dateTime(p.x)}: ${formatMs(p.y)}, ${t(COLDNESS_KEYS[p.coldness])}${p.current ? ` (${t("historyCurrentMark")})` : ""}`),
+    );
     svg.append(dot);
   });
   svg.setAttribute("aria-label", t("historyTrendLabel", [String(points.length)]));
+  const present = new Set(points.map((p) => p.coldness));
+  $("history-trend-legend").replaceChildren(
+    ...Object.keys(COLDNESS_KEYS)
+      .filter((kind) => present.has(kind))
+      .map((kind) => {
+        const item = el("li", { className: `coldness-${kind}` });
+        item.dataset.coldness = kind;
+        item.append(coldnessMark(kind), ` ${t(COLDNESS_KEYS[kind])}`);
+        return item;
+      }),
+  );
+}
+
+/** The verdict line: what a cold start costs here against a hot one, or what it still needs. */
+function renderVerdict(records) {
+  const element = $("history-verdict");
+  const verdict = coldHotVerdict(records);
+  element.hidden = verdict === null;
+  if (!verdict) {
+    element.dataset.state = "none";
+    return;
+  }
+  element.dataset.state = verdict.state;
+  if (verdict.state === "ready") {
+    element.textContent = t("verdictReady", [
+      formatSeconds(verdict.diffMs),
+      String(verdict.cold.n),
+      String(verdict.hot.n),
+      formatSeconds(verdict.cold.mean),
+      formatSeconds(verdict.hot.mean),
+    ]);
+    return;
+  }
+  const need = [];
+  if (verdict.needCold > 0) {
+    need.push(t(verdict.needCold === 1 ? "verdictNeedColdOne" : "verdictNeedCold", [String(verdict.needCold)]));
+  }
+  if (verdict.needHot > 0) {
+    need.push(t(verdict.needHot === 1 ? "verdictNeedHotOne" : "verdictNeedHot", [String(verdict.needHot)]));
+  }
+  element.textContent = t("verdictThin", [need.join(t("verdictAnd")), String(verdict.cold.n), String(verdict.hot.n)]);
 }
 
 // One render at a time: two overlapping loads of a corrupt value would back it up twice.
@@ -254,6 +340,7 @@ async function renderNow() {
   showRecovered(recovered);
   renderTable(records, state.currentId);
   renderTrend(records, state.currentId);
+  renderVerdict(records);
   for (const listener of state.listeners) {
     listener();
   }

@@ -3,13 +3,12 @@
 // the host is reached through the background (page/relay.js), so a planned preload shows its
 // progress in the residency panel's progress box like any other preload.
 import browser from "../lib/browser.js";
+import { t } from "../lib/i18n.js";
 import { HOST_MISSING } from "../lib/host-connection.js";
 import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedText, UNKNOWN_COMMAND } from "../lib/plan.js";
 import { relay } from "./relay.js";
-import { el } from "./dom.js";
+import { $, el } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
 const state = { loading: false, again: false, view: null, running: new Set() };
 

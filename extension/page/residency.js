@@ -1,7 +1,8 @@
 // The residency panel: what of Firefox's files sits in the page cache, and Preload / Evict /
 // Refresh. Thin DOM code over lib/residency.js; the host is reached through the background
 // (page/relay.js), so a preload started from the popup shows its progress here too.
-import browser from "../lib/browser.js";
+import { t } from "../lib/i18n.js";
+import { preloadDoneText } from "../lib/preload-text.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
 import {
   buildResidency,
@@ -9,16 +10,13 @@ import {
   evictRows,
   formatMB,
   formatPercent,
-  formatRate,
   progressView,
   stripSegments,
 } from "../lib/residency.js";
-import { formatCount, formatMs } from "../lib/format.js";
+import { formatCount, formatMs, formatTime } from "../lib/format.js";
 import { relay } from "./relay.js";
-import { el, svgEl } from "./dom.js";
+import { $, el, svgEl } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 /** How many evict rows to list before summing up the rest. */
 const EVICT_ROWS = 12;
 
@@ -160,7 +158,7 @@ function showResidency(built) {
   );
   details.hidden = system.totals.files === 0;
   $("residency").dataset.state = "ready";
-  setStatus(t("residencyScanned", [String(install.totals.files + system.totals.files), formatMs(built.elapsedMs), new Date().toLocaleTimeString()]));
+  setStatus(t("residencyScanned", [String(install.totals.files + system.totals.files), formatMs(built.elapsedMs), formatTime(Date.now())]));
 }
 
 function setStatus(text) {
@@ -254,13 +252,7 @@ function showProgress(op) {
 
 function preloadResultText(op) {
   if (op.state === "ok") {
-    const r = op.result ?? {};
-    const errors = Array.isArray(r.errors) ? r.errors.length : 0;
-    let text = t("residencyPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s), r.method ?? "—"]);
-    if (r.planned) {
-      text += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
-    }
-    return errors ? `${text} ${t("residencyPreloadErrors", [String(errors)])}` : text;
+    return preloadDoneText(op.result, t);
   }
   if (op.error?.code === "cancelled") {
     return t("residencyPreloadCancelled");

@@ -1,26 +1,21 @@
 // The about:startup page: thin DOM code over the pure modules in ../lib/.
 import browser from "../lib/browser.js";
+import { localize, t } from "../lib/i18n.js";
 import { milestoneRows } from "../lib/milestones.js";
 import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.js";
 import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
-import { detectMode, FULL } from "../lib/mode.js";
-import { startupApi } from "../lib/startup-api.js";
-import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
+import { detectMode, FULL, startupApi } from "../lib/mode.js";
+import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatSeconds } from "../lib/format.js";
 import { drawTimeline } from "./timeline.js";
-import { initHistory } from "./history.js";
+import { COLDNESS_KEYS, coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
+import { thisStartAnswer } from "../lib/verdict.js";
+import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
-function localize(root) {
-  for (const element of root.querySelectorAll("[data-i18n]")) {
-    element.textContent = t(element.dataset.i18n);
-  }
-}
 
 function setText(id, value) {
   $(id).textContent = value ?? "—";
@@ -186,6 +181,41 @@ async function showBrowserVersion() {
   setText("browser-version", info.version);
 }
 
+/**
+ * The answer line at the top: this start's time to sessionRestored, its class, what it read, and
+ * this build's cold and hot means (lib/verdict.js). Built from text nodes, never from markup.
+ */
+function showAnswer() {
+  const element = $("answer");
+  const { records, currentId } = historyState();
+  const answer = thisStartAnswer(records, currentId);
+  if (!answer) {
+    element.dataset.state = "pending";
+    element.textContent = t("answerPending");
+    return;
+  }
+  element.dataset.state = "ready";
+  element.dataset.coldness = answer.coldness;
+  const figure = (text) => el("span", { text, className: "figure" });
+  const mean = (m) => (m ? t("answerMean", [formatSeconds(m.mean), String(m.n)]) : t("answerNoMean"));
+  element.replaceChildren(
+    coldnessMark(answer.coldness),
+    " ",
+    ...fill(t("answerLine", ["@@1@@", "@@2@@", "@@3@@"]), [
+      figure(formatSeconds(answer.ms)),
+      figure(t(COLDNESS_KEYS[answer.coldness])),
+      figure(formatBytes(answer.readBytes)),
+    ]),
+    " ",
+    t("answerMeans", [mean(answer.cold), mean(answer.hot)]),
+  );
+}
+
+/** A translated text whose @@1@@, @@2@@, … markers are replaced by `nodes[0]`, `nodes[1]`, …. */
+function fill(text, nodes) {
+  return text.split(/@@(\d)@@/).map((part, i) => (i % 2 === 1 ? (nodes[Number(part) - 1] ?? "") : part));
+}
+
 async function main() {
   localize(document);
   $("refresh").addEventListener("click", () => {
@@ -193,6 +223,7 @@ async function main() {
     refreshFirefox();
   });
   initCompare();
+  onHistoryChange(showAnswer);
   await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace()]);
   document.body.dataset.ready = "true";
 }

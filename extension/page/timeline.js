@@ -1,12 +1,11 @@
 // The timeline chart of the current start: an SVG drawn from the milestone rows with the layout
 // from ../lib/timeline.js. The milestones table stays the accessible source of the same figures;
 // the chart is one image with a title and a description.
-import browser from "../lib/browser.js";
+import { t } from "../lib/i18n.js";
 import { timelineLayout } from "../lib/timeline.js";
 import { formatMs } from "../lib/format.js";
 import { svgEl } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 
 /** Measures label widths with the font the chart's labels really use. */
 function textMeasurer(container) {

@@ -6,7 +6,8 @@
 // styling is in attributes, so this module adds no rules to the page's stylesheet.
 import browser from "../lib/browser.js";
 import { milestoneRows } from "../lib/milestones.js";
-import { startupApi } from "../lib/startup-api.js";
+import { startupApi } from "../lib/mode.js";
+import { t } from "../lib/i18n.js";
 import { formatBytes, formatMs } from "../lib/format.js";
 import {
   accessPattern,
@@ -23,7 +24,6 @@ import {
 import { relay } from "./relay.js";
 import { el, svgEl } from "./dom.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
 
 const W = 720;
 const H = 220;

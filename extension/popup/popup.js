@@ -2,39 +2,41 @@
 // page. The host is reached through the background (page/relay.js): a preload started here keeps
 // running when the popup closes, and the popup shows a running one when it opens again.
 import browser from "../lib/browser.js";
+import { localize, t } from "../lib/i18n.js";
+import { preloadDoneText } from "../lib/preload-text.js";
+import { $ } from "../page/dom.js";
 import { HISTORY_KEY, readHistory } from "../lib/history.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
-import { formatCount, formatMs } from "../lib/format.js";
+import { formatDateTime, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
-import { buildResidency, formatMB, formatPercent, formatRate, progressView } from "../lib/residency.js";
+import { formatMB, formatPercent, progressView, summaryTotals } from "../lib/residency.js";
 import { popupPlanText } from "../lib/plan.js";
 import { relay } from "../page/relay.js";
 
-const t = (key, substitutions) => browser.i18n.getMessage(key, substitutions) || key;
-const $ = (id) => document.getElementById(id);
 
-function localize() {
-  for (const element of document.querySelectorAll("[data-i18n]")) {
-    element.textContent = t(element.dataset.i18n);
-  }
-}
 
 function hostMissing(show) {
   $("popup-host-missing").hidden = !show;
 }
 
-async function showCached() {
+/** Counts the cache reads, so an older reply never overwrites a newer one (e.g. after a preload). */
+let cacheRead = 0;
+
+async function showCached({ afterPreload = false } = {}) {
   const section = $("popup-cache");
+  const read = ++cacheRead;
   section.dataset.state = "loading";
-  $("popup-cached").textContent = t("popupCachedLoading");
-  const files = [];
+  // While reading, no old bar beside the words: the line and the bar say the same thing or nothing.
+  $("popup-cached-bar").hidden = true;
+  $("popup-cached-detail").textContent = "";
+  $("popup-cached").textContent = t(afterPreload ? "popupCachedAfterPreload" : "popupCachedLoading");
   try {
-    const summary = await relay.request(
-      "residency",
-      { files: null, mapped: true },
-      { onEvent: (event, data) => event === "file" && files.push(data) },
-    );
-    const { totals } = buildResidency(files, summary).groups.install;
+    // The totals come from the reply's per-group summary: the popup needs no file's page map.
+    const summary = await relay.request("residency", { files: null, mapped: true });
+    if (read !== cacheRead) {
+      return;
+    }
+    const totals = summaryTotals(summary, "install") ?? { size: 0, cachedBytes: null, fraction: null, mappedBytes: null };
     hostMissing(false);
     const bar = $("popup-cached-bar");
     if (typeof totals.cachedBytes === "number") {
@@ -52,6 +54,9 @@ async function showCached() {
       bar.hidden = true;
     }
   } catch (error) {
+    if (read !== cacheRead) {
+      return;
+    }
     section.dataset.state = error?.code === HOST_MISSING ? "missing" : "error";
     $("popup-cached").textContent = error?.code === HOST_MISSING ? t("popupNoHost") : t("popupCachedError", [error?.message ?? String(error)]);
     $("popup-cached-detail").textContent = "";
@@ -89,7 +94,7 @@ async function showLastStart() {
   }
   const ms = record.milestones?.sessionRestored;
   if (typeof ms === "number" && Number.isFinite(ms)) {
-    element.textContent = t("popupLastStart", [formatMs(ms), new Date(record.processStart).toLocaleString()]);
+    element.textContent = t("popupLastStart", [formatMs(ms), formatDateTime(record.processStart)]);
     element.dataset.state = "ready";
     element.dataset.ms = String(ms);
   } else {
@@ -130,11 +135,7 @@ function showPreload(op) {
     result.hidden = false;
     result.dataset.state = op.state === "ok" ? "ok" : (op.error?.code ?? "error");
     if (op.state === "ok") {
-      const r = op.result ?? {};
-      result.textContent = t("popupPreloadDone", [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)]);
-      if (r.planned) {
-        result.textContent += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
-      }
+      result.textContent = preloadDoneText(op.result, t, { short: true });
     } else if (op.error?.code === "cancelled") {
       result.textContent = t("popupPreloadCancelled");
     } else if (op.error?.code === HOST_DISCONNECTED) {
@@ -145,8 +146,8 @@ function showPreload(op) {
     } else {
       result.textContent = t("popupPreloadFailed", [op.error?.message ?? "—"]);
     }
-    if (wasRunning) {
-      showCached();
+    if (wasRunning || op.state === "ok") {
+      showCached({ afterPreload: op.state === "ok" });
     }
   }
   $("popup-preload").disabled = preload.running;
@@ -179,7 +180,7 @@ async function setUpLink() {
 }
 
 async function main() {
-  localize();
+  localize(document);
   relay.onOperation(showPreload);
   relay.onHost(({ state }) => hostMissing(state === "missing"));
   $("popup-preload").addEventListener("click", startPreload);

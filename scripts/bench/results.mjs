@@ -2,6 +2,7 @@
 // and reading exports back for `compare`. Each record is the extension's own record of that
 // start plus a `bench` object ({scenario, run, preloadMs, quit, slowDisk}); the document carries
 // a top-level `bench` object describing the run. Version 1 readers ignore both. Pure.
+import { coldnessOf, likeWithLike } from "../../extension/lib/coldness.js";
 import { buildExport, checkExport, exportRecords, parseExport } from "../../extension/lib/export.js";
 import { byScenario } from "./summary.mjs";
 
@@ -98,4 +99,50 @@ export function pairs(aGroups, bGroups, aScenario = null, bScenario = null) {
   throw new Error(
     `no scenario in common (A: ${[...aGroups.keys()].join(", ")}; B: ${[...bGroups.keys()].join(", ")}); pick one with FILE#scenario`,
   );
+}
+
+const classCounts = (records) => {
+  const counts = new Map();
+  for (const r of records) {
+    counts.set(coldnessOf(r), (counts.get(coldnessOf(r)) ?? 0) + 1);
+  }
+  return [...counts].map(([c, n]) => `${n} ${c}`).join(", ");
+};
+
+/**
+ * Like with like (docs/design/coldness.md): one pair of `pairs` split by coldness class.
+ * Returns {comparisons: [{label, a, b, aName, bName}], notes: [text]}.
+ * - `explicit` (the user named both scenarios, e.g. run.json#cold run.json#preload): compared as
+ *   asked, with a note when the two sides are not of the same classes (preloading is meant to
+ *   turn a cold start into a hot one, so the difference includes that).
+ * - otherwise one comparison per class both sides have; the classes only one side has, and
+ *   `unknown` starts, are named in the notes as not compared.
+ */
+export function likePairs(pair, { explicit = false } = {}) {
+  const { common, onlyA, onlyB } = likeWithLike(pair.a, pair.b);
+  if (explicit) {
+    const same = onlyA.length === 0 && onlyB.length === 0;
+    const notes = same
+      ? []
+      : [`${pair.label}: not like with like (A: ${classCounts(pair.a)}; B: ${classCounts(pair.b)}): the difference includes how cold the starts were.`];
+    return { comparisons: [pair], notes };
+  }
+  const comparisons = common.map((c) => ({
+    ...pair,
+    label: `${pair.label}, ${c} starts`,
+    a: pair.a.filter((r) => coldnessOf(r) === c),
+    b: pair.b.filter((r) => coldnessOf(r) === c),
+  }));
+  const notes = [];
+  const side = (name, records, classes) =>
+    classes.map((c) => `${records.filter((r) => coldnessOf(r) === c).length} ${c} starts of ${name}`).join(", ");
+  if (onlyA.length > 0 || onlyB.length > 0) {
+    const parts = [side("A", pair.a, onlyA), side("B", pair.b, onlyB)].filter(Boolean).join("; ");
+    notes.push(
+      common.length > 0
+        ? `${pair.label}: not compared, nothing alike on the other side: ${parts}.`
+        : `${pair.label}: cannot compare like with like (A: ${classCounts(pair.a)}; B: ${classCounts(pair.b)}); name both scenarios (FILE#scenario) to compare them anyway.`,
+    );
+  }
+  return { comparisons, notes };
 }

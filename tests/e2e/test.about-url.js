@@ -121,15 +121,15 @@ function addonAction(driver, action) {
   );
 }
 
-/** Types "startup" + Enter in the address bar, as far as Firefox's omnibox module sees it. */
+/** Types "about-startup" + Enter in the address bar, as far as Firefox's omnibox module sees it. */
 function omnibox(driver, where = "tab") {
   return inChrome(
     driver,
     `const [where, done] = arguments;
      const { ExtensionSearchHandler } = ChromeUtils.importESModule(
        "resource://gre/modules/ExtensionSearchHandler.sys.mjs");
-     ExtensionSearchHandler.handleSearch({ keyword: "startup", text: "startup " }, () => {});
-     ExtensionSearchHandler.handleInputEntered("startup", "startup ", where);
+     ExtensionSearchHandler.handleSearch({ keyword: "about-startup", text: "about-startup " }, () => {});
+     ExtensionSearchHandler.handleInputEntered("about-startup", "about-startup ", where);
      done("ok");`,
     where,
   );
@@ -253,7 +253,7 @@ describe("about:startup, full flavour (experiments on)", () => {
     }
   });
 
-  it("the omnibox keyword 'startup' opens about:startup", async () => {
+  it("the omnibox keyword 'about-startup' opens about:startup", async () => {
     const { driver } = ctx.ff;
     const known = new Set(await driver.getAllWindowHandles());
     await omnibox(driver, "tab");

@@ -37,8 +37,8 @@ function readHistory(driver) {
         ),
       })),
       averageRows: document.querySelectorAll("#history-table tr[data-average]").length,
-      trendPoints: document.querySelectorAll("#history-trend-chart circle").length,
-      trendCurrent: document.querySelectorAll("#history-trend-chart circle.current").length,
+      trendPoints: document.querySelectorAll("#history-trend-chart .point").length,
+      trendCurrent: document.querySelectorAll("#history-trend-chart .point.current").length,
       recoveredShown: shown("history-recovered"),
       recovered: [...document.querySelectorAll("#history-recovered li")].map((li) => ({
         reason: li.dataset.reason,
@@ -119,7 +119,7 @@ describe("startup history, export and import (full mode, real host)", () => {
     assert.equal(current.milestones.sessionRestored, since.sessionRestored);
   });
 
-  it("exports JSON through the downloads API: dated name, valid against the schema", async () => {
+  it("exports JSON as an object-URL download: dated name, valid against the schema", async () => {
     const { driver } = ctx.ff;
     const before = await readHistory(driver);
     const current = before.rows.find((r) => r.current);

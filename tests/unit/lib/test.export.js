@@ -100,6 +100,10 @@ const GOOD = {
   "a record without optional os, kernel, precision, notes": with_((d) => {
     for (const f of ["os", "kernel", "precision", "notes"]) delete d.current[f];
   }),
+  "records with a coldness (and one older record without)": with_((d) => {
+    d.current.coldness = { class: "cold", treeReadBytes: 320000000, treeMajorFaults: 90, readBytes: 1000, needBytes: 335600000, needFrom: "plan", rule: 1 };
+    d.history[0].coldness = { class: "unknown", treeReadBytes: null, treeMajorFaults: null, readBytes: null, needBytes: 268435456, needFrom: "fallback", rule: 1 };
+  }),
   "residency null": with_((d) => {
     d.residency = null;
   }),
@@ -131,6 +135,8 @@ const BAD = {
   "residency without groups": [with_((d) => (d.residency = { installDir: "/x" })), IMPORT_ERRORS.invalid],
   "residency totals as strings": [with_((d) => (d.residency.groups.install.pages = "many")), IMPORT_ERRORS.invalid],
   "trimmed negative": [with_((d) => (d.trimmed = -1)), IMPORT_ERRORS.invalid],
+  "an unknown coldness class": [with_((d) => (d.current.coldness = { class: "tepid" })), IMPORT_ERRORS.invalid],
+  "coldness needFrom unknown": [with_((d) => (d.current.coldness = { class: "hot", needFrom: "guess" })), IMPORT_ERRORS.invalid],
   "notes not strings": [with_((d) => (d.current.notes = [1])), IMPORT_ERRORS.invalid],
 };
 
@@ -182,6 +188,18 @@ test("residencySummary keeps the per-group totals only", () => {
 
 test("exportFileName: dated, local time, minutes", () => {
   assert.equal(exportFileName(new Date(2026, 0, 5, 9, 7, 30)), "about-startup-2026-01-05-0907.json");
+});
+
+test("exportRecords: an older export's records are classified from their own figures", () => {
+  const doc = good();
+  doc.history = [record(1, { io: null }), record(2, { io: { ...record(2).io, treeReadBytes: 0 } })];
+  doc.current = null;
+  const records = exportRecords(doc);
+  assert.deepEqual(
+    records.map((r) => r.coldness.class),
+    ["unknown", "hot"],
+  );
+  assert.equal(doc.history[0].coldness, undefined, "the document itself is not changed");
 });
 
 test("exportRecords: history plus current, once", () => {

@@ -29,17 +29,17 @@ function record(n, extra = {}) {
 test("nothing stored: an empty current-version history, nothing written", async () => {
   const storage = fakeStorage();
   const { history, migratedFrom, backupKey } = await loadHistory(storage);
-  assert.deepEqual(history, { version: 1, records: [], trimmed: 0, recovered: [] });
+  assert.deepEqual(history, { version: 2, records: [], trimmed: 0, recovered: [] });
   assert.equal(migratedFrom, null);
   assert.equal(backupKey, null);
   assert.deepEqual(storage.data, {});
 });
 
-test("version 0 (a bare array of records) is migrated and saved as version 1", async () => {
+test("version 0 (a bare array of records) is migrated and saved as the current version", async () => {
   const storage = fakeStorage({ [HISTORY_KEY]: [record(2), record(1)] });
   const { history, migratedFrom } = await loadHistory(storage);
   assert.equal(migratedFrom, 0);
-  assert.equal(history.version, 1);
+  assert.equal(history.version, 2);
   assert.deepEqual(
     history.records.map((r) => r.id),
     ["full-1000", "full-2000"],
@@ -119,4 +119,40 @@ test("dismissRecovered clears the notices and keeps the backups", async () => {
   const cleared = await dismissRecovered(storage, { now: () => 6 });
   assert.deepEqual(cleared.recovered, []);
   assert.equal(storage.data[backupKey], "garbage");
+});
+
+test("version 1 is migrated to 2: each record gets its coldness from its own figures", async () => {
+  const io = (tree) => ({ readBytes: tree, majorFaults: 1, treeReadBytes: tree, treeMajorFaults: 2, sampledAt: 1 });
+  const stored = {
+    version: 1,
+    records: [record(1, { io: io(280_440_832) }), record(2, { io: io(0) }), record(3, { io: null })],
+    trimmed: 4,
+    recovered: [],
+  };
+  const storage = fakeStorage({ [HISTORY_KEY]: stored });
+  const { history, migratedFrom } = await loadHistory(storage);
+  assert.equal(migratedFrom, 1);
+  assert.equal(history.version, 2);
+  assert.equal(history.trimmed, 4);
+  assert.deepEqual(
+    history.records.map((r) => r.coldness.class),
+    ["cold", "hot", "unknown"],
+  );
+  assert.equal(history.records[0].coldness.treeReadBytes, 280_440_832);
+  assert.equal(history.records[0].coldness.needFrom, "fallback");
+  assert.deepEqual(storage.data[HISTORY_KEY], history, "the migrated history is saved");
+  // loading again migrates nothing and keeps the classes
+  const again = await loadHistory(storage);
+  assert.equal(again.migratedFrom, null);
+  assert.deepEqual(again.history, history);
+});
+
+test("a stored record with a malformed coldness is set aside like any bad record", async () => {
+  const storage = fakeStorage({ [HISTORY_KEY]: { version: 2, records: [record(1), record(2, { coldness: { class: "tepid" } })] } });
+  const { history } = await loadHistory(storage, { now: () => 9 });
+  assert.deepEqual(
+    history.records.map((r) => r.id),
+    ["full-1000"],
+  );
+  assert.equal(history.recovered[0].reason, RECOVERY.badRecords);
 });

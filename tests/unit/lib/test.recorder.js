@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { backoffDelays, buildRecord, recordThisStart, sinceProcess, waitForSessionRestored } from "../../../extension/lib/recorder.js";
 import { HISTORY_KEY } from "../../../extension/lib/history.js";
 import { isRecord, NOTES } from "../../../extension/lib/record.js";
+import { FALLBACK_NEED_BYTES } from "../../../extension/lib/coldness.js";
 import { fakeStorage } from "../fakes.js";
 
 const P = 1_763_768_000_123;
@@ -82,9 +83,50 @@ test("full mode with the host: Firefox's milestones, the host's I/O and kernel",
     processStart: P,
     milestones: { main: 310, sessionRestored: 1900 },
     io: { readBytes: 301989888, majorFaults: 5120, treeReadBytes: 320000000, treeMajorFaults: 6100, sampledAt: 3000 },
+    // no plan_status from this host: classified against the documented fallback size
+    coldness: {
+      class: "cold",
+      treeReadBytes: 320000000,
+      treeMajorFaults: 6100,
+      readBytes: 301989888,
+      needBytes: FALLBACK_NEED_BYTES,
+      needFrom: "fallback",
+      rule: 1,
+    },
     precision: { processStart: 1, milestones: 1 },
     notes: [],
   });
+});
+
+test("coldness against the learned plan, else the install folder, from plan_status", async () => {
+  const build = async (plan, io) =>
+    (
+      await buildRecord({
+        getStartupInfo: async () => ({ process: P, sessionRestored: P + 900 }),
+        requestHost: host({ hello: HELLO, firefox: { ...FIREFOX, io }, plan_status: plan }),
+        now: fakeClock().now,
+        sleep: fakeClock().sleep,
+      })
+    ).record.coldness;
+  const hotIo = { read_bytes: 0, major_faults: 0, tree_read_bytes: 1_000_000, tree_major_faults: 3 };
+  const planned = await build({ learned: true, planned_bytes: 335_600_000, install_bytes: 308_400_000 }, hotIo);
+  assert.equal(planned.needFrom, "plan");
+  assert.equal(planned.needBytes, 335_600_000);
+  assert.equal(planned.class, "hot");
+  const warmIo = { ...hotIo, tree_read_bytes: 100_000_000 };
+  const install = await build({ learned: false, planned_bytes: 0, install_bytes: 308_400_000 }, warmIo);
+  assert.deepEqual([install.needFrom, install.needBytes, install.class], ["install", 308_400_000, "warm"]);
+});
+
+test("a record without I/O figures is unknown, never guessed", async () => {
+  const { record } = await buildRecord({
+    getStartupInfo: async () => ({ process: P, sessionRestored: P + 900 }),
+    requestHost: host({}),
+    now: fakeClock().now,
+    sleep: fakeClock().sleep,
+  });
+  assert.equal(record.io, null);
+  assert.equal(record.coldness.class, "unknown");
 });
 
 test("full mode: no sessionRestored within the bound records what is there, with a note", async () => {

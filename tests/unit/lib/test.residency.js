@@ -207,3 +207,25 @@ test("evictRows: pages that stayed first, hidden results stay unknown", () => {
   );
   assert.equal(rows[0].stayedBytes, 30120 * 4096);
 });
+
+test("summaryTotals: the popup's totals from the reply's group summary alone", async () => {
+  const { summaryTotals } = await import("../../../extension/lib/residency.js");
+  const exact = {
+    page_size: 4096,
+    groups: { install: { files: 2, size: 8192 * 10, pages: 20, exact_files: 2, hidden_files: 0, error_files: 0, resident_pages: 5, exact_pages: 20, mapped_pages: 3 } },
+  };
+  assert.deepEqual(summaryTotals(exact), {
+    files: 2,
+    size: 81920,
+    exactFiles: 2,
+    hiddenFiles: 0,
+    errorFiles: 0,
+    mappedBytes: 3 * 4096,
+    cachedBytes: 5 * 4096,
+    fraction: 0.25,
+  });
+  const hidden = { page_size: 4096, groups: { install: { ...exact.groups.install, hidden_files: 1, exact_files: 1, resident_pages: null } } };
+  assert.equal(summaryTotals(hidden).cachedBytes, null, "a sum of exact and hidden is unknown");
+  assert.equal(summaryTotals(hidden).fraction, null);
+  assert.equal(summaryTotals({ groups: {} }), null);
+});

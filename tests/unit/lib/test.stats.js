@@ -83,6 +83,21 @@ test("groupRecords: by version and build, newest group first, current marked, mi
   assert.equal(groupKey({ firefox: { version: null, buildId: null } }), "?\u0000?");
 });
 
+test("groupRecords: cold and hot starts of one build are separate groups, each with its own mean", () => {
+  const at = (id, start, ms, coldness) => ({ ...record(id, "153.0", "1", start, { sessionRestored: ms }), coldness: { class: coldness } });
+  const records = [at("h1", 1, 500, "hot"), at("c1", 2, 8900, "cold"), at("h2", 3, 520, "hot"), at("c2", 4, 8800, "cold"), at("u", 5, 700, "unknown")];
+  const groups = groupRecords(records, { currentId: "h2" });
+  assert.deepEqual(
+    groups.map((g) => [g.coldness, g.records.map((r) => r.id), g.stats.sessionRestored.mean, g.hasCurrent]),
+    [
+      ["cold", ["c1", "c2"], 8850, false],
+      ["hot", ["h1", "h2"], 510, true],
+      ["unknown", ["u"], 700, false],
+    ],
+  );
+  assert.equal(new Set(groups.map((g) => g.key)).size, 3, "one key per build and class");
+});
+
 test("trendPoints: one per start with the milestone, in start order", () => {
   const records = [
     record("b", "153.0", "1", 2000, { sessionRestored: 2200 }),
@@ -90,8 +105,8 @@ test("trendPoints: one per start with the milestone, in start order", () => {
     record("c", "153.0", "1", 3000, { main: 1 }),
   ];
   assert.deepEqual(trendPoints(records, "sessionRestored", "b"), [
-    { x: 1000, y: 2000, id: "a", current: false },
-    { x: 2000, y: 2200, id: "b", current: true },
+    { x: 1000, y: 2000, id: "a", current: false, coldness: "unknown" },
+    { x: 2000, y: 2200, id: "b", current: true, coldness: "unknown" },
   ]);
 });
 

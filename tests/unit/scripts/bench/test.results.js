@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { checkExport } from "../../../../extension/lib/export.js";
-import { benchExport, benchRecord, pairs, readRuns, scenarioExport } from "../../../../scripts/bench/results.mjs";
+import { benchExport, benchRecord, likePairs, pairs, readRuns, scenarioExport } from "../../../../scripts/bench/results.mjs";
 
 function record(id, sessionRestored) {
   return {
@@ -85,4 +85,26 @@ test("pairs: scenarios in common, named ones, or the only groups", () => {
   assert.throws(() => pairs(a, b, "lukewarm", "cold"), /A has no scenario lukewarm; it has cold, hot/);
   assert.throws(() => pairs(new Map([["hot", []]]), new Map([["x", []], ["y", []]])), /no scenario in common/);
   assert.throws(() => pairs(a, new Map([["x", []], ["y", []]]), "cold", null), /name the scenario on both sides/);
+});
+
+test("likePairs: split by coldness, says what cannot be compared", () => {
+  const at = (id, coldness) => ({ id, coldness: { class: coldness }, milestones: {} });
+  const pair = { label: "all", aName: "all", bName: "all", a: [at("a1", "cold"), at("a2", "hot"), at("a3", "warm")], b: [at("b1", "hot"), at("b2", "cold"), at("b3", "cold")] };
+  const { comparisons, notes } = likePairs(pair);
+  assert.deepEqual(
+    comparisons.map((c) => [c.label, c.a.map((r) => r.id), c.b.map((r) => r.id)]),
+    [
+      ["all, cold starts", ["a1"], ["b2", "b3"]],
+      ["all, hot starts", ["a2"], ["b1"]],
+    ],
+  );
+  assert.equal(notes.length, 1);
+  assert.match(notes[0], /not compared.*1 warm starts of A/);
+  const apart = likePairs({ ...pair, a: [at("a1", "cold")], b: [at("b1", "hot")] });
+  assert.deepEqual(apart.comparisons, []);
+  assert.match(apart.notes[0], /cannot compare like with like \(A: 1 cold; B: 1 hot\)/);
+  const asked = likePairs({ ...pair, label: "cold → preload", a: [at("a1", "cold")], b: [at("b1", "hot")] }, { explicit: true });
+  assert.equal(asked.comparisons.length, 1, "named scenarios are compared as asked");
+  assert.match(asked.notes[0], /not like with like/);
+  assert.deepEqual(likePairs({ ...pair, a: [at("a", "hot")], b: [at("b", "hot")] }, { explicit: true }).notes, []);
 });

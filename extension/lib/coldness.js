@@ -1,0 +1,139 @@
+// How cold a recorded start was: what the Firefox process tree read from storage up to
+// sessionRestored (`io.treeReadBytes`), against the size of what that build's start needs (the
+// learned plan's planned bytes, else the install folder, else FALLBACK_NEED_BYTES).
+// docs/design/coldness.md gives the thresholds and why. Pure: no browser.*, no DOM.
+
+export const CLASSES = ["cold", "warm", "hot", "unknown"];
+export const COLDNESS = { cold: "cold", warm: "warm", hot: "hot", unknown: "unknown" };
+
+/** Where the size a start needs came from. */
+export const NEED_FROM = ["plan", "install", "fallback"];
+
+/** Version of the rule below; stored with each class so a later rule can reclassify. */
+export const RULE = 1;
+
+/** A start that read less than this share of what it needs is hot. */
+export const HOT_BELOW = 0.05;
+/** A start that read at least this share of what it needs is cold; between the two, warm. */
+export const COLD_FROM = 0.5;
+/**
+ * The size a start needs when neither a plan nor the install folder's size is known: 256 MiB.
+ * On the bench machine a cold start of Firefox ESR 140 reads 271-280 MB of a 308 MB install
+ * (335.6 MB planned, system libraries included); libxul alone is ~150 MB.
+ */
+export const FALLBACK_NEED_BYTES = 256 * 1024 * 1024;
+
+const isCount = (v) => Number.isInteger(v) && v >= 0;
+
+/**
+ * The size this build's start needs: {bytes, from}. `plannedBytes` (a learned plan; 0 means
+ * nothing learned) wins over `installBytes` (the whole install folder), else the fallback.
+ */
+export function needOf({ plannedBytes = null, installBytes = null } = {}) {
+  if (isCount(plannedBytes) && plannedBytes > 0) {
+    return { bytes: plannedBytes, from: "plan" };
+  }
+  if (isCount(installBytes) && installBytes > 0) {
+    return { bytes: installBytes, from: "install" };
+  }
+  return { bytes: FALLBACK_NEED_BYTES, from: "fallback" };
+}
+
+/**
+ * Classifies a record's `io` against `need` ({bytes, from}, see needOf). Returns the record's
+ * `coldness` object: {class, treeReadBytes, treeMajorFaults, readBytes, needBytes, needFrom, rule}.
+ * - treeReadBytes known: its share of need.bytes decides (below HOT_BELOW hot, from COLD_FROM cold).
+ * - only the parent's readBytes known: a lower bound of the tree's, so it can say `cold` (the
+ *   parent alone read at least COLD_FROM) but never `hot` or `warm`: otherwise `unknown`.
+ * - no figures (no host, an old record): `unknown`, never guessed.
+ * Major faults are kept as figures but do not decide: Firefox reads ahead whole libraries, so a
+ * cold start here takes ~90 major faults for 280 MB and the count says little about the bytes.
+ */
+export function classify(io, need = needOf()) {
+  const pick = (field) => (io && isCount(io[field]) ? io[field] : null);
+  const treeReadBytes = pick("treeReadBytes");
+  const readBytes = pick("readBytes");
+  const figures = {
+    treeReadBytes,
+    treeMajorFaults: pick("treeMajorFaults"),
+    readBytes,
+    needBytes: need.bytes,
+    needFrom: need.from,
+    rule: RULE,
+  };
+  let kind = COLDNESS.unknown;
+  if (treeReadBytes !== null) {
+    const share = treeReadBytes / need.bytes;
+    kind = share < HOT_BELOW ? COLDNESS.hot : share >= COLD_FROM ? COLDNESS.cold : COLDNESS.warm;
+  } else if (readBytes !== null && readBytes / need.bytes >= COLD_FROM) {
+    kind = COLDNESS.cold;
+  }
+  return { class: kind, ...figures };
+}
+
+/** The need a bench record names (`bench.bytesPlanned`, `bench.bytesInstall`), else the fallback. */
+export function benchNeed(record) {
+  return needOf({ plannedBytes: record?.bench?.bytesPlanned ?? null, installBytes: record?.bench?.bytesInstall ?? null });
+}
+
+/**
+ * `record` with its `coldness` (classified against `need` when given, else what the record itself
+ * names, else the fallback). A record already classified keeps its class unless `force`.
+ */
+export function withColdness(record, need = null, { force = false } = {}) {
+  if (!force && CLASSES.includes(record?.coldness?.class)) {
+    return record;
+  }
+  return { ...record, coldness: classify(record.io, need ?? benchNeed(record)) };
+}
+
+/** A record's class: the stored one, else classified now (fallback need); never throws. */
+export function coldnessOf(record) {
+  const stored = record?.coldness?.class;
+  if (CLASSES.includes(stored)) {
+    return stored;
+  }
+  return classify(record?.io ?? null, benchNeed(record)).class;
+}
+
+/** Problems with a record's `coldness` (absent is fine), as "path: what" strings. */
+export function coldnessProblems(coldness, path = "record.coldness") {
+  if (coldness === undefined) {
+    return [];
+  }
+  if (coldness === null || typeof coldness !== "object" || Array.isArray(coldness)) {
+    return [`${path}: must be an object`];
+  }
+  const problems = [];
+  if (!CLASSES.includes(coldness.class)) {
+    problems.push(`${path}.class: must be one of ${CLASSES.join(", ")}`);
+  }
+  for (const field of ["treeReadBytes", "treeMajorFaults", "readBytes", "needBytes"]) {
+    const value = coldness[field];
+    if (value !== undefined && value !== null && !isCount(value)) {
+      problems.push(`${path}.${field}: must be a whole number ≥ 0 or null`);
+    }
+  }
+  if (coldness.needFrom !== undefined && coldness.needFrom !== null && !NEED_FROM.includes(coldness.needFrom)) {
+    problems.push(`${path}.needFrom: must be one of ${NEED_FROM.join(", ")} or null`);
+  }
+  if (coldness.rule !== undefined && !(Number.isInteger(coldness.rule) && coldness.rule >= 1)) {
+    problems.push(`${path}.rule: must be a whole number ≥ 1`);
+  }
+  return problems;
+}
+
+/**
+ * Which classes two sets of records can be compared in: {common, onlyA, onlyB}, each a list in
+ * CLASSES order. `unknown` is never common: two unknowns need not be alike.
+ */
+export function likeWithLike(aRecords, bRecords) {
+  const present = (records) => new Set(records.map(coldnessOf));
+  const a = present(aRecords);
+  const b = present(bRecords);
+  return {
+    common: CLASSES.filter((c) => c !== COLDNESS.unknown && a.has(c) && b.has(c)),
+    onlyA: CLASSES.filter((c) => a.has(c) && (!b.has(c) || c === COLDNESS.unknown)),
+    onlyB: CLASSES.filter((c) => b.has(c) && (!a.has(c) || c === COLDNESS.unknown)),
+  };
+}

@@ -1,0 +1,96 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import {
+  classify,
+  COLD_FROM,
+  coldnessOf,
+  coldnessProblems,
+  FALLBACK_NEED_BYTES,
+  HOT_BELOW,
+  likeWithLike,
+  needOf,
+  withColdness,
+} from "../../../extension/lib/coldness.js";
+import { exportRecords, parseExport } from "../../../extension/lib/export.js";
+
+// A recorded bench export: the cold runs are real (ESR 153 on this machine's 30 MiB/s, 150 IOPS
+// throttled disk: 280 MB read by the tree); the hot runs have the same shape with the figures the
+// benchmark measures for hot starts (0 bytes read, no major faults).
+const BENCH = readFileSync(new URL("../fixtures/bench-cold-hot.json", import.meta.url), "utf8");
+
+const io = (treeReadBytes, more = {}) => ({ readBytes: null, majorFaults: null, treeReadBytes, treeMajorFaults: 0, sampledAt: 1, ...more });
+const MB = 1_000_000;
+
+test("needOf: the learned plan, else the install folder, else the fallback", () => {
+  assert.deepEqual(needOf({ plannedBytes: 335.6 * MB, installBytes: 308.4 * MB }), { bytes: 335.6 * MB, from: "plan" });
+  assert.deepEqual(needOf({ plannedBytes: 0, installBytes: 308.4 * MB }), { bytes: 308.4 * MB, from: "install" });
+  assert.deepEqual(needOf({}), { bytes: FALLBACK_NEED_BYTES, from: "fallback" });
+  assert.deepEqual(needOf({ plannedBytes: -1, installBytes: "big" }), { bytes: FALLBACK_NEED_BYTES, from: "fallback" });
+});
+
+test("classify: the share of the need read decides, at the documented thresholds", () => {
+  const need = { bytes: 100 * MB, from: "install" };
+  assert.equal(classify(io(0), need).class, "hot");
+  assert.equal(classify(io(HOT_BELOW * 100 * MB - 1), need).class, "hot");
+  assert.equal(classify(io(HOT_BELOW * 100 * MB), need).class, "warm");
+  assert.equal(classify(io(COLD_FROM * 100 * MB - 1), need).class, "warm");
+  assert.equal(classify(io(COLD_FROM * 100 * MB), need).class, "cold");
+  assert.equal(classify(io(400 * MB), need).class, "cold", "more than the need (system libraries) is still cold");
+  const figures = classify(io(42 * MB, { treeMajorFaults: 17 }), need);
+  assert.deepEqual(figures, {
+    class: "warm",
+    treeReadBytes: 42 * MB,
+    treeMajorFaults: 17,
+    readBytes: null,
+    needBytes: 100 * MB,
+    needFrom: "install",
+    rule: 1,
+  });
+});
+
+test("classify: without figures unknown; the parent's bytes alone can only prove cold", () => {
+  assert.equal(classify(null).class, "unknown");
+  assert.equal(classify({}).class, "unknown");
+  assert.equal(classify(io(null, { treeMajorFaults: 0 })).class, "unknown", "faults alone never decide");
+  const need = { bytes: 100 * MB, from: "plan" };
+  assert.equal(classify(io(null, { readBytes: 90 * MB }), need).class, "cold");
+  assert.equal(classify(io(null, { readBytes: 0 }), need).class, "unknown", "children may have read");
+});
+
+test("a recorded bench export: its cold runs are cold and its hot runs hot", () => {
+  const parsed = parseExport(BENCH);
+  assert.ok(parsed.ok, parsed.problems?.join("; "));
+  const records = exportRecords(parsed.doc);
+  assert.equal(records.length, 6);
+  for (const record of records) {
+    assert.equal(record.coldness.class, record.bench.scenario, `${record.id} (${record.bench.scenario})`);
+    assert.equal(coldnessOf(record), record.bench.scenario);
+  }
+  assert.ok(records.some((r) => r.bench.scenario === "cold") && records.some((r) => r.bench.scenario === "hot"));
+  // against the install folder the bench names, the same answer
+  const cold = records.find((r) => r.bench.scenario === "cold");
+  const withInstall = withColdness({ ...cold, coldness: undefined, bench: { ...cold.bench, bytesInstall: 308_400_000 } });
+  assert.deepEqual([withInstall.coldness.class, withInstall.coldness.needFrom], ["cold", "install"]);
+});
+
+test("withColdness keeps a stored class unless forced; coldnessProblems checks the shape", () => {
+  const stored = { io: io(0), coldness: { class: "cold" } };
+  assert.equal(withColdness(stored), stored);
+  assert.equal(withColdness(stored, null, { force: true }).coldness.class, "hot");
+  assert.deepEqual(coldnessProblems(undefined), []);
+  assert.deepEqual(coldnessProblems(classify(io(0))), []);
+  assert.equal(coldnessProblems({ class: "tepid" }).length, 1);
+  assert.equal(coldnessProblems({ class: "hot", needFrom: "guess", treeReadBytes: -1 }).length, 2);
+  assert.equal(coldnessProblems(null).length, 1);
+});
+
+test("likeWithLike: the classes both sides have; unknown is never common", () => {
+  const of = (...classes) => classes.map((c) => ({ coldness: { class: c } }));
+  assert.deepEqual(likeWithLike(of("cold", "hot", "unknown"), of("hot", "warm", "unknown")), {
+    common: ["hot"],
+    onlyA: ["cold", "unknown"],
+    onlyB: ["warm", "unknown"],
+  });
+  assert.deepEqual(likeWithLike(of("cold"), of("hot")).common, []);
+});

@@ -1,0 +1,78 @@
+// Every visible string comes from _locales: this scans all of extension/ for the message keys it
+// asks for (t("key"), lookup tables `…_KEYS = {…: "key"}`, data-i18n="key", __MSG_key__) and
+// checks that each has an English message with a description. Keys built at run time from a
+// template (t(`${key}Explanation`)) are listed in DYNAMIC below by hand.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+
+const ROOT = new URL("../../extension/", import.meta.url).pathname;
+const messages = JSON.parse(fs.readFileSync(path.join(ROOT, "_locales/en/messages.json"), "utf8"));
+
+/** Keys made from a template in page/startup.js (showHostGone). */
+const DYNAMIC = ["hostMissingExplanation", "hostEndedExplanation"];
+
+function files(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      return entry.name === "_locales" ? [] : files(full);
+    }
+    return /\.(m?js|html|json)$/.test(entry.name) ? [full] : [];
+  });
+}
+
+/** The keys a source text asks for. */
+export function keysIn(source) {
+  const keys = new Set();
+  // t("key", …), t(cond ? "a" : "b", …): the string literals of the first argument
+  for (const match of source.matchAll(/\bt\(([^,()]*)[,)]/g)) {
+    // (not the literals a condition compares with: mode === "full" ? "a" : "b")
+    for (const literal of match[1].matchAll(/(?<![=!]==\s*)["'](\w+)["']/g)) {
+      keys.add(literal[1]);
+    }
+  }
+  for (const match of source.matchAll(/_KEYS = \{([^}]*)\}/g)) {
+    for (const literal of match[1].matchAll(/:\s*"(\w+)"/g)) {
+      keys.add(literal[1]);
+    }
+  }
+  for (const match of source.matchAll(/data-i18n="(\w+)"/g)) {
+    keys.add(match[1]);
+  }
+  for (const match of source.matchAll(/__MSG_(\w+)__/g)) {
+    keys.add(match[1]);
+  }
+  return keys;
+}
+
+test("keysIn finds calls, ternaries, lookup tables, data-i18n and __MSG_", () => {
+  const found = keysIn(`t("a"); t(x ? "b" : "c", [1]); t(mode === "full" ? "g" : "h"); const NOTE_KEYS = { [X]: "d" }; <p data-i18n="e"> "__MSG_f__" t(variable)`);
+  assert.deepEqual([...found].sort(), ["a", "b", "c", "d", "e", "f", "g", "h"]);
+});
+
+test("every message key used anywhere in extension/ exists in English, with a description", () => {
+  const used = new Map();
+  for (const file of files(ROOT)) {
+    for (const key of keysIn(fs.readFileSync(file, "utf8"))) {
+      used.set(key, path.relative(ROOT, file));
+    }
+  }
+  for (const key of DYNAMIC) {
+    used.set(key, "page/startup.js (template)");
+  }
+  assert.ok(used.size > 150, `found ${used.size} keys: the scan works`);
+  const missing = [...used].filter(([key]) => !messages[key]?.message).map(([key, file]) => `${key} (${file})`);
+  assert.deepEqual(missing, [], "keys without a message");
+  const undescribed = Object.keys(messages).filter((key) => !messages[key].description);
+  assert.deepEqual(undescribed, [], "messages without a description");
+});
+
+test("named placeholders: every $NAME$ in a message is declared", () => {
+  for (const [key, { message, placeholders = {} }] of Object.entries(messages)) {
+    for (const match of message.matchAll(/\$(\w+)\$/g)) {
+      assert.ok(match[1].toLowerCase() in placeholders, `${key}: $${match[1]}$ has no placeholder`);
+    }
+  }
+});
