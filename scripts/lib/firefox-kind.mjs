@@ -18,6 +18,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { isExecutableFile } from "./firefox.mjs";
 
 /** Channels whose builds honour extension experiments (temporary installs of the full flavour). */
 const CHANNELS = {
@@ -251,15 +252,6 @@ function followScript(script, self, env) {
     }
   }
   return null;
-}
-
-function isExecutableFile(file) {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** Every Firefox this machine has, found on PATH, as Snap or Flatpak, or as a known tarball. */

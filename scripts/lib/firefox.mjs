@@ -12,7 +12,8 @@ export class FirefoxNotFoundError extends Error {
   }
 }
 
-function isExecutableFile(file) {
+/** Whether `file` is a regular file this user may execute. */
+export function isExecutableFile(file) {
   try {
     fs.accessSync(file, fs.constants.X_OK);
     return fs.statSync(file).isFile();
