@@ -153,14 +153,33 @@ pub fn save(dir: &Path, trace: &Trace, owner: Option<&User>) -> Result<(String, 
         bytes: body.len() as u64,
     };
     let path = dir.join(format!("{id}.json"));
-    std::fs::write(&path, &body).map_err(|e| Error::io("write the trace", e))?;
+    write_owned(&path, &body, owner).map_err(|e| Error::io("write the trace", e))?;
     let meta_path = dir.join(format!("{id}.meta.json"));
-    std::fs::write(&meta_path, serde_json::to_vec(&meta).unwrap_or_default())
-        .map_err(|e| Error::io("write the trace's summary", e))?;
-    user::chown(&path, owner);
-    user::chown(&meta_path, owner);
+    write_owned(
+        &meta_path,
+        &serde_json::to_vec(&meta).unwrap_or_default(),
+        owner,
+    )
+    .map_err(|e| Error::io("write the trace's summary", e))?;
     prune(dir, MAX_TRACES, MAX_BYTES);
     Ok((id, path))
+}
+
+/// Write `bytes` to `path` as `owner`'s file. Under sudo this runs as root in a folder the user
+/// owns, so nothing goes by path: a new uniquely named temporary file (O_EXCL, never a planted
+/// symlink), handed over with fchown on its descriptor, then renamed over `path` (which replaces
+/// a symlink there instead of following it).
+fn write_owned(path: &Path, bytes: &[u8], owner: Option<&User>) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".trace-")
+        .tempfile_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    if let Some(u) = owner {
+        std::os::unix::fs::fchown(tmp.as_file(), Some(u.uid), Some(u.gid))?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Stored traces, newest first.
@@ -240,6 +259,48 @@ pub fn fetch(dir: &Path, id: &str, offset: u64) -> Result<Chunk, Error> {
 mod tests {
     use super::*;
     use crate::trace::model::tests::fake;
+
+    #[test]
+    fn a_symlink_planted_at_the_traces_name_is_replaced_not_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("traces");
+        std::fs::create_dir(&dir).unwrap();
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let trace = fake();
+        let id = format!(
+            "{}-{}-{}",
+            trace.recorded_at_ms, trace.pid, trace.process_start_ticks
+        );
+        for name in [format!("{id}.json"), format!("{id}.meta.json")] {
+            std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+        }
+        // As root, hand the files to nobody as `sudo … launch --trace` does for its user.
+        let nobody = (crate::pagecache::sys::geteuid() == 0).then(|| User {
+            uid: 65534,
+            gid: 65534,
+            name: "nobody".into(),
+            home: tmp.path().into(),
+            groups: vec![],
+        });
+        let (saved_id, path) = save(&dir, &trace, nobody.as_ref()).unwrap();
+        assert_eq!(saved_id, id);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        use std::os::unix::fs::MetadataExt;
+        let victim_meta = std::fs::metadata(&victim).unwrap();
+        assert_eq!(
+            victim_meta.uid(),
+            crate::pagecache::sys::geteuid(),
+            "the victim kept its owner"
+        );
+        for p in [path.clone(), dir.join(format!("{id}.meta.json"))] {
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            assert!(meta.is_file(), "{} is a new regular file", p.display());
+            if nobody.is_some() {
+                assert_eq!(meta.uid(), 65534, "{} belongs to the user", p.display());
+            }
+        }
+    }
 
     #[test]
     fn the_recorded_marker_names_pid_and_process_start() {

@@ -76,9 +76,10 @@ pub fn state_dir(user: Option<&User>) -> Result<PathBuf, crate::Error> {
     }
 }
 
-/// Give `path` to `user` (no-op without one).
+/// Give the folder `path` to `user` (no-op without one). `lchown`: the folder sits in the user's
+/// own state folder, so root never follows a symlink the user may have put in its place.
 pub fn chown(path: &std::path::Path, user: Option<&User>) {
     if let Some(u) = user {
-        let _ = std::os::unix::fs::chown(path, Some(u.uid), Some(u.gid));
+        let _ = std::os::unix::fs::lchown(path, Some(u.uid), Some(u.gid));
     }
 }
