@@ -6,7 +6,6 @@
 //! then a rename), so the benchmark never reads half a record. Without the variable the command
 //! is refused with `not_benchmarking`: an ordinary start has nowhere to send it.
 
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -41,16 +40,22 @@ pub fn write_record(
             json!({ "variable": BENCH_OUT_ENV }),
         ));
     };
-    let tmp = temporary_name(out);
+    // A uniquely named temporary file beside `out` (removed if anything fails), renamed over it.
     let write = || -> std::io::Result<()> {
-        let mut file = fs::File::create(&tmp)?;
-        serde_json::to_writer(&mut file, record)?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-        fs::rename(&tmp, out)
+        let dir = out
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".bench-record-")
+            .tempfile_in(dir)?;
+        serde_json::to_writer(&mut tmp, record)?;
+        tmp.write_all(b"\n")?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(out).map_err(|e| e.error)?;
+        Ok(())
     };
     write().map_err(|source| {
-        let _ = fs::remove_file(&tmp);
         ReplyError::from(Error::io(
             format!("writing the record to {}", out.display()),
             source,
@@ -61,16 +66,10 @@ pub fn write_record(
     })
 }
 
-/// `<out>.<pid>.tmp`, beside `out` so the rename stays on one filesystem.
-fn temporary_name(out: &Path) -> PathBuf {
-    let mut name = out.file_name().unwrap_or_default().to_owned();
-    name.push(format!(".{}.tmp", std::process::id()));
-    out.with_file_name(name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn record() -> Map<String, Value> {
         let Value::Object(map) = json!({"id": "full-1", "milestones": {"sessionRestored": 1905}})
