@@ -1,18 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { HostConnection } from "../../../extension/lib/host-connection.js";
-import { fakePort } from "../fakes.js";
+import { fakeHostConnection } from "../fakes.js";
 
-/** A HostConnection over fake native ports; `ports` lists every port it opened. */
-function connection() {
-  const ports = [];
-  const conn = new HostConnection(() => {
-    const port = fakePort(`native-${ports.length + 1}`);
-    ports.push(port);
-    return port;
-  });
-  return { conn, ports, last: () => ports.at(-1), ask: (...args) => conn.send(...args).promise };
-}
+const connection = () => fakeHostConnection(HostConnection);
 
 test("connects lazily, on the first request, and uses one port for many requests", async () => {
   const { conn, ports, ask } = connection();

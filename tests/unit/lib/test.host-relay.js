@@ -2,20 +2,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { HostConnection } from "../../../extension/lib/host-connection.js";
 import { HostRelay, RelayClient } from "../../../extension/lib/host-relay.js";
-import { fakePort } from "../fakes.js";
+import { fakeHostConnection, fakePort } from "../fakes.js";
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-/** A HostConnection over fake native ports; `ports` lists every port it opened. */
-function connection() {
-  const ports = [];
-  const conn = new HostConnection(() => {
-    const port = fakePort(`native-${ports.length + 1}`);
-    ports.push(port);
-    return port;
-  });
-  return { conn, ports, last: () => ports.at(-1) };
-}
+const connection = () => fakeHostConnection(HostConnection);
 
 // ---- relay -------------------------------------------------------------------------------
 
