@@ -107,7 +107,7 @@ fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
     std::os::unix::fs::chown(&owned, Some(NOBODY), Some(NOBODY)).unwrap();
     assert_reachable_by_others(&bin);
     assert_reachable_by_others(&lib);
-    let evicted = evict::evict(&[lib.clone(), owned.clone()]);
+    let evicted = evict::evict(&fx.folder(), &[lib.clone(), owned.clone()]);
     assert!(
         evicted.files.iter().all(|f| f.error.is_none()),
         "{evicted:?}"

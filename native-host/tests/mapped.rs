@@ -118,7 +118,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
         include_mapped: true,
     };
     let summary = residency::scan(
-        &fx.ff,
+        &fx.folder(),
         &fx.all(),
         &opts,
         &AtomicBool::new(false),
@@ -167,7 +167,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
     assert!(summary.groups["install"].mapped_pages >= 3);
 
     // Eviction leaves the pages the child has mapped.
-    let ev = evict::evict(std::slice::from_ref(&lib));
+    let ev = evict::evict(&fx.folder(), std::slice::from_ref(&lib));
     let f = &ev.files[0];
     assert_eq!(f.status, Status::Exact);
     assert!(f.resident_after.unwrap() >= 3, "{f:?}");

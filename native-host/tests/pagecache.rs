@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use about_startup_host::firefox::install;
+use about_startup_host::pagecache::beneath::Folder;
 use about_startup_host::pagecache::residency::{self, FileReport, ScanOptions, Status};
 use about_startup_host::pagecache::{evict, preload};
 use about_startup_host::Error;
@@ -19,7 +20,8 @@ fn scan(install: &Path, files: &[PathBuf]) -> (Vec<FileReport>, residency::Summa
         pid: None,
         include_mapped: false,
     };
-    let summary = residency::scan(install, files, &opts, &AtomicBool::new(false), &mut |r| {
+    let folder = Folder::open(install).unwrap();
+    let summary = residency::scan(&folder, files, &opts, &AtomicBool::new(false), &mut |r| {
         reports.push(r.clone());
     })
     .unwrap();
@@ -35,9 +37,15 @@ fn resident(install: &Path, files: &[PathBuf]) -> (u64, u64) {
     })
 }
 
+/// The folder the tests' own evicts open beneath: `/` (every real path is beneath it); the
+/// confinement to an install folder is tested on its own.
+fn slash() -> Folder {
+    Folder::open(Path::new("/")).unwrap()
+}
+
 /// Evict and check that nothing failed.
 fn evict_ok(files: &[PathBuf]) {
-    let summary = evict::evict(files);
+    let summary = evict::evict(&slash(), files);
     assert!(
         summary.files.iter().all(|f| f.error.is_none()),
         "{:?}",
@@ -68,7 +76,7 @@ fn evict_then_each_preload_method_fills_the_cache() {
         preload::Method::Fadvise,
         preload::Method::Auto,
     ] {
-        let ev = evict::evict(&all);
+        let ev = evict::evict(&fx.folder(), &all);
         assert!(ev
             .files
             .iter()
@@ -81,9 +89,15 @@ fn evict_then_each_preload_method_fills_the_cache() {
                 idle: false,
                 jobs,
             };
-            let summary = preload::preload(&all, &opts, &AtomicBool::new(false), &mut |p| {
-                last = Some(p.clone());
-            })
+            let summary = preload::preload(
+                &fx.folder(),
+                &all,
+                &opts,
+                &AtomicBool::new(false),
+                &mut |p| {
+                    last = Some(p.clone());
+                },
+            )
             .unwrap();
             assert!(summary.errors.is_empty(), "{:?}", summary.errors);
             assert_eq!(summary.files as usize, all.len());
@@ -100,13 +114,14 @@ fn evict_reports_before_and_after() {
     let fx = Fixture::new();
     let lib = fx.ff.join("libxul.so");
     preload::preload(
+        &fx.folder(),
         std::slice::from_ref(&lib),
         &preload::Options::default(),
         &AtomicBool::new(false),
         &mut |_| {},
     )
     .unwrap();
-    let summary = evict::evict(&[lib.clone(), fx.ff.join("gone")]);
+    let summary = evict::evict(&fx.folder(), &[lib.clone(), fx.ff.join("gone")]);
     let f = &summary.files[0];
     assert_eq!((f.status, f.pages), (Status::Exact, 1024));
     assert_eq!(f.resident_before, Some(1024));
@@ -175,7 +190,7 @@ fn cancel_stops_a_scan() {
         include_mapped: false,
     };
     let err = residency::scan(
-        &fx.ff,
+        &fx.folder(),
         &fx.all(),
         &opts,
         &AtomicBool::new(true),
@@ -203,7 +218,7 @@ fn requests_outside_the_folder_are_refused_and_read_nothing() {
         ],
         vec![sibling],
     ] {
-        match install::select(&fx.ff, &bad) {
+        match install::select(&fx.ff, &bad).map(|s| s.files) {
             Err(Error::OutsideInstallDir { path, install_dir }) => {
                 assert_eq!(path, fx.outside);
                 assert_eq!(install_dir, fx.ff);
@@ -215,6 +230,7 @@ fn requests_outside_the_folder_are_refused_and_read_nothing() {
     let all = fx.all();
     assert!(all.iter().all(|p| p.starts_with(&fx.ff)), "{all:?}");
     preload::preload(
+        &fx.folder(),
         &all,
         &preload::Options::default(),
         &AtomicBool::new(false),
@@ -240,11 +256,54 @@ fn cancel_from_progress_ends_a_preload() {
         idle: true,
         jobs: Some(1),
     };
-    let err = preload::preload(&all, &opts, &cancel, &mut |_| {
+    let err = preload::preload(&fx.folder(), &all, &opts, &cancel, &mut |_| {
         calls += 1;
         cancel.store(true, std::sync::atomic::Ordering::Relaxed);
     })
     .unwrap_err();
     assert!(matches!(err, Error::Cancelled), "{err}");
     assert!(calls >= 1);
+}
+
+/// Issue 10 #4, at the level of a request: the files are selected while `browser` is a folder;
+/// then `browser` is swapped for a symlink to a folder outside holding a file of the same name.
+/// Preload and evict open beneath the held install folder: the outside file is refused (a
+/// per-file error saying so), never read, and the rest of the request goes on.
+#[test]
+fn a_folder_swapped_for_a_symlink_after_selection_is_refused_per_file() {
+    let fx = Fixture::new();
+    let decoy = fx.outside.with_file_name("omni.ja");
+    fixture::write_file(&decoy, 1 << 20);
+    evict_ok(std::slice::from_ref(&decoy));
+    let selected = install::select(&fx.ff, &[]).unwrap();
+    let omni = fx.ff.join("browser/omni.ja");
+    assert!(selected.files.contains(&omni));
+    std::fs::rename(fx.ff.join("browser"), fx.root.path().join("browser.moved")).unwrap();
+    std::os::unix::fs::symlink("../ff2", fx.ff.join("browser")).unwrap();
+
+    let summary = preload::preload(
+        &selected.folder,
+        &selected.files,
+        &preload::Options::default(),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    let refused: Vec<_> = summary.errors.iter().map(|e| &e.path).collect();
+    assert_eq!(refused, [&omni], "{:?}", summary.errors);
+    assert!(
+        summary.errors[0].error.starts_with("refused: "),
+        "{}",
+        summary.errors[0].error
+    );
+    assert_eq!(summary.files as usize, selected.files.len() - 1);
+    assert_cold(decoy.parent().unwrap(), std::slice::from_ref(&decoy));
+
+    let evicted = evict::evict(&selected.folder, &selected.files);
+    let f = evicted.files.iter().find(|f| f.path == omni).unwrap();
+    assert_eq!(f.status, Status::Error);
+    assert!(
+        f.error.as_deref().unwrap().starts_with("refused: "),
+        "{f:?}"
+    );
 }

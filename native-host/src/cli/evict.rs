@@ -11,7 +11,7 @@ use super::target::{find_firefox, select};
 pub(super) fn evict_cmd(target: &Target) -> anyhow::Result<()> {
     let (install, _) = find_firefox(target, false)?;
     let selected = select(&install, target)?;
-    let summary = evict::evict(&selected);
+    let summary = evict::evict(&selected.folder, &selected.files);
     if target.json {
         return print_json(&summary);
     }

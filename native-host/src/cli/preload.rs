@@ -66,7 +66,13 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
         idle: args.idle,
         jobs: args.jobs.map(usize::from),
     };
-    let summary = preload::preload(&selected, &opts, &AtomicBool::new(false), &mut on_progress);
+    let summary = preload::preload(
+        &selected.folder,
+        &selected.files,
+        &opts,
+        &AtomicBool::new(false),
+        &mut on_progress,
+    );
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[K");
     }

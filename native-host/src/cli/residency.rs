@@ -32,8 +32,8 @@ pub(super) fn residency_cmd(args: &ResidencyArgs) -> anyhow::Result<()> {
     };
     let mut reports = Vec::new();
     let summary = residency::scan(
-        &install.dir,
-        &selected,
+        &selected.folder,
+        &selected.files,
         &opts,
         &AtomicBool::new(false),
         &mut |r| {

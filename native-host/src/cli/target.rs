@@ -1,9 +1,10 @@
 //! Which Firefox and which of its files a command works on: `--firefox`, the paths, and the
 //! running Firefox when a command wants its mappings.
 
-use std::path::PathBuf;
-
-use crate::firefox::{self, install::Install};
+use crate::firefox::{
+    self,
+    install::{Install, Selection},
+};
 
 use super::args::Target;
 
@@ -39,7 +40,8 @@ pub(super) fn find_firefox(
     Ok((install, pid))
 }
 
-/// The files of `target` (all of the install folder without paths), confined to it.
-pub(super) fn select(install: &Install, target: &Target) -> anyhow::Result<Vec<PathBuf>> {
+/// The files of `target` (all of the install folder without paths), confined to it, and the
+/// install folder held open to open them beneath.
+pub(super) fn select(install: &Install, target: &Target) -> anyhow::Result<Selection> {
     Ok(firefox::install::select(&install.dir, &target.paths)?)
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::firefox::{app_ini, process};
+use crate::pagecache::beneath::Folder;
 use crate::Error;
 
 /// A Firefox install folder and how it was found (the CLI says which it chose).
@@ -196,31 +197,44 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Resolve the requested paths (relative to `install_dir`, or absolute) with realpath and check
-/// each is inside `install_dir`. Empty `requested` means every file of the folder.
-/// Nothing is opened before all entries have passed.
 /// Most entries one request may name. Firefox's install folder holds ~150 files; naming more is
 /// a mistake or an attack (a 1 MiB request holds ~200,000 `"."`s).
 pub const MAX_REQUESTED_FILES: usize = 4096;
 
-pub fn select(install_dir: &Path, requested: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+/// The files one request works on, and the install folder, held open, that every one of them
+/// is opened beneath ([`Folder::open_file`]): a folder swapped for a symlink after selection
+/// cannot lead an open outside.
+#[derive(Debug)]
+pub struct Selection {
+    pub folder: Folder,
+    pub files: Vec<PathBuf>,
+}
+
+/// Open the install folder (realpath, then one descriptor held for the request), resolve the
+/// requested paths (relative to it, or absolute) with realpath and check each is inside it.
+/// Empty `requested` means every file of the folder. No file is opened here.
+pub fn select(install_dir: &Path, requested: &[PathBuf]) -> Result<Selection, Error> {
     if requested.len() > MAX_REQUESTED_FILES {
         return Err(Error::TooManyFiles {
             count: requested.len(),
             limit: MAX_REQUESTED_FILES,
         });
     }
-    let root = install_dir
-        .canonicalize()
-        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let folder = Folder::open(install_dir)
+        .map_err(|e| Error::io(format!("cannot open {}", install_dir.display()), e))?;
+    let files = select_in(folder.path(), requested)?;
+    Ok(Selection { folder, files })
+}
+
+fn select_in(root: &Path, requested: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     if requested.is_empty() {
-        return list_files(&root);
+        return list_files(root);
     }
     // Resolve and confine every entry first, so one bad entry fails the request before any
     // folder is listed or file opened.
     let mut resolved = requested
         .iter()
-        .map(|p| resolve(&root, p))
+        .map(|p| resolve(root, p))
         .collect::<Result<Vec<_>, _>>()?;
     // Duplicates go before any folder is listed: a folder named 1,000 times is listed once.
     let mut seen_entries = std::collections::HashSet::new();
@@ -315,16 +329,20 @@ mod tests {
     #[test]
     fn select_confines_requests() {
         let (_tmp, ff) = fixture();
-        assert_eq!(select(&ff, &[]).unwrap().len(), 3);
-        assert_eq!(select(&ff, &["a.so".into()]).unwrap(), [ff.join("a.so")]);
+        assert_eq!(select(&ff, &[]).unwrap().files.len(), 3);
         assert_eq!(
-            select(&ff, &[ff.join("sub")]).unwrap(),
+            select(&ff, &["a.so".into()]).unwrap().files,
+            [ff.join("a.so")]
+        );
+        assert_eq!(
+            select(&ff, &[ff.join("sub")]).unwrap().files,
             [ff.join("sub/b.so")]
         );
         // Duplicates collapse.
         assert_eq!(
             select(&ff, &["a.so".into(), "./a.so".into()])
                 .unwrap()
+                .files
                 .len(),
             1
         );
@@ -350,7 +368,10 @@ mod tests {
     fn entries_are_capped_and_a_folder_named_many_times_is_listed_once() {
         let (_tmp, ff) = fixture();
         let dots = vec![PathBuf::from("."); MAX_REQUESTED_FILES];
-        assert_eq!(select(&ff, &dots).unwrap(), select(&ff, &[]).unwrap());
+        assert_eq!(
+            select(&ff, &dots).unwrap().files,
+            select(&ff, &[]).unwrap().files
+        );
         let too_many = vec![PathBuf::from("a.so"); MAX_REQUESTED_FILES + 1];
         let err = select(&ff, &too_many).unwrap_err();
         assert!(

@@ -37,7 +37,13 @@ fn run(
                 include_mapped: mapped.unwrap_or(true),
             };
             let mut on_file = |report: &residency::FileReport| emit(Event::File(report.clone()));
-            let summary = residency::scan(&install.dir, &selected, &opts, cancel, &mut on_file)?;
+            let summary = residency::scan(
+                &selected.folder,
+                &selected.files,
+                &opts,
+                cancel,
+                &mut on_file,
+            )?;
             Ok(Reply::Residency(summary))
         }
         Command::Preload {
@@ -73,7 +79,13 @@ fn run(
                 idle: idle.unwrap_or(false),
                 jobs: *jobs,
             };
-            let summary = preload::preload(&selected, &opts, cancel, &mut on_progress)?;
+            let summary = preload::preload(
+                &selected.folder,
+                &selected.files,
+                &opts,
+                cancel,
+                &mut on_progress,
+            )?;
             Ok(Reply::Preload(summary))
         }
         Command::Evict { files } => {
@@ -82,7 +94,10 @@ fn run(
             if cancel.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled.into());
             }
-            Ok(Reply::Evict(evict::evict(&selected)))
+            Ok(Reply::Evict(evict::evict(
+                &selected.folder,
+                &selected.files,
+            )))
         }
         Command::Learn => {
             let pid = ctx
@@ -114,7 +129,8 @@ fn run(
     }
 }
 
-/// Confinement to the install folder, before anything is opened.
-fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<Vec<PathBuf>, ReplyError> {
+/// Confinement to the install folder, before anything is opened; the folder's descriptor is
+/// held for the request and every file is opened beneath it.
+fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<install::Selection, ReplyError> {
     Ok(install::select(&install.dir, files.unwrap_or_default())?)
 }

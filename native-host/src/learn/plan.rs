@@ -17,11 +17,12 @@ use serde::Serialize;
 
 use crate::firefox::install;
 use crate::learn::workingset::{self, FileSet, Identity, State};
+use crate::pagecache::beneath::{Folder, Folders};
 use crate::pagecache::pace::{self, Pacer};
 pub use crate::pagecache::preload::Order;
 use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
 use crate::pagecache::sys::{self, Advice, Extent};
-use crate::pagecache::view::{open_regular, pages_of, Viewer};
+use crate::pagecache::view::{pages_of, Viewer};
 use crate::Error;
 
 /// Gaps between needed ranges shorter than this are read rather than skipped.
@@ -58,6 +59,9 @@ pub struct Plan {
     pub order: Order,
     /// Install files read whole because they changed since they were learned.
     pub changed: Vec<PathBuf>,
+    /// The install folder and the system folders, held open: every file of the plan is opened
+    /// beneath one of them, never by path.
+    pub folders: Folders,
 }
 
 /// Byte ranges `[offset, len]` of the pages `ranges` (`[first, count]`), with gaps shorter than
@@ -142,9 +146,18 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
             f.ranges.clone()
         }
     };
-    let root = install_dir
-        .canonicalize()
-        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let install_folder = Folder::open(install_dir)
+        .map_err(|e| Error::io(format!("cannot open {}", install_dir.display()), e))?;
+    let root = install_folder.path().to_path_buf();
+    let mut folders = Folders::default();
+    folders.push(install_folder);
+    for prefix in SYSTEM_PREFIXES {
+        // Only a prefix that is its own real path (on merged-/usr systems /lib is a symlink, and
+        // learned paths, which are the kernel's real paths, never start with it).
+        if let Ok(folder) = Folder::open_exact(Path::new(prefix.trim_end_matches('/'))) {
+            folders.push(folder);
+        }
+    }
     // Only this install's starts: another Firefox's files are not this one's plan.
     let merged: HashMap<PathBuf, FileSet> = state
         .for_install(&root)
@@ -161,10 +174,11 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         bytes_install: 0,
         order: Order::File,
         changed: Vec::new(),
+        folders,
     };
     let mut wanted: Vec<(PathBuf, Vec<[u64; 2]>)> = Vec::new();
     for path in &installed {
-        let Ok(now) = Identity::current(path) else {
+        let Ok(now) = Identity::current_in(&plan.folders, path) else {
             continue;
         };
         plan.bytes_install += now.size;
@@ -187,7 +201,8 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         .values()
         .filter(|f| !install::is_inside(&root, &f.id.path) && is_system_file(&f.id.path))
     {
-        if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
+        if Identity::current_in(&plan.folders, &learned.id.path).is_ok_and(|now| now == learned.id)
+        {
             let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
             wanted.push((learned.id.path.clone(), ranges));
         }
@@ -197,8 +212,10 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         if ranges.is_empty() {
             continue;
         }
-        let extents = File::open(&path)
-            .and_then(|f| sys::fiemap(&f))
+        let extents = plan
+            .folders
+            .open_file(&path)
+            .and_then(|(f, _)| sys::fiemap(&f))
             .unwrap_or_default();
         let index = plan.files.len();
         plan.files.push(path);
@@ -343,7 +360,7 @@ fn file_of<'a>(
     errors: &mut Vec<FileError>,
 ) -> Option<&'a Option<File>> {
     Some(open.entry(index).or_insert_with(|| {
-        match open_regular(&plan.files[index]) {
+        match plan.folders.open_file(&plan.files[index]) {
             Ok((f, _)) => {
                 // No kernel readahead around our reads (read_ahead_kb is 8 MiB on some disks):
                 // read what the plan says, no more.
@@ -467,8 +484,9 @@ fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
     let page = sys::page_size() as u64;
     let mut core = Vec::new();
     let mut out = Vec::new();
-    for path in install::list_files(install_dir).ok()? {
-        let Ok((file, meta)) = open_regular(&path) else {
+    let folder = Folder::open(install_dir).ok()?;
+    for path in install::list_files(folder.path()).ok()? {
+        let Ok((file, meta)) = folder.open_file(&path) else {
             continue;
         };
         if !viewer.sees(&file, &meta, &path) {

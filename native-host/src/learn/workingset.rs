@@ -25,9 +25,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::firefox::{install, process};
+use crate::pagecache::beneath::{Folder, Folders};
 use crate::pagecache::residency::ProcMaps;
 use crate::pagecache::sys;
-use crate::pagecache::view::{open_regular, pages_of, run_lengths, Viewer};
+use crate::pagecache::view::{pages_of, run_lengths, Viewer};
 use crate::Error;
 
 /// The state file's format version; a file of another version is ignored (and replaced).
@@ -72,6 +73,13 @@ impl Identity {
     /// The identity of the file at `path` now (not following a final symlink).
     pub fn current(path: &Path) -> io::Result<Self> {
         let meta = std::fs::symlink_metadata(path)?;
+        Ok(Identity::of(path, &meta))
+    }
+
+    /// The identity of the file at `path` now, beneath the folder of `folders` that holds it (no
+    /// symlink followed at all).
+    pub fn current_in(folders: &Folders, path: &Path) -> io::Result<Self> {
+        let meta = folders.stat(path)?;
         Ok(Identity::of(path, &meta))
     }
 }
@@ -407,9 +415,12 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
         .ok()
         .and_then(|info| info.io.tree_read_bytes)
         .is_some_and(|b| b >= RESIDENT_EVIDENCE_BYTES);
-    let root = install_dir
-        .canonicalize()
-        .unwrap_or_else(|_| install_dir.to_path_buf());
+    // Install files are opened beneath the install folder's descriptor, files mapped from
+    // elsewhere (real paths from the kernel) beneath `/`; neither way follows a symlink.
+    let folder = Folder::open(install_dir)
+        .map_err(|e| Error::io(format!("cannot open {}", install_dir.display()), e))?;
+    let slash = Folder::open(Path::new("/")).map_err(|e| Error::io("cannot open /", e))?;
+    let root = folder.path().to_path_buf();
     let mut paths = install::list_files(&root)?;
     let mut outside: Vec<PathBuf> = maps
         .iter()
@@ -428,10 +439,11 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
-        let Ok((file, meta)) = open_regular(&path) else {
+        let install = install::is_inside(&root, &path);
+        let opened = if install { &folder } else { &slash }.open_file(&path);
+        let Ok((file, meta)) = opened else {
             continue; // vanished or unreadable: nothing to preload there either
         };
-        let install = install::is_inside(&root, &path);
         let Ok(pages) = usize::try_from(pages_of(meta.len(), page)) else {
             continue;
         };

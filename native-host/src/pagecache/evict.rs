@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::pagecache::beneath::Folder;
 use crate::pagecache::residency::{Status, HIDDEN_REASON};
 use crate::pagecache::sys::{self, Advice};
-use crate::pagecache::view::{count_resident, open_error, open_regular, pages_of, Viewer};
+use crate::pagecache::view::{count_resident, open_error, pages_of, Viewer};
 
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
 /// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone) and dirty or writeback
@@ -42,15 +43,16 @@ pub struct Summary {
     pub elapsed_ms: u64,
 }
 
-/// Evict `files` (already confined). Per-file problems go into that file's result.
+/// Evict `files` (already confined), each opened beneath `folder`. Per-file problems go into
+/// that file's result.
 #[must_use]
-pub fn evict(files: &[PathBuf]) -> Summary {
+pub fn evict(folder: &Folder, files: &[PathBuf]) -> Summary {
     let started = Instant::now();
     let viewer = Viewer::current();
     let mut core = Vec::new();
     let results: Vec<FileResult> = files
         .iter()
-        .map(|p| evict_file(p, &viewer, &mut core))
+        .map(|p| evict_file(folder, p, &viewer, &mut core))
         .collect();
     let pages_dropped = results
         .iter()
@@ -64,7 +66,7 @@ pub fn evict(files: &[PathBuf]) -> Summary {
     }
 }
 
-fn evict_file(path: &Path, viewer: &Viewer, core: &mut Vec<u8>) -> FileResult {
+fn evict_file(folder: &Folder, path: &Path, viewer: &Viewer, core: &mut Vec<u8>) -> FileResult {
     let mut result = FileResult {
         path: path.to_path_buf(),
         pages: 0,
@@ -74,7 +76,7 @@ fn evict_file(path: &Path, viewer: &Viewer, core: &mut Vec<u8>) -> FileResult {
         note: None,
         error: None,
     };
-    let (file, meta) = match open_regular(path) {
+    let (file, meta) = match folder.open_file(path) {
         Ok(opened) => opened,
         Err(e) => {
             result.error = Some(open_error(&e));

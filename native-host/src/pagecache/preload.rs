@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::pagecache::beneath::Folder;
 use crate::pagecache::sys::{self, Advice};
-use crate::pagecache::view::{open_error, open_regular};
+use crate::pagecache::view::open_error;
 use crate::Error;
 
 /// What `Method::Auto` means: measured fastest on an unthrottled disk (large reads, 2 jobs:
@@ -107,6 +108,7 @@ pub struct Summary {
 /// reflected by an event no later than 100 ms after it happened (several small files finishing
 /// within 100 ms share one event). `on_progress` runs on the calling thread only.
 pub fn preload(
+    folder: &Folder,
     files: &[PathBuf],
     opts: &Options,
     cancel: &AtomicBool,
@@ -115,10 +117,11 @@ pub fn preload(
     let started = Instant::now();
     let method = resolve(opts.method);
     let mut errors = Vec::new();
-    let work = largest_first(files, &mut errors);
+    let work = largest_first(folder, files, &mut errors);
     let jobs = opts.jobs.unwrap_or(DEFAULT_JOBS).clamp(1, MAX_JOBS);
     let workers = jobs.min(work.len()).max(1);
     let job = Job {
+        folder,
         work: &work,
         method,
         idle: opts.idle,
@@ -178,11 +181,16 @@ pub(crate) fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
 
 /// Files with their sizes, largest first: the big files start at once and the small ones fill
 /// the gaps at the end, so the workers finish together. Files that cannot be stat'ed become
-/// errors right away.
-fn largest_first(files: &[PathBuf], errors: &mut Vec<FileError>) -> Vec<(PathBuf, u64)> {
+/// errors right away. The size comes from `stat` beneath `folder` (no symlink followed, so no
+/// size of a file elsewhere gets into `bytes_install`); the worker opens the file beneath it.
+fn largest_first(
+    folder: &Folder,
+    files: &[PathBuf],
+    errors: &mut Vec<FileError>,
+) -> Vec<(PathBuf, u64)> {
     let mut work = Vec::with_capacity(files.len());
     for path in files {
-        match std::fs::metadata(path) {
+        match folder.stat(path) {
             Ok(m) if m.is_file() => work.push((path.clone(), m.len())),
             Ok(_) => errors.push(FileError {
                 path: path.clone(),
@@ -218,6 +226,7 @@ impl From<io::Error> for Stop {
 
 /// State shared by the workers: a work queue (an index into `work`) and the byte counter.
 struct Job<'a> {
+    folder: &'a Folder,
     work: &'a [(PathBuf, u64)],
     method: Method,
     idle: bool,
@@ -246,7 +255,10 @@ impl Job<'_> {
     }
 
     fn preload_file(&self, path: &Path, size: u64, buf: &mut [u8]) -> Result<(), Stop> {
-        let (file, _) = open_regular(path).map_err(|e| Stop::Failed(open_error(&e)))?;
+        let (file, _) = self
+            .folder
+            .open_file(path)
+            .map_err(|e| Stop::Failed(open_error(&e)))?;
         match self.method {
             Method::Read | Method::Auto => self.read_all(&file, buf),
             Method::Readahead | Method::Fadvise => self.queue_and_wait(&file, size, buf),
@@ -415,8 +427,11 @@ mod tests {
         std::fs::write(&a, [0u8; 10]).unwrap();
         std::fs::write(&b, [0u8; 20]).unwrap();
         let mut errors = Vec::new();
+        let folder = Folder::open(dir.path()).unwrap();
+        let (a, b) = (folder.path().join("a"), folder.path().join("b"));
         let work = largest_first(
-            &[a.clone(), dir.path().join("gone"), b.clone()],
+            &folder,
+            &[a.clone(), folder.path().join("gone"), b.clone()],
             &mut errors,
         );
         assert_eq!(work, [(b, 20), (a, 10)]);
@@ -427,11 +442,14 @@ mod tests {
     #[test]
     fn progress_reaches_the_end_and_errors_do_not_stop_the_rest() {
         let dir = tempfile::tempdir().unwrap();
-        let mut files: Vec<PathBuf> = (0..5).map(|i| dir.path().join(format!("f{i}"))).collect();
+        let folder = Folder::open(dir.path()).unwrap();
+        let mut files: Vec<PathBuf> = (0..5)
+            .map(|i| folder.path().join(format!("f{i}")))
+            .collect();
         for (i, f) in files.iter().enumerate() {
             std::fs::write(f, vec![1u8; 100_000 * (i + 1)]).unwrap();
         }
-        files.push(dir.path().join("missing"));
+        files.push(folder.path().join("missing"));
         for method in [
             Method::Auto,
             Method::Read,
@@ -444,7 +462,7 @@ mod tests {
                 idle: true,
                 jobs: Some(3),
             };
-            let summary = preload(&files, &opts, &AtomicBool::new(false), &mut |p| {
+            let summary = preload(&folder, &files, &opts, &AtomicBool::new(false), &mut |p| {
                 events.push(p.clone());
             })
             .unwrap();
@@ -469,7 +487,15 @@ mod tests {
             jobs: Some(4),
             ..Options::default()
         };
-        let summary = preload(&[f], &opts, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        let folder = Folder::open(dir.path()).unwrap();
+        let summary = preload(
+            &folder,
+            &[PathBuf::from("f")],
+            &opts,
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(summary.jobs, 1, "one file is never read by several jobs");
     }
 
@@ -479,7 +505,8 @@ mod tests {
         let f = dir.path().join("f");
         std::fs::write(&f, [0u8; 4096]).unwrap();
         let err = preload(
-            &[f],
+            &Folder::open(dir.path()).unwrap(),
+            &[PathBuf::from("f")],
             &Options::default(),
             &AtomicBool::new(true),
             &mut |_| {},

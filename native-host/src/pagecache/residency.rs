@@ -12,9 +12,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::pagecache::beneath::Folder;
 use crate::pagecache::maps::{parse_maps_line, MapsLine};
 use crate::pagecache::sys;
-use crate::pagecache::view::{count_resident, encode, open_error, open_regular, pages_of, Viewer};
+use crate::pagecache::view::{count_resident, encode, open_error, pages_of, Viewer};
 use crate::Error;
 
 /// What this host can measure for this user (part of `hello`).
@@ -121,37 +122,38 @@ pub struct ScanOptions {
     pub include_mapped: bool,
 }
 
-/// Scan `files` (already confined by `install::select`) and, if asked, the files `opts.pid` maps
-/// from elsewhere. Calls `on_file` once per file, in order; checks `cancel` between files.
+/// Scan `files` (already confined by `install::select`, opened beneath `install`) and, if asked,
+/// the files `opts.pid` maps from elsewhere (real paths from the kernel, opened beneath `/`
+/// without following any symlink). Calls `on_file` once per file, in order; checks `cancel`
+/// between files.
 pub fn scan(
-    install_dir: &Path,
+    install: &Folder,
     files: &[PathBuf],
     opts: &ScanOptions,
     cancel: &AtomicBool,
     on_file: &mut dyn FnMut(&FileReport),
 ) -> Result<Summary, Error> {
     let started = Instant::now();
-    let root = install_dir
-        .canonicalize()
-        .unwrap_or_else(|_| install_dir.to_path_buf());
+    let root = install.path().to_path_buf();
     let mut scanner = Scanner::new(opts.pid);
-    let mut install = GroupTotals::empty();
+    let mut totals = GroupTotals::empty();
     for path in files {
         check(cancel)?;
-        let report = scanner.scan_file(path, Group::Install);
-        install.add(&report);
+        let report = scanner.scan_file(install, path, Group::Install);
+        totals.add(&report);
         on_file(&report);
     }
-    let mut groups = BTreeMap::from([("install", install)]);
+    let mut groups = BTreeMap::from([("install", totals)]);
     let outside = match (&scanner.maps, opts.include_mapped) {
         (Some(maps), true) => maps.files_outside(&root),
         _ => Vec::new(),
     };
     if !outside.is_empty() {
+        let slash = Folder::open(Path::new("/")).map_err(|e| Error::io("cannot open /", e))?;
         let mut system = GroupTotals::empty();
         for path in &outside {
             check(cancel)?;
-            let report = scanner.scan_file(path, Group::System);
+            let report = scanner.scan_file(&slash, path, Group::System);
             system.add(&report);
             on_file(&report);
         }
@@ -250,7 +252,7 @@ impl FileReport {
 }
 
 /// The file was rewritten (size or mtime) or replaced (inode) while we looked at it.
-fn changed(file: &File, before: &Metadata, path: &Path) -> Option<&'static str> {
+fn changed(file: &File, before: &Metadata, folder: &Folder, path: &Path) -> Option<&'static str> {
     let Ok(now) = file.metadata() else {
         return Some(CHANGED);
     };
@@ -260,7 +262,7 @@ fn changed(file: &File, before: &Metadata, path: &Path) -> Option<&'static str> 
     {
         return Some(CHANGED);
     }
-    match std::fs::symlink_metadata(path) {
+    match folder.stat(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Some(VANISHED),
         Err(_) => Some(CHANGED),
         Ok(m) if m.ino() != before.ino() || m.dev() != before.dev() => Some(CHANGED),
@@ -286,9 +288,9 @@ impl Scanner {
         }
     }
 
-    fn scan_file(&mut self, path: &Path, group: Group) -> FileReport {
+    fn scan_file(&mut self, folder: &Folder, path: &Path, group: Group) -> FileReport {
         let report = FileReport::new(path, group);
-        let (file, before) = match open_regular(path) {
+        let (file, before) = match folder.open_file(path) {
             Ok(opened) => opened,
             Err(e) => return report.failed(open_error(&e)),
         };
@@ -314,7 +316,7 @@ impl Scanner {
             report.status = Status::Hidden;
             report.hidden_reason = Some(HIDDEN_REASON.to_owned());
         }
-        match changed(&file, &before, path) {
+        match changed(&file, &before, folder, path) {
             Some(why) => report.failed(why.to_owned()),
             None => report,
         }
@@ -631,7 +633,10 @@ mod tests {
         // This test binary maps itself; its pages of code are present.
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         let mut maps = ProcMaps::read(std::process::id() as i32).unwrap();
-        let (_, meta) = open_regular(&exe).unwrap();
+        let (_, meta) = Folder::open(Path::new("/"))
+            .unwrap()
+            .open_file(&exe)
+            .unwrap();
         let pages = pages_of(meta.len(), maps.page);
         let mapped = maps.mapped(&meta, &exe, pages);
         assert_eq!(mapped.source, "pagemap");

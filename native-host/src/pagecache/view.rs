@@ -1,11 +1,10 @@
 //! The primitives every page-cache user shares: who is looking ([`Viewer`], and whether mincore
-//! tells them the truth), opening a confined path without following a final symlink
-//! ([`open_regular`]), page arithmetic, and the run-length encoding of a page bitmap that
-//! `resident_ranges` carries. Residency, preload, evict, the working set and the plan all use them.
+//! tells them the truth), the words for a failed open, page arithmetic, and the run-length
+//! encoding of a page bitmap that `resident_ranges` carries. Residency, preload, evict, the working set and the plan all use them.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::pagecache::sys;
@@ -44,28 +43,11 @@ impl Viewer {
     }
 }
 
-/// Open a file for reading without following a final symlink (a path confined by
-/// `install::select` cannot be swapped for a link to elsewhere), and check it is a regular file.
-pub(crate) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
-    // O_NONBLOCK: a FIFO swapped in for a file would block a plain open() forever (and cancel
-    // could not reach the thread); non-blocking it opens at once and fstat refuses it below.
-    // Reads of a regular file ignore the flag.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok((file, meta))
-}
-
 /// Words for a failed open: a vanished file is what a Firefox update looks like.
 pub(crate) fn open_error(e: &io::Error) -> String {
+    if let Some(escape) = crate::pagecache::beneath::escape_of(e) {
+        return escape.to_string();
+    }
     match e.kind() {
         io::ErrorKind::NotFound => "vanished (Firefox updated?)".to_owned(),
         _ => format!("cannot open: {e}"),
@@ -115,26 +97,5 @@ pub(crate) fn encode(bits: &[u8], max_ranges: usize) -> (Vec<[u64; 2]>, u64) {
             return (ranges, unit as u64);
         }
         unit *= 2;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_fifo_is_refused_at_once_not_waited_on() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("libxul.so");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo touches no other memory.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        // Without O_NONBLOCK this open would wait for a writer forever.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || tx.send(open_regular(&fifo).map(|_| ()).unwrap_err().kind()));
-        let kind = rx
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("open_regular blocked on the FIFO instead of refusing it");
-        assert_eq!(kind, io::ErrorKind::InvalidInput);
     }
 }

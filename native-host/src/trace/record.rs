@@ -591,11 +591,11 @@ fn finish(
 pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
     let mut notes = Vec::new();
     if opts.cold {
-        let files = crate::firefox::install::list_files(&opts.install.dir)?;
-        let summary = crate::pagecache::evict::evict(&files);
+        let selected = crate::firefox::install::select(&opts.install.dir, &[])?;
+        let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
         notes.push(format!(
             "cold start: {} files of the install folder evicted first ({} pages dropped where measurable)",
-            files.len(),
+            selected.files.len(),
             summary.pages_dropped
         ));
     }

@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use about_startup_host::firefox::install;
+use about_startup_host::pagecache::beneath::Folder;
 
 pub const APP_INI: &str =
     "[App]\nVendor=Mozilla\nName=Firefox\nVersion=153.7.0\nBuildID=20261103151912\n";
@@ -78,6 +79,11 @@ impl Fixture {
     }
 
     pub fn all(&self) -> Vec<PathBuf> {
-        install::select(&self.ff, &[]).unwrap()
+        install::select(&self.ff, &[]).unwrap().files
+    }
+
+    /// The install folder held open, as a request holds it.
+    pub fn folder(&self) -> Folder {
+        Folder::open(&self.ff).unwrap()
     }
 }
