@@ -33,6 +33,7 @@ pub mod firefox;
 pub mod host;
 pub mod learn;
 pub mod pagecache;
+pub mod path_text;
 pub mod trace;
 
 pub use error::Error;

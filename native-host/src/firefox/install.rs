@@ -13,6 +13,7 @@ use crate::Error;
 #[derive(Debug, Clone, Serialize)]
 pub struct Install {
     /// Real path (realpath) of the folder holding the Firefox executable and application.ini.
+    #[serde(flatten, with = "crate::path_text::dir")]
     pub dir: PathBuf,
     /// How it was found: "--firefox", "parent process 123", "running process 123", "PATH: firefox-esr", "usual folder".
     pub found_by: String,

@@ -32,7 +32,9 @@ pub struct ProcessIo {
 #[derive(Debug, Clone, Serialize)]
 pub struct FirefoxInfo {
     pub pid: i32,
+    #[serde(flatten, with = "crate::path_text::exe")]
     pub exe: PathBuf,
+    #[serde(flatten, with = "crate::path_text::install_dir")]
     pub install_dir: PathBuf,
     pub version: Option<String>,
     pub build_id: Option<String>,

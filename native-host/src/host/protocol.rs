@@ -39,13 +39,13 @@ pub enum Command {
     Hello,
     Firefox,
     Residency {
-        #[serde(default)]
+        #[serde(flatten, with = "crate::path_text::files")]
         files: Option<Vec<PathBuf>>,
         #[serde(default)]
         mapped: Option<bool>,
     },
     Preload {
-        #[serde(default)]
+        #[serde(flatten, with = "crate::path_text::files")]
         files: Option<Vec<PathBuf>>,
         #[serde(default)]
         idle: Option<bool>,
@@ -58,7 +58,7 @@ pub enum Command {
         plan: Option<bool>,
     },
     Evict {
-        #[serde(default)]
+        #[serde(flatten, with = "crate::path_text::files")]
         files: Option<Vec<PathBuf>>,
     },
     Cancel {
@@ -462,6 +462,7 @@ pub struct Cancelled {
 /// `bench_record`'s data: where the record went.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchWritten {
+    #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
 }
 

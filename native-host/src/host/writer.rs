@@ -107,7 +107,7 @@ mod tests {
 
     use super::MAX_OUTGOING;
     use crate::host::protocol::{Event, Reply};
-    use crate::host::test_support::{codes, evicted, request, run};
+    use crate::host::test_support::{request, run};
     use crate::host::LongRunner;
     use crate::pagecache::residency::{self, FileReport, Group, Status};
     use crate::Error;
@@ -166,34 +166,26 @@ mod tests {
         assert_eq!(replies[1]["code"], json!("reply_too_large"));
     }
 
+    /// Issue 10 #6: a file name that is not UTF-8 used to make its event unserialisable
+    /// (dropped, while the totals counted it) and the final reply an internal error. Both now
+    /// carry the display text and the exact bytes (path_text.rs).
     #[test]
-    fn an_event_that_will_not_serialise_is_dropped_and_the_command_goes_on() {
+    fn paths_that_are_not_utf8_are_sent_with_their_bytes() {
         let runner: Box<LongRunner> = Box::new(|_, _, cancel, emit| {
-            // serde_json refuses a path that is not UTF-8.
             emit(file_event(OsString::from_vec(b"bad\xff".to_vec())));
             emit(file_event("good"));
             assert!(!cancel.load(Ordering::Relaxed));
-            Ok(evicted(0))
+            Ok(scanned(OsString::from_vec(b"/ff\xfe".to_vec())))
         });
         let (result, replies) = run(&request(&json!({"id": 1, "command": "residency"})), runner);
         result.unwrap();
         let statuses: Vec<_> = replies.iter().map(|r| r["status"].clone()).collect();
-        assert_eq!(statuses, vec![json!("event"), json!("ok")]);
-        assert_eq!(replies[0]["event"], json!("file"));
-        assert_eq!(replies[0]["data"]["path"], json!("good"));
-    }
-
-    #[test]
-    fn a_final_reply_that_will_not_serialise_becomes_an_io_error() {
-        let runner: Box<LongRunner> =
-            Box::new(|_, _, _, _| Ok(scanned(OsString::from_vec(b"bad\xff".to_vec()))));
-        let (result, replies) = run(&request(&json!({"id": 1, "command": "residency"})), runner);
-        result.unwrap();
-        assert_eq!(codes(&replies), vec![(json!(1), json!("io_error"))]);
-        let message = replies[0]["message"].as_str().unwrap();
-        assert!(
-            message.starts_with("internal error: serialising a reply"),
-            "{message}"
-        );
+        assert_eq!(statuses, vec![json!("event"), json!("event"), json!("ok")]);
+        assert_eq!(replies[0]["data"]["path"], json!("bad\u{fffd}"));
+        assert_eq!(replies[0]["data"]["path_b64"], json!("YmFk/w=="));
+        assert_eq!(replies[1]["data"]["path"], json!("good"));
+        assert!(replies[1]["data"].get("path_b64").is_none());
+        assert_eq!(replies[2]["data"]["install_dir"], json!("/ff\u{fffd}"));
+        assert_eq!(replies[2]["data"]["install_dir_b64"], json!("L2Zm/g=="));
     }
 }

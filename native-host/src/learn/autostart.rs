@@ -128,6 +128,7 @@ pub fn render(template: &str, binary: &Path) -> anyhow::Result<String> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Enabled {
     pub kind: Kind,
+    #[serde(flatten, with = "crate::path_text::file")]
     pub file: PathBuf,
 }
 

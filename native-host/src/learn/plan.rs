@@ -431,6 +431,7 @@ pub fn preload_planned(
 /// An install file with no page in the cache.
 #[derive(Debug, Clone, Serialize)]
 pub struct Uncached {
+    #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
     pub size: u64,
 }
@@ -443,6 +444,7 @@ pub struct PlanStatus {
     pub planned_bytes: u64,
     pub planned_files: u64,
     pub install_bytes: u64,
+    #[serde(flatten, with = "crate::path_text::changed_files")]
     pub changed_files: Vec<PathBuf>,
     /// Changed files left out of `changed_files` to keep the reply bounded.
     #[serde(skip_serializing_if = "crate::pagecache::is_zero")]

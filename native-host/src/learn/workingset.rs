@@ -51,6 +51,7 @@ pub const RESIDENT_EVIDENCE_BYTES: u64 = 32 * 1024 * 1024;
 /// size), so a recorded range list applies only to the very file it was recorded on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {
+    #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
     pub size: u64,
     pub mtime_ns: i64,
@@ -118,6 +119,7 @@ impl FileSet {
 pub struct Start {
     pub at_ms: u64,
     pub pid: i32,
+    #[serde(flatten, with = "crate::path_text::install_dir")]
     pub install_dir: PathBuf,
     pub page_size: u64,
     pub files: Vec<FileSet>,
@@ -387,6 +389,7 @@ pub struct Sources {
 /// `learn`'s reply (docs/PROTOCOL.md): where the state went and the merged set's size.
 #[derive(Debug, Clone, Serialize)]
 pub struct LearnSummary {
+    #[serde(flatten, with = "crate::path_text::state_file")]
     pub state_file: PathBuf,
     pub starts_kept: usize,
     /// Files of the merged set with at least one page.

@@ -20,6 +20,7 @@ const MAPPED_NOTE: &str =
 /// One file's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileResult {
+    #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
     pub pages: u64,
     pub status: Status,

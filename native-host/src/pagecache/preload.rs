@@ -64,11 +64,13 @@ pub struct Progress {
     pub bytes_total: u64,
     pub files_done: u64,
     pub files_total: u64,
+    #[serde(flatten, with = "crate::path_text::current_file")]
     pub current_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FileError {
+    #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
     pub error: String,
 }

@@ -76,6 +76,7 @@ pub struct Mapped {
 /// One `file` event (docs/PROTOCOL.md, `residency`).
 #[derive(Debug, Clone, Serialize)]
 pub struct FileReport {
+    #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
     pub group: Group,
     pub size: u64,
@@ -109,6 +110,7 @@ pub struct GroupTotals {
 /// The final reply of `residency`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    #[serde(flatten, with = "crate::path_text::install_dir")]
     pub install_dir: PathBuf,
     pub page_size: u64,
     pub groups: std::collections::BTreeMap<&'static str, GroupTotals>,
@@ -344,9 +346,10 @@ const PAGEMAP_CHUNK_ENTRIES: u64 = 64 * 1024;
 impl ProcMaps {
     /// `None` when the maps are unreadable (another user's process, or it exited).
     pub(crate) fn read(pid: i32) -> Option<Self> {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+        // Bytes, not a String: one mapped file whose name is not UTF-8 must not lose them all.
+        let text = std::fs::read(format!("/proc/{pid}/maps")).ok()?;
         let lines = text
-            .lines()
+            .split(|b| *b == b'\n')
             .filter_map(parse_maps_line)
             .filter(|l| l.inode != 0 && l.path.is_some())
             .collect();
@@ -379,9 +382,9 @@ impl ProcMaps {
     ) -> impl Iterator<Item = &'a MapsLine> {
         let (major, minor) = sys::dev_major_minor(meta.dev());
         let ino = meta.ino();
-        let path = path.to_str();
         self.lines.iter().filter(move |l| {
-            l.inode == ino && ((l.major, l.minor) == (major, minor) || l.path.as_deref() == path)
+            l.inode == ino
+                && ((l.major, l.minor) == (major, minor) || l.path.as_deref() == Some(path))
         })
     }
 
@@ -446,7 +449,7 @@ impl ProcMaps {
             .filter(|l| seen.insert((l.major, l.minor, l.inode)))
             .filter_map(|l| l.path.as_deref())
             .filter(|p| is_real_file_path(p))
-            .map(PathBuf::from)
+            .map(Path::to_path_buf)
             .collect()
     }
 
@@ -485,7 +488,7 @@ impl ProcMaps {
             .filter(|l| seen.insert((l.major, l.minor, l.inode)))
             .filter_map(|l| l.path.as_deref())
             .filter(|p| is_real_file_path(p))
-            .map(PathBuf::from)
+            .map(Path::to_path_buf)
             // Component-wise, like `firefox::install::is_inside`: firefox-esr2 is not inside firefox-esr.
             .filter(|p| !p.starts_with(root))
             .collect();
@@ -497,13 +500,15 @@ impl ProcMaps {
 
 /// A maps path naming a file one can open: not `[heap]`, not a memfd or SysV segment, not a
 /// device, not a file deleted since it was mapped.
-fn is_real_file_path(p: &str) -> bool {
-    p.starts_with('/')
-        && !p.ends_with(" (deleted)")
-        && !p.contains("memfd:")
-        && !["/dev/", "/proc/", "/sys/"]
+fn is_real_file_path(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    b.starts_with(b"/")
+        && !b.ends_with(b" (deleted)")
+        && !b.windows(6).any(|w| w == b"memfd:")
+        && ![&b"/dev/"[..], b"/proc/", b"/sys/"]
             .iter()
-            .any(|d| p.starts_with(d))
+            .any(|d| b.starts_with(d))
 }
 
 /// `Rss:` in kB per mapping start of a /proc/<pid>/smaps text.
@@ -516,7 +521,7 @@ fn parse_smaps_rss(text: &str) -> HashMap<u64, u64> {
             if let Some(start) = current {
                 *out.entry(start).or_insert(0) += kb;
             }
-        } else if let Some(m) = parse_maps_line(line) {
+        } else if let Some(m) = parse_maps_line(line.as_bytes()) {
             current = Some(m.start);
         }
     }
@@ -581,10 +586,10 @@ mod tests {
 
     #[test]
     fn pseudo_paths_are_skipped() {
-        assert!(is_real_file_path(
+        assert!(is_real_file_path(Path::new(
             "/usr/lib/x86_64-linux-gnu/libgtk-3.so.0.2406.32"
-        ));
-        assert!(is_real_file_path("/usr/share/fonts/a b.ttf"));
+        )));
+        assert!(is_real_file_path(Path::new("/usr/share/fonts/a b.ttf")));
         for p in [
             "[heap]",
             "[vdso]",
@@ -594,7 +599,7 @@ mod tests {
             "/SYSV00000000 (deleted)",
             "anon_inode:[perf]",
         ] {
-            assert!(!is_real_file_path(p), "{p}");
+            assert!(!is_real_file_path(Path::new(p)), "{p}");
         }
     }
 

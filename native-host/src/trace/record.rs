@@ -169,11 +169,11 @@ impl Sampler {
                 }
             }
         }
-        if let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) {
-            for l in maps.lines() {
+        if let Ok(maps) = std::fs::read(format!("/proc/{pid}/maps")) {
+            for l in maps.split(|b| *b == b'\n') {
                 if let Some(m) = parse_maps_line(l) {
-                    if let Some(p) = m.path.filter(|p| p.starts_with('/')) {
-                        self.paths.insert(PathBuf::from(p));
+                    if let Some(p) = m.path.filter(|p| p.is_absolute()) {
+                        self.paths.insert(p);
                     }
                 }
             }
