@@ -44,6 +44,19 @@ export async function learnOnce({ startId, storage, requestHost, now = Date.now 
 
 const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
 
+/**
+ * The `preload` parameters that read the uncached files of a plan view: `files`, and
+ * `files_b64` only when a name is not UTF-8 (its display text would name no file).
+ */
+export function uncachedPreloadParams(view) {
+  const paths = view?.uncached?.paths ?? [];
+  if (paths.length === 0) {
+    return null;
+  }
+  const b64 = view.uncached.pathsB64 ?? [];
+  return b64.some((b) => b !== null) ? { files: paths, files_b64: b64 } : { files: paths };
+}
+
 /** A `plan_status` reply as what the UI shows; missing values stay null. */
 export function planView(status) {
   const autostart = status?.autostart ?? {};
@@ -66,6 +79,9 @@ export function planView(status) {
     uncached: uncached && {
       count: uncached.length,
       paths: uncached.map((file) => file.path),
+      // The exact bytes of names that are not UTF-8 (docs/PROTOCOL.md, "Paths that are not
+      // UTF-8"); null for the others. `paths` then holds only their display text.
+      pathsB64: uncached.map((file) => (typeof file.path_b64 === "string" ? file.path_b64 : null)),
       bytes: uncached.reduce((sum, file) => sum + (isCount(file.size) ? file.size : 0), 0),
     },
     autostart: {

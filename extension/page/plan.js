@@ -5,7 +5,7 @@
 import browser from "../lib/browser.js";
 import { t } from "../lib/i18n.js";
 import { HOST_MISSING } from "../lib/host-client.js";
-import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedText, UNKNOWN_COMMAND } from "../lib/plan.js";
+import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/plan.js";
 import { relay } from "./relay.js";
 import { $, el } from "./dom.js";
 
@@ -107,9 +107,9 @@ export async function initPlan() {
   }
   $("plan-preload").addEventListener("click", () => preload({ files: null, plan: true }));
   $("plan-uncached-preload").addEventListener("click", () => {
-    const paths = state.view?.uncached?.paths ?? [];
-    if (paths.length > 0) {
-      preload({ files: paths });
+    const params = uncachedPreloadParams(state.view);
+    if (params) {
+      preload(params);
     }
   });
   $("plan-refresh").addEventListener("click", () => refreshPlan());

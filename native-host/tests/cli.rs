@@ -178,3 +178,52 @@ fn learn_refuses_a_pid_that_is_not_firefox() {
         "nothing was learned"
     );
 }
+
+/// Issue 10 #6: `residency --json` and `evict --json` over an install folder holding
+/// `lib\xff.so` print whole JSON that parses and gives the exact bytes back; the table shows the
+/// name lossily.
+#[test]
+fn json_output_carries_a_file_name_that_is_not_utf8() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let home = tempfile::tempdir().unwrap();
+    let ff = home.path().join("ff");
+    std::fs::create_dir(&ff).unwrap();
+    std::fs::write(
+        ff.join("application.ini"),
+        "[App]\nVendor=Mozilla\nName=Firefox\nVersion=153.7.0\nBuildID=20261103151912\n",
+    )
+    .unwrap();
+    let odd = ff
+        .canonicalize()
+        .unwrap()
+        .join(OsString::from_vec(b"lib\xff.so".to_vec()));
+    std::fs::write(&odd, [7u8; 10_000]).unwrap();
+    let dir = ff.to_str().unwrap();
+    for verb in ["residency", "evict"] {
+        let out = host(home.path(), &[verb, "--firefox", dir, "--json"]);
+        assert!(out.status.success(), "{verb}: {}", text(&out.stderr));
+        let v: Value = serde_json::from_str(&text(&out.stdout))
+            .unwrap_or_else(|e| panic!("{verb} --json is not whole JSON: {e}"));
+        let files = v["files"].as_array().unwrap();
+        assert_eq!(files.len(), 2, "{v}");
+        let f = files
+            .iter()
+            .find(|f| f.get("path_b64").is_some())
+            .unwrap_or_else(|| panic!("{verb}: no path_b64 in {v}"));
+        assert!(f["error"].is_null(), "{f}");
+        let back = about_startup_host::path_text::from_text(
+            f["path"].as_str().unwrap().to_owned(),
+            f["path_b64"].as_str(),
+        )
+        .unwrap();
+        assert_eq!(back.as_os_str().as_bytes(), odd.as_os_str().as_bytes());
+    }
+    let out = host(home.path(), &["residency", "--firefox", dir]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("lib\u{fffd}.so"),
+        "{}",
+        text(&out.stdout)
+    );
+}

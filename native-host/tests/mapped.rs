@@ -179,3 +179,71 @@ fn pagemap_shows_the_pages_a_process_touched() {
     );
     drop(child);
 }
+
+/// Issue 10 #6: a file whose name is not UTF-8 (`lib\xff.so`) in the install folder, mapped by
+/// the stand-in Firefox. Residency reports it (an event, counted once in the totals, its JSON
+/// carrying the exact bytes), and `learn` stores it so that the plan reads it back.
+#[test]
+fn a_file_name_that_is_not_utf8_is_scanned_learned_and_planned() {
+    use about_startup_host::learn::{plan, workingset};
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let fx = Fixture::new();
+    let odd = fx
+        .ff
+        .join(std::ffi::OsString::from_vec(b"lib\xff.so".to_vec()));
+    fixture::write_file(&odd, 4 << 20);
+    let child = spawn_mapper(&odd);
+    let pid = i32::try_from(child.0.id()).unwrap();
+
+    let mut reports: Vec<FileReport> = Vec::new();
+    let opts = ScanOptions {
+        pid: Some(pid),
+        include_mapped: false,
+    };
+    let selected = about_startup_host::firefox::install::select(&fx.ff, &[]).unwrap();
+    let summary = residency::scan(
+        &selected.folder,
+        &selected.files,
+        &opts,
+        &AtomicBool::new(false),
+        &mut |r| reports.push(r.clone()),
+    )
+    .unwrap();
+    let r = reports
+        .iter()
+        .find(|r| r.path == odd)
+        .expect("an event for the file");
+    assert_eq!(r.status, Status::Exact);
+    assert!(r.mapped.as_ref().is_some_and(|m| m.pages >= 3), "{r:?}");
+    assert_eq!(summary.groups["install"].files as usize, reports.len());
+    let json = serde_json::to_string(r).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["path"], odd.to_string_lossy().as_ref());
+    let bytes = about_startup_host::path_text::from_text(
+        value["path"].as_str().unwrap().to_owned(),
+        value["path_b64"].as_str(),
+    )
+    .unwrap();
+    assert_eq!(bytes.as_os_str().as_bytes(), odd.as_os_str().as_bytes());
+
+    let state_dir = tempfile::tempdir().unwrap();
+    let learned = workingset::learn(pid, &fx.ff, state_dir.path(), &AtomicBool::new(false))
+        .expect("learn stores a name that is not UTF-8");
+    let text = std::fs::read_to_string(&learned.state_file).unwrap();
+    assert!(
+        text.contains("\"path_b64\":\"L"),
+        "the state file keeps the bytes"
+    );
+    let state = workingset::load(&learned.state_file);
+    let set = state
+        .merged()
+        .into_iter()
+        .find(|f| f.id.path == odd)
+        .expect("the state file reads back the exact path");
+    assert!(set.pages() >= 3, "{set:?}");
+    let planned = plan::make(&state, &fx.ff).unwrap();
+    assert!(planned.files.contains(&odd), "{:?}", planned.files);
+    let run = plan::run(&planned, false, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    drop(child);
+}

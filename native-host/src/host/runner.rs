@@ -134,3 +134,97 @@ fn run(
 fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<install::Selection, ReplyError> {
     Ok(install::select(&install.dir, files.unwrap_or_default())?)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::host::test_support::{request, run_in};
+
+    /// An install folder holding `a.so` and `lib\xff.so`, and the host's context serving it.
+    fn odd_install() -> (tempfile::TempDir, PathBuf, Context) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.so"), [1u8; 5000]).unwrap();
+        let odd = tmp
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join(OsString::from_vec(b"lib\xff.so".to_vec()));
+        std::fs::write(&odd, [2u8; 9000]).unwrap();
+        let install = Install {
+            dir: tmp.path().canonicalize().unwrap(),
+            found_by: "test".into(),
+            version: None,
+            build_id: None,
+        };
+        let ctx = Context {
+            firefox_pid: None,
+            install: Ok(install),
+            bench_out: None,
+        };
+        (tmp, odd, ctx)
+    }
+
+    /// Issue 10 #6 through the real long commands: the residency event of `lib\xff.so` is sent
+    /// (with its bytes) and counted once; evict's reply is ok; a request naming the file by its
+    /// exact bytes (`files_b64`) reaches it, while its display text alone names no file.
+    #[test]
+    fn a_file_name_that_is_not_utf8_is_reported_evicted_and_named_by_its_bytes() {
+        let (_tmp, odd, ctx) = odd_install();
+        let b64 = "bGli/y5zbw==";
+        let mut input = request(&json!({"id": 1, "command": "residency", "mapped": false}));
+        input.extend(request(&json!({"id": 2, "command": "evict"})));
+        input.extend(request(
+            &json!({"id": 3, "command": "evict", "files": ["lib\u{fffd}.so"], "files_b64": [b64]}),
+        ));
+        input.extend(request(
+            &json!({"id": 4, "command": "evict", "files": ["lib\u{fffd}.so"]}),
+        ));
+        let (result, replies) = run_in(ctx, &input, Box::new(run_long));
+        result.unwrap();
+        let of = |id: u64| -> Vec<&serde_json::Value> {
+            replies.iter().filter(|r| r["id"] == json!(id)).collect()
+        };
+
+        let residency = of(1);
+        let events: Vec<_> = residency
+            .iter()
+            .filter(|r| r["status"] == "event")
+            .collect();
+        assert_eq!(events.len(), 2, "{residency:?}");
+        let event = events
+            .iter()
+            .find(|e| e["data"].get("path_b64").is_some())
+            .expect("the event of lib\\xff.so");
+        assert_eq!(event["data"]["path_b64"], json!(odd_b64(&odd)));
+        assert_eq!(event["data"]["status"], json!("exact"));
+        let done = residency.last().unwrap();
+        assert_eq!(done["status"], json!("ok"));
+        assert_eq!(done["data"]["groups"]["install"]["files"], json!(2));
+
+        let evicted = of(2);
+        assert_eq!(evicted.len(), 1);
+        assert_eq!(evicted[0]["status"], json!("ok"), "{:?}", evicted[0]);
+        let files = evicted[0]["data"]["files"].as_array().unwrap();
+        assert!(files.iter().all(|f| f["error"].is_null()), "{files:?}");
+
+        let named = of(3);
+        assert_eq!(named[0]["status"], json!("ok"), "{:?}", named[0]);
+        assert_eq!(
+            named[0]["data"]["files"][0]["path_b64"],
+            json!(odd_b64(&odd))
+        );
+
+        let display_only = of(4);
+        assert_eq!(display_only[0]["code"], json!("no_such_file"));
+    }
+
+    fn odd_b64(path: &Path) -> String {
+        crate::path_text::b64(path).unwrap_or_else(|| panic!("{:?}", path.as_os_str().as_bytes()))
+    }
+}

@@ -11,6 +11,8 @@ use super::model::{BlockRequest, FileEntry, Read};
 #[derive(Debug, Clone, Default)]
 pub struct FileInfo {
     pub path: String,
+    /// The exact bytes of a path that is not UTF-8 (crate::path_text).
+    pub path_b64: Option<String>,
     pub size: Option<u64>,
     /// Created during the recording: its pages were written, not read.
     pub written: bool,
@@ -143,6 +145,7 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                             || format!("dev {}:{} inode {ino}", dev.0, dev.1),
                             |i| i.path.clone(),
                         ),
+                        path_b64: info.and_then(|i| i.path_b64.clone()),
                         resolved: info.is_some(),
                         dev: format!("{}:{}", dev.0, dev.1),
                         ino,
@@ -233,6 +236,7 @@ mod tests {
             ((254, 0), 0xa),
             FileInfo {
                 path: "/ff/libxul.so".into(),
+                path_b64: None,
                 size: Some(1 << 20),
                 written: false,
             },
@@ -241,6 +245,7 @@ mod tests {
             ((254, 0), 0xb),
             FileInfo {
                 path: "/p/new.sqlite".into(),
+                path_b64: None,
                 size: Some(4096),
                 written: true,
             },

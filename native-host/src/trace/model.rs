@@ -29,6 +29,10 @@ pub struct Trace {
     pub pid: i32,
     pub process_start_ticks: u64,
     pub install_dir: String,
+    /// The exact bytes of `install_dir` when they are not UTF-8 (`install_dir` is then its
+    /// display text): the encoding of every path (crate::path_text, docs/PROTOCOL.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_dir_b64: Option<String>,
     pub firefox_version: Option<String>,
     pub build_id: Option<String>,
     /// Wall clock (ms since the epoch) when recording began.
@@ -72,8 +76,11 @@ pub struct Process {
 /// One file the start read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileEntry {
-    /// The path, or "dev 254:0 inode 1234" where it could not be resolved.
+    /// The path, or "dev 254:0 inode 1234" where it could not be resolved. A path that is not
+    /// UTF-8 is its display text here and its exact bytes in `path_b64` (crate::path_text).
     pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_b64: Option<String>,
     pub resolved: bool,
     pub dev: String,
     pub ino: u64,
@@ -231,6 +238,7 @@ pub(crate) mod tests {
             pid: 10,
             process_start_ticks: 100,
             install_dir: "/ff".into(),
+            install_dir_b64: None,
             firefox_version: Some("153.0".into()),
             build_id: None,
             recorded_at_ms: 0,
@@ -263,6 +271,7 @@ pub(crate) mod tests {
     fn file(path: &str, size: Option<u64>, bytes: u64, requests: u64, written: bool) -> FileEntry {
         FileEntry {
             path: path.into(),
+            path_b64: None,
             resolved: true,
             dev: "254:0".into(),
             ino: 1,

@@ -237,7 +237,8 @@ fn resolve(
         let key = ((libc::major(dev), libc::minor(dev)), meta.ino());
         let written = meta.created().is_ok_and(|b| b >= since);
         out.entry(key).or_insert(FileInfo {
-            path: path.to_string_lossy().into_owned(),
+            path: crate::path_text::display(&path),
+            path_b64: crate::path_text::b64(&path),
             size: Some(meta.len()),
             written,
         });
@@ -294,7 +295,8 @@ fn owned_residency(install: &Path, t_end: f64) -> Vec<super::model::FileEntry> {
         }
         let dev = meta.dev();
         out.push(super::model::FileEntry {
-            path: path.to_string_lossy().into_owned(),
+            path: crate::path_text::display(&path),
+            path_b64: crate::path_text::b64(&path),
             resolved: true,
             dev: format!("{}:{}", libc::major(dev), libc::minor(dev)),
             ino: meta.ino(),
@@ -565,7 +567,8 @@ fn finish(
         field_sources,
         pid,
         process_start_ticks: ticks.unwrap_or(0),
-        install_dir: install.dir.to_string_lossy().into_owned(),
+        install_dir: crate::path_text::display(&install.dir),
+        install_dir_b64: crate::path_text::b64(&install.dir),
         firefox_version: install.version.clone(),
         build_id: install.build_id.clone(),
         recorded_at_ms: now_ms(),

@@ -9,6 +9,7 @@ import {
   planLines,
   planView,
   popupPlanText,
+  uncachedPreloadParams,
   uncachedText,
 } from "../../../extension/lib/plan.js";
 import { HostError } from "../../../extension/lib/host-client.js";
@@ -115,7 +116,8 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
   const view = planView(STATUS);
   assert.equal(view.state, "learned");
   assert.equal(view.plannedFraction, 0.5);
-  assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], bytes: 1_020_000 });
+  assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], pathsB64: [null, null], bytes: 1_020_000 });
+  assert.deepEqual(uncachedPreloadParams(view), { files: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"] });
   assert.deepEqual(view.autostart, { enabled: true, kind: "systemd", lastRun: { at: 1_763_768_000_000, bytes: 150_000_000, elapsedMs: 4200, planned: true } });
   const lines = planLines(view, t, { when });
   assert.deepEqual(
@@ -127,6 +129,23 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
   assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2 s.");
   assert.match(lines[3].text, /^Note: kdamond/);
   assert.equal(uncachedText(view, t), "2 files of Firefox are not cached: the next start will read them from disk.");
+});
+
+test("uncachedPreloadParams: a name that is not UTF-8 is sent back with its exact bytes, not its display text", () => {
+  const view = planView({
+    ...STATUS,
+    uncached_files: [
+      { path: "/ff/a.so", size: 1 },
+      { path: "/ff/lib\uFFFD.so", path_b64: "L2ZmL2xpYv8uc28=", size: 2 },
+    ],
+  });
+  assert.deepEqual(view.uncached.paths, ["/ff/a.so", "/ff/lib\uFFFD.so"]);
+  assert.deepEqual(uncachedPreloadParams(view), {
+    files: ["/ff/a.so", "/ff/lib\uFFFD.so"],
+    files_b64: [null, "L2ZmL2xpYv8uc28="],
+  });
+  assert.equal(uncachedPreloadParams(planView({ ...STATUS, uncached_files: [] })), null);
+  assert.equal(uncachedPreloadParams(planView({ ...STATUS, uncached_files: null })), null);
 });
 
 test("planView: no plan yet, autostart off, residency hidden (uncached null), changed files", () => {
