@@ -3,7 +3,8 @@
 //! `main.rs` only decides between native-messaging mode and the CLI; both call into this library.
 //! Folders by concern, from the kernel outwards:
 //! - [`pagecache`]: the kernel-facing primitives: the `mincore` view of a file, the residency
-//!   scan, preload (paced or not), evict, FIEMAP, and `sys`, the only module with `unsafe`;
+//!   scan, preload (paced or not), evict, FIEMAP, `beneath` (every requested file is opened
+//!   beneath a held folder descriptor, never by path), and `sys`, the only module with `unsafe`;
 //! - [`firefox`]: knowing Firefox: the install folder and its files (with confinement), its
 //!   `application.ini`, the running process tree and its `/proc` figures;
 //! - [`learn`]: what a start needed (working set), the planned preload built from it and its
@@ -18,13 +19,15 @@
 //!   here rather than in a folder of their own;
 //! - [`cli`]: the command-line front end: clap's definitions, one file per command (or small
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap;
-//! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all.
+//! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all;
+//! - [`path_text`]: the one JSON encoding of a path (display text, plus the exact bytes where
+//!   they are not UTF-8), used by every serialised path field.
 //!
 //! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
-//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` is
-//! used by all and uses none. The one sideways edge is `cli` → `host::manifest` (the `install`
-//! and `manifest` commands write what registers the host). So a new capability (a startup trace)
+//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` and
+//! `path_text` are used by all and use none. The one sideways edge is `cli` → `host::manifest`
+//! (the `install` and `manifest` commands write what registers the host). So a new capability (a startup trace)
 //! goes in the folder of its concern and touches no cycle.
 
 pub mod cli;

@@ -36,8 +36,8 @@ impl<W: Write> Writer<W> {
 
     /// Write one event of request `id`. `Ok(Some(error))` when it is over the limit: nothing is
     /// written, and `error` is for the request's final message (an event must not end it).
-    /// An event that will not serialise (e.g. a file name that is not UTF-8) is logged and
-    /// dropped: `Ok(None)`, as when it was written.
+    /// An event that will not serialise (no path can make one any more: path_text.rs; kept as a
+    /// guard) is logged and dropped: `Ok(None)`, as when it was written.
     pub(super) fn send_event(&self, id: u64, event: Event) -> io::Result<Option<ReplyError>> {
         let bytes = match encode(&Envelope::event(id, event)) {
             Ok(Encoded::Fits(bytes)) => bytes,
