@@ -14,6 +14,7 @@ import { thisStartAnswer } from "../lib/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
+import { showPastSessions } from "./past-sessions.js";
 
 
 
@@ -221,10 +222,11 @@ async function main() {
   $("refresh").addEventListener("click", () => {
     showMilestones();
     refreshFirefox();
+    showPastSessions();
   });
   initCompare();
   onHistoryChange(showAnswer);
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace(), showPastSessions()]);
   document.body.dataset.ready = "true";
 }
 

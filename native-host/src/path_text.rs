@@ -205,6 +205,7 @@ path_key!(state, "state", "state_b64");
 path_key!(file, "file", "file_b64");
 path_key!(manifest, "manifest", "manifest_b64");
 path_key!(binary, "binary", "binary_b64");
+path_key!(profile, "profile", "profile_b64");
 
 #[cfg(test)]
 mod tests {

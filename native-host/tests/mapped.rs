@@ -243,7 +243,11 @@ fn a_file_name_that_is_not_utf8_is_scanned_learned_and_planned() {
     assert!(set.pages() >= 3, "{set:?}");
     let planned = plan::make(&state, &fx.ff).unwrap();
     assert!(planned.files.contains(&odd), "{:?}", planned.files);
-    assert!(planned.changed.is_empty(), "nothing changed since learned: {:?}", planned.changed);
+    assert!(
+        planned.changed.is_empty(),
+        "nothing changed since learned: {:?}",
+        planned.changed
+    );
     assert!(
         planned.bytes_planned < planned.bytes_install,
         "the learned ranges, not whole files: {} of {}",
