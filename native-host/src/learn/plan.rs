@@ -474,19 +474,19 @@ pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error>
         install_bytes: plan.bytes_install,
         changed_files: plan.changed,
         changed_files_omitted: 0,
-        uncached_files: uncached(install_dir),
+        // The install folder the plan holds open: one descriptor for the whole request.
+        uncached_files: plan.folders.first().and_then(uncached),
         uncached_files_omitted: 0,
         autostart: crate::learn::autostart::status(state_dir),
     })
 }
 
 /// Install files with no resident page, or `None` if residency of any is hidden.
-fn uncached(install_dir: &Path) -> Option<Vec<Uncached>> {
+fn uncached(folder: &Folder) -> Option<Vec<Uncached>> {
     let viewer = Viewer::current();
     let page = sys::page_size() as u64;
     let mut core = Vec::new();
     let mut out = Vec::new();
-    let folder = Folder::open(install_dir).ok()?;
     for path in install::list_files(folder.path()).ok()? {
         let Ok((file, meta)) = folder.open_file(&path) else {
             continue;

@@ -260,6 +260,12 @@ impl Folders {
         self.0.push(folder);
     }
 
+    /// The first folder pushed (the plan's install folder).
+    #[must_use]
+    pub fn first(&self) -> Option<&Folder> {
+        self.0.first()
+    }
+
     fn holder(&self, path: &Path) -> io::Result<&Folder> {
         self.0
             .iter()
