@@ -513,6 +513,21 @@ mod tests {
     use super::*;
     use crate::learn::workingset::Start;
 
+    /// `plan_status` over a folder with nothing learned: the whole folder, opened beneath the
+    /// folder the plan holds; files just written are cached, so none is listed as uncached.
+    #[test]
+    fn status_without_a_plan_counts_the_folder_and_scans_it_for_uncached_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.so"), [1u8; 5000]).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b.so"), [2u8; 7000]).unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let s = status(dir.path(), state.path()).unwrap();
+        assert!(!s.learned);
+        assert_eq!((s.install_bytes, s.planned_bytes), (12_000, 0));
+        assert_eq!(s.uncached_files.map(|u| u.len()), Some(0));
+    }
+
     #[test]
     fn only_real_paths_under_system_folders_are_planned_outside_the_install() {
         assert!(is_system_file(Path::new("/usr/bin/env")));
