@@ -1,6 +1,5 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import {
   LEARN_KEY,
   learnOnce,
@@ -12,15 +11,10 @@ import {
   uncachedText,
 } from "../../../extension/lib/plan.js";
 import { HostError } from "../../../extension/lib/host-client.js";
-import { fakeStorage } from "../fakes.js";
+import { englishMessage, fakeStorage } from "../fakes.js";
 
-const messages = JSON.parse(fs.readFileSync(new URL("../../../extension/_locales/en/messages.json", import.meta.url), "utf8"));
 /** Words like browser.i18n.getMessage, from the real English strings (so a missing key fails). */
-function t(key, subs = []) {
-  const message = messages[key]?.message;
-  assert.ok(message, `messages.json has ${key}`);
-  return message.replace(/\$(\d)/g, (_, n) => subs[Number(n) - 1] ?? "");
-}
+const t = englishMessage;
 const when = (ms) => `T${ms}`;
 
 const LEARNED = { state_file: "/h/.local/state/about-startup/working-set.json", starts_kept: 1, files: 80, pages: 40000, bytes: 163840000, sources: { mapped: 80, resident: 60 } };
