@@ -335,6 +335,7 @@ mod tests {
             errors_omitted: 0,
             planned: true,
             bytes_planned: Some(1000),
+            bytes_planned_system: Some(0),
             bytes_install: 5000,
             order: None,
             pace: None,

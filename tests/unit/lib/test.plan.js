@@ -92,6 +92,8 @@ const STATUS = {
   planned_bytes: 150_000_000,
   planned_files: 70,
   install_bytes: 300_000_000,
+  planned_install_bytes: 120_000_000,
+  planned_system_bytes: 30_000_000,
   changed_files: [],
   uncached_files: [
     { path: "/usr/lib/firefox-esr/libmozgtk.so", size: 20_000 },
@@ -108,7 +110,7 @@ const STATUS = {
 test("planView: a learned plan with autostart, its last run, the DAMON note and the uncached files", () => {
   const view = planView(STATUS);
   assert.equal(view.state, "learned");
-  assert.equal(view.plannedFraction, 0.5);
+  assert.equal(view.plannedFraction, 0.4, "the install part against the install folder, not the total");
   assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], bytes: 1_020_000 });
   assert.deepEqual(view.autostart, { enabled: true, kind: "systemd", lastRun: { at: 1_763_768_000_000, bytes: 150_000_000, elapsedMs: 4200, planned: true } });
   const lines = planLines(view, t, { when });
@@ -116,11 +118,23 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
     lines.map((line) => line.id),
     ["learned", "autostart", "last-run", "note"],
   );
-  assert.equal(lines[0].text, "A plan is learned from 3 start(s): 150.0 MB planned of 300.0 MB installed (50 %).");
+  assert.equal(lines[0].text, "A plan is learned from 3 start(s): 120.0 MB of the install folder (40 % of its 300.0 MB) + 30.0 MB of system libraries.");
   assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
-  assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2 s.");
+  assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
   assert.match(lines[3].text, /^Note: kdamond/);
   assert.equal(uncachedText(view, t), "2 files of Firefox are not cached: the next start will read them from disk.");
+});
+
+test("planLines: a plan larger than the install folder (system libraries) is never a share over 100 %; an older host's total is said as a total", () => {
+  const big = planView({ ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000, planned_install_bytes: 270_100_000, planned_system_bytes: 65_500_000 });
+  assert.equal(planLines(big, t, { when })[0].text, "A plan is learned from 3 start(s): 270.1 MB of the install folder (88 % of its 308.4 MB) + 65.5 MB of system libraries.");
+  const { planned_install_bytes: _a, planned_system_bytes: _b, ...old } = { ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000 };
+  const oldView = planView(old);
+  assert.equal(oldView.plannedFraction, null);
+  assert.equal(
+    planLines(oldView, t, { when })[0].text,
+    "A plan is learned from 3 start(s): 335.6 MB planned, install folder and system libraries together (the install folder holds 308.4 MB; a newer host tells the two apart).",
+  );
 });
 
 test("planView: no plan yet, autostart off, residency hidden (uncached null), changed files", () => {
