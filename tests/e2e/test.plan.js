@@ -147,9 +147,11 @@ describe("the preload plan with the real host", () => {
       "the planned preload's summary",
       120000,
     );
-    assert.match(done.result, /^Preloaded [\d.,]+ (MB|kB) \(\d+ files\) in [\d.,]+ ms: .* Planned: [\d.,]+ MB of [\d.,]+ MB installed, read in (disk|file) order\./);
-    const [planned, install] = [...done.result.matchAll(/([\d.,]+) MB/g)].slice(-2).map((m) => Number(m[1].replace(/,/g, "")));
-    assert.ok(planned < install, `planned ${planned} MB < install ${install} MB`);
+    assert.match(done.result, /^Preloaded [\d.,]+ (MB|kB) \(\d+ files\) in [\d.,]+ ms: .* Planned: [\d.,]+ (MB|kB) of the install folder \(\S+ % of its [\d.,]+ MB\) \+ [\d.,]+ (MB|kB) of system libraries, read in (disk|file) order\./);
+    const mb = (text) => Number(text.replace(/,/g, ""));
+    const [, planned, share, install] = /Planned: ([\d.,]+) MB of the install folder \((\S+) % of its ([\d.,]+) MB\)/.exec(done.result);
+    assert.ok(mb(planned) < mb(install), `the plan's install part ${planned} MB < install ${install} MB`);
+    assert.ok(Number(share) > 0 && Number(share) <= 100, `${share} %`);
     assert.equal(before.state, "learned");
     console.log(`planned preload: ${done.result}`);
   });
