@@ -14,6 +14,7 @@ import { thisStartAnswer } from "../lib/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
+import { initPreloadVerdict } from "./preload-verdict.js";
 
 
 
@@ -222,6 +223,7 @@ async function main() {
     showMilestones();
     refreshFirefox();
   });
+  initPreloadVerdict();
   initCompare();
   onHistoryChange(showAnswer);
   await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace()]);
