@@ -4,6 +4,7 @@
 // No browser.*, no DOM.
 import { HOST_DISCONNECTED, HOST_MISSING } from "./host-client.js";
 import { formatDateTime, formatMB, formatPercent, formatSeconds } from "./format.js";
+import { hostNoteText } from "./host-notes.js";
 
 /** storage.local key of the last `learn` the background sent: {startId, at, status, result, error, lastLearned}. */
 export const LEARN_KEY = "plan.learn";
@@ -86,7 +87,8 @@ export function planView(status) {
           }
         : null,
     },
-    note: typeof autostart.note === "string" && autostart.note ? autostart.note : null,
+    // the host's code (lib/host-notes.js words it); its English `note` is for older add-ons
+    noteCode: typeof autostart.note_code === "string" && autostart.note_code ? autostart.note_code : null,
   };
 }
 
@@ -149,8 +151,8 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
   } else if (autostart.enabled) {
     lines.push({ id: "last-run", text: t("planNeverRan") });
   }
-  if (view.note) {
-    lines.push({ id: "note", text: t("planNote", [view.note]) });
+  if (view.noteCode) {
+    lines.push({ id: "note", text: t("planNote", [hostNoteText(view.noteCode, t)]) });
   }
   return lines;
 }

@@ -177,5 +177,6 @@ fn pagemap_shows_the_pages_a_process_touched() {
             "pages mapped by a running process, or written and not yet on disk, stay in the cache"
         )
     );
+    assert_eq!(f.note_code, Some("pages_stayed"));
     drop(child);
 }

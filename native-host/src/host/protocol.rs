@@ -477,6 +477,7 @@ mod tests {
             resident_before: None,
             resident_after: None,
             note: Some("a note as long as the longest the host writes, give or take".into()),
+            note_code: Some(crate::note::EVICTED_HIDDEN),
             error: Some("cannot open: Permission denied (os error 13)".into()),
         };
         Reply::Evict(evict::Summary {
@@ -544,6 +545,7 @@ mod tests {
                     kind: None,
                     last_run: None,
                     note: None,
+                    note_code: None,
                 },
             };
             let Reply::PlanStatus(s) = Reply::PlanStatus(Box::new(status)).bounded() else {

@@ -80,8 +80,11 @@ pub struct FileReport {
     pub size: u64,
     pub pages: u64,
     pub status: Status,
+    /// English, for the CLI and older extensions; `hidden_code` is what to word (crate::note).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hidden_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub resident_pages: Option<u64>,
@@ -173,8 +176,7 @@ fn check(cancel: &AtomicBool) -> Result<(), Error> {
 }
 
 /// Why a file is `hidden` (docs/PROTOCOL.md).
-pub const HIDDEN_REASON: &str =
-    "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)";
+pub const HIDDEN_REASON: &str = crate::note::HIDDEN_NOT_OWNER_EN;
 
 /// Message of a file replaced or rewritten during the scan.
 const CHANGED: &str = "changed while scanned (Firefox updated?)";
@@ -231,6 +233,7 @@ impl FileReport {
             pages: 0,
             status: Status::Error,
             hidden_reason: None,
+            hidden_code: None,
             error: None,
             resident_pages: None,
             resident_ranges: None,
@@ -243,6 +246,7 @@ impl FileReport {
         self.status = Status::Error;
         self.error = Some(why);
         self.hidden_reason = None;
+        self.hidden_code = None;
         self.resident_pages = None;
         self.resident_ranges = None;
         self
@@ -313,6 +317,7 @@ impl Scanner {
             // Never call mincore here: its answer would be "all resident".
             report.status = Status::Hidden;
             report.hidden_reason = Some(HIDDEN_REASON.to_owned());
+            report.hidden_code = Some(crate::note::HIDDEN_NOT_OWNER);
         }
         match changed(&file, &before, path) {
             Some(why) => report.failed(why.to_owned()),
