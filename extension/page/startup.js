@@ -15,6 +15,7 @@ import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
 import { initPreloadVerdict } from "./preload-verdict.js";
+import { showPastSessions } from "./past-sessions.js";
 
 
 
@@ -222,11 +223,12 @@ async function main() {
   $("refresh").addEventListener("click", () => {
     showMilestones();
     refreshFirefox();
+    showPastSessions();
   });
   initPreloadVerdict();
   initCompare();
   onHistoryChange(showAnswer);
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace(), showPastSessions()]);
   document.body.dataset.ready = "true";
 }
 

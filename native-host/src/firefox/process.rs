@@ -174,6 +174,37 @@ fn descendants(root: i32, procs: &[(i32, Stat)]) -> Vec<(i32, Stat)> {
     out
 }
 
+/// The profile folder of Firefox process `pid`: the folder of the `.parentlock` it holds open
+/// (Firefox keeps that lock file open for the whole session), else the `-profile` argument.
+#[must_use]
+pub fn profile_dir(pid: i32) -> Option<PathBuf> {
+    if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                if target.is_absolute() && target.file_name().is_some_and(|n| n == ".parentlock") {
+                    return target.parent().map(Path::to_path_buf);
+                }
+            }
+        }
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    profile_argument(&cmdline)
+}
+
+/// The folder after `-profile` / `--profile` in a NUL-separated command line. Pure.
+#[must_use]
+pub fn profile_argument(cmdline: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut args = cmdline.split(|b| *b == 0);
+    while let Some(arg) = args.next() {
+        if arg == b"-profile" || arg == b"--profile" {
+            let dir = args.next().filter(|d| d.starts_with(b"/"))?;
+            return Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir)));
+        }
+    }
+    None
+}
+
 /// The real path of a process's executable (`/proc/<pid>/exe`), without the " (deleted)" the
 /// kernel appends once an update replaced the file.
 pub fn process_exe(pid: i32) -> io::Result<PathBuf> {
@@ -298,6 +329,17 @@ mod tests {
         let stat = "cpu  1 2 3\nintr 5\nbtime 1763768000\nprocesses 9\n";
         assert_eq!(parse_btime(stat), Some(1_763_768_000));
         assert_eq!(start_ms(1_763_768_000, 12_345, 100), 1_763_768_123_450);
+    }
+
+    #[test]
+    fn profile_from_the_command_line() {
+        assert_eq!(
+            profile_argument(b"/usr/lib/firefox-esr/firefox-esr\0-profile\0/tmp/p x\0-headless\0"),
+            Some(PathBuf::from("/tmp/p x"))
+        );
+        assert_eq!(profile_argument(b"firefox\0--profile\0relative\0"), None);
+        assert_eq!(profile_argument(b"firefox\0-profile\0"), None);
+        assert_eq!(profile_argument(b"firefox\0"), None);
     }
 
     #[test]
