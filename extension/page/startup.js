@@ -14,6 +14,7 @@ import { thisStartAnswer } from "../lib/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
+import { installKindText } from "../lib/install-kind.js";
 
 
 
@@ -107,6 +108,7 @@ function showHello(hello) {
   setText("protocol-version", String(hello.protocol_version ?? "—"));
   setText("kernel", hello.kernel);
   setText("residency-access", t(hello.mincore_exact === "all" ? "residencyAll" : "residencyOwned"));
+  setText("install-kind", installKindText(hello.install_kind, hello, t));
   $("host-details").hidden = false;
   $("host-missing").hidden = true;
   showHostState("connected", t("hostConnected", [hello.host_version ?? "?"]));

@@ -35,6 +35,7 @@ pub(super) fn find_firefox(
             install.dir.display(),
             install.found_by
         );
+        eprintln!("Install: {}", install.kind.describe_line());
     }
     Ok((install, pid))
 }

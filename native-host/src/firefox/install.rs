@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::firefox::kind::{self, InstallKind};
 use crate::firefox::{app_ini, process};
 use crate::Error;
 
@@ -17,6 +18,9 @@ pub struct Install {
     pub found_by: String,
     pub version: Option<String>,
     pub build_id: Option<String>,
+    /// What kind of install the folder is (package, tarball, Snap, Flatpak) and, for a Snap, the
+    /// image behind it.
+    pub kind: InstallKind,
 }
 
 /// Executable names of the Firefox flavours, looked up on PATH in this order.
@@ -117,11 +121,13 @@ fn process_install(pid: i32, how: String) -> Result<Install, Error> {
 
 fn install_at(dir: PathBuf, found_by: String) -> Install {
     let (version, build_id) = app_ini::read(&dir);
+    let kind = kind::describe(&dir);
     Install {
         dir,
         found_by,
         version,
         build_id,
+        kind,
     }
 }
 

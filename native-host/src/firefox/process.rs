@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::firefox::app_ini;
+use crate::firefox::kind::{self, InstallKind};
 use crate::pagecache::sys;
 use crate::Error;
 
@@ -35,6 +36,8 @@ pub struct FirefoxInfo {
     pub started_at_ms: u64,
     pub start_precision_ms: u64,
     pub io: ProcessIo,
+    /// The kind of install `install_dir` is (added after `io`: fields are only appended).
+    pub install_kind: InstallKind,
 }
 
 /// The parent process's pid if it is a Firefox (its executable's folder holds application.ini).
@@ -104,12 +107,13 @@ pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
     Ok(FirefoxInfo {
         pid,
         exe,
-        install_dir,
+        install_dir: install_dir.clone(),
         version,
         build_id,
         started_at_ms: start_ms(btime, stat.starttime, tck),
         start_precision_ms: 1000 / tck,
         io: process_io(pid, &stat),
+        install_kind: kind::describe(&install_dir),
     })
 }
 

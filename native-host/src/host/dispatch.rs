@@ -93,6 +93,7 @@ fn hello(ctx: &Context) -> Result<Reply, ReplyError> {
         protocol_version: crate::PROTOCOL_VERSION,
         capabilities: residency::capabilities(),
         firefox_pid: ctx.firefox_pid,
+        install_kind: ctx.install.as_ref().ok().map(|i| i.kind.clone()),
     }))
 }
 

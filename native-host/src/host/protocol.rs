@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
 pub use crate::error::ErrorCode;
+use crate::firefox::kind::InstallKind;
 use crate::firefox::process::FirefoxInfo;
 use crate::learn::{plan, workingset};
 use crate::pagecache::preload::Method;
@@ -451,6 +452,9 @@ pub struct Hello {
     #[serde(flatten)]
     pub capabilities: Capabilities,
     pub firefox_pid: Option<i32>,
+    /// The kind of the install the host serves, `null` without one (appended: fields are only
+    /// added at the end).
+    pub install_kind: Option<InstallKind>,
 }
 
 /// `cancel`'s data.
@@ -879,13 +883,15 @@ mod tests {
                 cachestat: true,
             },
             firefox_pid: Some(4242),
+            install_kind: None,
         });
         assert_eq!(
             serde_json::to_string(&Envelope::ok(1, hello)).unwrap(),
             r#"{"id":1,"status":"ok","data":{"host_version":"0.1.0","protocol_version":1,"#
                 .to_owned()
                 + r#""kernel":"6.18.44","euid":1000,"root":false,"#
-                + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242}}"#
+                + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242,"#
+                + r#""install_kind":null}}"#
         );
         let cancel = Envelope::ok(6, Reply::Cancel(Cancelled { target: 4 }));
         assert_eq!(
