@@ -286,7 +286,7 @@ mod tests {
         assert_eq!(
             replies,
             vec![json!({"id": 1, "status": "ok", "data": {
-                "files": [], "pages_dropped": 0, "elapsed_ms": 200}})]
+                "files": [], "pages_dropped": 0, "elapsed_ms": 200, "cache": "files"}})]
         );
     }
 }

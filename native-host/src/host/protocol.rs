@@ -17,6 +17,7 @@ use crate::firefox::process::FirefoxInfo;
 use crate::learn::{plan, workingset};
 use crate::pagecache::preload::Method;
 use crate::pagecache::residency::{Capabilities, FileReport};
+pub use crate::pagecache::Cache;
 use crate::pagecache::{evict, preload, residency};
 use crate::Error;
 
@@ -57,10 +58,16 @@ pub enum Command {
         /// Read only the learned working set (plan.rs) instead of the whole folder.
         #[serde(default)]
         plan: Option<bool>,
+        /// Which cache to fill (a squashfs install has two); default `files`.
+        #[serde(default)]
+        cache: Option<Cache>,
     },
     Evict {
         #[serde(default)]
         files: Option<Vec<PathBuf>>,
+        /// Which cache to drop; default `all` for the whole folder, `files` for named files.
+        #[serde(default)]
+        cache: Option<Cache>,
     },
     Cancel {
         target: u64,
@@ -300,9 +307,9 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
         | Command::Preload {
             files: Some(ref f), ..
         }
-        | Command::Evict { files: Some(ref f) }
-            if f.is_empty() =>
-        {
+        | Command::Evict {
+            files: Some(ref f), ..
+        } if f.is_empty() => {
             // An empty list is almost always an empty selection in the UI; treating it as
             // "every file" would evict or preload the whole folder by accident.
             Err(ReplyError::bad_request(
@@ -488,6 +495,7 @@ mod tests {
             files_omitted: 0,
             pages_dropped: 0,
             elapsed_ms: 0,
+            cache: crate::pagecache::Cache::Files,
         })
     }
 
@@ -585,6 +593,7 @@ mod tests {
             bytes_install: 0,
             order: None,
             pace: None,
+            cache: crate::pagecache::Cache::Files,
         };
         let Reply::Preload(s) = Reply::Preload(summary).bounded() else {
             unreachable!()
@@ -660,7 +669,8 @@ mod tests {
                 idle: Some(true),
                 method: Some(Method::Fadvise),
                 jobs: Some(2),
-                plan: None
+                plan: None,
+                cache: None
             }
         );
         let req = decode(r#"{"id": 4, "command": "preload", "jobs": null}"#).unwrap();
@@ -673,7 +683,16 @@ mod tests {
         assert_eq!(
             req.command,
             Command::Evict {
-                files: Some(vec!["a".into()])
+                files: Some(vec!["a".into()]),
+                cache: None
+            }
+        );
+        let req = decode(r#"{"id": 5, "command": "evict", "cache": "image"}"#).unwrap();
+        assert_eq!(
+            req.command,
+            Command::Evict {
+                files: None,
+                cache: Some(Cache::Image)
             }
         );
         let req = decode(r#"{"id": 6, "command": "cancel", "target": 4}"#).unwrap();
@@ -776,6 +795,8 @@ mod tests {
             r#"{"id": 6, "command": "cancel"}"#,
             r#"{"id": 6, "command": "cancel", "target": "4"}"#,
             r#"{"id": 5, "command": "evict", "files": []}"#,
+            r#"{"id": 5, "command": "evict", "cache": "loop"}"#,
+            r#"{"id": 4, "command": "preload", "cache": 1}"#,
         ] {
             let err = decode(text).unwrap_err();
             assert_eq!(err.error.code, ErrorCode::BadRequest, "{text}");
