@@ -9,4 +9,6 @@ pub mod app_ini;
 pub mod install;
 pub mod kind;
 pub mod mount;
+pub mod pings;
 pub mod process;
+pub mod served;

@@ -186,7 +186,7 @@ pub fn process_exe(pid: i32) -> io::Result<PathBuf> {
 
 /// A Firefox executable: its folder holds application.ini, and its name starts with "firefox"
 /// or the folder has omni.ja (renamed or rebranded builds).
-fn is_firefox_exe(exe: &Path) -> bool {
+pub(crate) fn is_firefox_exe(exe: &Path) -> bool {
     let Some(dir) = exe.parent() else {
         return false;
     };
@@ -202,7 +202,7 @@ fn owned_by(pid: i32, euid: u32) -> bool {
     std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == euid)
 }
 
-fn read_stat(pid: i32) -> Option<Stat> {
+pub(crate) fn read_stat(pid: i32) -> Option<Stat> {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|s| parse_stat(&s))

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::work::spawn_long;
 use super::{finish, guarded, Context, Shared};
 use crate::firefox::process;
+use crate::firefox::served::{self, BrowserHint};
 use crate::host::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};
 use crate::pagecache::residency;
 use crate::Error;
@@ -23,16 +24,16 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
     workers: &mut Vec<JoinHandle<()>>,
 ) -> io::Result<Option<Envelope>> {
     let result = match command {
-        Command::Hello => guarded(|| hello(&shared.ctx)),
-        Command::Firefox => guarded(|| inspect_firefox(&shared.ctx)),
+        Command::Hello { browser } => guarded(|| hello(shared, browser.as_ref())),
+        Command::Firefox => guarded(|| inspect_firefox(&shared.ctx())),
         Command::BenchRecord { record } => guarded(|| {
-            crate::host::bench::write_record(shared.ctx.bench_out.as_deref(), &record)
+            crate::host::bench::write_record(shared.ctx().bench_out.as_deref(), &record)
                 .map(Reply::BenchRecord)
         }),
         Command::TraceList => guarded(|| {
             let dir = crate::trace::store::dir(None)?;
             let current = shared
-                .ctx
+                .ctx()
                 .firefox_pid
                 .and_then(|pid| crate::trace::store::process_start(pid).map(|t| (pid, t)));
             Ok(Reply::TraceList(crate::trace::store::listing(
@@ -56,6 +57,9 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                     other => ReplyError::from(other),
                 })
         }),
+        Command::StartupPings { profile } => {
+            guarded(|| startup_pings(&shared.ctx(), profile.as_deref()))
+        }
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
@@ -87,14 +91,63 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
     Ok(Some(finish(id, result)))
 }
 
-fn hello(ctx: &Context) -> Result<Reply, ReplyError> {
+/// `hello`: when the parent is not Firefox and the extension says what it runs in, match that
+/// against this user's running Firefox processes first (firefox/served.rs).
+fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, ReplyError> {
+    if let Some(hint) = hint.filter(|_| shared.ctx().wants_match()) {
+        let procs = served::process_table();
+        let mut ctx = shared
+            .ctx
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ctx.wants_match() {
+            ctx.match_hint(hint, &procs, crate::pagecache::sys::geteuid());
+        }
+    }
+    let ctx = shared.ctx();
     Ok(Reply::Hello(Hello {
         host_version: crate::HOST_VERSION,
         protocol_version: crate::PROTOCOL_VERSION,
         capabilities: residency::capabilities(),
         firefox_pid: ctx.firefox_pid,
         install_kind: ctx.install.as_ref().ok().map(|i| i.kind.clone()),
+        firefox_found: ctx.found.clone(),
     }))
+}
+
+/// `startup_pings`: the served Firefox's profile (from /proc, not from the request: a request
+/// may only name the same folder), its newest archived main pings.
+fn startup_pings(ctx: &Context, named: Option<&std::path::Path>) -> Result<Reply, ReplyError> {
+    let Some(pid) = ctx.firefox_pid else {
+        return Err(ctx.install().err().unwrap_or_else(|| {
+            ReplyError::from(Error::FirefoxNotFound("no served Firefox".into()))
+        }));
+    };
+    let profile = served::profile_of(pid).ok_or_else(|| {
+        ReplyError::from(Error::io(
+            format!("cannot tell the profile folder of Firefox {pid} (no -profile argument, no .parentlock held open)"),
+            io::Error::from(io::ErrorKind::NotFound),
+        ))
+    })?;
+    if let Some(named) = named {
+        if !served::same_dir(named, &profile) {
+            return Err(ReplyError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "{} is not the profile of the Firefox this host serves ({}); leave \"profile\" out",
+                    named.display(),
+                    profile.display()
+                ),
+                json!({ "detail": "profile is not the served Firefox's" }),
+            ));
+        }
+    }
+    let pings = crate::firefox::pings::read_profile(
+        &profile,
+        crate::pagecache::sys::geteuid(),
+        crate::firefox::pings::MAX_PINGS,
+    )?;
+    Ok(Reply::StartupPings(pings))
 }
 
 fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {

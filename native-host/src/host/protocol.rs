@@ -14,6 +14,8 @@ use serde_json::{json, Value};
 pub use crate::error::ErrorCode;
 use crate::firefox::kind::InstallKind;
 use crate::firefox::process::FirefoxInfo;
+pub use crate::firefox::served::BrowserHint;
+use crate::firefox::served::Found;
 use crate::learn::{plan, workingset};
 use crate::pagecache::preload::Method;
 use crate::pagecache::residency::{Capabilities, FileReport};
@@ -38,7 +40,12 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
-    Hello,
+    Hello {
+        /// What the extension knows of its Firefox (version, build ID, profile): how the host
+        /// finds the Firefox it serves when its parent is not Firefox (the desktop portal).
+        #[serde(default)]
+        browser: Option<BrowserHint>,
+    },
     Firefox,
     Residency {
         #[serde(default)]
@@ -92,6 +99,13 @@ pub enum Command {
         #[serde(default)]
         offset: Option<u64>,
     },
+    /// Past sessions' startup milestones from the served Firefox's profile: its archived
+    /// Telemetry main pings (firefox/pings.rs), for basic mode.
+    StartupPings {
+        /// The profile folder, if the sender knows it: must be the served Firefox's own.
+        #[serde(default)]
+        profile: Option<PathBuf>,
+    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -102,7 +116,7 @@ impl Command {
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
-            Command::Hello => "hello",
+            Command::Hello { .. } => "hello",
             Command::Firefox => "firefox",
             Command::Residency { .. } => "residency",
             Command::Preload { .. } => "preload",
@@ -113,6 +127,7 @@ impl Command {
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",
             Command::TraceFetch { .. } => "trace_fetch",
+            Command::StartupPings { .. } => "startup_pings",
             Command::Unknown => "unknown",
         }
     }
@@ -295,7 +310,8 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list and trace_fetch",
+                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch \
+                     and startup_pings",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),
@@ -356,6 +372,7 @@ pub enum Reply {
     PlanStatus(Box<plan::PlanStatus>),
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
+    StartupPings(crate::firefox::pings::Pings),
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,
@@ -462,6 +479,18 @@ pub struct Hello {
     /// The kind of the install the host serves, `null` without one (appended: fields are only
     /// added at the end).
     pub install_kind: Option<InstallKind>,
+    /// How the served Firefox was found (its parent, or matched from `browser`), or why not.
+    pub firefox_found: FirefoxFound,
+}
+
+/// `hello`'s `firefox_found`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FirefoxFound {
+    pub how: Found,
+    /// English: what was compared, or why nothing matched.
+    pub detail: Option<String>,
+    /// This user's running Firefox main processes looked at (only when matching was tried).
+    pub candidates: Option<usize>,
 }
 
 /// `cancel`'s data.
@@ -626,7 +655,7 @@ mod tests {
             req,
             Request {
                 id: 1,
-                command: Command::Hello
+                command: Command::Hello { browser: None }
             }
         );
     }
@@ -634,7 +663,19 @@ mod tests {
     #[test]
     fn unknown_fields_are_ignored() {
         let req = decode(r#"{"id": 1, "command": "hello", "extra": [1, 2]}"#).unwrap();
-        assert_eq!(req.command, Command::Hello);
+        assert_eq!(req.command, Command::Hello { browser: None });
+        let req = decode(
+            r#"{"id": 1, "command": "hello", "browser": {"version": "153.7.0", "build_id": "2026"}}"#,
+        )
+        .unwrap();
+        let Command::Hello {
+            browser: Some(hint),
+        } = req.command
+        else {
+            panic!("no hint");
+        };
+        assert_eq!(hint.build_id.as_deref(), Some("2026"));
+        assert_eq!(hint.profile, None);
     }
 
     #[test]
@@ -905,6 +946,11 @@ mod tests {
             },
             firefox_pid: Some(4242),
             install_kind: None,
+            firefox_found: FirefoxFound {
+                how: Found::Parent,
+                detail: None,
+                candidates: None,
+            },
         });
         assert_eq!(
             serde_json::to_string(&Envelope::ok(1, hello)).unwrap(),
@@ -912,7 +958,8 @@ mod tests {
                 .to_owned()
                 + r#""kernel":"6.18.44","euid":1000,"root":false,"#
                 + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242,"#
-                + r#""install_kind":null}}"#
+                + r#""install_kind":null,"firefox_found":{"how":"parent","detail":null,"#
+                + r#""candidates":null}}}"#
         );
         let cancel = Envelope::ok(6, Reply::Cancel(Cancelled { target: 4 }));
         assert_eq!(

@@ -121,12 +121,13 @@ fn run(
                 &state_dir,
             )?)))
         }
-        Command::Hello
+        Command::Hello { .. }
         | Command::Firefox
         | Command::Cancel { .. }
         | Command::BenchRecord { .. }
         | Command::TraceList
         | Command::TraceFetch { .. }
+        | Command::StartupPings { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()
