@@ -42,3 +42,21 @@ function installGets(installKind, hello, t) {
   }
   return t("installGetsHidden");
 }
+
+/** hello's `firefox_found.how` when the parent is not Firefox, in words. */
+export const FIREFOX_FOUND_KEYS = {
+  matched: "firefoxFoundMatched",
+  no_hint: "firefoxFoundNoHint",
+  no_match: "firefoxFoundNoMatch",
+  ambiguous: "firefoxFoundAmbiguous",
+};
+
+/**
+ * The line saying how the host found the Firefox it serves when its parent is not Firefox (a
+ * Snap or Flatpak starts hosts through the desktop portal), or null when it is the parent (or
+ * an older host said nothing).
+ */
+export function firefoxFoundText(found, t) {
+  const key = FIREFOX_FOUND_KEYS[found?.how];
+  return key ? t(key, [found.detail ?? ""]) : null;
+}

@@ -7,14 +7,15 @@ import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
 import { detectMode, FULL, startupApi } from "../lib/mode.js";
-import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatSeconds } from "../lib/format.js";
+import { formatBytes, formatClock, formatCount, formatDateTime, formatGap, formatMs, formatSeconds } from "../lib/format.js";
 import { drawTimeline } from "./timeline.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
 import { thisStartAnswer } from "../lib/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
-import { installKindText } from "../lib/install-kind.js";
+import { firefoxFoundText, installKindText } from "../lib/install-kind.js";
+import { pingMilestones } from "../lib/ping-milestones.js";
 
 
 
@@ -48,6 +49,7 @@ async function showMilestones() {
     status.dataset.state = "unavailable";
     status.textContent = t("milestonesUnavailable");
     table.hidden = true;
+    await showPingMilestones(status, table);
     return;
   }
   let raw;
@@ -60,6 +62,41 @@ async function showMilestones() {
     return;
   }
   const { origin, rows } = milestoneRows(raw);
+  fillMilestones(table, rows);
+  setText("col-since", t("colSince", [origin ?? "process"]));
+  table.hidden = rows.length === 0;
+  status.dataset.state = rows.length === 0 ? "empty" : "ready";
+  status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
+  drawTimeline(rows, origin);
+}
+
+/**
+ * Basic mode: a past session's milestones from the profile's archived Telemetry pings, read by
+ * the host (`startup_pings`), labelled with their source. Without the host, or without a ping,
+ * the status says what there is; the timeline stays for this start's own milestones.
+ */
+async function showPingMilestones(status, table) {
+  let reply;
+  try {
+    reply = await relay.request("startup_pings");
+  } catch {
+    return; // no host (or no Firefox found): "not available in basic mode" stands
+  }
+  const found = pingMilestones(reply);
+  if (!found) {
+    status.textContent = t("milestonesNoPing");
+    return;
+  }
+  fillMilestones(table, found.rows);
+  setText("col-since", t("colSince", ["process"]));
+  table.hidden = false;
+  status.dataset.state = "ping";
+  const created = Date.parse(found.ping.created ?? "");
+  status.textContent = t("milestonesFromPing", [Number.isFinite(created) ? formatDateTime(created) : "?"]);
+}
+
+/** Fills the milestone table's body with `rows` (milestoneRows' or pingMilestones' shape). */
+function fillMilestones(table, rows) {
   const body = table.tBodies[0];
   body.replaceChildren(
     ...rows.map((row) => {
@@ -77,11 +114,6 @@ async function showMilestones() {
       return tr;
     }),
   );
-  setText("col-since", t("colSince", [origin ?? "process"]));
-  table.hidden = rows.length === 0;
-  status.dataset.state = rows.length === 0 ? "empty" : "ready";
-  status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
-  drawTimeline(rows, origin);
 }
 
 function showHostState(state, message) {
@@ -109,6 +141,10 @@ function showHello(hello) {
   setText("kernel", hello.kernel);
   setText("residency-access", t(hello.mincore_exact === "all" ? "residencyAll" : "residencyOwned"));
   setText("install-kind", installKindText(hello.install_kind, hello, t));
+  // How the host found this Firefox: shown only when not as its parent (a Snap or Flatpak).
+  const found = firefoxFoundText(hello.firefox_found, t);
+  setText("firefox-found", found);
+  $("firefox-found-row").hidden = !found;
   $("host-details").hidden = false;
   $("host-missing").hidden = true;
   showHostState("connected", t("hostConnected", [hello.host_version ?? "?"]));

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { installKindText } from "../../../extension/lib/install-kind.js";
+import { firefoxFoundText, installKindText } from "../../../extension/lib/install-kind.js";
 
 // Words as "key[subs]" so the test sees which message and values were chosen.
 const t = (key, subs = []) => (subs.length ? `${key}[${subs.join("|")}]` : key);
@@ -32,4 +32,13 @@ test("a Flatpak, and no install at all", () => {
   assert.match(installKindText({ kind: "flatpak", owner_uid: 0 }, user, t), /installKindFlatpak\|installGetsHidden/);
   assert.equal(installKindText(null, user, t), "installKindUnknown");
   assert.equal(installKindText({ kind: "rpm-ostree" }, user, t), "installKindUnknown");
+});
+
+test("how the host found Firefox is said only when it is not the parent", () => {
+  assert.equal(firefoxFoundText({ how: "parent", detail: null }, t), null);
+  assert.equal(firefoxFoundText(undefined, t), null);
+  assert.equal(firefoxFoundText({ how: "matched", detail: "process 7 matched build 1" }, t), "firefoxFoundMatched[process 7 matched build 1]");
+  assert.match(firefoxFoundText({ how: "no_match", detail: "none of your 0" }, t), /^firefoxFoundNoMatch\[none of your 0\]$/);
+  assert.match(firefoxFoundText({ how: "ambiguous", detail: "x" }, t), /firefoxFoundAmbiguous/);
+  assert.match(firefoxFoundText({ how: "no_hint", detail: "x" }, t), /firefoxFoundNoHint/);
 });
