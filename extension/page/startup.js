@@ -7,7 +7,7 @@ import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
 import { detectMode, FULL, startupApi } from "../lib/mode.js";
-import { formatBytes, formatClock, formatCount, formatDateTime, formatGap, formatMs, formatSeconds } from "../lib/format.js";
+import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatSeconds } from "../lib/format.js";
 import { drawTimeline } from "./timeline.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
 import { thisStartAnswer } from "../lib/verdict.js";
@@ -15,7 +15,6 @@ import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
 import { firefoxFoundText, installKindText } from "../lib/install-kind.js";
-import { pingMilestones } from "../lib/ping-milestones.js";
 
 
 
@@ -49,7 +48,6 @@ async function showMilestones() {
     status.dataset.state = "unavailable";
     status.textContent = t("milestonesUnavailable");
     table.hidden = true;
-    await showPingMilestones(status, table);
     return;
   }
   let raw;
@@ -68,31 +66,6 @@ async function showMilestones() {
   status.dataset.state = rows.length === 0 ? "empty" : "ready";
   status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
   drawTimeline(rows, origin);
-}
-
-/**
- * Basic mode: a past session's milestones from the profile's archived Telemetry pings, read by
- * the host (`startup_pings`), labelled with their source. Without the host, or without a ping,
- * the status says what there is; the timeline stays for this start's own milestones.
- */
-async function showPingMilestones(status, table) {
-  let reply;
-  try {
-    reply = await relay.request("startup_pings");
-  } catch {
-    return; // no host (or no Firefox found): "not available in basic mode" stands
-  }
-  const found = pingMilestones(reply);
-  if (!found) {
-    status.textContent = t("milestonesNoPing");
-    return;
-  }
-  fillMilestones(table, found.rows);
-  setText("col-since", t("colSince", ["process"]));
-  table.hidden = false;
-  status.dataset.state = "ping";
-  const created = Date.parse(found.ping.created ?? "");
-  status.textContent = t("milestonesFromPing", [Number.isFinite(created) ? formatDateTime(created) : "?"]);
 }
 
 /** Fills the milestone table's body with `rows` (milestoneRows' or pingMilestones' shape). */

@@ -100,68 +100,7 @@ describe("basic mode (experiments off, basic flavour)", () => {
     );
     assert.equal(page.hostState, "connected", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
   });
-
-  it("shows a past session's milestones from the profile's archived Telemetry ping, labelled", async () => {
-    const { driver, home } = ctx.ff;
-    // A fresh profile has no ping yet (Firefox archives one when a session ends): plant one, as
-    // ESR 153 writes it (shape and mozLz4 container; docs/PROTOCOL.md, startup_pings), into the
-    // profile this Firefox runs on, and read the page again. The host finds the profile itself.
-    const profiles = path.join(path.dirname(home), "tmp");
-    const profile = fs
-      .readdirSync(profiles)
-      .map((name) => path.join(profiles, name))
-      .find((dir) => fs.existsSync(path.join(dir, "prefs.js")));
-    assert.ok(profile, `no profile under ${profiles}`);
-    const month = path.join(profile, "datareporting", "archived", "2026-11");
-    fs.mkdirSync(month, { recursive: true });
-    const ping = {
-      type: "main",
-      creationDate: "2026-11-23T09:05:14.159Z",
-      application: { version: "153.7.0", buildId: "20261103151912" },
-      payload: { info: { reason: "shutdown" }, simpleMeasurements: { activeTicks: 0, main: 53, sessionRestored: 809, totalTime: 10 } },
-    };
-    fs.writeFileSync(path.join(month, "1795424714159.5cadc754-2ff7-452a-9461-bd1c10a90da0.main.jsonlz4"), mozLz4(JSON.stringify(ping)));
-    await driver.findElement({ id: "refresh" }).click();
-    const page = await waitFor(
-      async () => {
-        const current = await readStartupPage(driver);
-        return current.milestonesState === "ping" ? current : null;
-      },
-      { message: "the ping's milestones" },
-    );
-    assert.equal(page.milestonesTableShown, true);
-    assert.deepEqual(
-      page.milestones.map((m) => [m.name, m.sinceOrigin]),
-      [
-        ["main", 53],
-        ["sessionRestored", 809],
-      ],
-    );
-    const status = await driver.findElement({ id: "milestones-status" }).getText();
-    assert.match(status, /archived Telemetry ping of/);
-  });
 });
-
-/**
- * Firefox's mozLz4 container around one LZ4 block of literals only (a valid block: one
- * sequence, no match), enough to write a ping the host must read as Firefox's own.
- */
-function mozLz4(text) {
-  const raw = Buffer.from(text, "utf8");
-  const length = [];
-  if (raw.length >= 15) {
-    let rest = raw.length - 15;
-    while (rest >= 255) {
-      length.push(255);
-      rest -= 255;
-    }
-    length.push(rest);
-  }
-  const size = Buffer.alloc(4);
-  size.writeUInt32LE(raw.length);
-  const token = Buffer.from([Math.min(raw.length, 15) << 4]);
-  return Buffer.concat([Buffer.from("mozLz40\0", "latin1"), size, token, Buffer.from(length), raw]);
-}
 
 describe("host missing (no manifest in HOME)", () => {
   const ctx = useFirefox({ experiments: true, installHost: false, flavour: "full" }, { prefix: "host-missing", page: PAGE });

@@ -83,18 +83,6 @@ pub(super) enum Cmd {
         #[arg(long, value_name = "ID", default_value = EXTENSION_ID)]
         extension_id: String,
     },
-    /// Past sessions' startup milestones from a profile's archived Telemetry pings.
-    ///
-    /// Firefox keeps a "main" ping per session in <profile>/datareporting/archived/ (even with
-    /// data upload off); its simpleMeasurements hold that session's startup timestamps.
-    Pings {
-        /// The profile folder [default: the running Firefox's].
-        #[arg(long, value_name = "DIR")]
-        profile: Option<PathBuf>,
-        /// Print one JSON object on stdout instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
 }
 
 /// What every file command works on.

@@ -4,7 +4,7 @@
 //!
 //! - [`args`]: the clap definitions (the only place that knows clap);
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
-//!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`), [`pings`];
+//!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`);
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
 //! - [`render`]: tables, the progress bar, number formatting and `--json` output.
 
@@ -13,7 +13,6 @@ mod autostart;
 mod evict;
 mod install;
 mod learn;
-mod pings;
 mod preload;
 mod render;
 mod residency;
@@ -49,7 +48,6 @@ where
             extension_id,
         } => install::install_cmd(system, &extension_id),
         Cmd::Uninstall { system } => install::uninstall_cmd(system),
-        Cmd::Pings { profile, json } => pings::pings_cmd(profile.as_deref(), json),
         Cmd::Manifest { extension_id } => {
             print!(
                 "{}",

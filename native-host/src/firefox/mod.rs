@@ -9,6 +9,5 @@ pub mod app_ini;
 pub mod install;
 pub mod kind;
 pub mod mount;
-pub mod pings;
 pub mod process;
 pub mod served;

@@ -57,9 +57,6 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                     other => ReplyError::from(other),
                 })
         }),
-        Command::StartupPings { profile } => {
-            guarded(|| startup_pings(&shared.ctx(), profile.as_deref()))
-        }
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
@@ -113,41 +110,6 @@ fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, Rep
         install_kind: ctx.install.as_ref().ok().map(|i| i.kind.clone()),
         firefox_found: ctx.found.clone(),
     }))
-}
-
-/// `startup_pings`: the served Firefox's profile (from /proc, not from the request: a request
-/// may only name the same folder), its newest archived main pings.
-fn startup_pings(ctx: &Context, named: Option<&std::path::Path>) -> Result<Reply, ReplyError> {
-    let Some(pid) = ctx.firefox_pid else {
-        return Err(ctx.install().err().unwrap_or_else(|| {
-            ReplyError::from(Error::FirefoxNotFound("no served Firefox".into()))
-        }));
-    };
-    let profile = served::profile_of(pid).ok_or_else(|| {
-        ReplyError::from(Error::io(
-            format!("cannot tell the profile folder of Firefox {pid} (no -profile argument, no .parentlock held open)"),
-            io::Error::from(io::ErrorKind::NotFound),
-        ))
-    })?;
-    if let Some(named) = named {
-        if !served::same_dir(named, &profile) {
-            return Err(ReplyError::new(
-                ErrorCode::BadRequest,
-                format!(
-                    "{} is not the profile of the Firefox this host serves ({}); leave \"profile\" out",
-                    named.display(),
-                    profile.display()
-                ),
-                json!({ "detail": "profile is not the served Firefox's" }),
-            ));
-        }
-    }
-    let pings = crate::firefox::pings::read_profile(
-        &profile,
-        crate::pagecache::sys::geteuid(),
-        crate::firefox::pings::MAX_PINGS,
-    )?;
-    Ok(Reply::StartupPings(pings))
 }
 
 fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {

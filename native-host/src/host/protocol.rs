@@ -99,13 +99,6 @@ pub enum Command {
         #[serde(default)]
         offset: Option<u64>,
     },
-    /// Past sessions' startup milestones from the served Firefox's profile: its archived
-    /// Telemetry main pings (firefox/pings.rs), for basic mode.
-    StartupPings {
-        /// The profile folder, if the sender knows it: must be the served Firefox's own.
-        #[serde(default)]
-        profile: Option<PathBuf>,
-    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -127,7 +120,6 @@ impl Command {
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",
             Command::TraceFetch { .. } => "trace_fetch",
-            Command::StartupPings { .. } => "startup_pings",
             Command::Unknown => "unknown",
         }
     }
@@ -310,8 +302,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch \
-                     and startup_pings",
+                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list and trace_fetch",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),
@@ -372,7 +363,6 @@ pub enum Reply {
     PlanStatus(Box<plan::PlanStatus>),
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
-    StartupPings(crate::firefox::pings::Pings),
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

@@ -127,7 +127,6 @@ fn run(
         | Command::BenchRecord { .. }
         | Command::TraceList
         | Command::TraceFetch { .. }
-        | Command::StartupPings { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()
