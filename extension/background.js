@@ -1,7 +1,8 @@
 import browser from "./lib/browser.js";
 import { openStartupPage } from "./lib/page-url.js";
 import { HOST_NAME } from "./lib/host-client.js";
-import { HostConnection, HostRelay, RELAY_PORT_NAME } from "./lib/host-connection.js";
+import { HostConnection } from "./lib/host-connection.js";
+import { HostRelay, RELAY_PORT_NAME } from "./lib/host-relay.js";
 import { recordThisStart } from "./lib/recorder.js";
 import { learnOnce } from "./lib/plan.js";
 import { quitFirefox, reportToBench } from "./lib/bench-report.js";

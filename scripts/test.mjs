@@ -81,9 +81,38 @@ function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+const USAGE = `npm test [-- --only STAGE[,STAGE…]]: every check, in order, stopping at the first failure.
+Stages:
+${STAGES.map(([name, label]) => `  ${name.padEnd(16)}${label}`).join("\n")}`;
+
+/** --only's stage set (null: all stages); --help prints the stages; anything else is an error. */
+function parseArgs(args) {
+  let only = null;
+  for (let i = 0; i < args.length; i += 1) {
+    if (args[i] === "--help" || args[i] === "-h") {
+      console.log(USAGE);
+      process.exit(0);
+    } else if (args[i] === "--only" && args[i + 1]) {
+      only = new Set(args[++i].split(","));
+      const unknown = [...only].filter((name) => !STAGES.some(([stage]) => stage === name));
+      if (unknown.length > 0) {
+        throw new Error(`no stage named ${unknown.join(", ")}\n${USAGE}`);
+      }
+    } else {
+      throw new Error(`unknown argument ${args[i]}\n${USAGE}`);
+    }
+  }
+  return only;
+}
+
 async function main(args) {
-  const onlyIndex = args.indexOf("--only");
-  const only = onlyIndex >= 0 ? new Set(args[onlyIndex + 1].split(",")) : null;
+  let only;
+  try {
+    only = parseArgs(args);
+  } catch (error) {
+    console.error(`npm test: ${error.message}`);
+    process.exit(2);
+  }
   const done = [];
   await ensureDependencies();
   // geckodriver into .cache/, rustfmt/clippy through rustup; stops with the root command for Firefox.

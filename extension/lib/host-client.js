@@ -1,6 +1,7 @@
-// Client for the about_startup native host (docs/PROTOCOL.md) over one long-lived port.
-// The port comes from an injected `connect()` so tests can pass a fake; the page passes
-// () => browser.runtime.connectNative(HOST_NAME).
+// Client for the about_startup native host (docs/PROTOCOL.md) over one native port: frames
+// requests, routes each event and reply to its request by id, and fails every pending request
+// when the port goes. One client is one port; lib/host-connection.js opens a new one after the
+// host went away. The port comes from an injected `connect()` so tests can pass a fake.
 
 export const HOST_NAME = "about_startup";
 
@@ -32,22 +33,30 @@ export function classifyDisconnect(error) {
 export class HostClient {
   #connect;
   #port = null;
-  #nextId = 1;
+  #nextId;
   #pending = new Map();
-  #eventListeners = new Set();
   #disconnectListeners = new Set();
   #disconnect = null;
 
-  constructor(connect) {
+  /** `nextId()` numbers the requests (1, 2, … unless the owner keeps a longer-lived count). */
+  constructor(connect, { nextId = null } = {}) {
     this.#connect = connect;
+    let n = 1;
+    this.#nextId = nextId ?? (() => n++);
   }
 
-  /** Opens the port (once). Safe to call again. */
+  /** Opens the port (once). Safe to call again. connect() throwing counts as the port going away. */
   start() {
     if (this.#port || this.#disconnect) {
       return;
     }
-    const port = this.#connect();
+    let port;
+    try {
+      port = this.#connect();
+    } catch (error) {
+      this.#onDisconnect(error); // e.g. "No such native application": host_missing, not an exception
+      return;
+    }
     this.#port = port;
     port.onMessage.addListener((message) => this.#onMessage(message));
     port.onDisconnect.addListener((p) => this.#onDisconnect(p?.error ?? port.error ?? null));
@@ -59,21 +68,17 @@ export class HostClient {
   }
 
   /**
-   * Sends `{id, command, ...params}` and resolves with the reply's `data`, or rejects with a
-   * HostError (the host's error, or code host_missing / host_disconnected when the port goes
-   * away first). `onEvent(event, data)` gets this request's events.
+   * Sends `{id, command, ...params}`. Returns {id, promise}: the promise resolves with the reply's
+   * `data`, or rejects with a HostError (the host's error, or code host_missing /
+   * host_disconnected when the port goes away first). `onEvent(event, data)` gets this request's
+   * events.
    */
-  request(command, params = {}, options = {}) {
-    return this.send(command, params, options).promise;
-  }
-
-  /** Like request(), but also returns the id the request went out with (to `cancel` it). */
   send(command, params = {}, { onEvent = null } = {}) {
     this.start();
     if (this.#disconnect) {
       return { id: null, promise: Promise.reject(this.#disconnectError()) };
     }
-    const id = this.#nextId++;
+    const id = this.#nextId();
     const promise = new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onEvent });
       try {
@@ -91,10 +96,9 @@ export class HostClient {
     return this.#pending.size;
   }
 
-  /** Listener for every event of every request: (id, event, data). Returns an unsubscribe function. */
-  onEvent(listener) {
-    this.#eventListeners.add(listener);
-    return () => this.#eventListeners.delete(listener);
+  /** Whether request `id` still waits for its final reply. */
+  isPending(id) {
+    return this.#pending.has(id);
   }
 
   /** Listener for the port going away: ({kind, message}). Returns an unsubscribe function. */
@@ -115,9 +119,6 @@ export class HostClient {
     const entry = this.#pending.get(message?.id);
     if (message?.status === "event") {
       entry?.onEvent?.(message.event, message.data);
-      for (const listener of this.#eventListeners) {
-        listener(message.id, message.event, message.data);
-      }
       return;
     }
     if (!entry) {

@@ -4,7 +4,7 @@
 // progress in the residency panel's progress box like any other preload.
 import browser from "../lib/browser.js";
 import { t } from "../lib/i18n.js";
-import { HOST_MISSING } from "../lib/host-connection.js";
+import { HOST_MISSING } from "../lib/host-client.js";
 import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedText, UNKNOWN_COMMAND } from "../lib/plan.js";
 import { relay } from "./relay.js";
 import { $, el } from "./dom.js";

@@ -3,7 +3,7 @@
 // (page/relay.js), so a preload started from the popup shows its progress here too.
 import { t } from "../lib/i18n.js";
 import { preloadDoneText } from "../lib/preload-text.js";
-import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
+import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
 import {
   buildResidency,
   cachedText,

@@ -15,6 +15,7 @@ import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
 import { firefoxFoundText, installKindText } from "../lib/install-kind.js";
+import { showPastSessions } from "./past-sessions.js";
 
 
 
@@ -232,10 +233,11 @@ async function main() {
   $("refresh").addEventListener("click", () => {
     showMilestones();
     refreshFirefox();
+    showPastSessions();
   });
   initCompare();
   onHistoryChange(showAnswer);
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace(), showPastSessions()]);
   document.body.dataset.ready = "true";
 }
 

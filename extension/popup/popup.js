@@ -6,7 +6,7 @@ import { localize, t } from "../lib/i18n.js";
 import { preloadDoneText } from "../lib/preload-text.js";
 import { $ } from "../page/dom.js";
 import { HISTORY_KEY, readHistory } from "../lib/history.js";
-import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-connection.js";
+import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
 import { formatDateTime, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
 import { formatMB, formatPercent, progressView, summaryTotals } from "../lib/residency.js";

@@ -49,3 +49,17 @@ export function fakePort(name = "port") {
   };
   return port;
 }
+
+/**
+ * A HostConnection (lib/host-connection.js) over fake native ports: `ports` lists every port it
+ * opened, `last()` the newest, `ask(...)` sends and returns the reply's promise.
+ */
+export function fakeHostConnection(HostConnection) {
+  const ports = [];
+  const conn = new HostConnection(() => {
+    const port = fakePort(`native-${ports.length + 1}`);
+    ports.push(port);
+    return port;
+  });
+  return { conn, ports, last: () => ports.at(-1), ask: (...args) => conn.send(...args).promise };
+}

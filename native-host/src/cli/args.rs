@@ -62,6 +62,13 @@ pub(super) enum Cmd {
     Launch(super::trace::LaunchArgs),
     /// Record the reads of a Firefox started some other way, for N seconds.
     Trace(super::trace::TraceArgs),
+    /// Show past sessions' startup milestones from a profile's archived Telemetry pings.
+    ///
+    /// Firefox writes a `main` ping at every shutdown into <profile>/datareporting/archived,
+    /// upload enabled or not; its simpleMeasurements hold that session's `main`,
+    /// `sessionRestored` and other moments in ms since its process start. The source of
+    /// milestones on a Firefox without the experiment API (Release).
+    Telemetry(TelemetryArgs),
     /// Install the native-messaging manifest so Firefox can start this host.
     Install {
         /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).
@@ -211,6 +218,23 @@ pub(super) struct LearnArgs {
     /// The Firefox (main) process to learn from [default: your running Firefox].
     #[arg(long, value_name = "PID")]
     pub(super) pid: Option<i32>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct TelemetryArgs {
+    /// Print one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// The profile folder [default: the profile of your running Firefox].
+    #[arg(long, value_name = "DIR", conflicts_with = "pid")]
+    pub(super) profile: Option<PathBuf>,
+    /// The running Firefox whose profile to read.
+    #[arg(long, value_name = "PID")]
+    pub(super) pid: Option<i32>,
+    /// Sessions to show, newest first (1-200).
+    #[arg(long, value_name = "N", default_value_t = 20,
+          value_parser = clap::value_parser!(u16).range(1..=200))]
+    pub(super) limit: u16,
 }
 
 /// `--method`'s values: the CLI's names for [`Method`], so the library needs no clap.

@@ -3,7 +3,7 @@
 //! `getppid()` names the portal, not Firefox. Then the extension's word (`hello`'s `browser`:
 //! version, build ID, optionally the profile folder) is matched against this user's running
 //! Firefox main processes: each one's `application.ini` (beside `/proc/<pid>/exe`) and profile
-//! (`-profile` on its command line, else the `.parentlock` it holds open).
+//! (`process::profile_dir`: the `.parentlock` it holds open, else `-profile`).
 //!
 //! [`match_served`] is a pure function over a process table ([`ProcEntry`]), so the unit tests
 //! pass a made-up one; [`process_table`] reads the real one.
@@ -164,21 +164,6 @@ pub fn same_dir(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// The profile on a Firefox command line: `-profile DIR`, `--profile DIR` or `--profile=DIR`.
-#[must_use]
-pub fn profile_arg(cmdline: &[String]) -> Option<PathBuf> {
-    let mut args = cmdline.iter();
-    while let Some(arg) = args.next() {
-        if arg == "-profile" || arg == "--profile" {
-            return args.next().map(PathBuf::from);
-        }
-        if let Some(dir) = arg.strip_prefix("--profile=") {
-            return Some(PathBuf::from(dir));
-        }
-    }
-    None
-}
-
 /// This system's process table, as much of it as this user may read.
 #[must_use]
 pub fn process_table() -> Vec<ProcEntry> {
@@ -204,44 +189,20 @@ pub fn process_table() -> Vec<ProcEntry> {
             if !entry.firefox {
                 return Some(entry);
             }
-            let cmdline = cmdline(pid);
-            entry.child_process = cmdline.iter().any(|a| a == "-contentproc");
+            entry.child_process = is_child_process(pid);
             let (version, build_id) = exe.parent().map(app_ini::read).unwrap_or_default();
             entry.version = version;
             entry.build_id = build_id;
-            entry.profile = profile_arg(&cmdline).or_else(|| parent_lock_dir(pid));
+            entry.profile = process::profile_dir(pid);
             Some(entry)
         })
         .collect()
 }
 
-/// The arguments of process `pid` (empty where unreadable).
-fn cmdline(pid: i32) -> Vec<String> {
+/// Whether process `pid` is a content or utility process (`-contentproc` among its arguments).
+fn is_child_process(pid: i32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The profile folder a running Firefox uses: `-profile DIR` on its command line, else the
-/// folder of the `.parentlock` it holds open.
-#[must_use]
-pub fn profile_of(pid: i32) -> Option<PathBuf> {
-    profile_arg(&cmdline(pid)).or_else(|| parent_lock_dir(pid))
-}
-
-/// The profile folder whose `.parentlock` the process holds open (Firefox locks its profile).
-fn parent_lock_dir(pid: i32) -> Option<PathBuf> {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
-        .find(|target| target.file_name().is_some_and(|n| n == ".parentlock"))
-        .and_then(|lock| lock.parent().map(Path::to_path_buf))
+        .is_ok_and(|b| b.split(|c| *c == 0).any(|a| a == b"-contentproc"))
 }
 
 #[cfg(test)]
@@ -329,21 +290,6 @@ mod tests {
         let out = match_served(&table(), &BrowserHint::default(), 1000);
         assert_eq!((out.found, out.pid), (Found::NoHint, None));
         assert!(out.detail.contains("portal"), "{}", out.detail);
-    }
-
-    #[test]
-    fn profiles_come_from_the_command_line() {
-        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert_eq!(
-            profile_arg(&args(&["firefox", "-profile", "/p/a", "-no-remote"])),
-            Some(PathBuf::from("/p/a"))
-        );
-        assert_eq!(
-            profile_arg(&args(&["firefox", "--profile=/p/b"])),
-            Some(PathBuf::from("/p/b"))
-        );
-        assert_eq!(profile_arg(&args(&["firefox", "-P", "default"])), None);
-        assert_eq!(profile_arg(&args(&["firefox", "-profile"])), None);
     }
 
     #[test]

@@ -69,7 +69,8 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         | Command::Preload { .. }
         | Command::Evict { .. }
         | Command::Learn
-        | Command::PlanStatus => {
+        | Command::PlanStatus
+        | Command::Telemetry { .. } => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {
                     workers.push(worker);
@@ -137,13 +138,14 @@ mod tests {
             (2, "preload"),
             (3, "evict"),
             (4, "firefox"),
+            (5, "telemetry"),
         ] {
             input.extend(request(&json!({"id": id, "command": command})));
         }
         let (result, mut replies) = run(&input, Box::new(run_long));
         result.unwrap();
         replies.sort_by_key(|r| r["id"].as_u64());
-        let expected: Vec<_> = (1..=4)
+        let expected: Vec<_> = (1..=5)
             .map(|id| (json!(id), json!("firefox_not_found")))
             .collect();
         assert_eq!(codes(&replies), expected);

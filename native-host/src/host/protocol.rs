@@ -99,6 +99,12 @@ pub enum Command {
         #[serde(default)]
         offset: Option<u64>,
     },
+    /// Past sessions' milestones from the parent Firefox profile's archived Telemetry pings
+    /// (firefox/telemetry.rs), newest first.
+    Telemetry {
+        #[serde(default)]
+        limit: Option<usize>,
+    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -120,6 +126,7 @@ impl Command {
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",
             Command::TraceFetch { .. } => "trace_fetch",
+            Command::Telemetry { .. } => "telemetry",
             Command::Unknown => "unknown",
         }
     }
@@ -363,6 +370,7 @@ pub enum Reply {
     PlanStatus(Box<plan::PlanStatus>),
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
+    Telemetry(crate::firefox::telemetry::Archive),
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,
@@ -728,6 +736,11 @@ mod tests {
         );
         let req = decode(r#"{"id": 6, "command": "cancel", "target": 4}"#).unwrap();
         assert_eq!(req.command, Command::Cancel { target: 4 });
+        let req = decode(r#"{"id": 7, "command": "telemetry", "limit": 3}"#).unwrap();
+        assert_eq!(req.command, Command::Telemetry { limit: Some(3) });
+        let req = decode(r#"{"id": 8, "command": "telemetry"}"#).unwrap();
+        assert_eq!(req.command, Command::Telemetry { limit: None });
+        assert!(decode(r#"{"id": 9, "command": "telemetry", "limit": "all"}"#).is_err());
     }
 
     #[test]

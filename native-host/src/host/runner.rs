@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Context, Emit};
 use crate::firefox::install::{self, Install};
+use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, Event, Reply, ReplyError};
 use crate::learn::{plan, workingset};
 use crate::pagecache::{evict, preload, residency, Cache};
@@ -28,6 +29,17 @@ fn run(
     cancel: &AtomicBool,
     emit: &mut Emit<'_>,
 ) -> Result<Reply, ReplyError> {
+    if let Command::Telemetry { limit } = command {
+        // Needs the profile, not the install folder.
+        let pid = ctx
+            .firefox_pid
+            .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
+        let profile = process::profile_dir(pid).ok_or_else(|| {
+            Error::ProfileNotFound(format!("Firefox {pid} holds no profile lock open"))
+        })?;
+        let limit = limit.unwrap_or(telemetry::DEFAULT_SESSIONS);
+        return Ok(Reply::Telemetry(telemetry::read_archive(&profile, limit)));
+    }
     let install = ctx.install()?;
     match command {
         Command::Residency { files, mapped } => {
@@ -127,6 +139,7 @@ fn run(
         | Command::BenchRecord { .. }
         | Command::TraceList
         | Command::TraceFetch { .. }
+        | Command::Telemetry { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()

@@ -143,15 +143,10 @@ impl Sampler {
                 }
                 self.kinds.insert(pid, process_kind(&cmd, pid == self.root));
             }
-            if let Ok(io) = std::fs::read_to_string(format!("/proc/{pid}/io")) {
-                if let Some(rb) = firefox::parse_io_read_bytes(&io) {
-                    self.read_bytes.insert(pid, rb);
-                }
+            if let Some(rb) = firefox::read_bytes(pid) {
+                self.read_bytes.insert(pid, rb);
             }
-            if let Some(st) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| firefox::parse_stat(&s))
-            {
+            if let Some(st) = firefox::read_stat(pid) {
                 self.majflt.insert(pid, st.majflt);
             }
             if full {
@@ -710,10 +705,7 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
 
 /// `trace --pid`: attach to a running Firefox; what it read before is missed (said in notes).
 pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::Result<Trace> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| firefox::parse_stat(&s))
-        .with_context(|| format!("no process {pid}"))?;
+    let stat = firefox::read_stat(pid).with_context(|| format!("no process {pid}"))?;
     let zero_ns = stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1));
     let install_id = install_identity(&install.dir);
     let mut rec = Recording::arm(trace);

@@ -48,10 +48,7 @@ pub struct Listing {
 /// The start (clock ticks since boot) of process `pid`.
 #[must_use]
 pub fn process_start(pid: i32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| crate::firefox::process::parse_stat(&s))
-        .map(|s| s.starttime)
+    crate::firefox::process::read_stat(pid).map(|s| s.starttime)
 }
 
 /// The list with the current process's trace marked.

@@ -10,13 +10,15 @@ function connected() {
     connects += 1;
     return port;
   });
-  return { port, client, connects: () => connects };
+  // the promise of one request; client.send() also returns its id
+  const ask = (...args) => client.send(...args).promise;
+  return { port, client, ask, connects: () => connects };
 }
 
 test("requests carry increasing ids and resolve with their own reply's data, in any order", async () => {
-  const { port, client } = connected();
-  const hello = client.request("hello");
-  const residency = client.request("residency", { files: ["libxul.so"] });
+  const { port, ask } = connected();
+  const hello = ask("hello");
+  const residency = ask("residency", { files: ["libxul.so"] });
   assert.deepEqual(port.posted, [
     { id: 1, command: "hello" },
     { id: 2, command: "residency", files: ["libxul.so"] },
@@ -28,23 +30,23 @@ test("requests carry increasing ids and resolve with their own reply's data, in 
 });
 
 test("params cannot override the id or the command", async () => {
-  const { port, client } = connected();
-  client.request("hello", { id: 99, command: "evict" });
+  const { port, ask } = connected();
+  ask("hello", { id: 99, command: "evict" });
   assert.deepEqual(port.posted[0], { id: 1, command: "hello" });
 });
 
 test("one port for many requests", async () => {
-  const { port, client, connects } = connected();
-  client.request("hello");
-  client.request("firefox");
+  const { port, client, connects, ask } = connected();
+  ask("hello");
+  ask("firefox");
   client.start();
   assert.equal(connects(), 1);
   assert.equal(port.posted.length, 2);
 });
 
 test("an error reply rejects with a HostError carrying code, message and params", async () => {
-  const { port, client } = connected();
-  const request = client.request("evict", { files: ["/etc/passwd"] });
+  const { port, ask } = connected();
+  const request = ask("evict", { files: ["/etc/passwd"] });
   port.reply({
     id: 1,
     status: "error",
@@ -61,12 +63,10 @@ test("an error reply rejects with a HostError carrying code, message and params"
   });
 });
 
-test("events go to the request's onEvent and to global listeners, before the final reply", async () => {
-  const { port, client } = connected();
+test("events go to the request's onEvent, before the final reply", async () => {
+  const { port, ask } = connected();
   const perRequest = [];
-  const global = [];
-  client.onEvent((id, event, data) => global.push([id, event, data.n]));
-  const request = client.request("preload", {}, { onEvent: (event, data) => perRequest.push([event, data.n]) });
+  const request = ask("preload", {}, { onEvent: (event, data) => perRequest.push([event, data.n]) });
   port.reply({ id: 1, status: "event", event: "progress", data: { n: 1 } });
   port.reply({ id: 1, status: "event", event: "progress", data: { n: 2 } });
   port.reply({ id: 1, status: "ok", data: { files: 3 } });
@@ -75,15 +75,11 @@ test("events go to the request's onEvent and to global listeners, before the fin
     ["progress", 1],
     ["progress", 2],
   ]);
-  assert.deepEqual(global, [
-    [1, "progress", 1],
-    [1, "progress", 2],
-  ]);
 });
 
 test("replies to unknown ids (or id null) are ignored", async () => {
-  const { port, client } = connected();
-  const request = client.request("hello");
+  const { port, ask } = connected();
+  const request = ask("hello");
   port.reply({ id: null, status: "error", code: "bad_request", message: "no id" });
   port.reply({ id: 42, status: "ok", data: {} });
   port.reply({ id: 1, status: "ok", data: { ok: true } });
@@ -91,10 +87,10 @@ test("replies to unknown ids (or id null) are ignored", async () => {
 });
 
 test("a missing host: pending requests reject, listeners hear kind missing, later requests reject", async () => {
-  const { port, client } = connected();
+  const { port, client, ask } = connected();
   const heard = [];
   client.onDisconnect((gone) => heard.push(gone));
-  const request = client.request("hello");
+  const request = ask("hello");
   port.drop({ message: "No such native application about_startup" });
   await assert.rejects(request, (error) => {
     assert.equal(error.code, "host_missing");
@@ -103,28 +99,28 @@ test("a missing host: pending requests reject, listeners hear kind missing, late
   });
   assert.deepEqual(heard, [{ kind: "missing", message: "No such native application about_startup" }]);
   assert.deepEqual(client.disconnected, heard[0]);
-  await assert.rejects(client.request("firefox"), { code: "host_missing" });
+  await assert.rejects(ask("firefox"), { code: "host_missing" });
   assert.equal(port.posted.length, 1);
 });
 
 test("a host that exits without an error message counts as ended", async () => {
-  const { port, client } = connected();
-  const request = client.request("hello");
+  const { port, client, ask } = connected();
+  const request = ask("hello");
   port.drop(null);
   await assert.rejects(request, (error) => error.params.kind === "ended" && error.code === "host_disconnected");
   assert.equal(client.disconnected.message, "the host closed the connection");
 });
 
 test("postMessage throwing rejects that request", async () => {
-  const { port, client } = connected();
+  const { port, client, ask } = connected();
   client.start();
   port.disconnected = true;
-  await assert.rejects(client.request("hello"), { code: "host_disconnected" });
+  await assert.rejects(ask("hello"), { code: "host_disconnected" });
 });
 
 test("close() disconnects the port and rejects what is pending", async () => {
-  const { port, client } = connected();
-  const request = client.request("hello");
+  const { port, client, ask } = connected();
+  const request = ask("hello");
   client.close();
   assert.equal(port.disconnected, true);
   await assert.rejects(request, { code: "host_disconnected" });
@@ -134,4 +130,24 @@ test("classifyDisconnect reads Firefox's messages", () => {
   assert.equal(classifyDisconnect({ message: "No such native application about_startup" }), "missing");
   assert.equal(classifyDisconnect({ message: "An unexpected error occurred" }), "ended");
   assert.equal(classifyDisconnect(null), "ended");
+});
+
+test("connect() throwing is a missing host, not an exception", async () => {
+  const client = new HostClient(() => {
+    throw new Error("No such native application about_startup");
+  });
+  await assert.rejects(client.send("hello").promise, { code: "host_missing" });
+  assert.equal(client.disconnected.kind, "missing");
+});
+
+test("ids come from the owner's nextId when given; isPending follows the final reply", async () => {
+  const port = fakePort();
+  let n = 41;
+  const client = new HostClient(() => port, { nextId: () => n++ });
+  const { id, promise } = client.send("hello");
+  assert.equal(id, 41);
+  assert.equal(client.isPending(41), true);
+  port.reply({ id: 41, status: "ok", data: {} });
+  await promise;
+  assert.equal(client.isPending(41), false);
 });
