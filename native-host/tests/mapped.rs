@@ -116,6 +116,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
     let opts = ScanOptions {
         pid: Some(pid),
         include_mapped: true,
+        image: None,
     };
     let summary = residency::scan(
         &fx.ff,

@@ -18,6 +18,7 @@ fn scan(install: &Path, files: &[PathBuf]) -> (Vec<FileReport>, residency::Summa
     let opts = ScanOptions {
         pid: None,
         include_mapped: false,
+        image: None,
     };
     let summary = residency::scan(install, files, &opts, &AtomicBool::new(false), &mut |r| {
         reports.push(r.clone());
@@ -173,6 +174,7 @@ fn cancel_stops_a_scan() {
     let opts = ScanOptions {
         pid: None,
         include_mapped: false,
+        image: None,
     };
     let err = residency::scan(
         &fx.ff,

@@ -341,6 +341,7 @@ mod tests {
             bytes_install: 5000,
             order: None,
             pace: None,
+            cache: crate::pagecache::Cache::Files,
         };
         last_run::write(&d.state, &summary);
         let last = status_in(&d).last_run.unwrap();

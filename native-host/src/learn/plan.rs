@@ -340,6 +340,7 @@ pub fn run(
         bytes_install: plan.bytes_install,
         order: Some(plan.order),
         pace: pacer.map(|p| p.report()),
+        cache: crate::pagecache::Cache::Files,
     })
 }
 

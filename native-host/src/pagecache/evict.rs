@@ -42,6 +42,9 @@ pub struct Summary {
     /// Sum over exact files; hidden files are not counted.
     pub pages_dropped: u64,
     pub elapsed_ms: u64,
+    /// Which cache was dropped: `files`, `image` (a squashfs install's compressed image) or
+    /// `all` (both); set by the caller that chose the paths.
+    pub cache: crate::pagecache::Cache,
 }
 
 /// Evict `files` (already confined). Per-file problems go into that file's result.
@@ -63,6 +66,7 @@ pub fn evict(files: &[PathBuf]) -> Summary {
         files_omitted: 0,
         pages_dropped,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        cache: crate::pagecache::Cache::Files,
     }
 }
 

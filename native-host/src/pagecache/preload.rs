@@ -101,6 +101,9 @@ pub struct Summary {
     /// How an idle planned preload yielded to others' I/O (pace.rs); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pagecache::pace::PaceReport>,
+    /// Which cache was filled: `files`, `image` (a squashfs install's compressed image) or
+    /// `all` (both); set by the caller that chose the paths.
+    pub cache: crate::pagecache::Cache,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
@@ -162,6 +165,7 @@ pub fn preload(
         bytes_install,
         order: None,
         pace: None,
+        cache: crate::pagecache::Cache::Files,
     })
 }
 

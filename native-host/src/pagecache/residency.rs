@@ -51,6 +51,9 @@ pub enum Group {
     Install,
     /// Mapped by Firefox from elsewhere (system libraries, fonts).
     System,
+    /// The compressed image behind a loop-mounted (squashfs, Snap) install folder: a second
+    /// cache, apart from the decompressed file pages (firefox/kind.rs).
+    Image,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -122,6 +125,8 @@ pub struct ScanOptions {
     pub pid: Option<i32>,
     /// Also scan files `pid` maps from outside the install folder.
     pub include_mapped: bool,
+    /// The image behind the install folder's loop device, scanned as the `image` group.
+    pub image: Option<PathBuf>,
 }
 
 /// Scan `files` (already confined by `install::select`) and, if asked, the files `opts.pid` maps
@@ -146,6 +151,14 @@ pub fn scan(
         on_file(&report);
     }
     let mut groups = BTreeMap::from([("install", install)]);
+    if let Some(image) = &opts.image {
+        check(cancel)?;
+        let report = scanner.scan_file(image, Group::Image);
+        let mut totals = GroupTotals::empty();
+        totals.add(&report);
+        on_file(&report);
+        groups.insert("image", totals);
+    }
     let outside = match (&scanner.maps, opts.include_mapped) {
         (Some(maps), true) => maps.files_outside(&root),
         _ => Vec::new(),
