@@ -20,14 +20,16 @@
 //! - [`cli`]: the command-line front end: clap's definitions, one file per command (or small
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap;
 //! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all;
+//! - [`note`]: the codes (and params) of the notes replies carry, for the extension to word;
 //! - [`path_text`]: the one JSON encoding of a path (display text, plus the exact bytes where
 //!   they are not UTF-8), used by every serialised path field.
 //!
 //! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
-//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` and
-//! `path_text` are used by all and use none. The one sideways edge is `cli` → `host::manifest`
-//! (the `install` and `manifest` commands write what registers the host). So a new capability (a startup trace)
+//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error`,
+//! `note`, `path_text` are used by all and use none. The one sideways edge is `cli` →
+//! `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
+//! new capability (a startup trace)
 //! goes in the folder of its concern and touches no cycle.
 
 pub mod cli;
@@ -35,6 +37,7 @@ pub mod error;
 pub mod firefox;
 pub mod host;
 pub mod learn;
+pub mod note;
 pub mod pagecache;
 pub mod path_text;
 pub mod trace;

@@ -206,6 +206,8 @@ path_key!(file, "file", "file_b64");
 path_key!(manifest, "manifest", "manifest_b64");
 path_key!(binary, "binary", "binary_b64");
 path_key!(profile, "profile", "profile_b64");
+path_key!(loop_device, "loop_device", "loop_device_b64");
+path_key!(image, "image", "image_b64");
 
 #[cfg(test)]
 mod tests {

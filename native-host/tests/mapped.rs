@@ -116,6 +116,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
     let opts = ScanOptions {
         pid: Some(pid),
         include_mapped: true,
+        image: None,
     };
     let summary = residency::scan(
         &fx.folder(),
@@ -177,6 +178,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
             "pages mapped by a running process, or written and not yet on disk, stay in the cache"
         )
     );
+    assert_eq!(f.note_code, Some("pages_stayed"));
     drop(child);
 }
 
@@ -199,6 +201,7 @@ fn a_file_name_that_is_not_utf8_is_scanned_learned_and_planned() {
     let opts = ScanOptions {
         pid: Some(pid),
         include_mapped: false,
+        image: None,
     };
     let selected = about_startup_host::firefox::install::select(&fx.ff, &[]).unwrap();
     let summary = residency::scan(

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::pagecache::preload;
 use crate::pagecache::preload::Method;
+use crate::pagecache::Cache;
 use crate::EXTENSION_ID;
 
 pub(super) const EXAMPLES: &str = "\
@@ -45,7 +46,7 @@ pub(super) enum Cmd {
     /// Drop Firefox's files from the page cache, so the next start is cold.
     ///
     /// Pages mapped by a running process (a running Firefox keeps libxul.so mapped) stay.
-    Evict(Target),
+    Evict(EvictArgs),
     /// Record what the running Firefox's start needed (its working set) for `preload --plan`.
     ///
     /// Reads the pages the Firefox process tree has mapped (and, where the kernel reports it
@@ -143,6 +144,41 @@ pub(super) struct PreloadArgs {
     /// benchmark).
     #[arg(long, requires = "plan")]
     pub(super) file_order: bool,
+    /// Which cache to fill: a squashfs install (a Snap) has two, the files' decompressed pages
+    /// and the compressed image behind its loop device.
+    #[arg(long, value_enum, default_value_t = CacheArg::Files, conflicts_with = "plan")]
+    pub(super) cache: CacheArg,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct EvictArgs {
+    #[command(flatten)]
+    pub(super) target: Target,
+    /// Which cache to drop [default: all for the whole folder (a squashfs install's image too),
+    /// files for named files].
+    #[arg(long, value_enum)]
+    pub(super) cache: Option<CacheArg>,
+}
+
+/// `--cache` of preload and evict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum CacheArg {
+    /// The install's files (a squashfs install: their decompressed pages).
+    Files,
+    /// The compressed image behind a squashfs install's loop device.
+    Image,
+    /// Both.
+    All,
+}
+
+impl From<CacheArg> for Cache {
+    fn from(arg: CacheArg) -> Self {
+        match arg {
+            CacheArg::Files => Cache::Files,
+            CacheArg::Image => Cache::Image,
+            CacheArg::All => Cache::All,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -1,10 +1,14 @@
 //! Which Firefox and which of its files a command works on: `--firefox`, the paths, and the
 //! running Firefox when a command wants its mappings.
 
+use std::path::PathBuf;
+
 use crate::firefox::{
     self,
     install::{Install, Selection},
 };
+use crate::pagecache::beneath::Folders;
+use crate::pagecache::Cache;
 
 use super::args::Target;
 
@@ -36,8 +40,34 @@ pub(super) fn find_firefox(
             install.dir.display(),
             install.found_by
         );
+        eprintln!("Install: {}", install.kind.describe_line());
     }
     Ok((install, pid))
+}
+
+/// The paths a preload or evict of `cache` works on (install::with_cache), the held folders to
+/// open them beneath (install::cache_folders), and the cache used.
+pub(super) fn select_cache(
+    install: &Install,
+    target: &Target,
+    cache: Cache,
+) -> anyhow::Result<(Folders, Vec<PathBuf>, Cache)> {
+    let (folder, selected) = if cache == Cache::Image {
+        (None, Vec::new())
+    } else {
+        let selection = select(install, target)?;
+        (Some(selection.folder), selection.files)
+    };
+    let (paths, used) =
+        firefox::install::with_cache(install, selected, !target.paths.is_empty(), cache)
+            .ok_or_else(|| {
+                anyhow::anyhow!(if target.paths.is_empty() {
+                    "--cache image: this install is not on a loop device (no squashfs image), or the loop device reads its image with direct I/O (never cached)"
+                } else {
+                    "--cache image acts on the whole image: leave out the paths"
+                })
+            })?;
+    Ok((firefox::install::cache_folders(folder, &paths), paths, used))
 }
 
 /// The files of `target` (all of the install folder without paths), confined to it, and the

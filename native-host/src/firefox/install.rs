@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::firefox::kind::{self, InstallKind};
 use crate::firefox::{app_ini, process};
-use crate::pagecache::beneath::Folder;
+use crate::pagecache::beneath::{Folder, Folders};
+use crate::pagecache::Cache;
 use crate::Error;
 
 /// A Firefox install folder and how it was found (the CLI says which it chose).
@@ -19,6 +21,9 @@ pub struct Install {
     pub found_by: String,
     pub version: Option<String>,
     pub build_id: Option<String>,
+    /// What kind of install the folder is (package, tarball, Snap, Flatpak) and, for a Snap, the
+    /// image behind it.
+    pub kind: InstallKind,
 }
 
 /// Executable names of the Firefox flavours, looked up on PATH in this order.
@@ -119,11 +124,13 @@ fn process_install(pid: i32, how: String) -> Result<Install, Error> {
 
 fn install_at(dir: PathBuf, found_by: String) -> Install {
     let (version, build_id) = app_ini::read(&dir);
+    let kind = kind::describe(&dir);
     Install {
         dir,
         found_by,
         version,
         build_id,
+        kind,
     }
 }
 
@@ -278,6 +285,56 @@ fn resolve(root: &Path, requested: &Path) -> Result<(PathBuf, bool), Error> {
         ));
     }
     Ok((real, meta.is_dir()))
+}
+
+/// The paths a `preload` or `evict` of `cache` works on: the selected files, the image behind
+/// the install's loop device (a squashfs install, a Snap), or both, and the cache that is
+/// really acted on (`All` without an image is `Files`). `None` when `cache` is `Image` and the
+/// install has no loop image, or when `Image` comes with named files (the image is one file,
+/// read or dropped whole: there is nothing to name).
+#[must_use]
+pub fn with_cache(
+    install: &Install,
+    selected: Vec<PathBuf>,
+    files_named: bool,
+    cache: Cache,
+) -> Option<(Vec<PathBuf>, Cache)> {
+    let image = install
+        .kind
+        .image
+        .as_ref()
+        .filter(|i| !i.direct_io)
+        .map(|i| i.image.clone());
+    match (cache, image) {
+        (Cache::Files, _) | (Cache::All, None) => Some((selected, Cache::Files)),
+        (Cache::Image, Some(image)) if !files_named => Some((vec![image], Cache::Image)),
+        (Cache::Image, _) => None,
+        (Cache::All, Some(image)) => {
+            let mut paths = selected;
+            paths.push(image);
+            Some((paths, Cache::All))
+        }
+    }
+}
+
+/// The held folders the paths of [`with_cache`] are opened beneath: the selection's install
+/// folder, and for the loop image (a path from the kernel, outside the install folder) its own
+/// folder, realpath'ed and held the same way.
+#[must_use]
+pub fn cache_folders(install_folder: Option<Folder>, paths: &[PathBuf]) -> Folders {
+    let mut folders = Folders::default();
+    if let Some(folder) = install_folder {
+        folders.push(folder);
+    }
+    for path in paths {
+        if folders.holds(path) {
+            continue;
+        }
+        if let Some(folder) = path.parent().and_then(|p| Folder::open(p).ok()) {
+            folders.push(folder);
+        }
+    }
+    folders
 }
 
 /// Component-wise containment of two canonical paths: /usr/lib/firefox-esr2 is *not* inside

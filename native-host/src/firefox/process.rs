@@ -15,6 +15,7 @@ use procfs_core::FromRead;
 use serde::Serialize;
 
 use crate::firefox::app_ini;
+use crate::firefox::kind::{self, InstallKind};
 use crate::pagecache::sys;
 use crate::Error;
 
@@ -41,6 +42,8 @@ pub struct FirefoxInfo {
     pub started_at_ms: u64,
     pub start_precision_ms: u64,
     pub io: ProcessIo,
+    /// The kind of install `install_dir` is (added after `io`: fields are only appended).
+    pub install_kind: InstallKind,
 }
 
 /// The parent process's pid if it is a Firefox (its executable's folder holds application.ini).
@@ -110,12 +113,13 @@ pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
     Ok(FirefoxInfo {
         pid,
         exe,
-        install_dir,
+        install_dir: install_dir.clone(),
         version,
         build_id,
         started_at_ms: start_ms(btime, stat.starttime, tck),
         start_precision_ms: 1000 / tck,
         io: process_io(pid, &stat),
+        install_kind: kind::describe(&install_dir),
     })
 }
 
@@ -220,7 +224,7 @@ pub fn process_exe(pid: i32) -> io::Result<PathBuf> {
 
 /// A Firefox executable: its folder holds application.ini, and its name starts with "firefox"
 /// or the folder has omni.ja (renamed or rebranded builds).
-fn is_firefox_exe(exe: &Path) -> bool {
+pub(crate) fn is_firefox_exe(exe: &Path) -> bool {
     let Some(dir) = exe.parent() else {
         return false;
     };

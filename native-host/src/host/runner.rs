@@ -9,7 +9,8 @@ use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, Event, Reply, ReplyError};
 use crate::learn::{plan, workingset};
-use crate::pagecache::{evict, preload, residency};
+use crate::pagecache::beneath::Folders;
+use crate::pagecache::{evict, preload, residency, Cache};
 use crate::Error;
 
 /// The real work of `residency`, `preload` and `evict`: confine the paths first, then run. The
@@ -47,6 +48,8 @@ fn run(
             let opts = residency::ScanOptions {
                 pid: ctx.firefox_pid,
                 include_mapped: mapped.unwrap_or(true),
+                // A Snap's compressed image, with the whole folder only (like `mapped`).
+                image: image_of(install).filter(|_| files.is_none()),
             };
             let mut on_file = |report: &residency::FileReport| emit(Event::File(report.clone()));
             let summary = residency::scan(
@@ -64,6 +67,7 @@ fn run(
             method,
             jobs,
             plan,
+            cache,
         } => {
             let mut on_progress =
                 |progress: &preload::Progress| emit(Event::Progress(progress.clone()));
@@ -72,6 +76,11 @@ fn run(
                 if files.is_some() {
                     return Err(ReplyError::bad_request(
                         "\"files\" and \"plan\": true do not go together; the plan chooses the files",
+                    ));
+                }
+                if cache.is_some_and(|c| c != Cache::Files) {
+                    return Err(ReplyError::bad_request(
+                        "\"plan\": true reads the planned files only; leave \"cache\" out or send \"files\"",
                     ));
                 }
                 let state_dir = workingset::state_dir()?;
@@ -85,31 +94,35 @@ fn run(
                 )?;
                 return Ok(Reply::Preload(summary));
             }
-            let selected = select(install, files.as_deref())?;
+            let (folders, selected, used) =
+                select_cache(install, files.as_deref(), cache.unwrap_or_default())?;
             let opts = preload::Options {
                 method: method.unwrap_or_default(),
                 idle: idle.unwrap_or(false),
                 jobs: *jobs,
             };
-            let summary = preload::preload(
-                &selected.folder,
-                &selected.files,
-                &opts,
-                cancel,
-                &mut on_progress,
-            )?;
+            let mut summary =
+                preload::preload(&folders, &selected, &opts, cancel, &mut on_progress)?;
+            summary.cache = used;
             Ok(Reply::Preload(summary))
         }
-        Command::Evict { files } => {
-            let selected = select(install, files.as_deref())?;
+        Command::Evict { files, cache } => {
+            // A cold start of a squashfs install needs both caches dropped: the whole folder's
+            // evict drops the image too; named files drop only their own pages.
+            let default = if files.is_none() {
+                Cache::All
+            } else {
+                Cache::Files
+            };
+            let (folders, selected, used) =
+                select_cache(install, files.as_deref(), cache.unwrap_or(default))?;
             // evict() cannot be interrupted; honour a cancel that came before it started.
             if cancel.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled.into());
             }
-            Ok(Reply::Evict(evict::evict(
-                &selected.folder,
-                &selected.files,
-            )))
+            let mut summary = evict::evict(&folders, &selected);
+            summary.cache = used;
+            Ok(Reply::Evict(summary))
         }
         Command::Learn => {
             let pid = ctx
@@ -128,7 +141,7 @@ fn run(
                 &state_dir,
             )?)))
         }
-        Command::Hello
+        Command::Hello { .. }
         | Command::Firefox
         | Command::Cancel { .. }
         | Command::BenchRecord { .. }
@@ -140,6 +153,35 @@ fn run(
             command.name()
         ))),
     }
+}
+
+/// The image behind the install folder's loop device (a squashfs install), if any.
+fn image_of(install: &Install) -> Option<PathBuf> {
+    install.kind.image.as_ref().map(|i| i.image.clone())
+}
+
+/// The paths of `cache`: the confined files, the loop image, or both (install::with_cache), and
+/// the held folders they are opened beneath (install::cache_folders).
+fn select_cache(
+    install: &Install,
+    files: Option<&[PathBuf]>,
+    cache: Cache,
+) -> Result<(Folders, Vec<PathBuf>, Cache), ReplyError> {
+    let (folder, selected) = if cache == Cache::Image {
+        (None, Vec::new())
+    } else {
+        let selection = select(install, files)?;
+        (Some(selection.folder), selection.files)
+    };
+    let (paths, used) =
+        install::with_cache(install, selected, files.is_some(), cache).ok_or_else(|| {
+            ReplyError::bad_request(if files.is_some() {
+                "\"cache\": \"image\" acts on the whole image; leave \"files\" out"
+            } else {
+                "\"cache\": \"image\": this install is not on a loop device (no squashfs image), or its loop device reads the image with direct I/O (never cached)"
+            })
+        })?;
+    Ok((install::cache_folders(folder, &paths), paths, used))
 }
 
 /// Confinement to the install folder, before anything is opened; the folder's descriptor is
@@ -174,12 +216,10 @@ mod tests {
             found_by: "test".into(),
             version: None,
             build_id: None,
+            kind: crate::firefox::kind::describe(tmp.path()),
         };
-        let ctx = Context {
-            firefox_pid: None,
-            install: Ok(install),
-            bench_out: None,
-        };
+        let mut ctx = Context::without_firefox("test");
+        ctx.install = Ok(install);
         (tmp, odd, ctx)
     }
 

@@ -38,7 +38,10 @@ pub struct Status {
     pub enabled: bool,
     pub kind: Option<Kind>,
     pub last_run: Option<LastRun>,
+    /// English, for the CLI and older extensions; `note_code` is what to word (crate::note).
     pub note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note_code: Option<&'static str>,
 }
 
 /// Where things go: the config folder (XDG_CONFIG_HOME or ~/.config) and the state folder.
@@ -185,15 +188,13 @@ pub fn status_in(dirs: &Dirs) -> Status {
     } else {
         None
     };
+    let damon = damon_pageout_running(Path::new(KDAMONDS));
     Status {
         enabled: kind.is_some(),
         kind,
         last_run: last_run::read(&dirs.state),
-        note: damon_pageout_running(Path::new(KDAMONDS)).then(|| {
-            "a DAMON kdamond pages out page cache left idle for about a minute: a preload at \
-             login is undone unless Firefox starts within a minute or so"
-                .to_owned()
-        }),
+        note: damon.then(|| crate::note::Note::new(crate::note::DAMON_PAGEOUT).english()),
+        note_code: damon.then_some(crate::note::DAMON_PAGEOUT),
     }
 }
 
@@ -210,6 +211,7 @@ pub fn status(state_dir: &Path) -> Status {
             kind: None,
             last_run: last_run::read(state_dir),
             note: None,
+            note_code: None,
         },
     }
 }
@@ -336,9 +338,11 @@ mod tests {
             errors_omitted: 0,
             planned: true,
             bytes_planned: Some(1000),
+            bytes_planned_system: Some(0),
             bytes_install: 5000,
             order: None,
             pace: None,
+            cache: crate::pagecache::Cache::Files,
         };
         last_run::write(&d.state, &summary);
         let last = status_in(&d).last_run.unwrap();

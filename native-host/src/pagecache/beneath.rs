@@ -260,6 +260,12 @@ impl Folders {
         self.0.push(folder);
     }
 
+    /// Whether one of the folders holds `path`.
+    #[must_use]
+    pub fn holds(&self, path: &Path) -> bool {
+        self.0.iter().any(|f| f.holds(path))
+    }
+
     /// The first folder pushed (the plan's install folder).
     #[must_use]
     pub fn first(&self) -> Option<&Folder> {
@@ -287,6 +293,31 @@ impl Folders {
     /// [`Folder::stat`] beneath the deepest folder holding `path`.
     pub fn stat(&self, path: &Path) -> io::Result<Metadata> {
         self.holder(path)?.stat(path)
+    }
+}
+
+/// What opens files beneath held folders: one [`Folder`] (a request's install folder) or
+/// [`Folders`] (the install folder and a loop image's folder, a plan's system folders).
+pub trait Opener: Sync {
+    fn open_file(&self, path: &Path) -> io::Result<(File, Metadata)>;
+    fn stat(&self, path: &Path) -> io::Result<Metadata>;
+}
+
+impl Opener for Folder {
+    fn open_file(&self, path: &Path) -> io::Result<(File, Metadata)> {
+        Folder::open_file(self, path)
+    }
+    fn stat(&self, path: &Path) -> io::Result<Metadata> {
+        Folder::stat(self, path)
+    }
+}
+
+impl Opener for Folders {
+    fn open_file(&self, path: &Path) -> io::Result<(File, Metadata)> {
+        Folders::open_file(self, path)
+    }
+    fn stat(&self, path: &Path) -> io::Result<Metadata> {
+        Folders::stat(self, path)
     }
 }
 

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(test)]
 use crate::pagecache::beneath::Folder;
+use crate::pagecache::beneath::Opener;
 use crate::pagecache::sys::{self, Advice};
 use crate::pagecache::view::open_error;
 use crate::Error;
@@ -94,6 +96,9 @@ pub struct Summary {
     pub planned: bool,
     /// Bytes the plan names (`null` for a whole-folder preload).
     pub bytes_planned: Option<u64>,
+    /// The part of `bytes_planned` outside the install folder (system libraries and fonts), so
+    /// that the rest can be set against `bytes_install`; `null` for a whole-folder preload.
+    pub bytes_planned_system: Option<u64>,
     /// Bytes of the files a whole-folder preload would read.
     pub bytes_install: u64,
     /// Order of a planned preload's reads (`null` for a whole-folder preload).
@@ -101,6 +106,9 @@ pub struct Summary {
     /// How an idle planned preload yielded to others' I/O (pace.rs); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pagecache::pace::PaceReport>,
+    /// Which cache was filled: `files`, `image` (a squashfs install's compressed image) or
+    /// `all` (both); set by the caller that chose the paths.
+    pub cache: crate::pagecache::Cache,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
@@ -110,7 +118,7 @@ pub struct Summary {
 /// reflected by an event no later than 100 ms after it happened (several small files finishing
 /// within 100 ms share one event). `on_progress` runs on the calling thread only.
 pub fn preload(
-    folder: &Folder,
+    folder: &dyn Opener,
     files: &[PathBuf],
     opts: &Options,
     cancel: &AtomicBool,
@@ -160,9 +168,11 @@ pub fn preload(
         errors_omitted: 0,
         planned: false,
         bytes_planned: None,
+        bytes_planned_system: None,
         bytes_install,
         order: None,
         pace: None,
+        cache: crate::pagecache::Cache::Files,
     })
 }
 
@@ -186,7 +196,7 @@ pub(crate) fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
 /// errors right away. The size comes from `stat` beneath `folder` (no symlink followed, so no
 /// size of a file elsewhere gets into `bytes_install`); the worker opens the file beneath it.
 fn largest_first(
-    folder: &Folder,
+    folder: &dyn Opener,
     files: &[PathBuf],
     errors: &mut Vec<FileError>,
 ) -> Vec<(PathBuf, u64)> {
@@ -228,7 +238,7 @@ impl From<io::Error> for Stop {
 
 /// State shared by the workers: a work queue (an index into `work`) and the byte counter.
 struct Job<'a> {
-    folder: &'a Folder,
+    folder: &'a dyn Opener,
     work: &'a [(PathBuf, u64)],
     method: Method,
     idle: bool,

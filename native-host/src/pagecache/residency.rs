@@ -52,6 +52,9 @@ pub enum Group {
     Install,
     /// Mapped by Firefox from elsewhere (system libraries, fonts).
     System,
+    /// The compressed image behind a loop-mounted (squashfs, Snap) install folder: a second
+    /// cache, apart from the decompressed file pages (firefox/kind.rs).
+    Image,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -82,8 +85,11 @@ pub struct FileReport {
     pub size: u64,
     pub pages: u64,
     pub status: Status,
+    /// English, for the CLI and older extensions; `hidden_code` is what to word (crate::note).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hidden_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub resident_pages: Option<u64>,
@@ -122,6 +128,8 @@ pub struct ScanOptions {
     pub pid: Option<i32>,
     /// Also scan files `pid` maps from outside the install folder.
     pub include_mapped: bool,
+    /// The image behind the install folder's loop device, scanned as the `image` group.
+    pub image: Option<PathBuf>,
 }
 
 /// Scan `files` (already confined by `install::select`, opened beneath `install`) and, if asked,
@@ -146,6 +154,20 @@ pub fn scan(
         on_file(&report);
     }
     let mut groups = BTreeMap::from([("install", totals)]);
+    if let Some(image) = &opts.image {
+        check(cancel)?;
+        // The loop image (a path from the kernel) is opened beneath its own folder, held the
+        // same way as the install folder.
+        let report = match image.parent().map(Folder::open) {
+            Some(Ok(folder)) => scanner.scan_file(&folder, image, Group::Image),
+            Some(Err(e)) => FileReport::new(image, Group::Image).failed(open_error(&e)),
+            None => FileReport::new(image, Group::Image).failed("no folder".to_owned()),
+        };
+        let mut totals = GroupTotals::empty();
+        totals.add(&report);
+        on_file(&report);
+        groups.insert("image", totals);
+    }
     let outside = match (&scanner.maps, opts.include_mapped) {
         (Some(maps), true) => maps.files_outside(&root),
         _ => Vec::new(),
@@ -177,8 +199,7 @@ fn check(cancel: &AtomicBool) -> Result<(), Error> {
 }
 
 /// Why a file is `hidden` (docs/PROTOCOL.md).
-pub const HIDDEN_REASON: &str =
-    "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)";
+pub const HIDDEN_REASON: &str = crate::note::HIDDEN_NOT_OWNER_EN;
 
 /// Message of a file replaced or rewritten during the scan.
 const CHANGED: &str = "changed while scanned (Firefox updated?)";
@@ -235,6 +256,7 @@ impl FileReport {
             pages: 0,
             status: Status::Error,
             hidden_reason: None,
+            hidden_code: None,
             error: None,
             resident_pages: None,
             resident_ranges: None,
@@ -247,6 +269,7 @@ impl FileReport {
         self.status = Status::Error;
         self.error = Some(why);
         self.hidden_reason = None;
+        self.hidden_code = None;
         self.resident_pages = None;
         self.resident_ranges = None;
         self
@@ -317,6 +340,7 @@ impl Scanner {
             // Never call mincore here: its answer would be "all resident".
             report.status = Status::Hidden;
             report.hidden_reason = Some(HIDDEN_REASON.to_owned());
+            report.hidden_code = Some(crate::note::HIDDEN_NOT_OWNER);
         }
         match changed(&file, &before, folder, path) {
             Some(why) => report.failed(why.to_owned()),

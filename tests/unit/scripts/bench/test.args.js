@@ -34,7 +34,7 @@ test("mistakes are UsageErrors that say what is wanted", () => {
   const cases = [
     [["--runs", "0"], /--runs wants a whole number/],
     [["--runs", "2.5"], /--runs wants a whole number/],
-    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, preload, preload-plan, preload-plan-mapped, preload-plan-unsorted, login, login-no-preload, hot/],
+    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, preload, preload-image, preload-plan, preload-plan-mapped, preload-plan-unsorted, login, login-no-preload, hot/],
     [["--login-delay", "soon"], /--login-delay wants a whole number/],
     [["--scenarios", "hot,hot"], /at most once/],
     [["--slow-disk", "fast"], /MiB\/s:IOPS/],
