@@ -22,6 +22,7 @@ pub use crate::pagecache::preload::Order;
 use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
 use crate::pagecache::sys::{self, Advice, Extent};
 use crate::pagecache::view::{open_regular, pages_of, Viewer};
+use crate::trace::plan_source::{self, Pages, Traced, TracedFile};
 use crate::Error;
 
 /// Gaps between needed ranges shorter than this are read rather than skipped.
@@ -118,14 +119,46 @@ pub fn order_reads(reads: &mut [Read]) -> Order {
     Order::Disk
 }
 
-/// Knobs of the benchmark (`preload --plan --mapped-only --file-order`): what a user who cannot
-/// see residency would plan, and the plan without the disk order.
-#[derive(Debug, Clone, Copy, Default)]
+/// Where a plan's pages come from (`preload --plan --source`, the protocol's `source`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanSource {
+    /// The learned working set (workingset.rs): pagemap, and residency after a cold start.
+    #[default]
+    Learned,
+    /// Stored traces of this install and build: the pages a cold start read from disk and then
+    /// used (/proc/kpageflags), merged over the last traced starts (trace/plan_source.rs).
+    Trace,
+    /// Every page the newest trace of this build read, used or not: seed 002's replay.
+    TraceReads,
+}
+
+/// Knobs of the plan (`preload --plan --source … --gap-kib … --mapped-only --file-order
+/// --recorded-order`): the source, the gap read through, what a user who cannot see residency
+/// would plan, and the orders the benchmark compares.
+#[derive(Debug, Clone, Copy)]
 pub struct Knobs {
+    pub source: PlanSource,
+    /// Gaps between needed ranges up to this many bytes are read through.
+    pub gap: u64,
     /// Use only the pagemap part of the learned set.
     pub mapped_only: bool,
     /// Read in file order even where FIEMAP gives positions.
     pub file_order: bool,
+    /// With `TraceReads`: in the order the trace read them (grouped where contiguous).
+    pub recorded_order: bool,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            source: PlanSource::Learned,
+            gap: GAP_BYTES,
+            mapped_only: false,
+            file_order: false,
+            recorded_order: false,
+        }
+    }
 }
 
 /// Make the plan for the install folder `install_dir` from the learned `state`.
@@ -171,7 +204,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         let whole = vec![[0, now.size]];
         let ranges = match merged.get(path) {
             Some(learned) if learned.id == now => {
-                byte_ranges(&ranges_of(learned), page, now.size, GAP_BYTES)
+                byte_ranges(&ranges_of(learned), page, now.size, knobs.gap)
             }
             Some(_) => {
                 plan.changed.push(path.clone());
@@ -188,11 +221,21 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         .filter(|f| !install::is_inside(&root, &f.id.path) && is_system_file(&f.id.path))
     {
         if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
-            let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
+            let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, knobs.gap);
             wanted.push((learned.id.path.clone(), ranges));
         }
     }
     wanted.sort();
+    finish(plan, wanted, knobs)
+}
+
+/// The plan's reads from the byte ranges `wanted` per file: split at extents, with their disk
+/// positions, in disk order (or file order).
+fn finish(
+    mut plan: Plan,
+    wanted: Vec<(PathBuf, Vec<[u64; 2]>)>,
+    knobs: Knobs,
+) -> Result<Plan, Error> {
     for (path, ranges) in wanted {
         if ranges.is_empty() {
             continue;
@@ -221,6 +264,153 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     }
     plan.order = order_reads(&mut plan.reads);
     Ok(plan)
+}
+
+/// Make the plan from stored traces ([`PlanSource::Trace`] or [`PlanSource::TraceReads`]):
+/// the traced ranges of install files still as traced (same inode and size), whole files for
+/// those replaced since, nothing for install files no traced start read; system files the
+/// traces read where unchanged; profile and other files never.
+pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    // tracefs offsets are in 4 KiB pages (trace/event.rs), whatever the page size.
+    const TRACE_PAGE: u64 = 4096;
+    let root = install_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let by_path: HashMap<&Path, &TracedFile> =
+        traced.files.iter().map(|f| (f.path.as_path(), f)).collect();
+    let same =
+        |t: &TracedFile, now: &Identity| t.ino == now.ino && t.size.is_none_or(|s| s == now.size);
+    let mut plan = Plan {
+        files: Vec::new(),
+        reads: Vec::new(),
+        bytes_planned: 0,
+        bytes_install: 0,
+        order: Order::File,
+        changed: Vec::new(),
+    };
+    // Per file: its traced page ranges (None: read whole) and its size now.
+    let mut chosen: Vec<(PathBuf, Option<&TracedFile>, u64)> = Vec::new();
+    for path in install::list_files(&root)? {
+        let Ok(now) = Identity::current(&path) else {
+            continue;
+        };
+        plan.bytes_install += now.size;
+        match by_path.get(path.as_path()) {
+            Some(t) if same(t, &now) => chosen.push((path, Some(t), now.size)),
+            Some(_) => {
+                plan.changed.push(path.clone());
+                chosen.push((path, None, now.size));
+            }
+            None => {} // no traced start read it
+        }
+    }
+    for t in traced
+        .files
+        .iter()
+        .filter(|t| !install::is_inside(&root, &t.path) && is_system_file(&t.path))
+    {
+        if let Ok(now) = Identity::current(&t.path) {
+            if same(t, &now) {
+                chosen.push((t.path.clone(), Some(t), now.size));
+            }
+        }
+    }
+    chosen.sort_by(|a, b| a.0.cmp(&b.0));
+    if !(knobs.recorded_order && knobs.source == PlanSource::TraceReads) {
+        let wanted = chosen
+            .into_iter()
+            .map(|(path, t, size)| {
+                let ranges = t.map_or_else(
+                    || vec![[0, size]],
+                    |t| byte_ranges(&t.ranges, TRACE_PAGE, size, knobs.gap),
+                );
+                (path, ranges)
+            })
+            .collect();
+        return finish(plan, wanted, knobs);
+    }
+    // The replay in recorded order: the trace's reads one after the other, contiguous ones
+    // grouped (as seed 002 did), split at extents for their disk positions; changed files last.
+    let mut index_of: HashMap<PathBuf, usize> = HashMap::new();
+    let mut extents: Vec<Vec<Extent>> = Vec::new();
+    let mut whole: Vec<(usize, u64)> = Vec::new();
+    for (path, t, size) in &chosen {
+        let i = plan.files.len();
+        plan.files.push(path.clone());
+        extents.push(
+            File::open(path)
+                .and_then(|f| sys::fiemap(&f))
+                .unwrap_or_default(),
+        );
+        match t {
+            Some(_) => {
+                index_of.insert(path.clone(), i);
+            }
+            None => whole.push((i, *size)),
+        }
+    }
+    let push = |plan: &mut Plan, file: usize, offset: u64, len: u64| {
+        plan.bytes_planned += len;
+        for (offset, len, physical) in split_by_extents(offset, len, &extents[file]) {
+            plan.reads.push(Read {
+                file,
+                offset,
+                len,
+                physical,
+            });
+        }
+    };
+    for &(fi, first, count) in &traced.recorded {
+        let Some(&file) = index_of.get(&traced.files[fi].path) else {
+            continue;
+        };
+        let size = chosen[file].2;
+        let [[offset, len]] = byte_ranges(&[[first, count]], TRACE_PAGE, size, 0)[..] else {
+            continue;
+        };
+        push(&mut plan, file, offset, len);
+    }
+    for (file, size) in whole {
+        push(&mut plan, file, 0, size);
+    }
+    plan.order = Order::Recorded;
+    Ok(plan)
+}
+
+/// The traced plan for the install `install_dir` from the traces stored in `state_dir`.
+/// Fails, naming what to do, when no stored trace is of this install and build (or, for
+/// [`PlanSource::Trace`], none knows which pages were used).
+pub fn traced_plan(install_dir: &Path, state_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    let root = install_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let (_, build_id) = crate::firefox::app_ini::read(&root);
+    let traces = plan_source::load(
+        &state_dir.join("traces"),
+        &root,
+        crate::trace::store::MAX_TRACES,
+    );
+    let pages = if knobs.source == PlanSource::TraceReads {
+        Pages::Read
+    } else {
+        Pages::Used
+    };
+    let picked = plan_source::of_build(&traces, build_id.as_deref(), pages);
+    if picked.is_empty() {
+        let why = match plan_source::other_build(&traces, build_id.as_deref()) {
+            Some(old) => format!(
+                "the stored traces are of Firefox build {old}, this one is build {}",
+                build_id.as_deref().unwrap_or("unknown")
+            ),
+            None if traces.is_empty() => "no stored trace of this Firefox".to_owned(),
+            None => "no stored trace of this Firefox build says which pages were used (recorded without root or /proc/kpageflags)".to_owned(),
+        };
+        return Err(Error::io(
+            format!("{why}; record one: {}", crate::trace::store::RECORD_COMMAND),
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    make_traced(&plan_source::merge(&picked, pages), &root, knobs)
 }
 
 /// Folders whose files a plan may read besides the install folder: where a distribution puts
@@ -404,8 +594,13 @@ pub fn preload_planned(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
-    let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
-    let plan = make_with(&state, install_dir, knobs)?;
+    let plan = match knobs.source {
+        PlanSource::Learned => {
+            let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
+            make_with(&state, install_dir, knobs)?
+        }
+        PlanSource::Trace | PlanSource::TraceReads => traced_plan(install_dir, state_dir, knobs)?,
+    };
     let summary = run(&plan, idle, cancel, on_progress)?;
     crate::learn::last_run::write(state_dir, &summary);
     Ok(summary)
@@ -643,6 +838,7 @@ mod tests {
         let knobs = Knobs {
             file_order: true,
             mapped_only: true,
+            ..Knobs::default()
         };
         let unsorted = make_with(&state, dir.path(), knobs).unwrap();
         assert_eq!(unsorted.order, Order::File);
