@@ -121,7 +121,7 @@ pub fn order_reads(reads: &mut [Read]) -> Order {
 
 /// Where a plan's pages come from (`preload --plan --source`, the protocol's `source`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "snake_case")]
 pub enum PlanSource {
     /// The learned working set (workingset.rs): pagemap, and residency after a cold start.
     #[default]
@@ -631,20 +631,94 @@ pub struct PlanStatus {
     #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
     pub uncached_files_omitted: u64,
     pub autostart: crate::learn::autostart::Status,
+    /// Which plan this is (`plan_status`'s `source`).
+    pub source: PlanSource,
+    /// The install's build now (application.ini's BuildID).
+    pub build_id: Option<String>,
+    /// The build the newest learned start (or, for a traced source, the newest trace) was of;
+    /// `None` where it was not recorded.
+    pub learned_build_id: Option<String>,
+    /// The plan was learned for another build than the install's now (BuildID differs, or,
+    /// for starts without a BuildID, libxul.so is another file): a Firefox update. The learned
+    /// plan then reads the changed files whole, and the next start is learned again.
+    pub stale: bool,
 }
 
-/// What `plan_status` reports for the install folder `install_dir`.
+/// Whether the learned `start` is of another build than `build_id` of the install `root`.
+fn start_is_stale(start: &workingset::Start, root: &Path, build_id: Option<&str>) -> bool {
+    if let (Some(then), Some(now)) = (start.build_id.as_deref(), build_id) {
+        return then != now;
+    }
+    let libxul = root.join("libxul.so");
+    start
+        .files
+        .iter()
+        .find(|f| f.id.path == libxul)
+        .is_some_and(|f| Identity::current(&f.id.path).map_or(true, |now| now != f.id))
+}
+
+/// What `plan_status` reports for the install folder `install_dir` (the learned plan).
 pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error> {
+    status_of(install_dir, state_dir, PlanSource::Learned)
+}
+
+/// What `plan_status` reports for the plan of `source`.
+pub fn status_of(
+    install_dir: &Path,
+    state_dir: &Path,
+    source: PlanSource,
+) -> Result<PlanStatus, Error> {
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let (_, build_id) = crate::firefox::app_ini::read(&root);
     // "Learned" and the count of starts are this install's, not another Firefox's.
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE)).for_install(&root);
-    let plan = make(&state, install_dir)?;
-    let learned = !state.starts.is_empty();
+    let (plan, learned, starts, learned_build_id, stale) = if source == PlanSource::Learned {
+        let newest = state.starts.last();
+        (
+            make(&state, install_dir)?,
+            newest.is_some(),
+            state.starts.len(),
+            newest.and_then(|s| s.build_id.clone()),
+            newest.is_some_and(|s| start_is_stale(s, &root, build_id.as_deref())),
+        )
+    } else {
+        let traces = plan_source::load(
+            &state_dir.join("traces"),
+            &root,
+            crate::trace::store::MAX_TRACES,
+        );
+        let pages = if source == PlanSource::TraceReads {
+            Pages::Read
+        } else {
+            Pages::Used
+        };
+        let used = plan_source::of_build(&traces, build_id.as_deref(), pages).len();
+        let knobs = Knobs {
+            source,
+            ..Knobs::default()
+        };
+        let plan = match traced_plan(install_dir, state_dir, knobs) {
+            Ok(plan) => plan,
+            // Nothing traced for this build: what the install holds, nothing planned.
+            Err(_) => make(&workingset::State::default(), install_dir)?,
+        };
+        (
+            plan,
+            used > 0,
+            used,
+            traces.first().and_then(|(_, t)| t.build_id.clone()),
+            plan_source::other_build(&traces, build_id.as_deref()).is_some(),
+        )
+    };
     Ok(PlanStatus {
+        source,
+        build_id,
+        learned_build_id,
+        stale,
         learned,
-        starts: state.starts.len(),
+        starts,
         planned_bytes: if learned { plan.bytes_planned } else { 0 },
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
@@ -804,6 +878,7 @@ mod tests {
             pid: 1,
             install_dir: dir.path().into(),
             page_size: page,
+            build_id: None,
             files: vec![
                 learned(&big, vec![[0, 2], [300, 10]]),
                 learned(&changed, vec![[0, 1]]),
@@ -817,6 +892,7 @@ mod tests {
             pid: 2,
             install_dir: "/opt/other-firefox".into(),
             page_size: page,
+            build_id: None,
             files: vec![FileSet {
                 install: false,
                 ..learned(env, vec![[0, 1]])
@@ -845,5 +921,179 @@ mod tests {
         assert_eq!(unsorted.bytes_planned, plan.bytes_planned);
         let err = run(&plan, false, &AtomicBool::new(true), &mut |_| {}).unwrap_err();
         assert!(matches!(err, Error::Cancelled));
+    }
+
+    /// A fake install folder (application.ini, libxul.so, omni.ja) in a temporary folder.
+    fn fake_install(build: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        set_build(&root, build);
+        std::fs::write(root.join("libxul.so"), vec![1u8; 64 * 4096]).unwrap();
+        std::fs::write(root.join("omni.ja"), vec![2u8; 16 * 4096]).unwrap();
+        (dir, root)
+    }
+
+    fn set_build(root: &Path, build: &str) {
+        std::fs::write(
+            root.join("application.ini"),
+            format!("[App]\nVersion=153.0\nBuildID={build}\n"),
+        )
+        .unwrap();
+    }
+
+    /// An update as a package manager does it: new files renamed over the old ones.
+    fn replace(path: &Path, bytes: usize) {
+        let tmp = path.with_extension("new");
+        std::fs::write(&tmp, vec![3u8; bytes]).unwrap();
+        std::fs::rename(&tmp, path).unwrap();
+    }
+
+    fn learned_start(root: &Path, build: Option<&str>) -> Start {
+        let set = |name: &str, ranges: Vec<[u64; 2]>| FileSet {
+            id: Identity::current(&root.join(name)).unwrap(),
+            install: true,
+            resident: false,
+            ranges,
+            mapped_ranges: None,
+        };
+        Start {
+            at_ms: 1,
+            pid: 1,
+            install_dir: root.to_path_buf(),
+            page_size: 4096,
+            files: vec![set("libxul.so", vec![[0, 2]]), set("omni.ja", vec![[1, 1]])],
+            build_id: build.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn an_update_makes_the_plan_stale_and_the_new_build_is_read_not_the_old_ranges() {
+        let (_dir, root) = fake_install("20260101000000");
+        let state_dir = tempfile::tempdir().unwrap();
+        let mut state = State::default();
+        state.push(learned_start(&root, Some("20260101000000")));
+        workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
+        let before = status(&root, state_dir.path()).unwrap();
+        assert!(before.learned && !before.stale);
+        assert_eq!(before.learned_build_id.as_deref(), Some("20260101000000"));
+        // application.ini was never learned: read whole, like any file a start did not show.
+        let ini = || {
+            std::fs::metadata(root.join("application.ini"))
+                .unwrap()
+                .len()
+        };
+        assert_eq!(before.planned_bytes, 2 * 4096 + 4096 + ini());
+
+        // Firefox is updated: a new BuildID and a new libxul.so (another inode, another size).
+        set_build(&root, "20260202000000");
+        replace(&root.join("libxul.so"), 80 * 4096);
+        let after = status(&root, state_dir.path()).unwrap();
+        assert!(after.stale, "{after:?}");
+        assert_eq!(after.build_id.as_deref(), Some("20260202000000"));
+        assert_eq!(after.learned_build_id.as_deref(), Some("20260101000000"));
+        assert_eq!(after.changed_files, [root.join("libxul.so")]);
+        // The preload reads the new libxul.so whole (not the two pages learned of the old one)
+        // and still only the learned page of the unchanged omni.ja.
+        let plan = make(&state, &root).unwrap();
+        let xul = plan
+            .files
+            .iter()
+            .position(|p| p.ends_with("libxul.so"))
+            .unwrap();
+        let xul_bytes: u64 = plan
+            .reads
+            .iter()
+            .filter(|r| r.file == xul)
+            .map(|r| r.len)
+            .sum();
+        assert_eq!(xul_bytes, 80 * 4096);
+        assert_eq!(plan.bytes_planned, 80 * 4096 + 4096 + ini());
+
+        // The next start is learned for the new build: no longer stale.
+        state.push(learned_start(&root, Some("20260202000000")));
+        workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
+        let relearned = status(&root, state_dir.path()).unwrap();
+        assert!(!relearned.stale && relearned.changed_files.is_empty());
+
+        // A start learned before BuildIDs were recorded: libxul.so replaced also means stale.
+        let mut old = State::default();
+        old.push(learned_start(&root, None));
+        workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &old).unwrap();
+        assert!(!status(&root, state_dir.path()).unwrap().stale);
+        replace(&root.join("libxul.so"), 81 * 4096);
+        assert!(status(&root, state_dir.path()).unwrap().stale);
+    }
+
+    #[test]
+    fn a_traced_plan_reads_used_ranges_whole_changed_files_and_skips_untraced_ones() {
+        let (_dir, root) = fake_install("B1");
+        std::fs::write(root.join("untraced.so"), vec![0u8; 4096]).unwrap();
+        let traced_file = |name: &str, ranges: Vec<[u64; 2]>| {
+            let meta = std::fs::metadata(root.join(name)).unwrap();
+            TracedFile {
+                path: root.join(name),
+                ino: std::os::unix::fs::MetadataExt::ino(&meta),
+                size: Some(meta.len()),
+                ranges,
+            }
+        };
+        let traced = Traced {
+            // libxul: pages 0-1, 4 (gap of 2 pages), 40; omni.ja: page 3.
+            files: vec![
+                traced_file("libxul.so", vec![[0, 2], [4, 1], [40, 1]]),
+                traced_file("omni.ja", vec![[3, 1]]),
+            ],
+            recorded: vec![(0, 40, 1), (1, 3, 1), (0, 0, 2), (0, 4, 1)],
+            trace_ids: vec!["t".into()],
+        };
+        let knobs = |gap: u64| Knobs {
+            source: PlanSource::Trace,
+            gap,
+            ..Knobs::default()
+        };
+        let exact = make_traced(&traced, &root, knobs(0)).unwrap();
+        assert_eq!(exact.bytes_planned, 5 * 4096);
+        assert!(!exact.files.iter().any(|p| p.ends_with("untraced.so")));
+        // An 8 KiB gap is read through, the 35-page one is not.
+        let joined = make_traced(&traced, &root, knobs(8192)).unwrap();
+        assert_eq!(joined.bytes_planned, 7 * 4096);
+        // The replay in recorded order keeps the trace's order.
+        let replay = make_traced(
+            &traced,
+            &root,
+            Knobs {
+                source: PlanSource::TraceReads,
+                gap: 0,
+                recorded_order: true,
+                ..Knobs::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(replay.order, Order::Recorded);
+        let seq: Vec<_> = replay
+            .reads
+            .iter()
+            .map(|r| {
+                (
+                    replay.files[r.file].file_name().unwrap().to_owned(),
+                    r.offset,
+                )
+            })
+            .collect();
+        let name = |n: &str| std::ffi::OsString::from(n);
+        assert_eq!(
+            seq,
+            [
+                (name("libxul.so"), 40 * 4096),
+                (name("omni.ja"), 3 * 4096),
+                (name("libxul.so"), 0),
+                (name("libxul.so"), 4 * 4096)
+            ]
+        );
+        // omni.ja replaced since the trace: read whole, reported as changed.
+        replace(&root.join("omni.ja"), 20 * 4096);
+        let after = make_traced(&traced, &root, knobs(0)).unwrap();
+        assert_eq!(after.changed, [root.join("omni.ja")]);
+        assert_eq!(after.bytes_planned, 4 * 4096 + 20 * 4096);
     }
 }
