@@ -62,6 +62,10 @@ export function planView(status) {
     installBytes,
     plannedFraction: plannedBytes !== null && installBytes ? plannedBytes / installBytes : null,
     changedFiles: Array.isArray(status?.changed_files) ? status.changed_files : [],
+    // A Firefox update since the plan was learned (hosts before it: false, builds null).
+    stale: status?.stale === true,
+    buildId: typeof status?.build_id === "string" ? status.build_id : null,
+    learnedBuildId: typeof status?.learned_build_id === "string" ? status.learned_build_id : null,
     // null: residency is hidden from this user, so which files are uncached is not known
     uncached: uncached && {
       count: uncached.length,
@@ -81,6 +85,8 @@ export function planView(status) {
         : null,
     },
     note: typeof autostart.note === "string" && autostart.note ? autostart.note : null,
+    // The kernel reclaims idle page cache by itself (DAMON pageout): a login preload does not stay.
+    damonPageout: autostart.damon_pageout === true,
   };
 }
 
@@ -123,6 +129,9 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
         formatPercent(view.plannedFraction, locale),
       ]),
     });
+    if (view.stale) {
+      lines.push({ id: "stale", text: t("planStale", [view.learnedBuildId ?? "—", view.buildId ?? "—"]) });
+    }
     if (view.changedFiles.length > 0) {
       lines.push({ id: "changed", text: t("planChanged", [String(view.changedFiles.length)]) });
     }
@@ -139,7 +148,10 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
   } else if (autostart.enabled) {
     lines.push({ id: "last-run", text: t("planNeverRan") });
   }
-  if (view.note) {
+  if (view.damonPageout) {
+    // Worded here rather than the host's English note, which says the same.
+    lines.push({ id: "damon", text: t("planDamon") });
+  } else if (view.note) {
     lines.push({ id: "note", text: t("planNote", [view.note]) });
   }
   return lines;

@@ -552,6 +552,7 @@ mod tests {
                     kind: None,
                     last_run: None,
                     note: None,
+                    damon_pageout: false,
                 },
                 source: plan::PlanSource::Learned,
                 build_id: None,

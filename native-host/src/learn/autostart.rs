@@ -39,6 +39,9 @@ pub struct Status {
     pub kind: Option<Kind>,
     pub last_run: Option<LastRun>,
     pub note: Option<String>,
+    /// A DAMON kdamond with a `pageout` scheme runs: page cache left idle for about a minute is
+    /// reclaimed, so a preload at login does not stay until a later launch (the page words it).
+    pub damon_pageout: bool,
 }
 
 /// Where things go: the config folder (XDG_CONFIG_HOME or ~/.config) and the state folder.
@@ -184,11 +187,13 @@ pub fn status_in(dirs: &Dirs) -> Status {
     } else {
         None
     };
+    let damon = damon_pageout_running(Path::new(KDAMONDS));
     Status {
         enabled: kind.is_some(),
         kind,
         last_run: last_run::read(&dirs.state),
-        note: damon_pageout_running(Path::new(KDAMONDS)).then(|| {
+        damon_pageout: damon,
+        note: damon.then(|| {
             "a DAMON kdamond pages out page cache left idle for about a minute: a preload at \
              login is undone unless Firefox starts within a minute or so"
                 .to_owned()
@@ -209,6 +214,7 @@ pub fn status(state_dir: &Path) -> Status {
             kind: None,
             last_run: last_run::read(state_dir),
             note: None,
+            damon_pageout: damon_pageout_running(Path::new(KDAMONDS)),
         },
     }
 }
