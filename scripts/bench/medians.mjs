@@ -3,7 +3,7 @@
 //   floor = (bytes a cold start must read) / throttle bandwidth + a hot start
 // where "must read" is what the stored traces say the start read from disk and then used, in the
 // install folder (the only files the benchmark evicts). docs/benchmarks.md uses it.
-//   node scripts/bench/medians.mjs --traces DIR [--traces DIR …] RUN.json …
+//   node scripts/bench/medians.mjs --traces DIR [--traces DIR …] RUN.json[=LABEL] …
 // Pure helpers are exported for the unit tests; main() reads files.
 import fs from "node:fs";
 import path from "node:path";
@@ -78,7 +78,15 @@ export function markdown(rows) {
 
 function main(argv) {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { traces: { type: "string", multiple: true } } });
-  const docs = positionals.map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+  // RUN.json=LABEL names that run's scenario LABEL in the table (e.g. one point of a gap sweep).
+  const docs = positionals.map((arg) => {
+    const [file, label] = arg.split("=");
+    const doc = JSON.parse(fs.readFileSync(file, "utf8"));
+    if (label) {
+      doc.history = (doc.history ?? []).map((r) => ({ ...r, bench: { ...r.bench, scenario: label } }));
+    }
+    return doc;
+  });
   const records = docs.flatMap((d) => d.history ?? []);
   const bps = docs.find((d) => d.bench?.slowDisk)?.bench.slowDisk.bps ?? null;
   const installDir = docs.find((d) => d.bench?.firefox)?.bench.firefox.installDir ?? "/usr/lib/firefox-esr";
