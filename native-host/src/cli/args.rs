@@ -144,7 +144,8 @@ pub(super) struct PreloadArgs {
     #[arg(long, value_enum, default_value_t = SourceArg::Learned, requires = "plan")]
     pub(super) source: SourceArg,
     /// With --plan: gaps between needed ranges up to this many KiB are read through rather
-    /// than skipped [default: 256, measured in docs/benchmarks.md].
+    /// than skipped [default: 256 for the learned plan; 0 for traced ones, swept in
+    /// docs/benchmarks.md].
     #[arg(long, value_name = "KIB", requires = "plan")]
     pub(super) gap_kib: Option<u64>,
     /// With --plan --source trace-reads: read in the order the traced start read, not in disk

@@ -50,9 +50,7 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
             args.idle,
             plan::Knobs {
                 source: args.source.into(),
-                gap: args
-                    .gap_kib
-                    .map_or(plan::GAP_BYTES, |k| k.saturating_mul(1024)),
+                gap: args.gap_kib.map(|k| k.saturating_mul(1024)),
                 mapped_only: args.mapped_only,
                 file_order: args.file_order,
                 recorded_order: args.recorded_order,

@@ -65,7 +65,7 @@ fn run(
                     idle.unwrap_or(false),
                     plan::Knobs {
                         source: source.unwrap_or_default(),
-                        gap: gap_kib.map_or(plan::GAP_BYTES, |k| k.saturating_mul(1024)),
+                        gap: gap_kib.map(|k| k.saturating_mul(1024)),
                         ..plan::Knobs::default()
                     },
                     cancel,

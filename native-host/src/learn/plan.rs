@@ -35,6 +35,13 @@ use crate::Error;
 /// and also the size the kernel's own readahead would have read around a needed page anyway
 /// (ondemand readahead ramps up to read_ahead_kb, 128 KiB by default).
 pub const GAP_BYTES: u64 = 256 * 1024;
+
+/// The gap read through for the traced plan ([`PlanSource::Trace`]), **measured**: swept on the
+/// throttled disk at 128 KiB readahead (docs/benchmarks.md, "The gap, swept"), preload + start
+/// grew with the gap: 0 < 64 KiB < 256 KiB < 1 MiB. The traced ranges are exact pages, and with
+/// one reader that queues the next range (readahead(2)) while it reads the current one, a
+/// request saved does not pay for the bytes read through on this disk.
+pub const TRACE_GAP_BYTES: u64 = 0;
 /// Read buffer, reused for every range (large reads, as `preload`'s `read`).
 const READ_BUF: usize = 1024 * 1024;
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -139,8 +146,9 @@ pub enum PlanSource {
 #[derive(Debug, Clone, Copy)]
 pub struct Knobs {
     pub source: PlanSource,
-    /// Gaps between needed ranges up to this many bytes are read through.
-    pub gap: u64,
+    /// Gaps between needed ranges up to this many bytes are read through; `None`: the source's
+    /// default ([`GAP_BYTES`] for the learned plan, [`TRACE_GAP_BYTES`] for traced ones).
+    pub gap: Option<u64>,
     /// Use only the pagemap part of the learned set.
     pub mapped_only: bool,
     /// Read in file order even where FIEMAP gives positions.
@@ -149,11 +157,22 @@ pub struct Knobs {
     pub recorded_order: bool,
 }
 
+impl Knobs {
+    /// The gap in bytes: the one asked for, else the source's default.
+    #[must_use]
+    pub fn gap_bytes(&self) -> u64 {
+        self.gap.unwrap_or(match self.source {
+            PlanSource::Learned => GAP_BYTES,
+            PlanSource::Trace | PlanSource::TraceReads => TRACE_GAP_BYTES,
+        })
+    }
+}
+
 impl Default for Knobs {
     fn default() -> Self {
         Knobs {
             source: PlanSource::Learned,
-            gap: GAP_BYTES,
+            gap: None,
             mapped_only: false,
             file_order: false,
             recorded_order: false,
@@ -204,7 +223,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         let whole = vec![[0, now.size]];
         let ranges = match merged.get(path) {
             Some(learned) if learned.id == now => {
-                byte_ranges(&ranges_of(learned), page, now.size, knobs.gap)
+                byte_ranges(&ranges_of(learned), page, now.size, knobs.gap_bytes())
             }
             Some(_) => {
                 plan.changed.push(path.clone());
@@ -221,7 +240,12 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         .filter(|f| !install::is_inside(&root, &f.id.path) && is_system_file(&f.id.path))
     {
         if Identity::current(&learned.id.path).is_ok_and(|now| now == learned.id) {
-            let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, knobs.gap);
+            let ranges = byte_ranges(
+                &ranges_of(learned),
+                page,
+                learned.id.size,
+                knobs.gap_bytes(),
+            );
             wanted.push((learned.id.path.clone(), ranges));
         }
     }
@@ -322,7 +346,7 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
             .map(|(path, t, size)| {
                 let ranges = t.map_or_else(
                     || vec![[0, size]],
-                    |t| byte_ranges(&t.ranges, TRACE_PAGE, size, knobs.gap),
+                    |t| byte_ranges(&t.ranges, TRACE_PAGE, size, knobs.gap_bytes()),
                 );
                 (path, ranges)
             })
@@ -1048,7 +1072,7 @@ mod tests {
         };
         let knobs = |gap: u64| Knobs {
             source: PlanSource::Trace,
-            gap,
+            gap: Some(gap),
             ..Knobs::default()
         };
         let exact = make_traced(&traced, &root, knobs(0)).unwrap();
@@ -1063,7 +1087,7 @@ mod tests {
             &root,
             Knobs {
                 source: PlanSource::TraceReads,
-                gap: 0,
+                gap: Some(0),
                 recorded_order: true,
                 ..Knobs::default()
             },
