@@ -8,6 +8,7 @@ import { learnOnce } from "./lib/plan.js";
 import { quitFirefox, reportToBench } from "./lib/bench-report.js";
 import { CURRENT_START_KEY } from "./lib/history.js";
 import { startupApi } from "./lib/mode.js";
+import { helloHint, withHelloHint } from "./lib/hello-hint.js";
 
 // about:startup in full mode, the extension's own page in basic mode (lib/page-url.js).
 function openPage(options) {
@@ -20,6 +21,16 @@ function openPage(options) {
 // when the popup closes. While the native port is open Firefox does not suspend this event page;
 // the relay closes it once no page or popup is open and nothing runs.
 const hostConnection = new HostConnection(() => browser.runtime.connectNative(HOST_NAME));
+// A Snap or Flatpak Firefox starts the host through the desktop portal, not as its child: every
+// hello then says which Firefox this is, and the host matches it against the running processes
+// (lib/hello-hint.js). The first hello may go out before the browser info is in; later ones
+// (the page's) carry it.
+let browserHint = null;
+browser.runtime.getBrowserInfo().then(
+  (info) => (browserHint = helloHint(info)),
+  () => {},
+);
+withHelloHint(hostConnection, () => browserHint);
 const hostRelay = new HostRelay(hostConnection);
 browser.runtime.onConnect.addListener((port) => {
   if (port.name === RELAY_PORT_NAME) {

@@ -3,7 +3,8 @@
 // the host's plan. Pure: storage and the host come in as parameters, words through `t(key, subs)`.
 // No browser.*, no DOM.
 import { HOST_DISCONNECTED, HOST_MISSING } from "./host-client.js";
-import { formatDateTime, formatMB, formatPercent } from "./format.js";
+import { formatDateTime, formatMB, formatPercent, formatSeconds } from "./format.js";
+import { hostNoteText } from "./host-notes.js";
 
 /** storage.local key of the last `learn` the background sent: {startId, at, status, result, error, lastLearned}. */
 export const LEARN_KEY = "plan.learn";
@@ -53,6 +54,10 @@ export function planView(status) {
     : null;
   const plannedBytes = isCount(status?.planned_bytes) ? status.planned_bytes : null;
   const installBytes = isCount(status?.install_bytes) ? status.install_bytes : null;
+  // The plan names system libraries too: only its install part is a share of the install folder.
+  // A host older than the split sends only the total (both parts null then).
+  const split = isCount(status?.planned_install_bytes) && isCount(status?.planned_system_bytes);
+  const plannedInstallBytes = split ? status.planned_install_bytes : null;
   return {
     state: status?.learned ? "learned" : "none",
     learned: Boolean(status?.learned),
@@ -60,7 +65,9 @@ export function planView(status) {
     plannedBytes,
     plannedFiles: isCount(status?.planned_files) ? status.planned_files : null,
     installBytes,
-    plannedFraction: plannedBytes !== null && installBytes ? plannedBytes / installBytes : null,
+    plannedInstallBytes,
+    plannedSystemBytes: split ? status.planned_system_bytes : null,
+    plannedFraction: plannedInstallBytes !== null && installBytes ? plannedInstallBytes / installBytes : null,
     changedFiles: Array.isArray(status?.changed_files) ? status.changed_files : [],
     // A Firefox update since the plan was learned (hosts before it: false, builds null).
     stale: status?.stale === true,
@@ -84,7 +91,8 @@ export function planView(status) {
           }
         : null,
     },
-    note: typeof autostart.note === "string" && autostart.note ? autostart.note : null,
+    // the host's code (lib/host-notes.js words it); its English `note` is for older add-ons
+    noteCode: typeof autostart.note_code === "string" && autostart.note_code ? autostart.note_code : null,
     // The kernel reclaims idle page cache by itself (DAMON pageout): a login preload does not stay.
     damonPageout: autostart.damon_pageout === true,
   };
@@ -122,12 +130,16 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
   if (view.learned) {
     lines.push({
       id: "learned",
-      text: t("planLearned", [
-        String(view.starts),
-        formatMB(view.plannedBytes, locale),
-        formatMB(view.installBytes, locale),
-        formatPercent(view.plannedFraction, locale),
-      ]),
+      text:
+        view.plannedInstallBytes === null
+          ? t("planLearnedTotal", [String(view.starts), formatMB(view.plannedBytes, locale), formatMB(view.installBytes, locale)])
+          : t("planLearned", [
+              String(view.starts),
+              formatMB(view.plannedInstallBytes, locale),
+              formatPercent(view.plannedFraction, locale),
+              formatMB(view.installBytes, locale),
+              formatMB(view.plannedSystemBytes, locale),
+            ]),
     });
     if (view.stale) {
       lines.push({ id: "stale", text: t("planStale", [view.learnedBuildId ?? "—", view.buildId ?? "—"]) });
@@ -149,17 +161,17 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
     lines.push({ id: "last-run", text: t("planNeverRan") });
   }
   if (view.damonPageout) {
-    // Worded here rather than the host's English note, which says the same.
+    // Worded here rather than through the host's note code, which says the same.
     lines.push({ id: "damon", text: t("planDamon") });
-  } else if (view.note) {
-    lines.push({ id: "note", text: t("planNote", [view.note]) });
+  } else if (view.noteCode) {
+    lines.push({ id: "note", text: t("planNote", [hostNoteText(view.noteCode, t)]) });
   }
   return lines;
 }
 
 function lastRunText(run, t, { when, locale }) {
   const at = run.at === null ? "—" : when(run.at);
-  const seconds = run.elapsedMs === null ? "—" : `${(run.elapsedMs / 1000).toFixed(1)} s`;
+  const seconds = formatSeconds(run.elapsedMs, locale);
   return t(run.planned ? "planLastRunPlanned" : "planLastRunFull", [at, formatMB(run.bytes, locale), seconds]);
 }
 

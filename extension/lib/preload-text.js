@@ -1,6 +1,21 @@
 // The one text of a finished preload, shared by the page's cache section and the toolbar popup,
 // so the two never word the same result differently. Pure: words through `t(key, subs)`.
-import { formatCount, formatMB, formatMs, formatRate } from "./format.js";
+import { formatCount, formatMB, formatMs, formatPercent, formatRate } from "./format.js";
+
+const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
+
+/**
+ * What a planned preload's plan named: its install part against the install folder, plus the
+ * system libraries; from a host older than `bytes_planned_system`, the total alone.
+ */
+function plannedText(r, t) {
+  if (!isCount(r.bytes_planned_system) || !isCount(r.bytes_planned)) {
+    return t("planPreloadDonePlannedTotal", [formatMB(r.bytes_planned), r.order ?? "—"]);
+  }
+  const install = Math.max(0, r.bytes_planned - r.bytes_planned_system);
+  const share = isCount(r.bytes_install) && r.bytes_install > 0 ? install / r.bytes_install : null;
+  return t("planPreloadDonePlanned", [formatMB(install), formatPercent(share), formatMB(r.bytes_install), formatMB(r.bytes_planned_system), r.order ?? "—"]);
+}
 
 /**
  * "Preloaded 308.4 MB (40 files) in 9,800 ms: 31.5 MB/s[, method read]." plus, for a planned
@@ -12,7 +27,7 @@ export function preloadDoneText(result, t, { short = false } = {}) {
   const figures = [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)];
   let text = short ? t("popupPreloadDone", figures) : t("residencyPreloadDone", [...figures, r.method ?? "—"]);
   if (r.planned) {
-    text += ` ${t("planPreloadDonePlanned", [formatMB(r.bytes_planned), formatMB(r.bytes_install), r.order ?? "—"])}`;
+    text += ` ${plannedText(r, t)}`;
   }
   const errors = Array.isArray(r.errors) ? r.errors.length : 0;
   return errors ? `${text} ${t("residencyPreloadErrors", [String(errors)])}` : text;

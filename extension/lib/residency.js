@@ -118,7 +118,8 @@ export function fileView(file, { pageSize = DEFAULT_PAGE_SIZE, installDir = null
     fraction: exact ? (pages ? Math.min(1, file.resident_pages / pages) : 0) : null,
     ranges: exact && Array.isArray(file.resident_ranges) ? file.resident_ranges : null,
     unitPages: file?.range_unit_pages ?? 1,
-    hiddenReason: status === "hidden" ? (file.hidden_reason ?? null) : null,
+    // the host's code, worded by the page (lib/host-notes.js); its English hidden_reason is not shown
+    hiddenCode: status === "hidden" ? (file.hidden_code ?? null) : null,
     mapped,
     error: status === "error" ? (file?.error ?? (claimed === "exact" ? "no resident page count" : null)) : null,
   };
@@ -262,7 +263,7 @@ export function evictRows(result, { installDir = null, pageSize = DEFAULT_PAGE_S
       after,
       dropped: before !== null && after !== null ? Math.max(0, before - after) : null,
       stayedBytes: after !== null ? after * pageSize : null,
-      note: file.note ?? null,
+      noteCode: file.note_code ?? null,
       error: file.error ?? null,
     };
   });

@@ -1,6 +1,7 @@
 // The verdict line of the history: from the user's own starts of one build, what a cold start
 // costs against a hot one, or how many more starts of which kind it needs first. Pure.
 import { coldnessOf } from "./coldness.js";
+import { formatDateTime, formatMB, formatSeconds } from "./format.js";
 import { groupKey, summarize, welchTest } from "./stats.js";
 
 /**
@@ -68,4 +69,148 @@ export function thisStartAnswer(records, currentId, { milestone = "sessionRestor
     cold: means.cold,
     hot: means.hot,
   };
+}
+
+/** A benchmark scenario that preloads before the launch: preload, preload-plan, preload-plan-mapped, … */
+export const isPreloadScenario = (scenario) => typeof scenario === "string" && scenario.startsWith("preload");
+
+/**
+ * What preloading gained or cost, measured by a benchmark: from `records` of one bench export
+ * (each with `bench.scenario`), its `cold` runs against each preload scenario's runs. Per
+ * scenario: {scenario, state: "ready" | "thin", cold, preload (summaries of `milestone`),
+ * preloadMs, preloadBytes (summaries of the preload's own time and bytes), needCold, needPreload,
+ * startGainMs (cold mean − preloaded mean: how much sooner the preloaded start got there),
+ * netMs (startGainMs − the preload's own time: what preloading right before a launch gains, < 0
+ * a cost)}; ready ones first. [] when the records have no bench scenarios at all.
+ */
+export function benchPreloadVerdicts(records, { milestone = "sessionRestored", min = VERDICT_MIN } = {}) {
+  const runs = records.filter((r) => typeof r?.bench?.scenario === "string");
+  const coldRuns = runs.filter((r) => r.bench.scenario === "cold");
+  const cold = summarize(coldRuns.map((r) => r.milestones?.[milestone]));
+  const scenarios = [...new Set(runs.map((r) => r.bench.scenario).filter(isPreloadScenario))].sort();
+  if (scenarios.length === 0) {
+    // A bench export without preload runs: what it needs is a preload scenario.
+    return runs.length === 0
+      ? []
+      : [{ scenario: "preload", state: "thin", cold, preload: summarize([]), needCold: Math.max(0, min - cold.n), needPreload: min }];
+  }
+  const verdicts = scenarios.map((scenario) => {
+    const mine = runs.filter((r) => r.bench.scenario === scenario);
+    const preload = summarize(mine.map((r) => r.milestones?.[milestone]));
+    const preloadMs = summarize(mine.map((r) => r.bench.preloadMs));
+    const preloadBytes = summarize(mine.map((r) => r.bench.preloadBytes));
+    const needCold = Math.max(0, min - cold.n);
+    const needPreload = Math.max(0, min - preload.n);
+    const ready = needCold === 0 && needPreload === 0 && preloadMs.n > 0;
+    const startGainMs = ready ? cold.mean - preload.mean : null;
+    return {
+      scenario,
+      state: ready ? "ready" : "thin",
+      cold,
+      preload,
+      preloadMs,
+      preloadBytes,
+      needCold,
+      needPreload,
+      startGainMs,
+      netMs: ready ? startGainMs - preloadMs.mean : null,
+    };
+  });
+  return verdicts.sort((a, b) => (a.state === b.state ? 0 : a.state === "ready" ? -1 : 1));
+}
+
+/**
+ * What preloading gains here, from the best source there is:
+ * 1. the newest imported benchmark export with bench runs (`imports`: [{name, records}], newest
+ *    last): {from: "bench", name, verdicts (benchPreloadVerdicts)};
+ * 2. else the plan's last run (`lastRun`: planView's autostart.lastRun: {at, bytes, elapsedMs,
+ *    planned}) against this machine's cold-vs-hot verdict (`coldHot`, coldHotVerdict's):
+ *    {from: "plan", state: "ready" | "thin", lastRun, gainMs (what a hot start saves against a
+ *    cold one: what a preload that makes the next start hot gains), netMs (gainMs − the
+ *    preload's time: done right before a launch), needCold, needHot};
+ * 3. else {from: "none", min}: nothing measured a preload yet.
+ */
+export function preloadVerdict({ imports = [], lastRun = null, coldHot = null, min = VERDICT_MIN } = {}) {
+  for (const entry of [...imports].reverse()) {
+    const verdicts = benchPreloadVerdicts(entry.records ?? [], { min });
+    if (verdicts.length > 0) {
+      return { from: "bench", name: entry.name, verdicts };
+    }
+  }
+  if (lastRun && typeof lastRun.elapsedMs === "number") {
+    const needCold = coldHot ? coldHot.needCold : min;
+    const needHot = coldHot ? coldHot.needHot : min;
+    const ready = coldHot?.state === "ready";
+    return {
+      from: "plan",
+      state: ready ? "ready" : "thin",
+      lastRun,
+      gainMs: ready ? coldHot.diffMs : null,
+      netMs: ready ? coldHot.diffMs - lastRun.elapsedMs : null,
+      needCold,
+      needHot,
+      cold: coldHot?.cold?.n ?? 0,
+      hot: coldHot?.hot?.n ?? 0,
+    };
+  }
+  return { from: "none", min };
+}
+
+/** "2 more cold runs and 1 more preload run": the pieces of a need, joined. */
+function needWords(parts, t) {
+  return parts
+    .filter(([count]) => count > 0)
+    .map(([count, one, many, extra = []]) => (count === 1 ? t(one, extra) : t(many, [String(count), ...extra])))
+    .join(t("verdictAnd"));
+}
+
+/**
+ * The preload verdict (preloadVerdict's) as the page's line. `t(key, subs)` words it; `locale`
+ * pins number formats in tests.
+ */
+export function preloadVerdictText(verdict, t, { locale = undefined } = {}) {
+  const s = (ms) => formatSeconds(Math.abs(ms), locale);
+  if (verdict.from === "bench") {
+    return verdict.verdicts
+      .map((v) => {
+        if (v.state === "ready") {
+          return t(v.netMs >= 0 ? "preloadVerdictBenchGain" : "preloadVerdictBenchCost", [
+            verdict.name,
+            v.scenario,
+            String(v.preload.n),
+            String(v.cold.n),
+            s(v.startGainMs),
+            s(v.preloadMs.mean),
+            formatMB(v.preloadBytes.mean, locale),
+            s(v.netMs),
+          ]);
+        }
+        const need = needWords(
+          [
+            [v.needCold, "preloadNeedColdRunOne", "preloadNeedColdRuns"],
+            [v.needPreload, "preloadNeedPreloadRunOne", "preloadNeedPreloadRuns", [v.scenario]],
+          ],
+          t,
+        );
+        return t("preloadVerdictBenchThin", [need, verdict.name, String(v.cold.n), String(v.preload.n), v.scenario]);
+      })
+      .join(" ");
+  }
+  if (verdict.from === "plan") {
+    const run = verdict.lastRun;
+    const when = run.at === null ? "—" : formatDateTime(run.at, locale);
+    const head = [when, formatMB(run.bytes, locale), s(run.elapsedMs)];
+    if (verdict.state === "ready") {
+      return t(verdict.netMs >= 0 ? "preloadVerdictPlanGain" : "preloadVerdictPlanCost", [...head, s(verdict.gainMs), s(verdict.netMs)]);
+    }
+    const need = needWords(
+      [
+        [verdict.needCold, "verdictNeedColdOne", "verdictNeedCold"],
+        [verdict.needHot, "verdictNeedHotOne", "verdictNeedHot"],
+      ],
+      t,
+    );
+    return t("preloadVerdictPlanThin", [...head, need, String(verdict.cold), String(verdict.hot)]);
+  }
+  return t("preloadVerdictNone", [String(verdict.min)]);
 }

@@ -10,6 +10,7 @@ import { formatDateTime } from "../lib/format.js";
 import { modeOf } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, onHistoryChange } from "./history.js";
+import { IMPORTS_EVENT } from "./preload-verdict.js";
 import { relay } from "./relay.js";
 import { $, el } from "./dom.js";
 
@@ -143,6 +144,9 @@ async function importFile(file) {
     t("importDone", [file.name, String(exportRecords(result.doc).length), result.doc.source, dateTime(result.doc.exportedAt)]),
   );
   renderComparison();
+  document.dispatchEvent(
+    new CustomEvent(IMPORTS_EVENT, { detail: imports.map((item) => ({ name: item.name, records: exportRecords(item.doc) })) }),
+  );
 }
 
 function showImportError(code, text) {

@@ -6,6 +6,7 @@ import browser from "../lib/browser.js";
 import { t } from "../lib/i18n.js";
 import { HOST_MISSING } from "../lib/host-client.js";
 import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedText, UNKNOWN_COMMAND } from "../lib/plan.js";
+import { PLAN_EVENT } from "./preload-verdict.js";
 import { relay } from "./relay.js";
 import { $, el } from "./dom.js";
 
@@ -21,6 +22,7 @@ function updateButtons() {
 
 function showView(view) {
   state.view = view;
+  document.dispatchEvent(new CustomEvent(PLAN_EVENT, { detail: view }));
   const section = $("plan");
   section.dataset.state = view.state;
   section.dataset.plannedBytes = String(view.plannedBytes ?? "");

@@ -3,6 +3,7 @@
 // (page/relay.js), so a preload started from the popup shows its progress here too.
 import { t } from "../lib/i18n.js";
 import { preloadDoneText } from "../lib/preload-text.js";
+import { hostNoteText } from "../lib/host-notes.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
 import {
   buildResidency,
@@ -67,7 +68,7 @@ function fileRow(view) {
     map.append(strip(view.ranges, view.unitPages, view.pages, { label: t("residencyStripLabel", [view.name]) }));
   } else if (view.status === "hidden") {
     cached.append(el("strong", { text: t("residencyHidden"), className: "res-hidden" }));
-    cached.append(el("div", { text: view.hiddenReason ?? t("residencyHiddenNoReason"), className: "detail" }));
+    cached.append(el("div", { text: view.hiddenCode ? hostNoteText(view.hiddenCode, t) : t("residencyHiddenNoReason"), className: "detail" }));
     if (view.mapped) {
       cached.append(
         el("div", {
@@ -349,7 +350,7 @@ function showEvictResult(result) {
         el("th", { text: row.name, attrs: { scope: "row" } }),
         el("td", { text: formatCount(row.before), className: "num" }),
         el("td", { text: t("residencyEvictStayed", [formatCount(row.after), formatMB(row.stayedBytes)]), className: "num" }),
-        el("td", { text: row.note ?? "", className: "detail" }),
+        el("td", { text: row.noteCode ? hostNoteText(row.noteCode, t) : "", className: "detail" }),
       );
       tr.dataset.name = row.name;
       tr.dataset.after = String(row.after);

@@ -14,6 +14,9 @@ import { thisStartAnswer } from "../lib/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
+import { initPreloadVerdict } from "./preload-verdict.js";
+import { firefoxFoundText, installKindText } from "../lib/install-kind.js";
+import { showPastSessions } from "./past-sessions.js";
 
 
 
@@ -59,6 +62,16 @@ async function showMilestones() {
     return;
   }
   const { origin, rows } = milestoneRows(raw);
+  fillMilestones(table, rows);
+  setText("col-since", t("colSince", [origin ?? "process"]));
+  table.hidden = rows.length === 0;
+  status.dataset.state = rows.length === 0 ? "empty" : "ready";
+  status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
+  drawTimeline(rows, origin);
+}
+
+/** Fills the milestone table's body with `rows` (milestoneRows' or pingMilestones' shape). */
+function fillMilestones(table, rows) {
   const body = table.tBodies[0];
   body.replaceChildren(
     ...rows.map((row) => {
@@ -76,11 +89,6 @@ async function showMilestones() {
       return tr;
     }),
   );
-  setText("col-since", t("colSince", [origin ?? "process"]));
-  table.hidden = rows.length === 0;
-  status.dataset.state = rows.length === 0 ? "empty" : "ready";
-  status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
-  drawTimeline(rows, origin);
 }
 
 function showHostState(state, message) {
@@ -107,6 +115,11 @@ function showHello(hello) {
   setText("protocol-version", String(hello.protocol_version ?? "—"));
   setText("kernel", hello.kernel);
   setText("residency-access", t(hello.mincore_exact === "all" ? "residencyAll" : "residencyOwned"));
+  setText("install-kind", installKindText(hello.install_kind, hello, t));
+  // How the host found this Firefox: shown only when not as its parent (a Snap or Flatpak).
+  const found = firefoxFoundText(hello.firefox_found, t);
+  setText("firefox-found", found);
+  $("firefox-found-row").hidden = !found;
   $("host-details").hidden = false;
   $("host-missing").hidden = true;
   showHostState("connected", t("hostConnected", [hello.host_version ?? "?"]));
@@ -221,10 +234,12 @@ async function main() {
   $("refresh").addEventListener("click", () => {
     showMilestones();
     refreshFirefox();
+    showPastSessions();
   });
+  initPreloadVerdict();
   initCompare();
   onHistoryChange(showAnswer);
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace(), showPastSessions()]);
   document.body.dataset.ready = "true";
 }
 

@@ -9,6 +9,7 @@ import { milestoneRows } from "../lib/milestones.js";
 import { startupApi } from "../lib/mode.js";
 import { t } from "../lib/i18n.js";
 import { formatBytes, formatMs } from "../lib/format.js";
+import { endedByText, traceNoteTexts } from "../lib/host-notes.js";
 import {
   accessPattern,
   agreement,
@@ -232,9 +233,9 @@ export function showTrace(trace, origin = "host", milestones = null) {
   lost.hidden = a.lost === 0;
   const about = el("p", {
     className: "detail",
-    text: t("traceAbout", [String(trace.pid), trace.firefox_version ?? "?", trace.build_id ?? "?", formatMs(Math.max(0, trace.attached_ms)), formatMs(trace.ended_ms), trace.ended_by ?? "?", trace.source]),
+    text: t("traceAbout", [String(trace.pid), trace.firefox_version ?? "?", trace.build_id ?? "?", formatMs(Math.max(0, trace.attached_ms)), formatMs(trace.ended_ms), endedByText(trace, t), trace.source]),
   });
-  const notes = (trace.notes ?? []).map((n) => el("p", { className: "detail", text: n }));
+  const notes = traceNoteTexts(trace, t).map((text) => el("p", { className: "detail", text }));
   const picker = el("select", { attrs: { "data-testid": "trace-file-picker", "aria-label": t("tracePickFile") } });
   const candidates = fileTable(trace).filter((r) => !r.written && r.bytesRead > 0);
   for (const r of candidates.slice(0, 80)) {

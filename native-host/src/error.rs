@@ -16,6 +16,8 @@ pub enum Error {
     #[error("no Firefox found: {0}")]
     FirefoxNotFound(String),
 
+    #[error("no Firefox profile found: {0}")]
+    ProfileNotFound(String),
     #[error("cancelled")]
     Cancelled,
 
@@ -38,6 +40,7 @@ impl Error {
             Error::OutsideInstallDir { .. } => ErrorCode::OutsideInstallDir,
             Error::NoSuchFile { .. } => ErrorCode::NoSuchFile,
             Error::FirefoxNotFound(_) => ErrorCode::FirefoxNotFound,
+            Error::ProfileNotFound(_) => ErrorCode::ProfileNotFound,
             Error::Cancelled => ErrorCode::Cancelled,
             Error::TooManyFiles { .. } => ErrorCode::TooManyFiles,
             Error::Io { .. } => ErrorCode::IoError,
@@ -53,7 +56,9 @@ impl Error {
                 json!({"path": path, "install_dir": install_dir})
             }
             Error::NoSuchFile { path } => json!({"path": path}),
-            Error::FirefoxNotFound(detail) => json!({"detail": detail}),
+            Error::FirefoxNotFound(detail) | Error::ProfileNotFound(detail) => {
+                json!({"detail": detail})
+            }
             Error::Cancelled => json!({}),
             Error::TooManyFiles { count, limit } => json!({"count": count, "limit": limit}),
             Error::Io { context, source } => json!({"detail": format!("{context}: {source}")}),
@@ -91,4 +96,5 @@ pub enum ErrorCode {
     TooManyFiles,
     Busy,
     NoSuchTrace,
+    ProfileNotFound,
 }

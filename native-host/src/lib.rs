@@ -19,13 +19,14 @@
 //!   here rather than in a folder of their own;
 //! - [`cli`]: the command-line front end: clap's definitions, one file per command (or small
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap;
-//! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all.
+//! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all;
+//! - [`note`]: the codes (and params) of the notes replies carry, for the extension to word.
 //!
 //! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
-//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` is
-//! used by all and uses none. `learn` and `trace` sit side by side: `learn::plan` reads
-//! stored traces (`trace::plan_source`), and `trace` takes the state folder from
+//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error` and
+//! `note` are used by all and use none. `learn` and `trace` sit side by side: `learn::plan`
+//! reads stored traces (`trace::plan_source`), and `trace` takes the state folder from
 //! `learn::workingset`; neither file imports the other back. The one sideways edge is `cli` → `host::manifest` (the `install`
 //! and `manifest` commands write what registers the host). So a new capability (a startup trace)
 //! goes in the folder of its concern and touches no cycle.
@@ -35,6 +36,7 @@ pub mod error;
 pub mod firefox;
 pub mod host;
 pub mod learn;
+pub mod note;
 pub mod pagecache;
 pub mod trace;
 

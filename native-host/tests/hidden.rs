@@ -131,6 +131,8 @@ fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
         .as_str()
         .unwrap()
         .contains("own or can write"));
+    // the code the extension words (the English above is for the CLI and older extensions)
+    assert_eq!(hidden["hidden_code"], "hidden_not_owner", "{hidden}");
 
     // Root of a user namespace (CAP_FOWNER inside it) does not see a file whose owner is not
     // mapped there: the kernel says "all resident", the host says hidden.

@@ -116,6 +116,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
     let opts = ScanOptions {
         pid: Some(pid),
         include_mapped: true,
+        image: None,
     };
     let summary = residency::scan(
         &fx.ff,
@@ -177,5 +178,6 @@ fn pagemap_shows_the_pages_a_process_touched() {
             "pages mapped by a running process, or written and not yet on disk, stay in the cache"
         )
     );
+    assert_eq!(f.note_code, Some("pages_stayed"));
     drop(child);
 }

@@ -18,6 +18,7 @@ fn scan(install: &Path, files: &[PathBuf]) -> (Vec<FileReport>, residency::Summa
     let opts = ScanOptions {
         pid: None,
         include_mapped: false,
+        image: None,
     };
     let summary = residency::scan(install, files, &opts, &AtomicBool::new(false), &mut |r| {
         reports.push(r.clone());
@@ -134,7 +135,7 @@ fn residency_is_exact_for_the_owner_with_ranges_and_totals() {
     let r = reports.iter().find(|r| r.path == lib).unwrap();
     assert_eq!(r.status, Status::Exact);
     assert_eq!(r.range_unit_pages, 1);
-    assert!(r.hidden_reason.is_none() && r.mapped.is_none());
+    assert!(r.hidden_reason.is_none() && r.hidden_code.is_none() && r.mapped.is_none());
     // Readahead may bring a few pages past what was read; the ranges start where we read.
     let ranges = r.resident_ranges.as_ref().unwrap();
     assert_eq!(ranges[0][0], 0);
@@ -173,6 +174,7 @@ fn cancel_stops_a_scan() {
     let opts = ScanOptions {
         pid: None,
         include_mapped: false,
+        image: None,
     };
     let err = residency::scan(
         &fx.ff,

@@ -293,7 +293,10 @@ fn hello_fixture_is_a_framed_hello() {
     };
     assert_eq!(framing::read_frame(&mut cursor).unwrap(), ReadOutcome::Eof);
     let request = decode_request(&body).unwrap();
-    assert_eq!((request.id, request.command), (1, Cmd::Hello));
+    assert_eq!(
+        (request.id, request.command),
+        (1, Cmd::Hello { browser: None })
+    );
 
     // And piped into the binary by hand, as docs/PROTOCOL.md shows.
     let mut host = Host::start();

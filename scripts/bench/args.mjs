@@ -8,7 +8,7 @@ import { parseReadAheadKb } from "../lib/read-ahead.mjs";
 import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "login", "login-no-preload", "hot"];
+export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "login", "login-no-preload", "hot"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -34,6 +34,9 @@ every milestone through the extension and the native host.
            trace's own cost
   preload  evicted, then read back with \`about-startup-host preload\`; its time is reported
            beside the start and added to it
+  preload-image  a squashfs install only (the Snap stand-in): evicted, then only the compressed
+           image behind its loop device read back (\`preload --cache image\`); timed. The start
+           still decompresses, but reads nothing from the disk
   preload-plan  evicted, then \`about-startup-host preload --plan\`: only what the learned
            starts needed (the extension learns after each start), in disk order; timed
   preload-plan-mapped    the same from the pages Firefox mapped only (an ordinary user's plan,

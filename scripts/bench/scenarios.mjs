@@ -1,6 +1,11 @@
 // Putting the page cache in each scenario's state before a launch, with the product's own host:
-//   cold     about-startup-host evict (Firefox's install folder only; no Firefox is running)
-//   preload  evict, then about-startup-host preload, timed, inside the slow-disk group
+//   cold     about-startup-host evict (Firefox's install folder only; no Firefox is running; on
+//            a squashfs install also the image behind its loop device)
+//   preload  evict, then about-startup-host preload, timed, inside the slow-disk group (on a
+//            squashfs install: the files, decompressed, which reads the image too)
+//   preload-image  a squashfs install only (the Snap stand-in): evict, then
+//            about-startup-host preload --cache image, timed, inside the slow-disk group: the
+//            compressed image only, so the start still decompresses but reads nothing
 //   preload-plan  evict, then about-startup-host preload --plan (only what the learned starts
 //            needed, in disk order), timed, inside the slow-disk group. The plan is learned by
 //            the extension (`learn` after each recorded start, into XDG_STATE_HOME = stateHome,
@@ -77,9 +82,10 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
   if (scenario === "cold" || scenario === "cold-traced") {
     return { preloadMs: null, evicted: evicted.pages_dropped ?? null, preloadMbPerS: null };
   }
-  if (scenario === "preload") {
+  if (scenario === "preload" || scenario === "preload-image") {
+    const extra = scenario === "preload-image" ? ["--cache", "image"] : [];
     const start = now();
-    const summary = host(exec, hostBinary, args("preload"), wrap);
+    const summary = host(exec, hostBinary, [...args("preload"), ...extra], wrap);
     // The wall time of the whole command (process start included): what a user waits for.
     const preloadMs = now() - start;
     return { preloadMs, evicted: evicted.pages_dropped ?? null, preloadMbPerS: summary.mb_per_s ?? null, preloadBytes: summary.bytes ?? null };

@@ -14,11 +14,21 @@ export function parseSlowDisk(spec) {
   return { mib: Number(m[1]), bps: Math.round(Number(m[1]) * 1024 * 1024), iops: Number(m[2]) };
 }
 
-/** The whole disk under `dir` as MAJ:MIN: throttling applies to a disk, not a partition. */
-export function diskOf(dir, { fsApi = fs } = {}) {
+/**
+ * The whole disk under `dir` as MAJ:MIN: throttling applies to a disk, not a partition. A loop
+ * device (a squashfs install, the Snap stand-in) is followed to the disk of its backing file:
+ * the loop driver charges its reads of that file to the cgroup of the process that read the
+ * mount, so throttling the real disk slows both a start reading the mount and a preload of the
+ * image, as one slow disk would.
+ */
+export function diskOf(dir, { fsApi = fs, depth = 0 } = {}) {
   const dev = fsApi.statSync(dir).dev;
   let majMin = `${Math.floor(dev / 256) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
   const sys = `/sys/dev/block/${majMin}`;
+  const backing = `${sys}/loop/backing_file`;
+  if (depth < 4 && fsApi.existsSync(backing)) {
+    return diskOf(fsApi.readFileSync(backing, "utf8").trim(), { fsApi, depth: depth + 1 });
+  }
   if (fsApi.existsSync(`${sys}/partition`)) {
     majMin = fsApi.readFileSync(path.join(fsApi.realpathSync(sys), "..", "dev"), "utf8").trim();
   }

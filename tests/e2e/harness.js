@@ -117,6 +117,8 @@ export function defaultFirefox() {
  *   permanently into the fresh profile (unsigned: needs xpinstall.signatures.required=false)
  * - prefs: more Firefox preferences
  * - firefox: the Firefox binary to drive (default: defaultFirefox())
+ * - profileDir: a profile folder to run in place (kept after stop(), e.g. for a second session
+ *   of the same profile); default: a fresh copy geckodriver makes and removes
  */
 export async function startFirefox({
   experiments = true,
@@ -125,6 +127,7 @@ export async function startFirefox({
   temporary = true,
   prefs = {},
   firefox: firefoxOption = null,
+  profileDir = null,
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -206,6 +209,9 @@ export async function startFirefox({
       .setPreference("extensions.webextensions.uuids", JSON.stringify({ [EXTENSION_ID]: EXTENSION_UUID }));
     for (const [name, value] of Object.entries(prefs)) {
       options.setPreference(name, value);
+    }
+    if (profileDir) {
+      options.addArguments("-profile", profileDir);
     }
     state.driver = await new Builder().forBrowser("firefox").setFirefoxOptions(options).usingServer(url).build();
     await state.driver.installAddon(addon, temporary);

@@ -210,6 +210,21 @@ describe("about:startup, full flavour (experiments on)", () => {
     assert.match(page.svgDesc, new RegExp(`^${page.rows.length} milestones`));
     const url = await inChrome(driver, "arguments[0](gURLBar.value)");
     assert.equal(url, ABOUT, "the address bar says about:startup");
+    // Not marked as Firefox's own UI (IS_SECURE_CHROME_UI): the identity box does not say
+    // "Firefox"; the page is still a secure context (its principal is the extension's).
+    const identity = await inChrome(
+      driver,
+      `arguments[0]({
+         className: gIdentityHandler._identityBox.className,
+         secureInternalUI: gIdentityHandler._isSecureInternalUI,
+         label: document.getElementById("identity-icon-label")?.value ?? "",
+         secureContext: gIdentityHandler._isSecureContext,
+       })`,
+    );
+    assert.equal(identity.secureInternalUI, false, JSON.stringify(identity));
+    assert.doesNotMatch(identity.className, /chromeUI|notSecure/, JSON.stringify(identity));
+    assert.equal(identity.secureContext, true, JSON.stringify(identity));
+    console.log(`about:startup identity box: ${JSON.stringify(identity)}`);
     await ctx.ff.screenshot("about-startup-full");
   });
 

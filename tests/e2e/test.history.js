@@ -54,8 +54,13 @@ function readHistory(driver) {
       compareColumns: [...document.querySelectorAll("#compare-table thead th[data-origin]")].map((th) => ({
         origin: th.dataset.origin,
         source: th.dataset.source,
+        coldness: th.dataset.coldness,
         text: th.textContent,
       })),
+      preloadVerdictShown: shown("history-preload-verdict"),
+      preloadVerdictFrom: document.getElementById("history-preload-verdict").dataset.from ?? null,
+      preloadVerdictState: document.getElementById("history-preload-verdict").dataset.state ?? null,
+      preloadVerdict: document.getElementById("history-preload-verdict").textContent,
       compareRows: [...document.querySelectorAll("#compare-table tbody tr")].map((tr) => tr.dataset.milestone),
     };
   });
@@ -113,6 +118,10 @@ describe("startup history, export and import (full mode, real host)", () => {
     assert.ok(current.milestones.main < current.milestones.sessionRestored);
     assert.equal(history.trendPoints, 1);
     assert.equal(history.trendCurrent, 1);
+    // a fresh HOME: no bench imported, no planned preload has run: the preload verdict says what it needs
+    assert.equal(history.preloadVerdictShown, true);
+    assert.equal(history.preloadVerdictFrom, "none");
+    assert.match(history.preloadVerdict, /^What preloading gains here is not measured yet: import a benchmark export with at least 3 cold and 3 preload runs/);
     // The same figures as the milestones table at the top of the page (Firefox's own).
     const page = await readStartupPage(driver);
     const since = Object.fromEntries(page.milestones.map((m) => [m.name, m.sinceOrigin]));
@@ -212,6 +221,44 @@ describe("startup history, export and import (full mode, real host)", () => {
     assert.ok(page.compareRows.includes("sessionRestored"));
     const history = await readHistory(driver);
     assert.equal(history.rows.length, page.rows.length, "the stored history is unchanged");
+  });
+
+  it("classifies a recorded benchmark export's runs through Import: cold runs cold, hot and preloaded ones hot; the verdict says what preloading gained or cost", async () => {
+    const { driver } = ctx.ff;
+    // Without its stored classes (as an export from before classes had them), so the page's own
+    // classifier decides, from each run's io figures.
+    const fixture = JSON.parse(fs.readFileSync(new URL("../fixtures/bench-cold-preload-hot.json", import.meta.url), "utf8"));
+    const scenarios = {};
+    for (const record of fixture.history) {
+      delete record.coldness;
+      scenarios[record.bench.scenario] = (scenarios[record.bench.scenario] ?? 0) + 1;
+    }
+    assert.deepEqual(scenarios, { cold: 3, preload: 3, hot: 3 }, "the fixture as its README describes it");
+    const file = path.join(ctx.work, "bench-cold-preload-hot.json");
+    fs.writeFileSync(file, JSON.stringify(fixture));
+    await driver.findElement(By.id("import-file")).sendKeys(file);
+    const page = await waitFor(
+      async () => {
+        const h = await readHistory(driver);
+        return h.compareColumns.some((c) => c.source === "bench") && h.preloadVerdictFrom === "bench" ? h : null;
+      },
+      { message: "the bench import in the comparison and the preload verdict" },
+    );
+    const bench = page.compareColumns.filter((c) => c.source === "bench");
+    const count = (column) => Number(column.text.match(/\(n = (\d+)\)/)?.[1]);
+    // cold: the 3 cold runs; hot: the 3 hot and the 3 preloaded runs (the start itself read nothing)
+    assert.deepEqual(
+      bench.map((c) => [c.coldness, count(c)]).sort(),
+      [["cold", 3], ["hot", 6]],
+      bench.map((c) => c.text).join(" | "),
+    );
+    assert.equal(page.preloadVerdictShown, true);
+    assert.equal(page.preloadVerdictState, "ready");
+    // measured: cold 8,254 ms mean, preloaded 499 ms, the preload itself 9,828 ms: a cost right before a launch
+    assert.match(
+      page.preloadVerdict,
+      /^Preloading, from the benchmark in bench-cold-preload-hot\.json \(preload: 3 runs against 3 cold\): a preloaded start reached sessionRestored 7\.8\s?s sooner\. The preload itself took 9\.8\s?s for 308\.4 MB, so preloading right before a launch cost 2\.1\s?s more than a cold start in all/,
+    );
   });
 
   it("moves a corrupt stored history aside, warns, and keeps working", async () => {

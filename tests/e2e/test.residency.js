@@ -52,6 +52,7 @@ function readPanel(driver) {
       evictRows: [...document.querySelectorAll("#residency-evict-result tbody tr")].map((tr) => ({
         name: tr.dataset.name,
         after: Number(tr.dataset.after),
+        note: tr.lastElementChild?.textContent ?? "",
       })),
       dialogOpen: $("residency-evict-dialog").open,
       buttons: {
@@ -193,6 +194,8 @@ describe("residency with the real host", () => {
     if (process.getuid?.() === 0) {
       const libxul = panel.evictRows.find((r) => r.name === "libxul.so");
       assert.ok(libxul && libxul.after > 0, "the running Firefox keeps pages of libxul.so mapped");
+      // the host's note code (pages_stayed), worded from _locales
+      assert.equal(libxul.note, "pages mapped by a running process, or written and not yet on disk, stay in the cache");
     }
     await settled(ctx.ff.driver, (p) => p.state === "ready" && p.buttons.refresh, "the residency after evict");
   });

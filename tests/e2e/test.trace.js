@@ -155,6 +155,7 @@ describe("the page draws a trace", () => {
         rows: document.querySelectorAll("[data-testid=trace-files] tbody tr").length,
         nodes: document.querySelectorAll("#trace *").length,
         picked: document.querySelector("[data-testid=trace-file-picker]")?.selectedOptions[0]?.textContent ?? null,
+        text: s?.textContent ?? "",
       };
     });
   }
@@ -226,6 +227,8 @@ describe("the page draws a trace", () => {
     assert.equal(trace.pid, pid);
     assert.ok(trace.attached_ms > 0, "attached after the start");
     assert.ok(trace.notes.some((n) => n.startsWith("attached")), "says what it missed");
+    assert.ok(trace.note_codes.some((n) => n.code === "attached_late" && n.params.ms > 0), JSON.stringify(trace.note_codes));
+    assert.equal(trace.ended_by_code, "seconds");
     assert.deepEqual(ourInstances(), []);
     await ctx.ff.openExtensionPage(PAGE);
     const page = await waitFor(async () => {
@@ -236,6 +239,10 @@ describe("the page draws a trace", () => {
     assert.equal(page.origin, "host");
     const missed = await ctx.ff.driver.executeScript(() => document.querySelectorAll("[data-testid=trace-read-chart] [data-missed]").length);
     assert.equal(missed, 1, "the time before the tracer attached is shaded, not drawn as nothing read");
+    // the host's notes and ending worded from _locales, never its English
+    assert.match(page.text, /The recording began [\d,]+ ms after the process started/);
+    assert.match(page.text, /ended by: the time asked for ran out/);
+    assert.doesNotMatch(page.text, /attached \d+ ms after|ended by: seconds/);
     await shot(ctx.ff.driver, "trace-host");
   });
 });

@@ -1,5 +1,6 @@
 // Stand-ins for the browser objects the extension's pure modules take as parameters, shared by
 // the unit tests (no mocking framework: plain objects that record what they were asked).
+import { readFileSync } from "node:fs";
 
 /** storage.local: get(key) → {key: value}, set(items); values are copied, as the real one does. */
 export function fakeStorage(initial = {}) {
@@ -48,6 +49,31 @@ export function fakePort(name = "port") {
     },
   };
   return port;
+}
+
+/**
+ * browser.i18n.getMessage over the real English messages.json, as Firefox words them: each
+ * $NAME$ becomes its placeholder's content, then $1…$9 become the substitutions. A missing key
+ * throws, so a test that words a message also checks that it exists.
+ */
+export function englishMessage(key, subs = []) {
+  const messages = englishMessages();
+  const entry = messages[key];
+  if (!entry?.message) {
+    throw new Error(`messages.json has no ${key}`);
+  }
+  const list = Array.isArray(subs) ? subs : [subs];
+  const placeholders = entry.placeholders ?? {};
+  return entry.message
+    .replace(/\$(\w+)\$/g, (whole, name) => placeholders[name.toLowerCase()]?.content ?? whole)
+    .replace(/\$(\d)/g, (_, n) => String(list[Number(n) - 1] ?? ""));
+}
+
+let cachedMessages = null;
+/** The English messages.json, parsed once. */
+export function englishMessages() {
+  cachedMessages ??= JSON.parse(readFileSync(new URL("../../extension/_locales/en/messages.json", import.meta.url), "utf8"));
+  return cachedMessages;
 }
 
 /**

@@ -76,3 +76,24 @@ test("named placeholders: every $NAME$ in a message is declared", () => {
     }
   }
 });
+
+test("every message with substitutions names them: no positional $1 in a message, each placeholder used, with content and example", () => {
+  const positional = Object.entries(messages)
+    .filter(([, { message }]) => /\$\d/.test(message))
+    .map(([key]) => key);
+  assert.deepEqual(positional, [], "messages that use $1… directly instead of a named placeholder");
+  for (const [key, { message, placeholders = {} }] of Object.entries(messages)) {
+    const used = new Set([...message.matchAll(/\$(\w+)\$/g)].map((m) => m[1].toLowerCase()));
+    for (const [name, placeholder] of Object.entries(placeholders)) {
+      assert.ok(used.has(name), `${key}: placeholder ${name} is declared but not used`);
+      assert.match(placeholder.content ?? "", /^\$\d$/, `${key}: placeholder ${name} needs content "$1"…"$9"`);
+      assert.ok(placeholder.example, `${key}: placeholder ${name} needs an example`);
+    }
+  }
+});
+
+test("every message has a description that is more than its key", () => {
+  for (const [key, { description }] of Object.entries(messages)) {
+    assert.ok(typeof description === "string" && description.trim().length > 10, `${key}: description`);
+  }
+});

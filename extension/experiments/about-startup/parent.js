@@ -31,9 +31,13 @@
     return {
       QueryInterface: ChromeUtils.generateQI(["nsIAboutModule"]),
       getURIFlags() {
-        // Extension process + Firefox UI identity. Not URI_SAFE_FOR_UNTRUSTED_CONTENT: web pages
-        // must not load it, and with it nsAboutProtocolHandler would reset the owner to null.
-        return Ci.nsIAboutModule.URI_MUST_LOAD_IN_EXTENSION_PROCESS | Ci.nsIAboutModule.IS_SECURE_CHROME_UI;
+        // The extension process, and nothing more. Not IS_SECURE_CHROME_UI: that flag only makes
+        // the address bar's identity box say the page is Firefox's own UI (browser-siteIdentity.js
+        // `_isSecureInternalUI`, the "Firefox" label) and hides the "Copy clean link" menu item;
+        // the page loads and works without it, and an add-on's page is not Firefox's UI
+        // (docs/design/about-startup-url.md). Not URI_SAFE_FOR_UNTRUSTED_CONTENT: web pages must
+        // not load it, and with it nsAboutProtocolHandler would reset the owner to null.
+        return Ci.nsIAboutModule.URI_MUST_LOAD_IN_EXTENSION_PROCESS;
       },
       getChromeURI() {
         return Services.io.newURI(pageURL);

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::learn::plan;
 use crate::pagecache::preload;
 use crate::pagecache::preload::Method;
+use crate::pagecache::Cache;
 use crate::EXTENSION_ID;
 
 pub(super) const EXAMPLES: &str = "\
@@ -46,7 +47,7 @@ pub(super) enum Cmd {
     /// Drop Firefox's files from the page cache, so the next start is cold.
     ///
     /// Pages mapped by a running process (a running Firefox keeps libxul.so mapped) stay.
-    Evict(Target),
+    Evict(EvictArgs),
     /// Record what the running Firefox's start needed (its working set) for `preload --plan`.
     ///
     /// Reads the pages the Firefox process tree has mapped (and, where the kernel reports it
@@ -62,6 +63,13 @@ pub(super) enum Cmd {
     Launch(super::trace::LaunchArgs),
     /// Record the reads of a Firefox started some other way, for N seconds.
     Trace(super::trace::TraceArgs),
+    /// Show past sessions' startup milestones from a profile's archived Telemetry pings.
+    ///
+    /// Firefox writes a `main` ping at every shutdown into <profile>/datareporting/archived,
+    /// upload enabled or not; its simpleMeasurements hold that session's `main`,
+    /// `sessionRestored` and other moments in ms since its process start. The source of
+    /// milestones on a Firefox without the experiment API (Release).
+    Telemetry(TelemetryArgs),
     /// Install the native-messaging manifest so Firefox can start this host.
     Install {
         /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).
@@ -152,6 +160,41 @@ pub(super) struct PreloadArgs {
     /// order (the replay of the benchmark).
     #[arg(long, requires = "plan", conflicts_with = "file_order")]
     pub(super) recorded_order: bool,
+    /// Which cache to fill: a squashfs install (a Snap) has two, the files' decompressed pages
+    /// and the compressed image behind its loop device.
+    #[arg(long, value_enum, default_value_t = CacheArg::Files, conflicts_with = "plan")]
+    pub(super) cache: CacheArg,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct EvictArgs {
+    #[command(flatten)]
+    pub(super) target: Target,
+    /// Which cache to drop [default: all for the whole folder (a squashfs install's image too),
+    /// files for named files].
+    #[arg(long, value_enum)]
+    pub(super) cache: Option<CacheArg>,
+}
+
+/// `--cache` of preload and evict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum CacheArg {
+    /// The install's files (a squashfs install: their decompressed pages).
+    Files,
+    /// The compressed image behind a squashfs install's loop device.
+    Image,
+    /// Both.
+    All,
+}
+
+impl From<CacheArg> for Cache {
+    fn from(arg: CacheArg) -> Self {
+        match arg {
+            CacheArg::Files => Cache::Files,
+            CacheArg::Image => Cache::Image,
+            CacheArg::All => Cache::All,
+        }
+    }
 }
 
 /// `--source`'s values: the CLI's names for [`plan::PlanSource`].
@@ -212,6 +255,23 @@ pub(super) struct LearnArgs {
     /// The Firefox (main) process to learn from [default: your running Firefox].
     #[arg(long, value_name = "PID")]
     pub(super) pid: Option<i32>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct TelemetryArgs {
+    /// Print one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// The profile folder [default: the profile of your running Firefox].
+    #[arg(long, value_name = "DIR", conflicts_with = "pid")]
+    pub(super) profile: Option<PathBuf>,
+    /// The running Firefox whose profile to read.
+    #[arg(long, value_name = "PID")]
+    pub(super) pid: Option<i32>,
+    /// Sessions to show, newest first (1-200).
+    #[arg(long, value_name = "N", default_value_t = 20,
+          value_parser = clap::value_parser!(u16).range(1..=200))]
+    pub(super) limit: u16,
 }
 
 /// `--method`'s values: the CLI's names for [`Method`], so the library needs no clap.

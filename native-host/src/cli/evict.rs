@@ -3,15 +3,23 @@
 use crate::firefox::install::Install;
 use crate::pagecache::evict;
 use crate::pagecache::residency::Status;
+use crate::pagecache::Cache;
 
-use super::args::Target;
+use super::args::EvictArgs;
 use super::render::{count, display_path, percent, print_json, print_table, Row};
-use super::target::{find_firefox, select};
+use super::target::{find_firefox, select_cache};
 
-pub(super) fn evict_cmd(target: &Target) -> anyhow::Result<()> {
+pub(super) fn evict_cmd(args: &EvictArgs) -> anyhow::Result<()> {
+    let target = &args.target;
     let (install, _) = find_firefox(target, false)?;
-    let selected = select(&install, target)?;
-    let summary = evict::evict(&selected);
+    let default = if target.paths.is_empty() {
+        Cache::All
+    } else {
+        Cache::Files
+    };
+    let (selected, used) = select_cache(&install, target, args.cache.map_or(default, Cache::from))?;
+    let mut summary = evict::evict(&selected);
+    summary.cache = used;
     if target.json {
         return print_json(&summary);
     }
@@ -34,8 +42,24 @@ pub(super) fn evict_cmd(target: &Target) -> anyhow::Result<()> {
     if summary.files.iter().any(|f| f.status == Status::Hidden) {
         println!("hidden: the kernel hides page-cache state of files you neither own nor may write; they were evicted anyway");
     }
+    if used != Cache::Files || install.kind.image.is_some() {
+        println!("{}", cache_line(used, "dropped"));
+    }
     println!("note: pages mapped by a running process (a running Firefox keeps its libraries mapped) stay in the cache, and so do pages written but not yet on disk (run sync first)");
     Ok(())
+}
+
+/// Which cache a preload filled or an evict dropped, in words.
+pub(super) fn cache_line(cache: Cache, verb: &str) -> String {
+    match cache {
+        Cache::Files => format!("cache {verb}: the files' pages"),
+        Cache::Image => format!(
+            "cache {verb}: the compressed image behind the squashfs mount only (its files' decompressed pages are a separate cache)"
+        ),
+        Cache::All => format!(
+            "cache {verb}: the files' decompressed pages and the compressed image behind the squashfs mount"
+        ),
+    }
 }
 
 pub(super) fn evict_row(install: &Install, file: &evict::FileResult) -> Row {

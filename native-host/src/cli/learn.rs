@@ -83,11 +83,15 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
             );
         }
     } else if status.learned {
+        // The install part against the folder, the system libraries apart: together they can
+        // be more than the folder holds.
         println!(
-            "plan: {} MB in {} of the folder's {} MB, learned from {}",
+            "plan: {} MB in {}: {} MB of the install folder's {} MB + {} MB of system libraries, learned from {}",
             megabytes(status.planned_bytes),
             count(status.planned_files, "file"),
+            megabytes(status.planned_install_bytes),
             megabytes(status.install_bytes),
+            megabytes(status.planned_system_bytes),
             count(status.starts as u64, "start")
         );
     } else {

@@ -17,6 +17,7 @@ mod preload;
 mod render;
 mod residency;
 mod target;
+mod telemetry;
 mod trace;
 
 use std::ffi::OsString;
@@ -43,6 +44,7 @@ where
         Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
         Cmd::Launch(args) => trace::launch_cmd(&args),
         Cmd::Trace(args) => trace::trace_cmd(&args),
+        Cmd::Telemetry(args) => telemetry::telemetry_cmd(&args),
         Cmd::Install {
             system,
             extension_id,

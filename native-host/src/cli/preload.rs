@@ -11,7 +11,7 @@ use crate::pagecache::preload::Method;
 
 use super::args::PreloadArgs;
 use super::render::{count, megabytes, print_json, ProgressBar};
-use super::target::{find_firefox, select};
+use super::target::{find_firefox, select_cache};
 
 /// The install folder of the newest learned start, if it is still a Firefox install.
 fn learned_install() -> Option<install::Install> {
@@ -63,7 +63,7 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
         }
         return print_preload(&summary?, args.target.json);
     }
-    let selected = select(&install, &args.target)?;
+    let (selected, used) = select_cache(&install, &args.target, args.cache.into())?;
     let opts = preload::Options {
         method: args.method.into(),
         idle: args.idle,
@@ -73,7 +73,15 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[K");
     }
-    print_preload(&summary?, args.target.json)
+    let mut summary = summary?;
+    summary.cache = used;
+    print_preload(&summary, args.target.json)?;
+    if used == crate::pagecache::Cache::Files && install.kind.image.is_some() && !args.target.json {
+        println!(
+            "the compressed image behind the squashfs mount was not read (--cache image or all)"
+        );
+    }
+    Ok(())
 }
 
 pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::Result<()> {
@@ -109,6 +117,9 @@ pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::R
             ""
         }
     );
+    if summary.cache != crate::pagecache::Cache::Files {
+        println!("{}", super::evict::cache_line(summary.cache, "filled"));
+    }
     if let Some(pace) = summary.pace {
         if pace.pressure_available {
             println!(

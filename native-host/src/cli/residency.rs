@@ -29,6 +29,13 @@ pub(super) fn residency_cmd(args: &ResidencyArgs) -> anyhow::Result<()> {
     let opts = residency::ScanOptions {
         pid,
         include_mapped: !args.no_mapped && args.target.paths.is_empty(),
+        // A Snap's compressed image is a second cache: shown with the whole folder.
+        image: install
+            .kind
+            .image
+            .as_ref()
+            .filter(|_| args.target.paths.is_empty())
+            .map(|i| i.image.clone()),
     };
     let mut reports = Vec::new();
     let summary = residency::scan(
@@ -64,7 +71,7 @@ pub(super) fn print_residency(
     } else {
         &["FILE", "MB", "PAGES", "RESIDENT"]
     };
-    for group in [Group::Install, Group::System] {
+    for group in [Group::Install, Group::Image, Group::System] {
         let in_group: Vec<_> = reports.iter().filter(|r| r.group == group).collect();
         if in_group.is_empty() {
             continue;
@@ -72,10 +79,10 @@ pub(super) fn print_residency(
         let name = group_name(group);
         println!(
             "\n{name} files{}",
-            if group == Group::System {
-                " (mapped by Firefox)"
-            } else {
-                ""
+            match group {
+                Group::System => " (mapped by Firefox)",
+                Group::Image => " (the compressed image behind the squashfs mount: a second cache)",
+                Group::Install => "",
             }
         );
         let rows: Vec<Row> = in_group
@@ -117,6 +124,7 @@ pub(super) fn group_name(group: Group) -> &'static str {
     match group {
         Group::Install => "install",
         Group::System => "system",
+        Group::Image => "image",
     }
 }
 

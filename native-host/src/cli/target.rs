@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::firefox::{self, install::Install};
+use crate::pagecache::Cache;
 
 use super::args::Target;
 
@@ -35,8 +36,31 @@ pub(super) fn find_firefox(
             install.dir.display(),
             install.found_by
         );
+        eprintln!("Install: {}", install.kind.describe_line());
     }
     Ok((install, pid))
+}
+
+/// The paths a preload or evict of `cache` works on (install::with_cache), and the cache used.
+pub(super) fn select_cache(
+    install: &Install,
+    target: &Target,
+    cache: Cache,
+) -> anyhow::Result<(Vec<PathBuf>, Cache)> {
+    let selected = if cache == Cache::Image {
+        Vec::new()
+    } else {
+        select(install, target)?
+    };
+    firefox::install::with_cache(install, selected, !target.paths.is_empty(), cache).ok_or_else(
+        || {
+            anyhow::anyhow!(if target.paths.is_empty() {
+                "--cache image: this install is not on a loop device (no squashfs image), or the loop device reads its image with direct I/O (never cached)"
+            } else {
+                "--cache image acts on the whole image: leave out the paths"
+            })
+        },
+    )
 }
 
 /// The files of `target` (all of the install folder without paths), confined to it.

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::firefox::kind::{self, InstallKind};
 use crate::firefox::{app_ini, process};
+use crate::pagecache::Cache;
 use crate::Error;
 
 /// A Firefox install folder and how it was found (the CLI says which it chose).
@@ -17,6 +19,9 @@ pub struct Install {
     pub found_by: String,
     pub version: Option<String>,
     pub build_id: Option<String>,
+    /// What kind of install the folder is (package, tarball, Snap, Flatpak) and, for a Snap, the
+    /// image behind it.
+    pub kind: InstallKind,
 }
 
 /// Executable names of the Firefox flavours, looked up on PATH in this order.
@@ -117,11 +122,13 @@ fn process_install(pid: i32, how: String) -> Result<Install, Error> {
 
 fn install_at(dir: PathBuf, found_by: String) -> Install {
     let (version, build_id) = app_ini::read(&dir);
+    let kind = kind::describe(&dir);
     Install {
         dir,
         found_by,
         version,
         build_id,
+        kind,
     }
 }
 
@@ -263,6 +270,36 @@ fn resolve(root: &Path, requested: &Path) -> Result<(PathBuf, bool), Error> {
         ));
     }
     Ok((real, meta.is_dir()))
+}
+
+/// The paths a `preload` or `evict` of `cache` works on: the selected files, the image behind
+/// the install's loop device (a squashfs install, a Snap), or both, and the cache that is
+/// really acted on (`All` without an image is `Files`). `None` when `cache` is `Image` and the
+/// install has no loop image, or when `Image` comes with named files (the image is one file,
+/// read or dropped whole: there is nothing to name).
+#[must_use]
+pub fn with_cache(
+    install: &Install,
+    selected: Vec<PathBuf>,
+    files_named: bool,
+    cache: Cache,
+) -> Option<(Vec<PathBuf>, Cache)> {
+    let image = install
+        .kind
+        .image
+        .as_ref()
+        .filter(|i| !i.direct_io)
+        .map(|i| i.image.clone());
+    match (cache, image) {
+        (Cache::Files, _) | (Cache::All, None) => Some((selected, Cache::Files)),
+        (Cache::Image, Some(image)) if !files_named => Some((vec![image], Cache::Image)),
+        (Cache::Image, _) => None,
+        (Cache::All, Some(image)) => {
+            let mut paths = selected;
+            paths.push(image);
+            Some((paths, Cache::All))
+        }
+    }
 }
 
 /// Component-wise containment of two canonical paths: /usr/lib/firefox-esr2 is *not* inside

@@ -1,8 +1,16 @@
 //! Knowing Firefox: which install folder and which of its files ([`install`], with the
 //! confinement that keeps every path inside it), what its `application.ini` says ([`app_ini`]),
-//! and the running Firefox's process tree and `/proc` figures ([`process`]). It depends only on
-//! [`crate::pagecache::sys`] (euid, clock ticks); learning, the host and the CLI build on it.
+//! what kind of install it is ([`kind`]: package, tarball, Snap, Flatpak; from who owns it and
+//! the mount it is on, [`mount`], with a Snap's loop image), the running Firefox's process tree
+//! and `/proc` figures ([`process`]), which Firefox the host serves when its parent is not
+//! Firefox ([`served`]), and past sessions' milestones from the profile's archived Telemetry
+//! pings ([`telemetry`]). It depends only on [`crate::pagecache::sys`] (euid, clock ticks);
+//! learning, the host and the CLI build on it.
 
 pub mod app_ini;
 pub mod install;
+pub mod kind;
+pub mod mount;
 pub mod process;
+pub mod served;
+pub mod telemetry;

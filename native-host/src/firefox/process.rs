@@ -15,6 +15,7 @@ use procfs_core::FromRead;
 use serde::Serialize;
 
 use crate::firefox::app_ini;
+use crate::firefox::kind::{self, InstallKind};
 use crate::pagecache::sys;
 use crate::Error;
 
@@ -39,6 +40,8 @@ pub struct FirefoxInfo {
     pub started_at_ms: u64,
     pub start_precision_ms: u64,
     pub io: ProcessIo,
+    /// The kind of install `install_dir` is (added after `io`: fields are only appended).
+    pub install_kind: InstallKind,
 }
 
 /// The parent process's pid if it is a Firefox (its executable's folder holds application.ini).
@@ -108,12 +111,13 @@ pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
     Ok(FirefoxInfo {
         pid,
         exe,
-        install_dir,
+        install_dir: install_dir.clone(),
         version,
         build_id,
         started_at_ms: start_ms(btime, stat.starttime, tck),
         start_precision_ms: 1000 / tck,
         io: process_io(pid, &stat),
+        install_kind: kind::describe(&install_dir),
     })
 }
 
@@ -174,6 +178,37 @@ fn descendants(root: i32, procs: &[(i32, Stat)]) -> Vec<(i32, Stat)> {
     out
 }
 
+/// The profile folder of Firefox process `pid`: the folder of the `.parentlock` it holds open
+/// (Firefox keeps that lock file open for the whole session), else the `-profile` argument.
+#[must_use]
+pub fn profile_dir(pid: i32) -> Option<PathBuf> {
+    if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                if target.is_absolute() && target.file_name().is_some_and(|n| n == ".parentlock") {
+                    return target.parent().map(Path::to_path_buf);
+                }
+            }
+        }
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    profile_argument(&cmdline)
+}
+
+/// The folder after `-profile` / `--profile` in a NUL-separated command line. Pure.
+#[must_use]
+pub fn profile_argument(cmdline: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut args = cmdline.split(|b| *b == 0);
+    while let Some(arg) = args.next() {
+        if arg == b"-profile" || arg == b"--profile" {
+            let dir = args.next().filter(|d| d.starts_with(b"/"))?;
+            return Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir)));
+        }
+    }
+    None
+}
+
 /// The real path of a process's executable (`/proc/<pid>/exe`), without the " (deleted)" the
 /// kernel appends once an update replaced the file.
 pub fn process_exe(pid: i32) -> io::Result<PathBuf> {
@@ -187,7 +222,7 @@ pub fn process_exe(pid: i32) -> io::Result<PathBuf> {
 
 /// A Firefox executable: its folder holds application.ini, and its name starts with "firefox"
 /// or the folder has omni.ja (renamed or rebranded builds).
-fn is_firefox_exe(exe: &Path) -> bool {
+pub(crate) fn is_firefox_exe(exe: &Path) -> bool {
     let Some(dir) = exe.parent() else {
         return false;
     };
@@ -298,6 +333,17 @@ mod tests {
         let stat = "cpu  1 2 3\nintr 5\nbtime 1763768000\nprocesses 9\n";
         assert_eq!(parse_btime(stat), Some(1_763_768_000));
         assert_eq!(start_ms(1_763_768_000, 12_345, 100), 1_763_768_123_450);
+    }
+
+    #[test]
+    fn profile_from_the_command_line() {
+        assert_eq!(
+            profile_argument(b"/usr/lib/firefox-esr/firefox-esr\0-profile\0/tmp/p x\0-headless\0"),
+            Some(PathBuf::from("/tmp/p x"))
+        );
+        assert_eq!(profile_argument(b"firefox\0--profile\0relative\0"), None);
+        assert_eq!(profile_argument(b"firefox\0-profile\0"), None);
+        assert_eq!(profile_argument(b"firefox\0"), None);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::work::spawn_long;
 use super::{finish, guarded, Context, Shared};
 use crate::firefox::process;
+use crate::firefox::served::{self, BrowserHint};
 use crate::host::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};
 use crate::pagecache::residency;
 use crate::Error;
@@ -23,16 +24,16 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
     workers: &mut Vec<JoinHandle<()>>,
 ) -> io::Result<Option<Envelope>> {
     let result = match command {
-        Command::Hello => guarded(|| hello(&shared.ctx)),
-        Command::Firefox => guarded(|| inspect_firefox(&shared.ctx)),
+        Command::Hello { browser } => guarded(|| hello(shared, browser.as_ref())),
+        Command::Firefox => guarded(|| inspect_firefox(&shared.ctx())),
         Command::BenchRecord { record } => guarded(|| {
-            crate::host::bench::write_record(shared.ctx.bench_out.as_deref(), &record)
+            crate::host::bench::write_record(shared.ctx().bench_out.as_deref(), &record)
                 .map(Reply::BenchRecord)
         }),
         Command::TraceList => guarded(|| {
             let dir = crate::trace::store::dir(None)?;
             let current = shared
-                .ctx
+                .ctx()
                 .firefox_pid
                 .and_then(|pid| crate::trace::store::process_start(pid).map(|t| (pid, t)));
             Ok(Reply::TraceList(crate::trace::store::listing(
@@ -68,7 +69,8 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         | Command::Preload { .. }
         | Command::Evict { .. }
         | Command::Learn
-        | Command::PlanStatus { .. } => {
+        | Command::PlanStatus { .. }
+        | Command::Telemetry { .. } => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {
                     workers.push(worker);
@@ -87,12 +89,27 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
     Ok(Some(finish(id, result)))
 }
 
-fn hello(ctx: &Context) -> Result<Reply, ReplyError> {
+/// `hello`: when the parent is not Firefox and the extension says what it runs in, match that
+/// against this user's running Firefox processes first (firefox/served.rs).
+fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, ReplyError> {
+    if let Some(hint) = hint.filter(|_| shared.ctx().wants_match()) {
+        let procs = served::process_table();
+        let mut ctx = shared
+            .ctx
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ctx.wants_match() {
+            ctx.match_hint(hint, &procs, crate::pagecache::sys::geteuid());
+        }
+    }
+    let ctx = shared.ctx();
     Ok(Reply::Hello(Hello {
         host_version: crate::HOST_VERSION,
         protocol_version: crate::PROTOCOL_VERSION,
         capabilities: residency::capabilities(),
         firefox_pid: ctx.firefox_pid,
+        install_kind: ctx.install.as_ref().ok().map(|i| i.kind.clone()),
+        firefox_found: ctx.found.clone(),
     }))
 }
 
@@ -121,13 +138,14 @@ mod tests {
             (2, "preload"),
             (3, "evict"),
             (4, "firefox"),
+            (5, "telemetry"),
         ] {
             input.extend(request(&json!({"id": id, "command": command})));
         }
         let (result, mut replies) = run(&input, Box::new(run_long));
         result.unwrap();
         replies.sort_by_key(|r| r["id"].as_u64());
-        let expected: Vec<_> = (1..=4)
+        let expected: Vec<_> = (1..=5)
             .map(|id| (json!(id), json!("firefox_not_found")))
             .collect();
         assert_eq!(codes(&replies), expected);

@@ -31,7 +31,7 @@ use std::any::Any;
 use std::io::{self, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::thread::JoinHandle;
 
 use anyhow::{bail, Context as _};
@@ -92,7 +92,7 @@ where
     let shared = Arc::new(Shared {
         out: Writer::new(writer),
         running: Running::default(),
-        ctx,
+        ctx: RwLock::new(ctx),
         runner,
     });
     let mut workers = Vec::new();
@@ -112,8 +112,21 @@ where
 struct Shared<W> {
     out: Writer<W>,
     running: Running,
-    ctx: Context,
+    /// Written only by `hello` when it matches the served Firefox (parent not Firefox); every
+    /// long command works on a copy taken when it starts.
+    ctx: RwLock<Context>,
     runner: Box<LongRunner>,
+}
+
+impl<W> Shared<W> {
+    /// A copy of the context (a poisoned lock still holds a whole context: it is replaced in
+    /// one assignment).
+    fn ctx(&self) -> Context {
+        self.ctx
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 fn read_loop<W: Write + Send + 'static>(
@@ -286,7 +299,7 @@ mod tests {
         assert_eq!(
             replies,
             vec![json!({"id": 1, "status": "ok", "data": {
-                "files": [], "pages_dropped": 0, "elapsed_ms": 200}})]
+                "files": [], "pages_dropped": 0, "elapsed_ms": 200, "cache": "files"}})]
         );
     }
 }

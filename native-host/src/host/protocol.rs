@@ -12,10 +12,14 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 
 pub use crate::error::ErrorCode;
+use crate::firefox::kind::InstallKind;
 use crate::firefox::process::FirefoxInfo;
+pub use crate::firefox::served::BrowserHint;
+use crate::firefox::served::Found;
 use crate::learn::{plan, workingset};
 use crate::pagecache::preload::Method;
 use crate::pagecache::residency::{Capabilities, FileReport};
+pub use crate::pagecache::Cache;
 use crate::pagecache::{evict, preload, residency};
 use crate::Error;
 
@@ -36,7 +40,12 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
-    Hello,
+    Hello {
+        /// What the extension knows of its Firefox (version, build ID, profile): how the host
+        /// finds the Firefox it serves when its parent is not Firefox (the desktop portal).
+        #[serde(default)]
+        browser: Option<BrowserHint>,
+    },
     Firefox,
     Residency {
         #[serde(default)]
@@ -62,10 +71,16 @@ pub enum Command {
         /// With `plan`: gaps up to this many KiB are read through (default 256).
         #[serde(default)]
         gap_kib: Option<u64>,
+        /// Which cache to fill (a squashfs install has two); default `files`.
+        #[serde(default)]
+        cache: Option<Cache>,
     },
     Evict {
         #[serde(default)]
         files: Option<Vec<PathBuf>>,
+        /// Which cache to drop; default `all` for the whole folder, `files` for named files.
+        #[serde(default)]
+        cache: Option<Cache>,
     },
     Cancel {
         target: u64,
@@ -94,6 +109,12 @@ pub enum Command {
         #[serde(default)]
         offset: Option<u64>,
     },
+    /// Past sessions' milestones from the parent Firefox profile's archived Telemetry pings
+    /// (firefox/telemetry.rs), newest first.
+    Telemetry {
+        #[serde(default)]
+        limit: Option<usize>,
+    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -104,7 +125,7 @@ impl Command {
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
-            Command::Hello => "hello",
+            Command::Hello { .. } => "hello",
             Command::Firefox => "firefox",
             Command::Residency { .. } => "residency",
             Command::Preload { .. } => "preload",
@@ -115,6 +136,7 @@ impl Command {
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",
             Command::TraceFetch { .. } => "trace_fetch",
+            Command::Telemetry { .. } => "telemetry",
             Command::Unknown => "unknown",
         }
     }
@@ -309,9 +331,9 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
         | Command::Preload {
             files: Some(ref f), ..
         }
-        | Command::Evict { files: Some(ref f) }
-            if f.is_empty() =>
-        {
+        | Command::Evict {
+            files: Some(ref f), ..
+        } if f.is_empty() => {
             // An empty list is almost always an empty selection in the UI; treating it as
             // "every file" would evict or preload the whole folder by accident.
             Err(ReplyError::bad_request(
@@ -358,6 +380,7 @@ pub enum Reply {
     PlanStatus(Box<plan::PlanStatus>),
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
+    Telemetry(crate::firefox::telemetry::Archive),
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,
@@ -461,6 +484,21 @@ pub struct Hello {
     #[serde(flatten)]
     pub capabilities: Capabilities,
     pub firefox_pid: Option<i32>,
+    /// The kind of the install the host serves, `null` without one (appended: fields are only
+    /// added at the end).
+    pub install_kind: Option<InstallKind>,
+    /// How the served Firefox was found (its parent, or matched from `browser`), or why not.
+    pub firefox_found: FirefoxFound,
+}
+
+/// `hello`'s `firefox_found`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FirefoxFound {
+    pub how: Found,
+    /// English: what was compared, or why nothing matched.
+    pub detail: Option<String>,
+    /// This user's running Firefox main processes looked at (only when matching was tried).
+    pub candidates: Option<usize>,
 }
 
 /// `cancel`'s data.
@@ -487,6 +525,7 @@ mod tests {
             resident_before: None,
             resident_after: None,
             note: Some("a note as long as the longest the host writes, give or take".into()),
+            note_code: Some(crate::note::EVICTED_HIDDEN),
             error: Some("cannot open: Permission denied (os error 13)".into()),
         };
         Reply::Evict(evict::Summary {
@@ -494,6 +533,7 @@ mod tests {
             files_omitted: 0,
             pages_dropped: 0,
             elapsed_ms: 0,
+            cache: crate::pagecache::Cache::Files,
         })
     }
 
@@ -543,6 +583,8 @@ mod tests {
                 planned_bytes: 0,
                 planned_files: 0,
                 install_bytes: 0,
+                planned_install_bytes: 0,
+                planned_system_bytes: 0,
                 changed_files: vec![PathBuf::from("z".repeat(len)); 5000],
                 changed_files_omitted: 0,
                 uncached_files: Some(uncached(5000, len)),
@@ -553,6 +595,7 @@ mod tests {
                     last_run: None,
                     note: None,
                     damon_pageout: false,
+                    note_code: None,
                 },
                 source: plan::PlanSource::Learned,
                 build_id: None,
@@ -593,9 +636,11 @@ mod tests {
             errors_omitted: 0,
             planned: false,
             bytes_planned: None,
+            bytes_planned_system: None,
             bytes_install: 0,
             order: None,
             pace: None,
+            cache: crate::pagecache::Cache::Files,
         };
         let Reply::Preload(s) = Reply::Preload(summary).bounded() else {
             unreachable!()
@@ -628,7 +673,7 @@ mod tests {
             req,
             Request {
                 id: 1,
-                command: Command::Hello
+                command: Command::Hello { browser: None }
             }
         );
     }
@@ -636,7 +681,19 @@ mod tests {
     #[test]
     fn unknown_fields_are_ignored() {
         let req = decode(r#"{"id": 1, "command": "hello", "extra": [1, 2]}"#).unwrap();
-        assert_eq!(req.command, Command::Hello);
+        assert_eq!(req.command, Command::Hello { browser: None });
+        let req = decode(
+            r#"{"id": 1, "command": "hello", "browser": {"version": "153.7.0", "build_id": "2026"}}"#,
+        )
+        .unwrap();
+        let Command::Hello {
+            browser: Some(hint),
+        } = req.command
+        else {
+            panic!("no hint");
+        };
+        assert_eq!(hint.build_id.as_deref(), Some("2026"));
+        assert_eq!(hint.profile, None);
     }
 
     #[test]
@@ -674,6 +731,7 @@ mod tests {
                 plan: None,
                 source: None,
                 gap_kib: None,
+                cache: None,
             }
         );
         let req = decode(r#"{"id": 4, "command": "preload", "jobs": null}"#).unwrap();
@@ -710,11 +768,25 @@ mod tests {
         assert_eq!(
             req.command,
             Command::Evict {
-                files: Some(vec!["a".into()])
+                files: Some(vec!["a".into()]),
+                cache: None
+            }
+        );
+        let req = decode(r#"{"id": 5, "command": "evict", "cache": "image"}"#).unwrap();
+        assert_eq!(
+            req.command,
+            Command::Evict {
+                files: None,
+                cache: Some(Cache::Image)
             }
         );
         let req = decode(r#"{"id": 6, "command": "cancel", "target": 4}"#).unwrap();
         assert_eq!(req.command, Command::Cancel { target: 4 });
+        let req = decode(r#"{"id": 7, "command": "telemetry", "limit": 3}"#).unwrap();
+        assert_eq!(req.command, Command::Telemetry { limit: Some(3) });
+        let req = decode(r#"{"id": 8, "command": "telemetry"}"#).unwrap();
+        assert_eq!(req.command, Command::Telemetry { limit: None });
+        assert!(decode(r#"{"id": 9, "command": "telemetry", "limit": "all"}"#).is_err());
     }
 
     #[test]
@@ -813,6 +885,8 @@ mod tests {
             r#"{"id": 6, "command": "cancel"}"#,
             r#"{"id": 6, "command": "cancel", "target": "4"}"#,
             r#"{"id": 5, "command": "evict", "files": []}"#,
+            r#"{"id": 5, "command": "evict", "cache": "loop"}"#,
+            r#"{"id": 4, "command": "preload", "cache": 1}"#,
         ] {
             let err = decode(text).unwrap_err();
             assert_eq!(err.error.code, ErrorCode::BadRequest, "{text}");
@@ -920,13 +994,21 @@ mod tests {
                 cachestat: true,
             },
             firefox_pid: Some(4242),
+            install_kind: None,
+            firefox_found: FirefoxFound {
+                how: Found::Parent,
+                detail: None,
+                candidates: None,
+            },
         });
         assert_eq!(
             serde_json::to_string(&Envelope::ok(1, hello)).unwrap(),
             r#"{"id":1,"status":"ok","data":{"host_version":"0.1.0","protocol_version":1,"#
                 .to_owned()
                 + r#""kernel":"6.18.44","euid":1000,"root":false,"#
-                + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242}}"#
+                + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242,"#
+                + r#""install_kind":null,"firefox_found":{"how":"parent","detail":null,"#
+                + r#""candidates":null}}}"#
         );
         let cancel = Envelope::ok(6, Reply::Cancel(Cancelled { target: 4 }));
         assert_eq!(

@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Context, Emit};
 use crate::firefox::install::{self, Install};
+use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, Event, Reply, ReplyError};
 use crate::learn::{plan, workingset};
-use crate::pagecache::{evict, preload, residency};
+use crate::pagecache::{evict, preload, residency, Cache};
 use crate::Error;
 
 /// The real work of `residency`, `preload` and `evict`: confine the paths first, then run. The
@@ -28,6 +29,17 @@ fn run(
     cancel: &AtomicBool,
     emit: &mut Emit<'_>,
 ) -> Result<Reply, ReplyError> {
+    if let Command::Telemetry { limit } = command {
+        // Needs the profile, not the install folder.
+        let pid = ctx
+            .firefox_pid
+            .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
+        let profile = process::profile_dir(pid).ok_or_else(|| {
+            Error::ProfileNotFound(format!("Firefox {pid} holds no profile lock open"))
+        })?;
+        let limit = limit.unwrap_or(telemetry::DEFAULT_SESSIONS);
+        return Ok(Reply::Telemetry(telemetry::read_archive(&profile, limit)));
+    }
     let install = ctx.install()?;
     match command {
         Command::Residency { files, mapped } => {
@@ -35,6 +47,8 @@ fn run(
             let opts = residency::ScanOptions {
                 pid: ctx.firefox_pid,
                 include_mapped: mapped.unwrap_or(true),
+                // A Snap's compressed image, with the whole folder only (like `mapped`).
+                image: image_of(install).filter(|_| files.is_none()),
             };
             let mut on_file = |report: &residency::FileReport| emit(Event::File(report.clone()));
             let summary = residency::scan(&install.dir, &selected, &opts, cancel, &mut on_file)?;
@@ -48,6 +62,7 @@ fn run(
             plan,
             source,
             gap_kib,
+            cache,
         } => {
             let mut on_progress =
                 |progress: &preload::Progress| emit(Event::Progress(progress.clone()));
@@ -56,6 +71,11 @@ fn run(
                 if files.is_some() {
                     return Err(ReplyError::bad_request(
                         "\"files\" and \"plan\": true do not go together; the plan chooses the files",
+                    ));
+                }
+                if cache.is_some_and(|c| c != Cache::Files) {
+                    return Err(ReplyError::bad_request(
+                        "\"plan\": true reads the planned files only; leave \"cache\" out or send \"files\"",
                     ));
                 }
                 let state_dir = workingset::state_dir()?;
@@ -73,22 +93,34 @@ fn run(
                 )?;
                 return Ok(Reply::Preload(summary));
             }
-            let selected = select(install, files.as_deref())?;
+            let (selected, used) =
+                select_cache(install, files.as_deref(), cache.unwrap_or_default())?;
             let opts = preload::Options {
                 method: method.unwrap_or_default(),
                 idle: idle.unwrap_or(false),
                 jobs: *jobs,
             };
-            let summary = preload::preload(&selected, &opts, cancel, &mut on_progress)?;
+            let mut summary = preload::preload(&selected, &opts, cancel, &mut on_progress)?;
+            summary.cache = used;
             Ok(Reply::Preload(summary))
         }
-        Command::Evict { files } => {
-            let selected = select(install, files.as_deref())?;
+        Command::Evict { files, cache } => {
+            // A cold start of a squashfs install needs both caches dropped: the whole folder's
+            // evict drops the image too; named files drop only their own pages.
+            let default = if files.is_none() {
+                Cache::All
+            } else {
+                Cache::Files
+            };
+            let (selected, used) =
+                select_cache(install, files.as_deref(), cache.unwrap_or(default))?;
             // evict() cannot be interrupted; honour a cancel that came before it started.
             if cancel.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled.into());
             }
-            Ok(Reply::Evict(evict::evict(&selected)))
+            let mut summary = evict::evict(&selected);
+            summary.cache = used;
+            Ok(Reply::Evict(summary))
         }
         Command::Learn => {
             let pid = ctx
@@ -108,17 +140,43 @@ fn run(
                 source.unwrap_or_default(),
             )?)))
         }
-        Command::Hello
+        Command::Hello { .. }
         | Command::Firefox
         | Command::Cancel { .. }
         | Command::BenchRecord { .. }
         | Command::TraceList
         | Command::TraceFetch { .. }
+        | Command::Telemetry { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()
         ))),
     }
+}
+
+/// The image behind the install folder's loop device (a squashfs install), if any.
+fn image_of(install: &Install) -> Option<PathBuf> {
+    install.kind.image.as_ref().map(|i| i.image.clone())
+}
+
+/// The paths of `cache`: the confined files, the loop image, or both (install::with_cache).
+fn select_cache(
+    install: &Install,
+    files: Option<&[PathBuf]>,
+    cache: Cache,
+) -> Result<(Vec<PathBuf>, Cache), ReplyError> {
+    let selected = if cache == Cache::Image {
+        Vec::new()
+    } else {
+        select(install, files)?
+    };
+    install::with_cache(install, selected, files.is_some(), cache).ok_or_else(|| {
+        ReplyError::bad_request(if files.is_some() {
+            "\"cache\": \"image\" acts on the whole image; leave \"files\" out"
+        } else {
+            "\"cache\": \"image\": this install is not on a loop device (no squashfs image), or its loop device reads the image with direct I/O (never cached)"
+        })
+    })
 }
 
 /// Confinement to the install folder, before anything is opened.

@@ -71,6 +71,7 @@ pub(super) fn evicted(elapsed_ms: u64) -> Reply {
         files_omitted: 0,
         pages_dropped: 0,
         elapsed_ms,
+        cache: crate::pagecache::Cache::Files,
     })
 }
 

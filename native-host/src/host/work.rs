@@ -89,7 +89,7 @@ impl<W: Write> Shared<W> {
         let mut oversized: Option<ReplyError> = None;
         let result = guarded(|| {
             let mut emit = |event| self.emit(id, event, cancel, &mut oversized);
-            (self.runner)(&self.ctx, command, cancel, &mut emit)
+            (self.runner)(&self.ctx(), command, cancel, &mut emit)
         });
         let result = match (oversized, result) {
             (Some(error), _) => Err(error),

@@ -121,6 +121,7 @@ mod tests {
             pages: 0,
             status: Status::Exact,
             hidden_reason: None,
+            hidden_code: None,
             error: None,
             resident_pages: Some(0),
             resident_ranges: Some(Vec::new()),

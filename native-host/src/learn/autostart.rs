@@ -38,10 +38,13 @@ pub struct Status {
     pub enabled: bool,
     pub kind: Option<Kind>,
     pub last_run: Option<LastRun>,
+    /// English, for the CLI and older extensions; `note_code` is what to word (crate::note).
     pub note: Option<String>,
     /// A DAMON kdamond with a `pageout` scheme runs: page cache left idle for about a minute is
     /// reclaimed, so a preload at login does not stay until a later launch (the page words it).
     pub damon_pageout: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note_code: Option<&'static str>,
 }
 
 /// Where things go: the config folder (XDG_CONFIG_HOME or ~/.config) and the state folder.
@@ -193,11 +196,8 @@ pub fn status_in(dirs: &Dirs) -> Status {
         kind,
         last_run: last_run::read(&dirs.state),
         damon_pageout: damon,
-        note: damon.then(|| {
-            "a DAMON kdamond pages out page cache left idle for about a minute: a preload at \
-             login is undone unless Firefox starts within a minute or so"
-                .to_owned()
-        }),
+        note: damon.then(|| crate::note::Note::new(crate::note::DAMON_PAGEOUT).english()),
+        note_code: damon.then_some(crate::note::DAMON_PAGEOUT),
     }
 }
 
@@ -215,6 +215,7 @@ pub fn status(state_dir: &Path) -> Status {
             last_run: last_run::read(state_dir),
             note: None,
             damon_pageout: damon_pageout_running(Path::new(KDAMONDS)),
+            note_code: None,
         },
     }
 }
@@ -341,9 +342,11 @@ mod tests {
             errors_omitted: 0,
             planned: true,
             bytes_planned: Some(1000),
+            bytes_planned_system: Some(0),
             bytes_install: 5000,
             order: None,
             pace: None,
+            cache: crate::pagecache::Cache::Files,
         };
         last_run::write(&d.state, &summary);
         let last = status_in(&d).last_run.unwrap();

@@ -62,6 +62,8 @@ pub struct Plan {
     pub files: Vec<PathBuf>,
     pub reads: Vec<Read>,
     pub bytes_planned: u64,
+    /// The part of `bytes_planned` outside the install folder: system libraries and fonts.
+    pub bytes_planned_system: u64,
     pub bytes_install: u64,
     pub order: Order,
     /// Install files read whole because they changed since they were learned.
@@ -210,6 +212,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         files: Vec::new(),
         reads: Vec::new(),
         bytes_planned: 0,
+        bytes_planned_system: 0,
         bytes_install: 0,
         order: Order::File,
         changed: Vec::new(),
@@ -250,7 +253,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         }
     }
     wanted.sort();
-    finish(plan, wanted, knobs)
+    finish(plan, wanted, knobs, &root)
 }
 
 /// The plan's reads from the byte ranges `wanted` per file: split at extents, with their disk
@@ -259,6 +262,7 @@ fn finish(
     mut plan: Plan,
     wanted: Vec<(PathBuf, Vec<[u64; 2]>)>,
     knobs: Knobs,
+    root: &Path,
 ) -> Result<Plan, Error> {
     for (path, ranges) in wanted {
         if ranges.is_empty() {
@@ -268,9 +272,13 @@ fn finish(
             .and_then(|f| sys::fiemap(&f))
             .unwrap_or_default();
         let index = plan.files.len();
+        let system = !install::is_inside(root, &path);
         plan.files.push(path);
         for [offset, len] in ranges {
             plan.bytes_planned += len;
+            if system {
+                plan.bytes_planned_system += len;
+            }
             for (offset, len, physical) in split_by_extents(offset, len, &extents) {
                 plan.reads.push(Read {
                     file: index,
@@ -308,6 +316,7 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
         files: Vec::new(),
         reads: Vec::new(),
         bytes_planned: 0,
+        bytes_planned_system: 0,
         bytes_install: 0,
         order: Order::File,
         changed: Vec::new(),
@@ -351,7 +360,7 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
                 (path, ranges)
             })
             .collect();
-        return finish(plan, wanted, knobs);
+        return finish(plan, wanted, knobs, &root);
     }
     // The replay in recorded order: the trace's reads one after the other, contiguous ones
     // grouped (as seed 002 did), split at extents for their disk positions; changed files last.
@@ -375,6 +384,9 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
     }
     let push = |plan: &mut Plan, file: usize, offset: u64, len: u64| {
         plan.bytes_planned += len;
+        if !install::is_inside(&root, &plan.files[file]) {
+            plan.bytes_planned_system += len;
+        }
         for (offset, len, physical) in split_by_extents(offset, len, &extents[file]) {
             plan.reads.push(Read {
                 file,
@@ -543,9 +555,11 @@ pub fn run(
         errors_omitted: 0,
         planned: true,
         bytes_planned: Some(plan.bytes_planned),
+        bytes_planned_system: Some(plan.bytes_planned_system),
         bytes_install: plan.bytes_install,
         order: Some(plan.order),
         pace: pacer.map(|p| p.report()),
+        cache: crate::pagecache::Cache::Files,
     })
 }
 
@@ -645,6 +659,10 @@ pub struct PlanStatus {
     pub planned_bytes: u64,
     pub planned_files: u64,
     pub install_bytes: u64,
+    /// `planned_bytes` split: the part inside the install folder (to set against
+    /// `install_bytes`) and the system libraries and fonts outside it.
+    pub planned_install_bytes: u64,
+    pub planned_system_bytes: u64,
     pub changed_files: Vec<PathBuf>,
     /// Changed files left out of `changed_files` to keep the reply bounded.
     #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
@@ -746,6 +764,16 @@ pub fn status_of(
         planned_bytes: if learned { plan.bytes_planned } else { 0 },
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
+        planned_install_bytes: if learned {
+            plan.bytes_planned - plan.bytes_planned_system
+        } else {
+            0
+        },
+        planned_system_bytes: if learned {
+            plan.bytes_planned_system
+        } else {
+            0
+        },
         changed_files: plan.changed,
         changed_files_omitted: 0,
         uncached_files: uncached(install_dir),
@@ -875,6 +903,53 @@ mod tests {
         assert_eq!(order_reads(&mut no_fiemap), Order::File);
         let got: Vec<_> = no_fiemap.iter().map(|r| (r.file, r.offset)).collect();
         assert_eq!(got, [(0, 1), (0, 9), (1, 3)]);
+    }
+
+    /// A system library this install's start mapped is planned, and `plan_status` counts it
+    /// apart from the install folder's part (the page says both, not one share of the install).
+    #[test]
+    fn plan_status_splits_install_and_system_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let state_dir = tempfile::tempdir().unwrap();
+        let page = sys::page_size() as u64;
+        let install_dir = dir.path().canonicalize().unwrap();
+        let lib = install_dir.join("libxul.so");
+        std::fs::write(&lib, vec![1u8; usize::try_from(10 * page).unwrap()]).unwrap();
+        let env = Path::new("/usr/bin/env");
+        let mut state = State::default();
+        state.push(Start {
+            at_ms: 1,
+            pid: 1,
+            install_dir: install_dir.clone(),
+            page_size: page,
+            build_id: None,
+            files: vec![
+                FileSet {
+                    id: Identity::current(&lib).unwrap(),
+                    install: true,
+                    resident: false,
+                    ranges: vec![[0, 4]],
+                    mapped_ranges: None,
+                },
+                FileSet {
+                    id: Identity::current(env).unwrap(),
+                    install: false,
+                    resident: false,
+                    ranges: vec![[0, 1]],
+                    mapped_ranges: None,
+                },
+            ],
+        });
+        workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
+        let status = status(&install_dir, state_dir.path()).unwrap();
+        assert!(status.learned);
+        assert_eq!(status.install_bytes, 10 * page);
+        assert_eq!(status.planned_install_bytes, 4 * page);
+        assert_eq!(status.planned_system_bytes, page);
+        assert_eq!(
+            status.planned_bytes,
+            status.planned_install_bytes + status.planned_system_bytes
+        );
     }
 
     /// A fake install folder: a learned file read in part, a changed one read whole, a new one

@@ -13,8 +13,7 @@ use crate::pagecache::view::{count_resident, open_error, open_regular, pages_of,
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
 /// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone) and dirty or writeback
 /// pages (it only starts writeback; a file just copied stays cached until it is on disk).
-const MAPPED_NOTE: &str =
-    "pages mapped by a running process, or written and not yet on disk, stay in the cache";
+const MAPPED_NOTE: &str = crate::note::PAGES_STAYED_EN;
 
 /// One file's result.
 #[derive(Debug, Clone, Serialize)]
@@ -24,8 +23,11 @@ pub struct FileResult {
     pub status: Status,
     pub resident_before: Option<u64>,
     pub resident_after: Option<u64>,
+    /// English, for the CLI and older extensions; `note_code` is what to word (crate::note).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note_code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -40,6 +42,9 @@ pub struct Summary {
     /// Sum over exact files; hidden files are not counted.
     pub pages_dropped: u64,
     pub elapsed_ms: u64,
+    /// Which cache was dropped: `files`, `image` (a squashfs install's compressed image) or
+    /// `all` (both); set by the caller that chose the paths.
+    pub cache: crate::pagecache::Cache,
 }
 
 /// Evict `files` (already confined). Per-file problems go into that file's result.
@@ -61,6 +66,7 @@ pub fn evict(files: &[PathBuf]) -> Summary {
         files_omitted: 0,
         pages_dropped,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        cache: crate::pagecache::Cache::Files,
     }
 }
 
@@ -72,6 +78,7 @@ fn evict_file(path: &Path, viewer: &Viewer, core: &mut Vec<u8>) -> FileResult {
         resident_before: None,
         resident_after: None,
         note: None,
+        note_code: None,
         error: None,
     };
     let (file, meta) = match open_regular(path) {
@@ -99,8 +106,10 @@ fn evict_file(path: &Path, viewer: &Viewer, core: &mut Vec<u8>) -> FileResult {
     result.status = if exact { Status::Exact } else { Status::Hidden };
     if !exact {
         result.note = Some(format!("evicted, but {HIDDEN_REASON}"));
+        result.note_code = Some(crate::note::EVICTED_HIDDEN);
     } else if result.resident_after.is_some_and(|n| n > 0) {
         result.note = Some(MAPPED_NOTE.to_owned());
+        result.note_code = Some(crate::note::PAGES_STAYED);
     }
     result
 }

@@ -91,6 +91,9 @@ pub struct Summary {
     pub planned: bool,
     /// Bytes the plan names (`null` for a whole-folder preload).
     pub bytes_planned: Option<u64>,
+    /// The part of `bytes_planned` outside the install folder (system libraries and fonts), so
+    /// that the rest can be set against `bytes_install`; `null` for a whole-folder preload.
+    pub bytes_planned_system: Option<u64>,
     /// Bytes of the files a whole-folder preload would read.
     pub bytes_install: u64,
     /// Order of a planned preload's reads (`null` for a whole-folder preload).
@@ -98,6 +101,9 @@ pub struct Summary {
     /// How an idle planned preload yielded to others' I/O (pace.rs); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pagecache::pace::PaceReport>,
+    /// Which cache was filled: `files`, `image` (a squashfs install's compressed image) or
+    /// `all` (both); set by the caller that chose the paths.
+    pub cache: crate::pagecache::Cache,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
@@ -155,9 +161,11 @@ pub fn preload(
         errors_omitted: 0,
         planned: false,
         bytes_planned: None,
+        bytes_planned_system: None,
         bytes_install,
         order: None,
         pace: None,
+        cache: crate::pagecache::Cache::Files,
     })
 }
 

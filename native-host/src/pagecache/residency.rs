@@ -51,6 +51,9 @@ pub enum Group {
     Install,
     /// Mapped by Firefox from elsewhere (system libraries, fonts).
     System,
+    /// The compressed image behind a loop-mounted (squashfs, Snap) install folder: a second
+    /// cache, apart from the decompressed file pages (firefox/kind.rs).
+    Image,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,8 +83,11 @@ pub struct FileReport {
     pub size: u64,
     pub pages: u64,
     pub status: Status,
+    /// English, for the CLI and older extensions; `hidden_code` is what to word (crate::note).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hidden_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub resident_pages: Option<u64>,
@@ -119,6 +125,8 @@ pub struct ScanOptions {
     pub pid: Option<i32>,
     /// Also scan files `pid` maps from outside the install folder.
     pub include_mapped: bool,
+    /// The image behind the install folder's loop device, scanned as the `image` group.
+    pub image: Option<PathBuf>,
 }
 
 /// Scan `files` (already confined by `install::select`) and, if asked, the files `opts.pid` maps
@@ -143,6 +151,14 @@ pub fn scan(
         on_file(&report);
     }
     let mut groups = BTreeMap::from([("install", install)]);
+    if let Some(image) = &opts.image {
+        check(cancel)?;
+        let report = scanner.scan_file(image, Group::Image);
+        let mut totals = GroupTotals::empty();
+        totals.add(&report);
+        on_file(&report);
+        groups.insert("image", totals);
+    }
     let outside = match (&scanner.maps, opts.include_mapped) {
         (Some(maps), true) => maps.files_outside(&root),
         _ => Vec::new(),
@@ -173,8 +189,7 @@ fn check(cancel: &AtomicBool) -> Result<(), Error> {
 }
 
 /// Why a file is `hidden` (docs/PROTOCOL.md).
-pub const HIDDEN_REASON: &str =
-    "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)";
+pub const HIDDEN_REASON: &str = crate::note::HIDDEN_NOT_OWNER_EN;
 
 /// Message of a file replaced or rewritten during the scan.
 const CHANGED: &str = "changed while scanned (Firefox updated?)";
@@ -231,6 +246,7 @@ impl FileReport {
             pages: 0,
             status: Status::Error,
             hidden_reason: None,
+            hidden_code: None,
             error: None,
             resident_pages: None,
             resident_ranges: None,
@@ -243,6 +259,7 @@ impl FileReport {
         self.status = Status::Error;
         self.error = Some(why);
         self.hidden_reason = None;
+        self.hidden_code = None;
         self.resident_pages = None;
         self.resident_ranges = None;
         self
@@ -313,6 +330,7 @@ impl Scanner {
             // Never call mincore here: its answer would be "all resident".
             report.status = Status::Hidden;
             report.hidden_reason = Some(HIDDEN_REASON.to_owned());
+            report.hidden_code = Some(crate::note::HIDDEN_NOT_OWNER);
         }
         match changed(&file, &before, path) {
             Some(why) => report.failed(why.to_owned()),

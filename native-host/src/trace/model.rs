@@ -40,8 +40,13 @@ pub struct Trace {
     /// are missed) and ended.
     pub attached_ms: f64,
     pub ended_ms: f64,
-    /// Why recording ended: "seconds", "quiet", "firefox exited", "interrupted".
+    /// Why recording ended: "seconds", "quiet", "firefox exited", "interrupted" (English, for
+    /// the CLI and older readers; `ended_by_code` is what to word).
     pub ended_by: String,
+    /// `session_restored`, `quiet`, `seconds`, `limit`, `interrupted` or `firefox_exited`;
+    /// absent in traces stored by an older host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by_code: Option<String>,
     /// Events the kernel dropped (ring-buffer overruns, `[LOST n EVENTS]`); never hidden.
     pub lost_events: u64,
     /// Sum of `read_bytes` (/proc/<pid>/io) over the Firefox tree during the recording.
@@ -59,8 +64,12 @@ pub struct Trace {
     pub block: Vec<BlockRequest>,
     /// The sampler's series (always present; the only data without tracefs).
     pub samples: Vec<Sample>,
-    /// Things a reader must know (missed time, exited Firefox, unresolved inodes, …).
+    /// Things a reader must know (missed time, exited Firefox, unresolved inodes, …), in
+    /// English for the CLI and older readers; `note_codes` are the same notes as codes and
+    /// params (crate::note), for the extension to word. Empty in traces of an older host.
     pub notes: Vec<String>,
+    #[serde(default)]
+    pub note_codes: Vec<crate::note::Note>,
     /// Of the traced pages: how many were then used, never used, or no longer tellable
     /// (/proc/kpageflags when the recording ended; absent without root or pfns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +263,7 @@ pub(crate) mod tests {
             attached_ms: 0.0,
             ended_ms: 100.0,
             ended_by: "seconds".into(),
+            ended_by_code: Some("seconds".into()),
             lost_events: 0,
             tree_read_bytes: Some(16384),
             traced_read_bytes: 16384,
@@ -274,6 +284,7 @@ pub(crate) mod tests {
             samples: vec![],
             notes: vec![],
             use_counts: None,
+            note_codes: vec![],
         }
     }
 

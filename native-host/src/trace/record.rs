@@ -20,6 +20,7 @@ use super::tracefs::{self, Instance, TraceError};
 use super::user::User;
 use crate::firefox::install::Install;
 use crate::firefox::process as firefox;
+use crate::note::{self, Note};
 use crate::pagecache::maps::parse_maps_line;
 
 /// Per-CPU ring buffer: 32 MiB holds a cold start's ~100k events between 10 ms drains.
@@ -315,7 +316,8 @@ fn owned_residency(install: &Path, t_end: f64) -> Vec<super::model::FileEntry> {
 /// One recording in progress.
 struct Recording {
     instance: Option<Instance>,
-    fallback_reason: Option<String>,
+    /// Why there is no exact trace: a `note::NO_TRACE_*` code and the error's English.
+    fallback_reason: Option<(&'static str, String)>,
     raw: Vec<u8>,
     lines: Vec<Line>,
     lost_lines: u64,
@@ -338,11 +340,18 @@ impl Recording {
             let name = format!("about-startup-{}", std::process::id());
             match Instance::create(&name, BUFFER_KB) {
                 Ok(i) => rec.instance = Some(i),
-                Err(e @ TraceError::InstanceTaken(_)) => rec.fallback_reason = Some(e.to_string()),
-                Err(e) => rec.fallback_reason = Some(e.to_string()),
+                Err(e) => {
+                    let code = match e {
+                        TraceError::InstanceTaken(_) => note::NO_TRACE_INSTANCE_TAKEN,
+                        TraceError::NotRoot => note::NO_TRACE_NOT_ROOT,
+                        TraceError::NoTracefs(_) => note::NO_TRACE_NO_TRACEFS,
+                        TraceError::Io { .. } => note::NO_TRACE_IO,
+                    };
+                    rec.fallback_reason = Some((code, e.to_string()));
+                }
             }
         } else {
-            rec.fallback_reason = Some("--trace not given".into());
+            rec.fallback_reason = Some((note::NO_TRACE_NOT_ASKED, "--trace not given".into()));
         }
         rec.armed_ns = boot_ns();
         rec.armed_wall = SystemTime::now();
@@ -366,6 +375,18 @@ impl Recording {
             self.raw.drain(..=last_nl);
         }
         Ok(())
+    }
+}
+
+/// The code of a `run_loop` ending (Trace::ended_by_code).
+fn ended_by_code(ended_by: &str) -> &'static str {
+    match ended_by {
+        "quiet" => "quiet",
+        "seconds" => "seconds",
+        "limit" => "limit",
+        "interrupted" => "interrupted",
+        e if e.starts_with("session restored") => "session_restored",
+        _ => "firefox_exited",
     }
 }
 
@@ -450,7 +471,7 @@ fn finish(
     pid: i32,
     zero: (u64, String),
     ended_by: String,
-    mut notes: Vec<String>,
+    mut notes: Vec<Note>,
     install_id: Option<(u64, u64, i64)>,
     cold: bool,
 ) -> anyhow::Result<Trace> {
@@ -468,8 +489,12 @@ fn finish(
     } else {
         Source::ProcSampler
     };
-    if let Some(reason) = rec.fallback_reason.take() {
-        notes.push(format!("no exact trace: {reason}; only /proc/<pid>/io and major faults of the tree were sampled"));
+    if let Some((reason, detail)) = rec.fallback_reason.take() {
+        notes.push(
+            Note::new(note::NO_EXACT_TRACE)
+                .with("reason", reason)
+                .with("detail", detail),
+        );
     }
     // The pages' flags now, while Firefox (usually) still runs and before the slower resolution
     // below: a frame freed and reused later would say nothing about this start.
@@ -478,7 +503,7 @@ fn finish(
     let t_end = (ended_ns.saturating_sub(zero.0)) as f64 / 1e6;
     sampler.sample(t_end, true);
     if install_identity(&install.dir) != install_id {
-        notes.push("the install folder changed during the recording (an update?): paths and sections may not match what was read".into());
+        notes.push(Note::new(note::INSTALL_CHANGED));
     }
     let files = resolve(&install.dir, &sampler, &[], rec.armed_wall);
     let ctx = Context {
@@ -530,16 +555,16 @@ fn finish(
         }
         Some(Ok(_)) => {
             notes.push(
-                "the trace events carry no page frame (pfn): which read pages were used is unknown"
-                    .into(),
+                Note::new(crate::note::PAGE_USE_UNKNOWN)
+                    .with("detail", "the trace events carry no page frame (pfn)"),
             );
             None
         }
         Some(Err(e)) => {
-            notes.push(format!(
-                "which read pages were used is unknown: {} ({e})",
-                super::used::KPAGEFLAGS
-            ));
+            notes.push(
+                Note::new(crate::note::PAGE_USE_UNKNOWN)
+                    .with("detail", format!("{} ({e})", super::used::KPAGEFLAGS)),
+            );
             None
         }
         None => None,
@@ -552,12 +577,10 @@ fn finish(
     }
     let unresolved = built.files.iter().filter(|f| !f.resolved).count();
     if unresolved > 0 {
-        notes.push(format!("{unresolved} files could not be named (outside the install folder, the profile and what the tree maps or holds open)"));
+        notes.push(Note::new(note::UNRESOLVED_FILES).with("count", unresolved));
     }
     if lost > 0 {
-        notes.push(format!(
-            "{lost} trace events were lost (ring buffer overrun): bytes read are undercounted"
-        ));
+        notes.push(Note::new(note::LOST_EVENTS).with("count", lost));
     }
     let (tree_rb, _) = sampler.totals();
     let mut field_sources = BTreeMap::new();
@@ -608,6 +631,7 @@ fn finish(
         zero: zero_desc,
         attached_ms: (rec.armed_ns as f64 - zero.0 as f64) / 1e6,
         ended_ms: t_end,
+        ended_by_code: Some(ended_by_code(&ended_by).to_owned()),
         ended_by,
         lost_events: lost,
         tree_read_bytes: Some(tree_rb),
@@ -618,7 +642,8 @@ fn finish(
         events: built.events,
         block: built.block,
         samples: sampler.samples,
-        notes,
+        notes: notes.iter().map(Note::english).collect(),
+        note_codes: notes,
         use_counts,
     })
 }
@@ -647,11 +672,11 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
     if opts.cold {
         let files = crate::firefox::install::list_files(&opts.install.dir)?;
         let summary = crate::pagecache::evict::evict(&files);
-        notes.push(format!(
-            "cold start: {} files of the install folder evicted first ({} pages dropped where measurable)",
-            files.len(),
-            summary.pages_dropped
-        ));
+        notes.push(
+            Note::new(note::COLD_EVICTED)
+                .with("files", files.len())
+                .with("pages", summary.pages_dropped),
+        );
     }
     let install_id = install_identity(&opts.install.dir);
     let mut rec = Recording::arm(opts.trace);
@@ -687,7 +712,7 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
             });
         }
     } else if crate::pagecache::sys::geteuid() == 0 {
-        notes.push("Firefox was started as root (no SUDO_UID/PKEXEC_UID to start it as)".into());
+        notes.push(Note::new(note::STARTED_AS_ROOT));
     }
     let spawn_ns = boot_ns();
     let mut child = cmd
@@ -720,9 +745,13 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
         }
     };
     if ended_by.starts_with("firefox exited") {
-        notes.push(format!(
-            "{ended_by}: the start did not complete, so the trace stops there"
-        ));
+        // `status` is Rust's wording of the exit status: for the English note only.
+        let status = ended_by
+            .trim_start_matches("firefox exited")
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')');
+        notes.push(Note::new(note::START_INCOMPLETE).with("status", status));
     }
     // Time zero: the fork as traced if seen (exact), else the spawn call.
     let probe = build::build(
@@ -784,9 +813,7 @@ pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::R
     };
     let install = now_install.as_ref().unwrap_or(install);
     let attached = (rec.armed_ns.saturating_sub(zero_ns)) as f64 / 1e6;
-    let notes = vec![format!(
-        "attached {attached:.0} ms after the process started: reads before that are missed, and read_bytes counts only what came after"
-    )];
+    let notes = vec![Note::new(note::ATTACHED_LATE).with("ms", attached.round())];
     finish(
         rec,
         sampler,
@@ -805,7 +832,25 @@ pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::R
 
 #[cfg(test)]
 mod tests {
-    use super::process_kind;
+    use super::{ended_by_code, process_kind};
+
+    #[test]
+    fn every_ending_has_its_code() {
+        for (ended_by, code) in [
+            (
+                "session restored (the extension recorded the start)",
+                "session_restored",
+            ),
+            ("quiet", "quiet"),
+            ("seconds", "seconds"),
+            ("limit", "limit"),
+            ("interrupted", "interrupted"),
+            ("firefox exited (exit status: 0)", "firefox_exited"),
+            ("firefox exited", "firefox_exited"),
+        ] {
+            assert_eq!(ended_by_code(ended_by), code, "{ended_by}");
+        }
+    }
 
     #[test]
     fn kinds_from_cmdline() {

@@ -37,6 +37,7 @@ const omni = {
   pages: 10010,
   status: "hidden",
   hidden_reason: "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)",
+  hidden_code: "hidden_not_owner",
   resident_pages: null,
   resident_ranges: null,
   mapped: { source: "pagemap", pid: 4242, pages: 9000, ranges: [[0, 9000]], range_unit_pages: 1 },
@@ -80,15 +81,16 @@ test("an exact file: cached bytes capped at its size, fraction of its pages", ()
   const xul = fileView(libxul, { installDir: DIR });
   assert.equal(xul.cachedBytes, 40210 * 4096);
   assert.equal(xul.fraction, 40210 / 44842);
-  assert.equal(xul.hiddenReason, null);
+  assert.equal(xul.hiddenCode, null);
 });
 
-test("a hidden file has no cached bytes and no fraction, keeps its reason and the mapped lower bound", () => {
+test("a hidden file has no cached bytes and no fraction, keeps its reason's code (not the host's English) and the mapped lower bound", () => {
   const view = fileView(omni, { installDir: DIR });
   assert.equal(view.status, "hidden");
   assert.equal(view.cachedBytes, null);
   assert.equal(view.fraction, null);
-  assert.match(view.hiddenReason, /own or can write/);
+  assert.equal(view.hiddenCode, "hidden_not_owner");
+  assert.equal("hiddenReason" in view, false, "the host's English is not carried to the page");
   assert.deepEqual(view.mapped, { pages: 9000, bytes: 9000 * 4096, source: "pagemap", ranges: [[0, 9000]], unitPages: 1 });
 });
 
@@ -190,8 +192,8 @@ test("evictRows: pages that stayed first, hidden results stay unknown", () => {
   const rows = evictRows(
     {
       files: [
-        { path: `${DIR}/omni.ja`, pages: 10, status: "hidden", resident_before: null, resident_after: null, note: "hidden" },
-        { path: `${DIR}/libxul.so`, pages: 44842, status: "exact", resident_before: 44842, resident_after: 30120, note: "mapped stay" },
+        { path: `${DIR}/omni.ja`, pages: 10, status: "hidden", resident_before: null, resident_after: null, note: "evicted, but …", note_code: "evicted_hidden" },
+        { path: `${DIR}/libxul.so`, pages: 44842, status: "exact", resident_before: 44842, resident_after: 30120, note: "pages mapped …", note_code: "pages_stayed" },
         { path: `${DIR}/a.so`, pages: 5, status: "exact", resident_before: 5, resident_after: 0 },
       ],
     },
@@ -206,6 +208,7 @@ test("evictRows: pages that stayed first, hidden results stay unknown", () => {
     ],
   );
   assert.equal(rows[0].stayedBytes, 30120 * 4096);
+  assert.deepEqual(rows.map((r) => r.noteCode), ["pages_stayed", null, "evicted_hidden"]);
 });
 
 test("summaryTotals: the popup's totals from the reply's group summary alone", async () => {

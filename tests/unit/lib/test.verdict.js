@@ -1,6 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { classMeans, coldHotVerdict, thisStartAnswer, VERDICT_MIN } from "../../../extension/lib/verdict.js";
+import {
+  benchPreloadVerdicts,
+  classMeans,
+  coldHotVerdict,
+  preloadVerdict,
+  preloadVerdictText,
+  thisStartAnswer,
+  VERDICT_MIN,
+} from "../../../extension/lib/verdict.js";
+import { englishMessage } from "../fakes.js";
 
 let next = 0;
 const start = (coldness, ms, build = "1") => ({
@@ -59,4 +68,64 @@ test("thisStartAnswer: this start's time, class and reads against its build's co
   assert.deepEqual(answer.cold, { mean: 8900, n: 2 });
   assert.deepEqual(answer.hot, { mean: 600, n: 2 });
   assert.equal(thisStartAnswer(records, "not-recorded"), null);
+});
+
+const benchRun = (scenario, ms, preloadMs = null, preloadBytes = null) => ({
+  ...start(scenario === "cold" ? "cold" : "hot", ms),
+  bench: { scenario, run: next, preloadMs, preloadBytes },
+});
+
+test("benchPreloadVerdicts: the preloaded start's gain and, with the preload's own time, the net", () => {
+  const records = [
+    ...[8800, 8900, 9000].map((ms) => benchRun("cold", ms)),
+    ...[480, 500, 520].map((ms) => benchRun("preload", ms, 9800, 308_400_000)),
+    ...[460, 470].map((ms) => benchRun("preload-plan", ms, 7000, 224_800_000)),
+    ...[470, 480, 490].map((ms) => benchRun("hot", ms)),
+  ];
+  const [ready, thin] = benchPreloadVerdicts(records);
+  assert.equal(ready.scenario, "preload");
+  assert.equal(ready.state, "ready");
+  assert.equal(ready.startGainMs, 8900 - 500);
+  assert.equal(ready.netMs, 8900 - 500 - 9800, "a preload right before the launch costs 1.4 s here");
+  assert.equal(ready.preloadBytes.mean, 308_400_000);
+  assert.equal(thin.scenario, "preload-plan");
+  assert.equal(thin.state, "thin");
+  assert.deepEqual([thin.needCold, thin.needPreload], [0, 1]);
+  assert.deepEqual(benchPreloadVerdicts([start("hot", 1)]), [], "no bench runs: nothing to say");
+  const onlyCold = benchPreloadVerdicts([benchRun("cold", 9000)]);
+  assert.deepEqual([onlyCold[0].state, onlyCold[0].needCold, onlyCold[0].needPreload], ["thin", 2, VERDICT_MIN]);
+});
+
+test("preloadVerdict: the newest bench import first, else the plan's last run, else what is missing", () => {
+  const bench = { name: "bench.json", records: [benchRun("cold", 9000), benchRun("preload", 500, 9800, 1)] };
+  const local = [start("cold", 8900), start("cold", 8800), start("cold", 9000), start("hot", 500), start("hot", 510), start("hot", 490)];
+  const coldHot = coldHotVerdict(local);
+  const lastRun = { at: 1, bytes: 224_800_000, elapsedMs: 7500, planned: true };
+  const fromBench = preloadVerdict({ imports: [{ name: "other.json", records: local }, bench], lastRun, coldHot });
+  assert.equal(fromBench.from, "bench");
+  assert.equal(fromBench.name, "bench.json");
+  assert.equal(fromBench.verdicts[0].state, "thin");
+  const fromPlan = preloadVerdict({ imports: [{ name: "other.json", records: local }], lastRun, coldHot });
+  assert.deepEqual([fromPlan.from, fromPlan.state, fromPlan.gainMs, fromPlan.netMs], ["plan", "ready", 8900 - 500, 8900 - 500 - 7500]);
+  const thin = preloadVerdict({ lastRun, coldHot: coldHotVerdict(local.slice(1)) });
+  assert.deepEqual([thin.state, thin.needCold, thin.needHot], ["thin", 1, 0]);
+  assert.deepEqual(preloadVerdict({}), { from: "none", min: VERDICT_MIN });
+});
+
+test("preloadVerdictText words each case from _locales, with the counts it still needs", () => {
+  const t = englishMessage;
+  const records = [
+    ...[8800, 8900, 9000].map((ms) => benchRun("cold", ms)),
+    ...[480, 500, 520].map((ms) => benchRun("preload", ms, 9800, 308_400_000)),
+  ];
+  const cost = preloadVerdictText(preloadVerdict({ imports: [{ name: "b.json", records }] }), t, { locale: "en" });
+  assert.match(cost, /^Preloading, from the benchmark in b\.json \(preload: 3 runs against 3 cold\): a preloaded start reached sessionRestored 8\.4s sooner\. The preload itself took 9\.8s for 308\.4 MB, so preloading right before a launch cost 1\.4s more/);
+  const thin = preloadVerdictText(preloadVerdict({ imports: [{ name: "b.json", records: records.slice(1, 4) }] }), t, { locale: "en" });
+  assert.match(thin, /needs 1 more cold run and 2 more preload runs in the benchmark b\.json \(it has 2 cold and 1 preload runs/);
+  const lastRun = { at: null, bytes: 224_800_000, elapsedMs: 7500, planned: true };
+  const coldHot = { state: "thin", needCold: 2, needHot: 1, cold: { n: 1 }, hot: { n: 2 } };
+  assert.match(preloadVerdictText(preloadVerdict({ lastRun, coldHot }), t, { locale: "en" }), /read 224\.8 MB in 7\.5s; what that gains here needs 2 more cold starts and 1 more hot start of this build first \(so far 1 cold, 2 hot\)/);
+  const ready = { state: "ready", diffMs: 8400, needCold: 0, needHot: 0, cold: { n: 3 }, hot: { n: 3 } };
+  assert.match(preloadVerdictText(preloadVerdict({ lastRun, coldHot: ready }), t, { locale: "en" }), /gains 8\.4s when done at login, and 0\.9s when done right before a launch/);
+  assert.match(preloadVerdictText(preloadVerdict({}), t), /at least 3 cold and 3 preload runs/);
 });

@@ -37,6 +37,15 @@ test("preload: evict, then a timed preload inside the throttle", () => {
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "cg host preload --firefox /ff --json"]);
 });
 
+test("preload-image: evict, then a timed preload of the squashfs image only", () => {
+  const { calls, exec } = fakeHost({ evict: { pages_dropped: 10 }, preload: { mb_per_s: 30, bytes: 94e6 } });
+  let t = 0;
+  const now = () => (t += 3000);
+  const wrap = (argv) => ["cg", ...argv];
+  assert.deepEqual(prepareScenario("preload-image", { ...base, exec, wrap, now }), { preloadMs: 3000, evicted: 10, preloadMbPerS: 30, preloadBytes: 94e6 });
+  assert.deepEqual(calls, ["host evict --firefox /ff --json", "cg host preload --firefox /ff --json --cache image"]);
+});
+
 test("preload-plan: needs a learned plan, then a timed planned preload with the bench's state folder", () => {
   const summary = { mb_per_s: 30, bytes: 250e6, bytes_planned: 250e6, bytes_install: 308e6, order: "disk" };
   const { calls, envs, exec } = fakeHost({ evict: { pages_dropped: 10 }, plan: { learned: true }, preload: summary });

@@ -15,9 +15,9 @@ test("a malformed --slow-disk says what it wants", () => {
   }
 });
 
-function fakeFs(dev, files) {
+function fakeFs(dev, files, devs = {}) {
   return {
-    statSync: () => ({ dev }),
+    statSync: (p) => ({ dev: devs[p] ?? dev }),
     existsSync: (p) => p in files,
     readFileSync: (p) => files[p],
     realpathSync: (p) => files[p],
@@ -36,4 +36,18 @@ test("a partition is throttled through the disk that holds it", () => {
     "/sys/devices/pci/block/sda/dev": "8:0\n",
   });
   assert.equal(diskOf("/home", { fsApi }), "8:0");
+});
+
+test("a loop device (a squashfs mount) is throttled through the disk of its backing file", () => {
+  const fsApi = fakeFs(
+    7 * 256 + 3,
+    {
+      "/sys/dev/block/7:3/loop/backing_file": "/var/tmp/ff.squashfs\n",
+      "/sys/dev/block/8:2/partition": "2",
+      "/sys/dev/block/8:2": "/sys/devices/pci/block/sda/sda2",
+      "/sys/devices/pci/block/sda/dev": "8:0\n",
+    },
+    { "/var/tmp/ff.squashfs": 8 * 256 + 2 },
+  );
+  assert.equal(diskOf("/mnt/ff", { fsApi }), "8:0");
 });

@@ -1,0 +1,62 @@
+// The one line the page shows about the kind of install the host serves (hello's
+// `install_kind`, docs/PROTOCOL.md): which kind, and what that kind gets from the host. Pure:
+// words through `t(key, subs)`, so the unit tests see which message was chosen.
+
+/** The kind's name. */
+export const INSTALL_KIND_KEYS = {
+  distribution: "installKindDistribution",
+  tarball: "installKindTarball",
+  snap: "installKindSnap",
+  flatpak: "installKindFlatpak",
+};
+
+/**
+ * "Distribution package (firefox-esr): residency exact only as root; …" for `installKind` (or
+ * null: no install known), given hello's `euid` and `root`.
+ */
+export function installKindText(installKind, hello, t) {
+  const nameKey = INSTALL_KIND_KEYS[installKind?.kind];
+  if (!nameKey) {
+    return t("installKindUnknown");
+  }
+  const name = installKind.package ? `${t(nameKey)} (${installKind.package})` : t(nameKey);
+  return t("installKindLine", [name, installGets(installKind, hello, t)]);
+}
+
+/** What the kind gets: for a Snap its two caches, else whether residency is exact. */
+function installGets(installKind, hello, t) {
+  if (installKind.kind === "snap") {
+    const image = installKind.image;
+    if (!image) {
+      return t("installGetsSnapNoImage");
+    }
+    return image.direct_io
+      ? t("installGetsSnapDirectIo", [image.image])
+      : t("installGetsSnapTwoCaches", [image.image]);
+  }
+  if (hello?.root) {
+    return t("installGetsExactRoot");
+  }
+  if (installKind.owner_uid != null && installKind.owner_uid === hello?.euid) {
+    return t("installGetsExactOwner");
+  }
+  return t("installGetsHidden");
+}
+
+/** hello's `firefox_found.how` when the parent is not Firefox, in words. */
+export const FIREFOX_FOUND_KEYS = {
+  matched: "firefoxFoundMatched",
+  no_hint: "firefoxFoundNoHint",
+  no_match: "firefoxFoundNoMatch",
+  ambiguous: "firefoxFoundAmbiguous",
+};
+
+/**
+ * The line saying how the host found the Firefox it serves when its parent is not Firefox (a
+ * Snap or Flatpak starts hosts through the desktop portal), or null when it is the parent (or
+ * an older host said nothing).
+ */
+export function firefoxFoundText(found, t) {
+  const key = FIREFOX_FOUND_KEYS[found?.how];
+  return key ? t(key, [found.detail ?? ""]) : null;
+}

@@ -1,0 +1,451 @@
+//! Past sessions' startup milestones from the profile's archived Telemetry pings: the one source
+//! of Firefox's own milestones that a Release build (no experiment API) leaves to an add-on and
+//! its host.
+//!
+//! Firefox archives every ping it builds in `<profile>/datareporting/archived/YYYY-MM/
+//! <ms>.<uuid>.<type>.jsonlz4`, upload enabled or not (`toolkit.telemetry.archive.enabled`,
+//! default on). The `main` ping of reason `shutdown` carries `payload.simpleMeasurements`: that
+//! session's `main`, `sessionRestored` and other moments in ms since its process start (checked
+//! against `Services.startup.getStartupInfo()`, ../shared/NOTES.md). So a session is seen only
+//! after it ended: the page shows these as past sessions, labelled with their source.
+//!
+//! `jsonlz4` ("mozlz4") is the 8 bytes `mozLz40\0`, the decompressed size as a little-endian
+//! u32, then one LZ4 block. The parsers are pure and bounded (a profile is another program's
+//! folder: sizes are capped before anything is allocated); the folder walk opens each file once,
+//! without following symlinks, and skips (and counts) what it cannot read.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The mozlz4 magic.
+pub const MAGIC: &[u8; 8] = b"mozLz40\0";
+/// A main ping is ~50-300 KB of JSON; anything far larger is not one.
+pub const MAX_DECOMPRESSED: usize = 32 * 1024 * 1024;
+/// Compressed files above this are skipped unread.
+pub const MAX_COMPRESSED: u64 = 8 * 1024 * 1024;
+/// Sessions reported by default, newest first, and at most.
+pub const DEFAULT_SESSIONS: usize = 20;
+pub const MAX_SESSIONS: usize = 200;
+/// Archive files looked at, at most (a profile archives a few pings a day; months are kept).
+pub const MAX_FILES: usize = 2000;
+
+/// Why a mozlz4 file could not be decoded.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DecodeError {
+    #[error("not a mozlz4 file (no mozLz40 header)")]
+    NotMozLz4,
+    #[error("declares {0} bytes decompressed, more than the {MAX_DECOMPRESSED} allowed")]
+    TooLarge(usize),
+    #[error("corrupt LZ4 block: {0}")]
+    Corrupt(String),
+    #[error("decompressed to {got} bytes, the header said {want}")]
+    WrongSize { got: usize, want: usize },
+}
+
+/// Decodes a mozlz4 file's bytes.
+pub fn decode_mozlz4(bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let rest = bytes.strip_prefix(MAGIC).ok_or(DecodeError::NotMozLz4)?;
+    let (size, block) = rest
+        .split_first_chunk::<4>()
+        .ok_or(DecodeError::NotMozLz4)?;
+    let want = u32::from_le_bytes(*size) as usize;
+    if want > MAX_DECOMPRESSED {
+        return Err(DecodeError::TooLarge(want));
+    }
+    let mut out = vec![0u8; want];
+    let got = lz4_flex::block::decompress_into(block, &mut out)
+        .map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+    if got != want {
+        return Err(DecodeError::WrongSize { got, want });
+    }
+    Ok(out)
+}
+
+/// One past session, from its shutdown `main` ping.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Session {
+    /// The ping's id (its file name's uuid).
+    pub ping_id: String,
+    /// When Firefox built the ping (at that session's shutdown), as it wrote it (ISO 8601).
+    pub created: Option<String>,
+    /// `payload.info.reason`: `shutdown` for a session's last ping.
+    pub reason: Option<String>,
+    pub session_id: Option<String>,
+    /// `payload.info.sessionStartDate`: Firefox rounds it to the hour (privacy), so it dates the
+    /// session, it does not time it.
+    pub session_start: Option<String>,
+    pub version: Option<String>,
+    pub build_id: Option<String>,
+    pub channel: Option<String>,
+    /// Every numeric `simpleMeasurements` entry that is a moment of the start, in ms since the
+    /// process started (`uptime`, `totalTime`, `activeTicks` and counters are left out).
+    pub milestones: BTreeMap<String, u64>,
+    /// The archive file, relative to the profile folder.
+    pub file: String,
+}
+
+/// Numeric keys of `simpleMeasurements` that are not moments of the start (durations, counters,
+/// flags); everything else numeric is one (`main`, `firstPaint`, `sessionRestored`,
+/// `delayedStartupFinished`, the add-on manager's `AMI_startup_begin`, …), as
+/// `getStartupInfo()` and `TelemetryTimestamps` report them.
+const NOT_MILESTONES: &[&str] = &[
+    "totalTime",
+    "uptime",
+    "activeTicks",
+    "debuggerAttached",
+    "maximalNumberOfConcurrentThreads",
+    "startupInterrupted",
+];
+
+/// Whether a numeric `simpleMeasurements` key is a moment of the start.
+fn is_milestone(key: &str) -> bool {
+    !NOT_MILESTONES.contains(&key)
+        && !key.ends_with("Bytes")
+        && !key.ends_with("Count")
+        && !key.ends_with("Counts")
+}
+
+#[derive(Deserialize)]
+struct Ping {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    id: Option<String>,
+    #[serde(rename = "creationDate")]
+    creation_date: Option<String>,
+    application: Option<Application>,
+    payload: Option<Payload>,
+}
+
+#[derive(Deserialize)]
+struct Application {
+    version: Option<String>,
+    #[serde(rename = "displayVersion")]
+    display_version: Option<String>,
+    #[serde(rename = "buildId")]
+    build_id: Option<String>,
+    channel: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Payload {
+    info: Option<Info>,
+    #[serde(rename = "simpleMeasurements")]
+    simple_measurements: Option<BTreeMap<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct Info {
+    reason: Option<String>,
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+    #[serde(rename = "sessionStartDate")]
+    session_start_date: Option<String>,
+}
+
+/// A session from a ping's JSON, if it is a `main` ping with startup milestones. Pure.
+#[must_use]
+pub fn parse_main_ping(json: &[u8], file: &str) -> Option<Session> {
+    let ping: Ping = serde_json::from_slice(json).ok()?;
+    if ping.kind.as_deref() != Some("main") {
+        return None;
+    }
+    let payload = ping.payload?;
+    let milestones: BTreeMap<String, u64> = payload
+        .simple_measurements?
+        .into_iter()
+        .filter(|(k, _)| is_milestone(k))
+        .filter_map(|(k, v)| Some((k, v.as_u64()?)))
+        .collect();
+    if milestones.is_empty() {
+        return None;
+    }
+    let info = payload.info;
+    let app = ping.application;
+    Some(Session {
+        ping_id: ping.id.unwrap_or_default(),
+        created: ping.creation_date,
+        reason: info.as_ref().and_then(|i| i.reason.clone()),
+        session_id: info.as_ref().and_then(|i| i.session_id.clone()),
+        session_start: info.and_then(|i| i.session_start_date),
+        version: app
+            .as_ref()
+            .and_then(|a| a.display_version.clone().or_else(|| a.version.clone())),
+        build_id: app.as_ref().and_then(|a| a.build_id.clone()),
+        channel: app.and_then(|a| a.channel),
+        milestones,
+        file: file.to_owned(),
+    })
+}
+
+/// What [`read_archive`] found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Archive {
+    pub profile: PathBuf,
+    /// Whether `datareporting/archived` exists at all (no: archiving off, or a new profile).
+    pub archive_found: bool,
+    /// Sessions, newest first; one per session id (its last ping, normally the shutdown one).
+    pub sessions: Vec<Session>,
+    /// `main` ping files looked at.
+    pub main_pings: usize,
+    /// Files that could not be read or decoded: `[file, why]`, at most 20.
+    pub skipped: Vec<[String; 2]>,
+    pub skipped_count: usize,
+}
+
+/// The newest `limit` sessions in `profile`'s archive.
+#[must_use]
+pub fn read_archive(profile: &Path, limit: usize) -> Archive {
+    let limit = limit.clamp(1, MAX_SESSIONS);
+    let root = profile.join("datareporting").join("archived");
+    let mut archive = Archive {
+        profile: profile.to_path_buf(),
+        archive_found: is_real_dir(&root),
+        ..Archive::default()
+    };
+    if !archive.archive_found {
+        return archive;
+    }
+    let mut files = main_ping_files(&root);
+    // `<ms>.<uuid>.main.jsonlz4`: newest first by the ms Firefox put in the name.
+    files.sort_by_key(|(ms, _)| std::cmp::Reverse(*ms));
+    let mut seen_sessions = std::collections::HashSet::new();
+    for (_, path) in files {
+        if archive.sessions.len() >= limit {
+            break;
+        }
+        archive.main_pings += 1;
+        let rel = path
+            .strip_prefix(profile)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        match read_bounded(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| decode_mozlz4(&bytes).map_err(|e| e.to_string()))
+        {
+            Ok(json) => {
+                if let Some(session) = parse_main_ping(&json, &rel) {
+                    // A session that ran past midnight or an environment change has several
+                    // main pings; the newest (its shutdown ping) holds all its milestones.
+                    let key = session
+                        .session_id
+                        .clone()
+                        .unwrap_or(session.ping_id.clone());
+                    if seen_sessions.insert(key) {
+                        archive.sessions.push(session);
+                    }
+                }
+            }
+            Err(why) => {
+                archive.skipped_count += 1;
+                if archive.skipped.len() < 20 {
+                    archive.skipped.push([rel, why]);
+                }
+            }
+        }
+    }
+    archive
+}
+
+fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// `(ms, path)` of every `*.main.jsonlz4` one level below `root` (the `YYYY-MM` folders), not
+/// following symlinks, at most [`MAX_FILES`].
+fn main_ping_files(root: &Path) -> Vec<(u64, PathBuf)> {
+    let mut out = Vec::new();
+    let Ok(months) = std::fs::read_dir(root) else {
+        return out;
+    };
+    for month in months.flatten() {
+        if !month.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(month.path()) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if !name.ends_with(".main.jsonlz4") || !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            if let Some(ms) = name.split('.').next().and_then(|s| s.parse().ok()) {
+                out.push((ms, entry.path()));
+                if out.len() >= MAX_FILES {
+                    return out;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The file's bytes: opened once without following a symlink or blocking on a FIFO, a regular
+/// file, at most [`MAX_COMPRESSED`].
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_COMPRESSED {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, more than the {MAX_COMPRESSED} allowed",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_COMPRESSED).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mozlz4 file of `json` (lz4_flex has no encoder here: a literal-only LZ4 block, which
+    /// is valid LZ4: one sequence whose literals are the whole input).
+    pub(crate) fn mozlz4(json: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        let n = json.len();
+        if n < 15 {
+            out.push((n as u8) << 4);
+        } else {
+            out.push(0xF0);
+            let mut rest = n - 15;
+            while rest >= 255 {
+                out.push(255);
+                rest -= 255;
+            }
+            out.push(rest as u8);
+        }
+        out.extend_from_slice(json);
+        out
+    }
+
+    const PING: &str = r#"{"type":"main","id":"p1","creationDate":"2026-11-23T09:10:00.000Z",
+        "application":{"version":"153.7.0","displayVersion":"153.7.0esr","buildId":"20261101000000","channel":"esr"},
+        "payload":{"info":{"reason":"shutdown","sessionId":"s1","sessionStartDate":"2026-11-23T09:00:00.0+00:00"},
+        "simpleMeasurements":{"totalTime":12,"uptime":0,"activeTicks":3,"startupSessionRestoreReadBytes":9,"main":52,"sessionRestored":1351,"firstPaint":900,
+        "debuggerAttached":0,"maximalNumberOfConcurrentThreads":40,"js":{"setup":1}}}}"#;
+
+    #[test]
+    fn decodes_mozlz4_and_refuses_what_is_not() {
+        assert_eq!(
+            decode_mozlz4(&mozlz4(PING.as_bytes())).unwrap(),
+            PING.as_bytes()
+        );
+        assert_eq!(decode_mozlz4(b"{\"a\":1}"), Err(DecodeError::NotMozLz4));
+        assert_eq!(decode_mozlz4(b"mozLz40\0\x01"), Err(DecodeError::NotMozLz4));
+        let mut huge = MAGIC.to_vec();
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            decode_mozlz4(&huge),
+            Err(DecodeError::TooLarge(_))
+        ));
+        let mut short = mozlz4(b"hello world, hello world");
+        short.truncate(short.len() - 3);
+        assert!(matches!(
+            decode_mozlz4(&short),
+            Err(DecodeError::Corrupt(_))
+        ));
+        // the header says more than the block holds
+        let mut lying = mozlz4(b"abc");
+        lying[8] = 10;
+        assert!(decode_mozlz4(&lying).is_err());
+    }
+
+    #[test]
+    fn a_main_ping_gives_its_milestones_and_nothing_else() {
+        let s = parse_main_ping(PING.as_bytes(), "datareporting/archived/x").unwrap();
+        assert_eq!(
+            s.milestones,
+            BTreeMap::from([
+                ("firstPaint".into(), 900),
+                ("main".into(), 52),
+                ("sessionRestored".into(), 1351)
+            ])
+        );
+        assert_eq!(s.reason.as_deref(), Some("shutdown"));
+        assert_eq!(s.version.as_deref(), Some("153.7.0esr"));
+        assert_eq!(s.build_id.as_deref(), Some("20261101000000"));
+        assert_eq!(s.session_id.as_deref(), Some("s1"));
+        let event = PING.replace(r#""type":"main""#, r#""type":"event""#);
+        assert_eq!(parse_main_ping(event.as_bytes(), "f"), None);
+        assert_eq!(
+            parse_main_ping(br#"{"type":"main","payload":{}}"#, "f"),
+            None
+        );
+        assert_eq!(parse_main_ping(b"not json", "f"), None);
+    }
+
+    #[test]
+    fn the_archive_is_read_newest_first_one_session_each_and_bad_files_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let month = dir.path().join("datareporting/archived/2026-11");
+        std::fs::create_dir_all(&month).unwrap();
+        let ping = |id: &str, session: &str, restored: u64| {
+            PING.replace(r#""id":"p1""#, &format!(r#""id":"{id}""#))
+                .replace(
+                    r#""sessionId":"s1""#,
+                    &format!(r#""sessionId":"{session}""#),
+                )
+                .replace("1351", &restored.to_string())
+        };
+        std::fs::write(
+            month.join("1000.a.main.jsonlz4"),
+            mozlz4(ping("a", "old", 5000).as_bytes()),
+        )
+        .unwrap();
+        std::fs::write(
+            month.join("2000.b.main.jsonlz4"),
+            mozlz4(ping("b", "new", 700).as_bytes()),
+        )
+        .unwrap();
+        // an earlier ping of the same session (e.g. at midnight): the newer one wins
+        std::fs::write(
+            month.join("1500.c.main.jsonlz4"),
+            mozlz4(ping("c", "new", 1).as_bytes()),
+        )
+        .unwrap();
+        std::fs::write(month.join("3000.d.main.jsonlz4"), b"garbage").unwrap();
+        std::fs::write(month.join("4000.e.event.jsonlz4"), mozlz4(b"{}")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", month.join("5000.f.main.jsonlz4")).unwrap();
+
+        let archive = read_archive(dir.path(), 10);
+        assert!(archive.archive_found);
+        let got: Vec<(&str, u64)> = archive
+            .sessions
+            .iter()
+            .map(|s| (s.ping_id.as_str(), s.milestones["sessionRestored"]))
+            .collect();
+        assert_eq!(got, [("b", 700), ("a", 5000)]);
+        assert_eq!(
+            archive.skipped_count, 1,
+            "the garbage file; the symlink is not even opened"
+        );
+        assert!(archive.skipped[0][0].ends_with("3000.d.main.jsonlz4"));
+        assert_eq!(
+            archive.sessions[0].file,
+            "datareporting/archived/2026-11/2000.b.main.jsonlz4"
+        );
+
+        let one = read_archive(dir.path(), 1);
+        assert_eq!(one.sessions.len(), 1);
+
+        let none = read_archive(&dir.path().join("nope"), 10);
+        assert!(!none.archive_found);
+        assert!(none.sessions.is_empty());
+    }
+}

@@ -1,0 +1,175 @@
+//! Notes the host attaches to its results (why a file is hidden, what stayed cached after an
+//! evict, what a trace missed), as a code and named params, for the extension to word from its
+//! own `_locales`; `english()` words them for the CLI and for the older English fields the
+//! replies keep beside the codes (`hidden_reason`, `note`, `notes`). The codes are append-only:
+//! never change or reuse one (docs/PROTOCOL.md, "Notes"). Like [`crate::error`], used by every
+//! folder and using none.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One note: `{"code": "...", "params": {...}}` on the wire (`params` omitted when empty).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    pub code: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, Value>,
+}
+
+/// The kernel reports page-cache state only for files the caller owns or can write (Linux ≥ 5.2).
+pub const HIDDEN_NOT_OWNER: &str = "hidden_not_owner";
+/// Evicted, but the kernel hides the result from this user.
+pub const EVICTED_HIDDEN: &str = "evicted_hidden";
+/// Pages mapped by a running process, or written and not yet on disk, stayed in the cache.
+pub const PAGES_STAYED: &str = "pages_stayed";
+/// A DAMON kdamond with a pageout scheme runs: a login-time preload is undone a minute later.
+pub const DAMON_PAGEOUT: &str = "damon_pageout";
+/// Trace: no exact trace (params: `reason`, one of the `NO_TRACE_*` codes); /proc was sampled.
+pub const NO_EXACT_TRACE: &str = "no_exact_trace";
+/// Trace: the install folder changed while recording.
+pub const INSTALL_CHANGED: &str = "install_changed";
+/// Trace: `count` files could not be named.
+pub const UNRESOLVED_FILES: &str = "unresolved_files";
+/// Trace: `count` events lost (ring buffer overrun).
+pub const LOST_EVENTS: &str = "lost_events";
+/// Trace: cold start, `files` files of the install folder evicted first, `pages` dropped.
+pub const COLD_EVICTED: &str = "cold_evicted";
+/// Trace: Firefox was started as root.
+pub const STARTED_AS_ROOT: &str = "started_as_root";
+/// Trace: Firefox exited before the start completed (params: `exit_code` or `signal`, if known).
+pub const START_INCOMPLETE: &str = "start_incomplete";
+/// Trace: attached `ms` after the process started: reads before that are missed.
+pub const ATTACHED_LATE: &str = "attached_late";
+
+/// Trace: which read pages were then used is unknown (params: `detail`: no pfn in the events,
+/// or why /proc/kpageflags could not be read).
+pub const PAGE_USE_UNKNOWN: &str = "page_use_unknown";
+
+/// The English of [`HIDDEN_NOT_OWNER`] (also the reply's `hidden_reason`).
+pub const HIDDEN_NOT_OWNER_EN: &str =
+    "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)";
+/// The English of [`PAGES_STAYED`] (also evict's `note`).
+pub const PAGES_STAYED_EN: &str =
+    "pages mapped by a running process, or written and not yet on disk, stay in the cache";
+
+/// Reasons of [`NO_EXACT_TRACE`].
+pub const NO_TRACE_NOT_ASKED: &str = "not_asked";
+pub const NO_TRACE_NOT_ROOT: &str = "not_root";
+pub const NO_TRACE_NO_TRACEFS: &str = "no_tracefs";
+pub const NO_TRACE_INSTANCE_TAKEN: &str = "instance_taken";
+pub const NO_TRACE_IO: &str = "io";
+
+impl Note {
+    /// A note without params.
+    #[must_use]
+    pub fn new(code: &str) -> Self {
+        Note {
+            code: code.to_owned(),
+            params: BTreeMap::new(),
+        }
+    }
+
+    /// This note with one more param.
+    #[must_use]
+    pub fn with(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.params.insert(name.to_owned(), value.into());
+        self
+    }
+
+    fn param(&self, name: &str) -> String {
+        match self.params.get(name) {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => "?".to_owned(),
+        }
+    }
+
+    /// The note in English, for the CLI and the English fields kept for older readers.
+    #[must_use]
+    pub fn english(&self) -> String {
+        let p = |name: &str| self.param(name);
+        match self.code.as_str() {
+            HIDDEN_NOT_OWNER => HIDDEN_NOT_OWNER_EN.to_owned(),
+            EVICTED_HIDDEN => format!("evicted, but {HIDDEN_NOT_OWNER_EN}"),
+            PAGES_STAYED => PAGES_STAYED_EN.to_owned(),
+            DAMON_PAGEOUT => "a DAMON kdamond pages out page cache left idle for about a minute: a \
+                              preload at login is undone unless Firefox starts within a minute or so"
+                .to_owned(),
+            NO_EXACT_TRACE => format!(
+                "no exact trace: {}; only /proc/<pid>/io and major faults of the tree were sampled",
+                match self.param("reason").as_str() {
+                    NO_TRACE_NOT_ASKED => "--trace not given".to_owned(),
+                    NO_TRACE_NOT_ROOT => "tracing needs root".to_owned(),
+                    NO_TRACE_NO_TRACEFS => "tracefs is not available".to_owned(),
+                    NO_TRACE_INSTANCE_TAKEN =>
+                        "another about-startup-host trace is running (its tracefs instance exists)"
+                            .to_owned(),
+                    _ => p("detail"),
+                }
+            ),
+            INSTALL_CHANGED => "the install folder changed during the recording (an update?): paths \
+                                and sections may not match what was read"
+                .to_owned(),
+            UNRESOLVED_FILES => format!(
+                "{} files could not be named (outside the install folder, the profile and what the \
+                 tree maps or holds open)",
+                p("count")
+            ),
+            LOST_EVENTS => format!(
+                "{} trace events were lost (ring buffer overrun): bytes read are undercounted",
+                p("count")
+            ),
+            COLD_EVICTED => format!(
+                "cold start: {} files of the install folder evicted first ({} pages dropped where \
+                 measurable)",
+                p("files"),
+                p("pages")
+            ),
+            STARTED_AS_ROOT => {
+                "Firefox was started as root (no SUDO_UID/PKEXEC_UID to start it as)".to_owned()
+            }
+            START_INCOMPLETE => format!(
+                "firefox exited ({}): the start did not complete, so the trace stops there",
+                if self.params.contains_key("signal") {
+                    format!("signal {}", p("signal"))
+                } else {
+                    format!("exit code {}", p("exit_code"))
+                }
+            ),
+            ATTACHED_LATE => format!(
+                "attached {} ms after the process started: reads before that are missed, and \
+                 read_bytes counts only what came after",
+                p("ms")
+            ),
+            PAGE_USE_UNKNOWN => format!("which read pages were used is unknown: {}", p("detail")),
+            other => other.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_as_code_and_params_and_words_english() {
+        let n = Note::new(LOST_EVENTS).with("count", 12);
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            serde_json::json!({"code": "lost_events", "params": {"count": 12}})
+        );
+        assert_eq!(
+            serde_json::to_value(Note::new(STARTED_AS_ROOT)).unwrap(),
+            serde_json::json!({"code": "started_as_root"})
+        );
+        assert!(n.english().starts_with("12 trace events were lost"));
+        let back: Note = serde_json::from_str(r#"{"code":"install_changed"}"#).unwrap();
+        assert_eq!(back, Note::new(INSTALL_CHANGED));
+        assert!(Note::new(NO_EXACT_TRACE)
+            .with("reason", NO_TRACE_NOT_ROOT)
+            .english()
+            .contains("needs root"));
+    }
+}

@@ -1,0 +1,44 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { firefoxFoundText, installKindText } from "../../../extension/lib/install-kind.js";
+
+// Words as "key[subs]" so the test sees which message and values were chosen.
+const t = (key, subs = []) => (subs.length ? `${key}[${subs.join("|")}]` : key);
+const user = { euid: 1000, root: false };
+const root = { euid: 0, root: true };
+
+test("a package: hidden for a user, exact as root, the package named", () => {
+  const debian = { kind: "distribution", reason: "dpkg", package: "firefox-esr", owner_uid: 0, image: null };
+  assert.equal(installKindText(debian, user, t), "installKindLine[installKindDistribution (firefox-esr)|installGetsHidden]");
+  assert.equal(installKindText(debian, root, t), "installKindLine[installKindDistribution (firefox-esr)|installGetsExactRoot]");
+});
+
+test("a tarball the user owns is exact without root; another user's is hidden", () => {
+  const mine = { kind: "tarball", reason: "user_folder", package: null, owner_uid: 1000, image: null };
+  assert.equal(installKindText(mine, user, t), "installKindLine[installKindTarball|installGetsExactOwner]");
+  assert.equal(installKindText({ ...mine, owner_uid: 1001 }, user, t), "installKindLine[installKindTarball|installGetsHidden]");
+});
+
+test("a Snap names its image and its two caches, or that the image is read with direct I/O", () => {
+  const image = { loop_device: "/dev/loop0", image: "/var/lib/snapd/snaps/firefox_1.snap", direct_io: false };
+  const snap = { kind: "snap", reason: "snap_path", package: null, owner_uid: 0, image };
+  assert.equal(installKindText(snap, user, t), "installKindLine[installKindSnap|installGetsSnapTwoCaches[/var/lib/snapd/snaps/firefox_1.snap]]");
+  const dio = { ...snap, image: { ...image, direct_io: true } };
+  assert.match(installKindText(dio, user, t), /installGetsSnapDirectIo/);
+  assert.match(installKindText({ ...snap, image: null }, user, t), /installGetsSnapNoImage/);
+});
+
+test("a Flatpak, and no install at all", () => {
+  assert.match(installKindText({ kind: "flatpak", owner_uid: 0 }, user, t), /installKindFlatpak\|installGetsHidden/);
+  assert.equal(installKindText(null, user, t), "installKindUnknown");
+  assert.equal(installKindText({ kind: "rpm-ostree" }, user, t), "installKindUnknown");
+});
+
+test("how the host found Firefox is said only when it is not the parent", () => {
+  assert.equal(firefoxFoundText({ how: "parent", detail: null }, t), null);
+  assert.equal(firefoxFoundText(undefined, t), null);
+  assert.equal(firefoxFoundText({ how: "matched", detail: "process 7 matched build 1" }, t), "firefoxFoundMatched[process 7 matched build 1]");
+  assert.match(firefoxFoundText({ how: "no_match", detail: "none of your 0" }, t), /^firefoxFoundNoMatch\[none of your 0\]$/);
+  assert.match(firefoxFoundText({ how: "ambiguous", detail: "x" }, t), /firefoxFoundAmbiguous/);
+  assert.match(firefoxFoundText({ how: "no_hint", detail: "x" }, t), /firefoxFoundNoHint/);
+});
