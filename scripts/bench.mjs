@@ -214,13 +214,15 @@ async function benchmark(options, argv) {
   const firstSessionRestored = first.milestones?.sessionRestored ?? null;
   console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
 
-  const stateHome = path.join(root, "state");
+  // --state-home keeps the learned set and the traces for later runs (e.g. one scenario per run).
+  const stateHome = options.stateHome ? path.resolve(options.stateHome) : path.join(root, "state");
+  fs.mkdirSync(stateHome, { recursive: true });
   const login = prepareLoginRun(options, { root, stateHome });
   const startedAt = Date.now();
   const tty = process.stdout.isTTY;
   const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
     prepare: async (scenario) => {
-      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, wrap };
+      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap };
       if (!LOGIN_SCENARIOS.includes(scenario)) {
         return prepareScenario(scenario, where);
       }
@@ -261,6 +263,8 @@ async function benchmark(options, argv) {
     cores: os.cpus().length,
     kernel: os.release(),
     damonPaused: damon.paused.length > 0,
+    gapKib: options.gapKib,
+    stateHome: options.stateHome ? stateHome : null,
     login: login && { delayMs: options.loginDelayMs, workloadMib: options.workloadMib, autostartFile: login.file, command: login.argv },
     // KiB; null where the disk has no readahead file. readAheadKbBefore differs when --read-ahead-kb set it.
     readAheadKb: readAhead.after,

@@ -17,6 +17,7 @@ export const HOST_NOTE_KEYS = {
   started_as_root: "hostNoteStartedAsRoot",
   start_incomplete: "hostNoteStartIncomplete",
   attached_late: "hostNoteAttachedLate",
+  page_use_unknown: "hostNotePageUseUnknown",
 };
 
 /** Why a trace is not exact (no_exact_trace's `reason`). */
@@ -46,6 +47,7 @@ const SUBS = {
   lost_events: (p) => [count(p.count)],
   cold_evicted: (p) => [count(p.files), count(p.pages)],
   attached_late: (p) => [formatMs(p.ms)],
+  page_use_unknown: (p) => [String(p.detail ?? "—")],
   no_exact_trace: (p, t) => [NO_TRACE_REASON_KEYS[p.reason] ? t(NO_TRACE_REASON_KEYS[p.reason]) : t("traceReasonUnknown", [String(p.reason ?? "—")])],
 };
 

@@ -82,6 +82,10 @@ export function planView(status) {
     plannedSystemBytes: split ? status.planned_system_bytes : null,
     plannedFraction: plannedInstallBytes !== null && installBytes ? plannedInstallBytes / installBytes : null,
     changedFiles: Array.isArray(status?.changed_files) ? status.changed_files : [],
+    // A Firefox update since the plan was learned (hosts before it: false, builds null).
+    stale: status?.stale === true,
+    buildId: typeof status?.build_id === "string" ? status.build_id : null,
+    learnedBuildId: typeof status?.learned_build_id === "string" ? status.learned_build_id : null,
     // null: residency is hidden from this user, so which files are uncached is not known
     uncached: uncached && {
       count: uncached.length,
@@ -105,6 +109,8 @@ export function planView(status) {
     },
     // the host's code (lib/host-notes.js words it); its English `note` is for older add-ons
     noteCode: typeof autostart.note_code === "string" && autostart.note_code ? autostart.note_code : null,
+    // The kernel reclaims idle page cache by itself (DAMON pageout): a login preload does not stay.
+    damonPageout: autostart.damon_pageout === true,
   };
 }
 
@@ -151,6 +157,9 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
               formatMB(view.plannedSystemBytes, locale),
             ]),
     });
+    if (view.stale) {
+      lines.push({ id: "stale", text: t("planStale", [view.learnedBuildId ?? "—", view.buildId ?? "—"]) });
+    }
     if (view.changedFiles.length > 0) {
       lines.push({ id: "changed", text: t("planChanged", [String(view.changedFiles.length)]) });
     }
@@ -167,7 +176,10 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
   } else if (autostart.enabled) {
     lines.push({ id: "last-run", text: t("planNeverRan") });
   }
-  if (view.noteCode) {
+  if (view.damonPageout) {
+    // Worded here rather than through the host's note code, which says the same.
+    lines.push({ id: "damon", text: t("planDamon") });
+  } else if (view.noteCode) {
     lines.push({ id: "note", text: t("planNote", [hostNoteText(view.noteCode, t)]) });
   }
   return lines;

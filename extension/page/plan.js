@@ -31,7 +31,7 @@ function showView(view) {
   section.dataset.uncached = String(view.uncached?.count ?? "");
   $("plan-lines").replaceChildren(
     ...planLines(view, t).map((line) => {
-      const p = el("p", { text: line.text, className: line.id === "note" ? "detail res-warning" : null });
+      const p = el("p", { text: line.text, className: line.id === "note" || line.id === "damon" || line.id === "stale" ? "detail res-warning" : null });
       p.dataset.line = line.id;
       return p;
     }),

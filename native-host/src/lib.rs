@@ -7,8 +7,9 @@
 //!   beneath a held folder descriptor, never by path), and `sys`, the only module with `unsafe`;
 //! - [`firefox`]: knowing Firefox: the install folder and its files (with confinement), its
 //!   `application.ini`, the running process tree and its `/proc` figures;
-//! - [`learn`]: what a start needed (working set), the planned preload built from it and its
-//!   status, the login-time preload (autostart) and the record of its last run;
+//! - [`learn`]: what a start needed (working set), the planned preload built from it (or from
+//!   stored traces: `trace::plan_source`) and its status, the login-time preload (autostart)
+//!   and the record of its last run;
 //! - [`trace`]: the startup I/O trace: a private tracefs instance (or, without root, /proc
 //!   sampling) turned into which pages of which files the Firefox tree read, when and where on
 //!   the disk; stored traces for the page (its `launch`/`trace` commands are in `cli`);
@@ -27,8 +28,10 @@
 //! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
 //! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error`,
-//! `note`, `path_text` are used by all and use none. The one sideways edge is `cli` →
-//! `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
+//! `note`, `path_text` are used by all and use none. `learn` and `trace` sit side by side:
+//! `learn::plan` reads stored traces (`trace::plan_source`), and `trace` takes the state folder
+//! from `learn::workingset`; neither file imports the other back. The one sideways edge is `cli`
+//! → `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
 //! new capability (a startup trace)
 //! goes in the folder of its concern and touches no cycle.
 

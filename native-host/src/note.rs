@@ -43,6 +43,10 @@ pub const START_INCOMPLETE: &str = "start_incomplete";
 /// Trace: attached `ms` after the process started: reads before that are missed.
 pub const ATTACHED_LATE: &str = "attached_late";
 
+/// Trace: which read pages were then used is unknown (params: `detail`: no pfn in the events,
+/// or why /proc/kpageflags could not be read).
+pub const PAGE_USE_UNKNOWN: &str = "page_use_unknown";
+
 /// The English of [`HIDDEN_NOT_OWNER`] (also the reply's `hidden_reason`).
 pub const HIDDEN_NOT_OWNER_EN: &str =
     "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)";
@@ -139,6 +143,7 @@ impl Note {
                  read_bytes counts only what came after",
                 p("ms")
             ),
+            PAGE_USE_UNKNOWN => format!("which read pages were used is unknown: {}", p("detail")),
             other => other.to_owned(),
         }
     }

@@ -1,13 +1,14 @@
 // The startup benchmark's command line, parsed without side effects (scripts/bench.mjs uses it).
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
-//                    [--read-ahead-kb KB] [--firefox PATH] [--out FILE] [--timeout S]
+//                    [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--firefox PATH]
+//                    [--out FILE] [--timeout S]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
 import { parseReadAheadKb } from "../lib/read-ahead.mjs";
 import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "login", "login-no-preload", "hot"];
+export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "login", "login-no-preload", "hot"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -21,7 +22,8 @@ export class UsageError extends Error {
 }
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
-                        [--read-ahead-kb KB] [--login-delay S] [--workload-mib N] [--firefox PATH] [--out FILE] [--timeout SECONDS]
+                        [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
+                        [--firefox PATH] [--out FILE] [--timeout SECONDS]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -40,6 +42,14 @@ every milestone through the extension and the native host.
   preload-plan-mapped    the same from the pages Firefox mapped only (an ordinary user's plan,
            where the kernel hides page-cache residency)
   preload-plan-unsorted  the same plan read in file order instead of disk order
+  preload-plan-traced  evicted, then \`about-startup-host preload --plan --source trace\`: the
+           pages the last traced cold starts of this build read and then used, gaps up to
+           --gap-kib read through, in disk order; timed. Needs stored traces: a cold-traced
+           scenario earlier in the list (its warm-up), or --state-home of a run that had one
+  replay-recorded  evicted, then every page the newest trace read, in the order it read them
+           (contiguous reads grouped, buffered reads without kernel readahead: seed 002's
+           "simulated cold"); timed, then the start
+  replay-disk  the same reads sorted by disk position (FIEMAP): seed 002's "reordered I/O"
   login    what a login does: evict, start the installed autostart entry's own command (read
            from the file \`autostart enable\` wrote) and a "user at login" workload (reading
            --workload-mib of other files) together, wait --login-delay, then launch; the
@@ -52,6 +62,10 @@ every milestone through the extension and the native host.
 --read-ahead-kb KB  set the disk's readahead window (read_ahead_kb) for the run and put the old
                   value back afterwards, also on Ctrl-C and failure (needs root); e.g. 128, the
                   common desktop default. Every run records the window it ran with either way
+--gap-kib KIB     with preload-plan-traced: gaps up to KIB between needed ranges are read
+                  through (default: the host's, 256)
+--state-home DIR  keep the learned working set and stored traces in DIR (XDG_STATE_HOME) instead
+                  of the run's throwaway folder, so a later run's plan scenarios use them
 --login-delay S   seconds from login to launch in the login scenarios (default ${DEFAULT_LOGIN_DELAY_S})
 --workload-mib N  MiB the login workload reads (default ${DEFAULT_WORKLOAD_MIB})
 --firefox PATH    the Firefox binary or install folder (default: $FIREFOX, then PATH)
@@ -79,7 +93,7 @@ export function parseSource(text) {
 
 /**
  * argv (after `npm run bench --`) → {command: "help"} | {command: "compare", a, b} |
- * {command: "run", runs, scenarios, slowDisk, readAheadKb, loginDelayMs, workloadMib, firefox, out, timeoutMs}. Throws UsageError.
+ * {command: "run", runs, scenarios, slowDisk, readAheadKb, gapKib, stateHome, loginDelayMs, workloadMib, firefox, out, timeoutMs}. Throws UsageError.
  */
 export function parseBenchArgs(argv) {
   let parsed;
@@ -92,6 +106,8 @@ export function parseBenchArgs(argv) {
         scenarios: { type: "string" },
         "slow-disk": { type: "string" },
         "read-ahead-kb": { type: "string" },
+        "gap-kib": { type: "string" },
+        "state-home": { type: "string" },
         "login-delay": { type: "string" },
         "workload-mib": { type: "string" },
         firefox: { type: "string" },
@@ -111,7 +127,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "login-delay", "workload-mib", "firefox", "out", "timeout"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -145,8 +161,17 @@ export function parseBenchArgs(argv) {
       throw new UsageError(error.message);
     }
   }
+  let gapKib = null;
+  if (values["gap-kib"] !== undefined) {
+    if (!/^\d+$/.test(values["gap-kib"])) {
+      throw new UsageError(`--gap-kib wants a whole number of KiB ≥ 0, not ${values["gap-kib"]}`);
+    }
+    gapKib = Number(values["gap-kib"]);
+  }
   return {
     command: "run",
+    gapKib,
+    stateHome: values["state-home"] ?? null,
     runs: values.runs === undefined ? DEFAULT_RUNS : positiveInteger(values.runs, "--runs"),
     scenarios,
     slowDisk,

@@ -13,6 +13,10 @@
 //            another scenario (cold) provides it, and a run without one stops here.
 //   preload-plan-mapped    the same with --mapped-only: what an ordinary user's plan would hold
 //   preload-plan-unsorted  the same with --file-order: no disk order
+//   preload-plan-traced    the same with --source trace: what stored traces read and then used
+//            (gapKib: --gap-kib for the sweep); the traces come from cold-traced launches
+//   replay-recorded / replay-disk  --source trace-reads --gap-kib 0: every page the newest
+//            trace read, in its recorded order / in disk order (seed 002's experiment)
 //   hot      about-startup-host preload, untimed and unthrottled: everything is in
 // Collaborators are parameters (exec = spawnSync, now = performance.now) so tests pass fakes.
 import { spawnSync } from "node:child_process";
@@ -25,7 +29,22 @@ export const PLAN_KNOBS = {
   "preload-plan": [],
   "preload-plan-mapped": ["--mapped-only"],
   "preload-plan-unsorted": ["--file-order"],
+  "preload-plan-traced": ["--source", "trace"],
+  "replay-recorded": ["--source", "trace-reads", "--recorded-order", "--gap-kib", "0"],
+  "replay-disk": ["--source", "trace-reads", "--gap-kib", "0"],
 };
+
+/** The scenarios whose plan comes from stored traces, not from the learned working set. */
+export const TRACED_PLANS = ["preload-plan-traced", "replay-recorded", "replay-disk"];
+
+/** The extra flags of a plan scenario: its knobs, and --gap-kib for the traced plan. Pure. */
+export function planFlags(scenario, gapKib = null) {
+  const flags = [...PLAN_KNOBS[scenario]];
+  if (scenario === "preload-plan-traced" && gapKib !== null) {
+    flags.push("--gap-kib", String(gapKib));
+  }
+  return flags;
+}
 
 function host(exec, hostBinary, args, wrap = (argv) => argv, env = undefined) {
   const argv = wrap([hostBinary, ...args]);
@@ -51,7 +70,7 @@ export function requireLearnedPlan(scenario, { hostBinary, installDir, stateHome
  * preloadMbPerS: number | null}, and for the preloads preloadBytes (read), and for preload-plan
  * bytesPlanned, bytesInstall (the whole folder) and order ("disk" | "file").
  */
-export function prepareScenario(scenario, { hostBinary, installDir, stateHome = null, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now() }) {
+export function prepareScenario(scenario, { hostBinary, installDir, stateHome = null, gapKib = null, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now() }) {
   const args = (command) => [command, "--firefox", installDir, "--json"];
   if (scenario === "hot") {
     host(exec, hostBinary, args("preload"));
@@ -73,9 +92,12 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
   }
   if (scenario in PLAN_KNOBS) {
     const env = stateHome ? { XDG_STATE_HOME: stateHome } : undefined;
-    requireLearnedPlan(scenario, { hostBinary, installDir, stateHome, exec });
+    if (!TRACED_PLANS.includes(scenario)) {
+      // (A traced plan without a trace fails in the preload itself, saying what to record.)
+      requireLearnedPlan(scenario, { hostBinary, installDir, stateHome, exec });
+    }
     const start = now();
-    const summary = host(exec, hostBinary, ["preload", "--plan", ...PLAN_KNOBS[scenario], "--firefox", installDir, "--json"], wrap, env);
+    const summary = host(exec, hostBinary, ["preload", "--plan", ...planFlags(scenario, gapKib), "--firefox", installDir, "--json"], wrap, env);
     const preloadMs = now() - start;
     return {
       preloadMs,

@@ -93,6 +93,25 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
     }
   });
 
+  it("tells the pages read and then used from readahead nobody touched (/proc/kpageflags of the traced frames)", () => {
+    const counts = trace.use_counts;
+    assert.ok(counts, "a root tracefs trace reads the page flags");
+    // Every traced (not written) page is classified once: used, unused or gone.
+    assert.equal(counts.used_pages + counts.unused_pages + counts.gone_pages, trace.traced_read_bytes / 4096);
+    assert.ok(counts.used_pages > 0, "the start used pages it read");
+    const libxul = trace.files.find((f) => f.path.endsWith("/libxul.so"));
+    const used = (libxul.used ?? []).reduce((sum, [, n]) => sum + n, 0);
+    console.log(`page use: ${counts.used_pages} used, ${counts.unused_pages} never used, ${counts.gone_pages} gone; libxul.so ${used} of ${libxul.bytes_read / 4096} pages used`);
+    assert.ok(used > 0 && used <= libxul.bytes_read / 4096, `libxul.so: ${used} used of ${libxul.bytes_read / 4096} read`);
+    for (const [first, n] of libxul.used) {
+      assert.ok(
+        trace.events.some((e) => trace.files[e.f] === libxul && e.o <= first && first < e.o + e.n) && n > 0,
+        `used range ${first}+${n} starts at a page the trace saw read`,
+      );
+    }
+    assert.ok(trace.files.filter((f) => f.written).every((f) => f.used === undefined), "written files have no use ranges");
+  });
+
   it("names the files, with libxul.so's ELF sections and extents, and times on the process axis", () => {
     const libxul = trace.files.find((f) => f.path.endsWith("/libxul.so"));
     assert.ok(libxul, "libxul.so was read");

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::learn::plan;
 use crate::pagecache::preload;
 use crate::pagecache::preload::Method;
 use crate::pagecache::Cache;
@@ -144,6 +145,21 @@ pub(super) struct PreloadArgs {
     /// benchmark).
     #[arg(long, requires = "plan")]
     pub(super) file_order: bool,
+    /// With --plan: where the plan's pages come from: `learned` (the working set `learn`
+    /// records), `trace` (the pages the last traced cold starts of this Firefox build read
+    /// from disk and then used; record them with `sudo about-startup-host launch --cold
+    /// --trace`), or `trace-reads` (every page the newest trace read: the replay).
+    #[arg(long, value_enum, default_value_t = SourceArg::Learned, requires = "plan")]
+    pub(super) source: SourceArg,
+    /// With --plan: gaps between needed ranges up to this many KiB are read through rather
+    /// than skipped [default: 256 for the learned plan; 0 for traced ones, swept in
+    /// docs/benchmarks.md].
+    #[arg(long, value_name = "KIB", requires = "plan")]
+    pub(super) gap_kib: Option<u64>,
+    /// With --plan --source trace-reads: read in the order the traced start read, not in disk
+    /// order (the replay of the benchmark).
+    #[arg(long, requires = "plan", conflicts_with = "file_order")]
+    pub(super) recorded_order: bool,
     /// Which cache to fill: a squashfs install (a Snap) has two, the files' decompressed pages
     /// and the compressed image behind its loop device.
     #[arg(long, value_enum, default_value_t = CacheArg::Files, conflicts_with = "plan")]
@@ -181,6 +197,24 @@ impl From<CacheArg> for Cache {
     }
 }
 
+/// `--source`'s values: the CLI's names for [`plan::PlanSource`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum SourceArg {
+    Learned,
+    Trace,
+    TraceReads,
+}
+
+impl From<SourceArg> for plan::PlanSource {
+    fn from(arg: SourceArg) -> Self {
+        match arg {
+            SourceArg::Learned => plan::PlanSource::Learned,
+            SourceArg::Trace => plan::PlanSource::Trace,
+            SourceArg::TraceReads => plan::PlanSource::TraceReads,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(super) struct PlanArgs {
     /// Print one JSON object on stdout instead of sentences.
@@ -189,6 +223,9 @@ pub(super) struct PlanArgs {
     /// Firefox's install folder (the one holding application.ini), instead of finding it.
     #[arg(long, value_name = "DIR")]
     pub(super) firefox: Option<PathBuf>,
+    /// Which plan to show (see `preload --source`).
+    #[arg(long, value_enum, default_value_t = SourceArg::Learned)]
+    pub(super) source: SourceArg,
 }
 
 #[derive(Debug, Subcommand)]

@@ -49,11 +49,40 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
         paths: Vec::new(),
     };
     let (install, _) = find_firefox(&target, false)?;
-    let status = plan::status(&install.dir, &workingset::state_dir()?)?;
+    let source: plan::PlanSource = args.source.into();
+    let status = plan::status_of(&install.dir, &workingset::state_dir()?, source)?;
     if args.json {
         return print_json(&status);
     }
-    if status.learned {
+    let build = |b: &Option<String>| b.clone().unwrap_or_else(|| "unknown".into());
+    if status.stale {
+        println!(
+            "plan is stale: learned for Firefox build {}, this is build {} (an update); {}",
+            build(&status.learned_build_id),
+            build(&status.build_id),
+            if source == plan::PlanSource::Learned {
+                "changed files are read whole until the next start is learned"
+            } else {
+                "record a trace of this build"
+            }
+        );
+    }
+    if source != plan::PlanSource::Learned {
+        if status.learned {
+            println!(
+                "plan from {}: {} MB in {} of the folder's {} MB",
+                count(status.starts as u64, "trace"),
+                megabytes(status.planned_bytes),
+                count(status.planned_files, "file"),
+                megabytes(status.install_bytes),
+            );
+        } else {
+            println!(
+                "plan: no trace of this build (with page use); record one: {}",
+                crate::trace::store::RECORD_COMMAND
+            );
+        }
+    } else if status.learned {
         // The install part against the folder, the system libraries apart: together they can
         // be more than the folder holds.
         println!(

@@ -49,8 +49,11 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
             &state_dir,
             args.idle,
             plan::Knobs {
+                source: args.source.into(),
+                gap: args.gap_kib.map(|k| k.saturating_mul(1024)),
                 mapped_only: args.mapped_only,
                 file_order: args.file_order,
+                recorded_order: args.recorded_order,
             },
             &AtomicBool::new(false),
             &mut on_progress,
@@ -102,6 +105,7 @@ pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::R
             match order {
                 plan::Order::Disk => "disk",
                 plan::Order::File => "file (no FIEMAP here)",
+                plan::Order::Recorded => "the traced start's",
             }
         );
     }

@@ -69,7 +69,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         | Command::Preload { .. }
         | Command::Evict { .. }
         | Command::Learn
-        | Command::PlanStatus
+        | Command::PlanStatus { .. }
         | Command::Telemetry { .. } => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {

@@ -65,6 +65,12 @@ pub enum Command {
         /// Read only the learned working set (plan.rs) instead of the whole folder.
         #[serde(default)]
         plan: Option<bool>,
+        /// With `plan`: where the plan's pages come from (default `learned`).
+        #[serde(default)]
+        source: Option<plan::PlanSource>,
+        /// With `plan`: gaps up to this many KiB are read through (default 256).
+        #[serde(default)]
+        gap_kib: Option<u64>,
         /// Which cache to fill (a squashfs install has two); default `files`.
         #[serde(default)]
         cache: Option<Cache>,
@@ -82,7 +88,11 @@ pub enum Command {
     /// Record this start's working set (workingset.rs) and merge it into the state file.
     Learn,
     /// What the plan would read, what changed, what is uncached, and the autostart state.
-    PlanStatus,
+    PlanStatus {
+        /// Which plan (default `learned`).
+        #[serde(default)]
+        source: Option<plan::PlanSource>,
+    },
     /// The startup benchmark's channel (`npm run bench`): the record the extension made of this
     /// start, written by the host to the file named in its environment.
     BenchRecord {
@@ -122,7 +132,7 @@ impl Command {
             Command::Evict { .. } => "evict",
             Command::Cancel { .. } => "cancel",
             Command::Learn => "learn",
-            Command::PlanStatus => "plan_status",
+            Command::PlanStatus { .. } => "plan_status",
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",
             Command::TraceFetch { .. } => "trace_fetch",
@@ -585,8 +595,13 @@ mod tests {
                     kind: None,
                     last_run: None,
                     note: None,
+                    damon_pageout: false,
                     note_code: None,
                 },
+                source: plan::PlanSource::Learned,
+                build_id: None,
+                learned_build_id: None,
+                stale: false,
             };
             let Reply::PlanStatus(s) = Reply::PlanStatus(Box::new(status)).bounded() else {
                 unreachable!()
@@ -715,11 +730,37 @@ mod tests {
                 method: Some(Method::Fadvise),
                 jobs: Some(2),
                 plan: None,
-                cache: None
+                source: None,
+                gap_kib: None,
+                cache: None,
             }
         );
         let req = decode(r#"{"id": 4, "command": "preload", "jobs": null}"#).unwrap();
         assert!(matches!(req.command, Command::Preload { jobs: None, .. }));
+        let req = decode(
+            r#"{"id": 4, "command": "preload", "plan": true, "source": "trace", "gap_kib": 64}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            req.command,
+            Command::Preload {
+                plan: Some(true),
+                source: Some(plan::PlanSource::Trace),
+                gap_kib: Some(64),
+                ..
+            }
+        ));
+        // plan_status with and without a source; an unknown source is a bad request.
+        let req = decode(r#"{"id": 4, "command": "plan_status"}"#).unwrap();
+        assert_eq!(req.command, Command::PlanStatus { source: None });
+        let req = decode(r#"{"id": 4, "command": "plan_status", "source": "trace_reads"}"#);
+        assert_eq!(
+            req.unwrap().command,
+            Command::PlanStatus {
+                source: Some(plan::PlanSource::TraceReads)
+            }
+        );
+        assert!(decode(r#"{"id": 4, "command": "plan_status", "source": "guess"}"#).is_err());
     }
 
     #[test]

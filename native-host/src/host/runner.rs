@@ -67,6 +67,8 @@ fn run(
             method,
             jobs,
             plan,
+            source,
+            gap_kib,
             cache,
         } => {
             let mut on_progress =
@@ -88,7 +90,11 @@ fn run(
                     &install.dir,
                     &state_dir,
                     idle.unwrap_or(false),
-                    plan::Knobs::default(),
+                    plan::Knobs {
+                        source: source.unwrap_or_default(),
+                        gap: gap_kib.map(|k| k.saturating_mul(1024)),
+                        ..plan::Knobs::default()
+                    },
                     cancel,
                     &mut on_progress,
                 )?;
@@ -134,11 +140,12 @@ fn run(
             let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
             Ok(Reply::Learn(summary))
         }
-        Command::PlanStatus => {
+        Command::PlanStatus { source } => {
             let state_dir = workingset::state_dir()?;
-            Ok(Reply::PlanStatus(Box::new(plan::status(
+            Ok(Reply::PlanStatus(Box::new(plan::status_of(
                 &install.dir,
                 &state_dir,
+                source.unwrap_or_default(),
             )?)))
         }
         Command::Hello { .. }

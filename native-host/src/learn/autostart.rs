@@ -40,6 +40,9 @@ pub struct Status {
     pub last_run: Option<LastRun>,
     /// English, for the CLI and older extensions; `note_code` is what to word (crate::note).
     pub note: Option<String>,
+    /// A DAMON kdamond with a `pageout` scheme runs: page cache left idle for about a minute is
+    /// reclaimed, so a preload at login does not stay until a later launch (the page words it).
+    pub damon_pageout: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note_code: Option<&'static str>,
 }
@@ -193,6 +196,7 @@ pub fn status_in(dirs: &Dirs) -> Status {
         enabled: kind.is_some(),
         kind,
         last_run: last_run::read(&dirs.state),
+        damon_pageout: damon,
         note: damon.then(|| crate::note::Note::new(crate::note::DAMON_PAGEOUT).english()),
         note_code: damon.then_some(crate::note::DAMON_PAGEOUT),
     }
@@ -211,6 +215,7 @@ pub fn status(state_dir: &Path) -> Status {
             kind: None,
             last_run: last_run::read(state_dir),
             note: None,
+            damon_pageout: damon_pageout_running(Path::new(KDAMONDS)),
             note_code: None,
         },
     }

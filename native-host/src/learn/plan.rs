@@ -23,6 +23,7 @@ pub use crate::pagecache::preload::Order;
 use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
 use crate::pagecache::sys::{self, Advice, Extent};
 use crate::pagecache::view::{pages_of, Viewer};
+use crate::trace::plan_source::{self, Pages, Traced, TracedFile};
 use crate::Error;
 
 /// Gaps between needed ranges shorter than this are read rather than skipped.
@@ -35,6 +36,13 @@ use crate::Error;
 /// and also the size the kernel's own readahead would have read around a needed page anyway
 /// (ondemand readahead ramps up to read_ahead_kb, 128 KiB by default).
 pub const GAP_BYTES: u64 = 256 * 1024;
+
+/// The gap read through for the traced plan ([`PlanSource::Trace`]), **measured**: swept on the
+/// throttled disk at 128 KiB readahead (docs/benchmarks.md, "The gap, swept"), preload + start
+/// grew with the gap: 0 < 64 KiB < 256 KiB < 1 MiB. The traced ranges are exact pages, and with
+/// one reader that queues the next range (readahead(2)) while it reads the current one, a
+/// request saved does not pay for the bytes read through on this disk.
+pub const TRACE_GAP_BYTES: u64 = 0;
 /// Read buffer, reused for every range (large reads, as `preload`'s `read`).
 const READ_BUF: usize = 1024 * 1024;
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -124,14 +132,58 @@ pub fn order_reads(reads: &mut [Read]) -> Order {
     Order::Disk
 }
 
-/// Knobs of the benchmark (`preload --plan --mapped-only --file-order`): what a user who cannot
-/// see residency would plan, and the plan without the disk order.
-#[derive(Debug, Clone, Copy, Default)]
+/// Where a plan's pages come from (`preload --plan --source`, the protocol's `source`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanSource {
+    /// The learned working set (workingset.rs): pagemap, and residency after a cold start.
+    #[default]
+    Learned,
+    /// Stored traces of this install and build: the pages a cold start read from disk and then
+    /// used (/proc/kpageflags), merged over the last traced starts (trace/plan_source.rs).
+    Trace,
+    /// Every page the newest trace of this build read, used or not: seed 002's replay.
+    TraceReads,
+}
+
+/// Knobs of the plan (`preload --plan --source … --gap-kib … --mapped-only --file-order
+/// --recorded-order`): the source, the gap read through, what a user who cannot see residency
+/// would plan, and the orders the benchmark compares.
+#[derive(Debug, Clone, Copy)]
 pub struct Knobs {
+    pub source: PlanSource,
+    /// Gaps between needed ranges up to this many bytes are read through; `None`: the source's
+    /// default ([`GAP_BYTES`] for the learned plan, [`TRACE_GAP_BYTES`] for traced ones).
+    pub gap: Option<u64>,
     /// Use only the pagemap part of the learned set.
     pub mapped_only: bool,
     /// Read in file order even where FIEMAP gives positions.
     pub file_order: bool,
+    /// With `TraceReads`: in the order the trace read them (grouped where contiguous).
+    pub recorded_order: bool,
+}
+
+impl Knobs {
+    /// The gap in bytes: the one asked for, else the source's default.
+    #[must_use]
+    pub fn gap_bytes(&self) -> u64 {
+        self.gap.unwrap_or(match self.source {
+            PlanSource::Learned => GAP_BYTES,
+            PlanSource::Trace | PlanSource::TraceReads => TRACE_GAP_BYTES,
+        })
+    }
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            source: PlanSource::Learned,
+            gap: None,
+            mapped_only: false,
+            file_order: false,
+            recorded_order: false,
+        }
+    }
 }
 
 /// Make the plan for the install folder `install_dir` from the learned `state`.
@@ -139,15 +191,9 @@ pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
     make_with(state, install_dir, Knobs::default())
 }
 
-/// [`make`] with the benchmark's knobs.
-pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
-    let ranges_of = |f: &FileSet| -> Vec<[u64; 2]> {
-        if knobs.mapped_only {
-            f.mapped().to_vec()
-        } else {
-            f.ranges.clone()
-        }
-    };
+/// The install folder (its real path) and the system folders, opened and held: every file a
+/// plan reads is opened beneath one of them, never by path.
+fn plan_folders(install_dir: &Path) -> Result<(PathBuf, Folders), Error> {
     let install_folder = Folder::open(install_dir)
         .map_err(|e| Error::io(format!("cannot open {}", install_dir.display()), e))?;
     let root = install_folder.path().to_path_buf();
@@ -160,6 +206,19 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
             folders.push(folder);
         }
     }
+    Ok((root, folders))
+}
+
+/// [`make`] with the benchmark's knobs.
+pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    let ranges_of = |f: &FileSet| -> Vec<[u64; 2]> {
+        if knobs.mapped_only {
+            f.mapped().to_vec()
+        } else {
+            f.ranges.clone()
+        }
+    };
+    let (root, folders) = plan_folders(install_dir)?;
     // Only this install's starts: another Firefox's files are not this one's plan.
     let merged: HashMap<PathBuf, FileSet> = state
         .for_install(&root)
@@ -188,7 +247,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         let whole = vec![[0, now.size]];
         let ranges = match merged.get(path) {
             Some(learned) if learned.id == now => {
-                byte_ranges(&ranges_of(learned), page, now.size, GAP_BYTES)
+                byte_ranges(&ranges_of(learned), page, now.size, knobs.gap_bytes())
             }
             Some(_) => {
                 plan.changed.push(path.clone());
@@ -206,11 +265,27 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     {
         if Identity::current_in(&plan.folders, &learned.id.path).is_ok_and(|now| now == learned.id)
         {
-            let ranges = byte_ranges(&ranges_of(learned), page, learned.id.size, GAP_BYTES);
+            let ranges = byte_ranges(
+                &ranges_of(learned),
+                page,
+                learned.id.size,
+                knobs.gap_bytes(),
+            );
             wanted.push((learned.id.path.clone(), ranges));
         }
     }
     wanted.sort();
+    finish(plan, wanted, knobs, &root)
+}
+
+/// The plan's reads from the byte ranges `wanted` per file: split at extents, with their disk
+/// positions, in disk order (or file order).
+fn finish(
+    mut plan: Plan,
+    wanted: Vec<(PathBuf, Vec<[u64; 2]>)>,
+    knobs: Knobs,
+    root: &Path,
+) -> Result<Plan, Error> {
     for (path, ranges) in wanted {
         if ranges.is_empty() {
             continue;
@@ -221,7 +296,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
             .and_then(|(f, _)| sys::fiemap(&f))
             .unwrap_or_default();
         let index = plan.files.len();
-        let system = !install::is_inside(&root, &path);
+        let system = !install::is_inside(root, &path);
         plan.files.push(path);
         for [offset, len] in ranges {
             plan.bytes_planned += len;
@@ -245,6 +320,157 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
     }
     plan.order = order_reads(&mut plan.reads);
     Ok(plan)
+}
+
+/// Make the plan from stored traces ([`PlanSource::Trace`] or [`PlanSource::TraceReads`]):
+/// the traced ranges of install files still as traced (same inode and size), whole files for
+/// those replaced since, nothing for install files no traced start read; system files the
+/// traces read where unchanged; profile and other files never.
+pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    // tracefs offsets are in 4 KiB pages (trace/event.rs), whatever the page size.
+    const TRACE_PAGE: u64 = 4096;
+    let (root, folders) = plan_folders(install_dir)?;
+    let by_path: HashMap<&Path, &TracedFile> =
+        traced.files.iter().map(|f| (f.path.as_path(), f)).collect();
+    let same =
+        |t: &TracedFile, now: &Identity| t.ino == now.ino && t.size.is_none_or(|s| s == now.size);
+    let mut plan = Plan {
+        files: Vec::new(),
+        reads: Vec::new(),
+        bytes_planned: 0,
+        bytes_planned_system: 0,
+        bytes_install: 0,
+        order: Order::File,
+        changed: Vec::new(),
+        folders,
+    };
+    // Per file: its traced page ranges (None: read whole) and its size now.
+    let mut chosen: Vec<(PathBuf, Option<&TracedFile>, u64)> = Vec::new();
+    for path in install::list_files(&root)? {
+        let Ok(now) = Identity::current_in(&plan.folders, &path) else {
+            continue;
+        };
+        plan.bytes_install += now.size;
+        match by_path.get(path.as_path()) {
+            Some(t) if same(t, &now) => chosen.push((path, Some(t), now.size)),
+            Some(_) => {
+                plan.changed.push(path.clone());
+                chosen.push((path, None, now.size));
+            }
+            None => {} // no traced start read it
+        }
+    }
+    for t in traced
+        .files
+        .iter()
+        .filter(|t| !install::is_inside(&root, &t.path) && is_system_file(&t.path))
+    {
+        if let Ok(now) = Identity::current_in(&plan.folders, &t.path) {
+            if same(t, &now) {
+                chosen.push((t.path.clone(), Some(t), now.size));
+            }
+        }
+    }
+    chosen.sort_by(|a, b| a.0.cmp(&b.0));
+    if !(knobs.recorded_order && knobs.source == PlanSource::TraceReads) {
+        let wanted = chosen
+            .into_iter()
+            .map(|(path, t, size)| {
+                let ranges = t.map_or_else(
+                    || vec![[0, size]],
+                    |t| byte_ranges(&t.ranges, TRACE_PAGE, size, knobs.gap_bytes()),
+                );
+                (path, ranges)
+            })
+            .collect();
+        return finish(plan, wanted, knobs, &root);
+    }
+    // The replay in recorded order: the trace's reads one after the other, contiguous ones
+    // grouped (as seed 002 did), split at extents for their disk positions; changed files last.
+    let mut index_of: HashMap<PathBuf, usize> = HashMap::new();
+    let mut extents: Vec<Vec<Extent>> = Vec::new();
+    let mut whole: Vec<(usize, u64)> = Vec::new();
+    for (path, t, size) in &chosen {
+        let i = plan.files.len();
+        plan.files.push(path.clone());
+        extents.push(
+            plan.folders
+                .open_file(path)
+                .and_then(|(f, _)| sys::fiemap(&f))
+                .unwrap_or_default(),
+        );
+        match t {
+            Some(_) => {
+                index_of.insert(path.clone(), i);
+            }
+            None => whole.push((i, *size)),
+        }
+    }
+    let push = |plan: &mut Plan, file: usize, offset: u64, len: u64| {
+        plan.bytes_planned += len;
+        if !install::is_inside(&root, &plan.files[file]) {
+            plan.bytes_planned_system += len;
+        }
+        for (offset, len, physical) in split_by_extents(offset, len, &extents[file]) {
+            plan.reads.push(Read {
+                file,
+                offset,
+                len,
+                physical,
+            });
+        }
+    };
+    for &(fi, first, count) in &traced.recorded {
+        let Some(&file) = index_of.get(&traced.files[fi].path) else {
+            continue;
+        };
+        let size = chosen[file].2;
+        let [[offset, len]] = byte_ranges(&[[first, count]], TRACE_PAGE, size, 0)[..] else {
+            continue;
+        };
+        push(&mut plan, file, offset, len);
+    }
+    for (file, size) in whole {
+        push(&mut plan, file, 0, size);
+    }
+    plan.order = Order::Recorded;
+    Ok(plan)
+}
+
+/// The traced plan for the install `install_dir` from the traces stored in `state_dir`.
+/// Fails, naming what to do, when no stored trace is of this install and build (or, for
+/// [`PlanSource::Trace`], none knows which pages were used).
+pub fn traced_plan(install_dir: &Path, state_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    let root = install_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let (_, build_id) = crate::firefox::app_ini::read(&root);
+    let traces = plan_source::load(
+        &state_dir.join("traces"),
+        &root,
+        crate::trace::store::MAX_TRACES,
+    );
+    let pages = if knobs.source == PlanSource::TraceReads {
+        Pages::Read
+    } else {
+        Pages::Used
+    };
+    let picked = plan_source::of_build(&traces, build_id.as_deref(), pages);
+    if picked.is_empty() {
+        let why = match plan_source::other_build(&traces, build_id.as_deref()) {
+            Some(old) => format!(
+                "the stored traces are of Firefox build {old}, this one is build {}",
+                build_id.as_deref().unwrap_or("unknown")
+            ),
+            None if traces.is_empty() => "no stored trace of this Firefox".to_owned(),
+            None => "no stored trace of this Firefox build says which pages were used (recorded without root or /proc/kpageflags)".to_owned(),
+        };
+        return Err(Error::io(
+            format!("{why}; record one: {}", crate::trace::store::RECORD_COMMAND),
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    }
+    make_traced(&plan_source::merge(&picked, pages), &root, knobs)
 }
 
 /// Folders whose files a plan may read besides the install folder: where a distribution puts
@@ -430,8 +656,13 @@ pub fn preload_planned(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
-    let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
-    let plan = make_with(&state, install_dir, knobs)?;
+    let plan = match knobs.source {
+        PlanSource::Learned => {
+            let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
+            make_with(&state, install_dir, knobs)?
+        }
+        PlanSource::Trace | PlanSource::TraceReads => traced_plan(install_dir, state_dir, knobs)?,
+    };
     let summary = run(&plan, idle, cancel, on_progress)?;
     crate::learn::last_run::write(state_dir, &summary);
     Ok(summary)
@@ -468,20 +699,94 @@ pub struct PlanStatus {
     #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
     pub uncached_files_omitted: u64,
     pub autostart: crate::learn::autostart::Status,
+    /// Which plan this is (`plan_status`'s `source`).
+    pub source: PlanSource,
+    /// The install's build now (application.ini's BuildID).
+    pub build_id: Option<String>,
+    /// The build the newest learned start (or, for a traced source, the newest trace) was of;
+    /// `None` where it was not recorded.
+    pub learned_build_id: Option<String>,
+    /// The plan was learned for another build than the install's now (BuildID differs, or,
+    /// for starts without a BuildID, libxul.so is another file): a Firefox update. The learned
+    /// plan then reads the changed files whole, and the next start is learned again.
+    pub stale: bool,
 }
 
-/// What `plan_status` reports for the install folder `install_dir`.
+/// Whether the learned `start` is of another build than `build_id` of the install `root`.
+fn start_is_stale(start: &workingset::Start, root: &Path, build_id: Option<&str>) -> bool {
+    if let (Some(then), Some(now)) = (start.build_id.as_deref(), build_id) {
+        return then != now;
+    }
+    let libxul = root.join("libxul.so");
+    start
+        .files
+        .iter()
+        .find(|f| f.id.path == libxul)
+        .is_some_and(|f| Identity::current(&f.id.path).map_or(true, |now| now != f.id))
+}
+
+/// What `plan_status` reports for the install folder `install_dir` (the learned plan).
 pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error> {
+    status_of(install_dir, state_dir, PlanSource::Learned)
+}
+
+/// What `plan_status` reports for the plan of `source`.
+pub fn status_of(
+    install_dir: &Path,
+    state_dir: &Path,
+    source: PlanSource,
+) -> Result<PlanStatus, Error> {
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let (_, build_id) = crate::firefox::app_ini::read(&root);
     // "Learned" and the count of starts are this install's, not another Firefox's.
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE)).for_install(&root);
-    let plan = make(&state, install_dir)?;
-    let learned = !state.starts.is_empty();
+    let (plan, learned, starts, learned_build_id, stale) = if source == PlanSource::Learned {
+        let newest = state.starts.last();
+        (
+            make(&state, install_dir)?,
+            newest.is_some(),
+            state.starts.len(),
+            newest.and_then(|s| s.build_id.clone()),
+            newest.is_some_and(|s| start_is_stale(s, &root, build_id.as_deref())),
+        )
+    } else {
+        let traces = plan_source::load(
+            &state_dir.join("traces"),
+            &root,
+            crate::trace::store::MAX_TRACES,
+        );
+        let pages = if source == PlanSource::TraceReads {
+            Pages::Read
+        } else {
+            Pages::Used
+        };
+        let used = plan_source::of_build(&traces, build_id.as_deref(), pages).len();
+        let knobs = Knobs {
+            source,
+            ..Knobs::default()
+        };
+        let plan = match traced_plan(install_dir, state_dir, knobs) {
+            Ok(plan) => plan,
+            // Nothing traced for this build: what the install holds, nothing planned.
+            Err(_) => make(&workingset::State::default(), install_dir)?,
+        };
+        (
+            plan,
+            used > 0,
+            used,
+            traces.first().and_then(|(_, t)| t.build_id.clone()),
+            plan_source::other_build(&traces, build_id.as_deref()).is_some(),
+        )
+    };
     Ok(PlanStatus {
+        source,
+        build_id,
+        learned_build_id,
+        stale,
         learned,
-        starts: state.starts.len(),
+        starts,
         planned_bytes: if learned { plan.bytes_planned } else { 0 },
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
@@ -659,6 +964,7 @@ mod tests {
             pid: 1,
             install_dir: install_dir.clone(),
             page_size: page,
+            build_id: None,
             files: vec![
                 FileSet {
                     id: Identity::current(&lib).unwrap(),
@@ -713,6 +1019,7 @@ mod tests {
             pid: 1,
             install_dir: dir.path().into(),
             page_size: page,
+            build_id: None,
             files: vec![
                 learned(&big, vec![[0, 2], [300, 10]]),
                 learned(&changed, vec![[0, 1]]),
@@ -726,6 +1033,7 @@ mod tests {
             pid: 2,
             install_dir: "/opt/other-firefox".into(),
             page_size: page,
+            build_id: None,
             files: vec![FileSet {
                 install: false,
                 ..learned(env, vec![[0, 1]])
@@ -747,11 +1055,186 @@ mod tests {
         let knobs = Knobs {
             file_order: true,
             mapped_only: true,
+            ..Knobs::default()
         };
         let unsorted = make_with(&state, dir.path(), knobs).unwrap();
         assert_eq!(unsorted.order, Order::File);
         assert_eq!(unsorted.bytes_planned, plan.bytes_planned);
         let err = run(&plan, false, &AtomicBool::new(true), &mut |_| {}).unwrap_err();
         assert!(matches!(err, Error::Cancelled));
+    }
+
+    /// A fake install folder (application.ini, libxul.so, omni.ja) in a temporary folder.
+    fn fake_install(build: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        set_build(&root, build);
+        std::fs::write(root.join("libxul.so"), vec![1u8; 64 * 4096]).unwrap();
+        std::fs::write(root.join("omni.ja"), vec![2u8; 16 * 4096]).unwrap();
+        (dir, root)
+    }
+
+    fn set_build(root: &Path, build: &str) {
+        std::fs::write(
+            root.join("application.ini"),
+            format!("[App]\nVersion=153.0\nBuildID={build}\n"),
+        )
+        .unwrap();
+    }
+
+    /// An update as a package manager does it: new files renamed over the old ones.
+    fn replace(path: &Path, bytes: usize) {
+        let tmp = path.with_extension("new");
+        std::fs::write(&tmp, vec![3u8; bytes]).unwrap();
+        std::fs::rename(&tmp, path).unwrap();
+    }
+
+    fn learned_start(root: &Path, build: Option<&str>) -> Start {
+        let set = |name: &str, ranges: Vec<[u64; 2]>| FileSet {
+            id: Identity::current(&root.join(name)).unwrap(),
+            install: true,
+            resident: false,
+            ranges,
+            mapped_ranges: None,
+        };
+        Start {
+            at_ms: 1,
+            pid: 1,
+            install_dir: root.to_path_buf(),
+            page_size: 4096,
+            files: vec![set("libxul.so", vec![[0, 2]]), set("omni.ja", vec![[1, 1]])],
+            build_id: build.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn an_update_makes_the_plan_stale_and_the_new_build_is_read_not_the_old_ranges() {
+        let (_dir, root) = fake_install("20260101000000");
+        let state_dir = tempfile::tempdir().unwrap();
+        let mut state = State::default();
+        state.push(learned_start(&root, Some("20260101000000")));
+        workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
+        let before = status(&root, state_dir.path()).unwrap();
+        assert!(before.learned && !before.stale);
+        assert_eq!(before.learned_build_id.as_deref(), Some("20260101000000"));
+        // application.ini was never learned: read whole, like any file a start did not show.
+        let ini = || {
+            std::fs::metadata(root.join("application.ini"))
+                .unwrap()
+                .len()
+        };
+        assert_eq!(before.planned_bytes, 2 * 4096 + 4096 + ini());
+
+        // Firefox is updated: a new BuildID and a new libxul.so (another inode, another size).
+        set_build(&root, "20260202000000");
+        replace(&root.join("libxul.so"), 80 * 4096);
+        let after = status(&root, state_dir.path()).unwrap();
+        assert!(after.stale, "{after:?}");
+        assert_eq!(after.build_id.as_deref(), Some("20260202000000"));
+        assert_eq!(after.learned_build_id.as_deref(), Some("20260101000000"));
+        assert_eq!(after.changed_files, [root.join("libxul.so")]);
+        // The preload reads the new libxul.so whole (not the two pages learned of the old one)
+        // and still only the learned page of the unchanged omni.ja.
+        let plan = make(&state, &root).unwrap();
+        let xul = plan
+            .files
+            .iter()
+            .position(|p| p.ends_with("libxul.so"))
+            .unwrap();
+        let xul_bytes: u64 = plan
+            .reads
+            .iter()
+            .filter(|r| r.file == xul)
+            .map(|r| r.len)
+            .sum();
+        assert_eq!(xul_bytes, 80 * 4096);
+        assert_eq!(plan.bytes_planned, 80 * 4096 + 4096 + ini());
+
+        // The next start is learned for the new build: no longer stale.
+        state.push(learned_start(&root, Some("20260202000000")));
+        workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
+        let relearned = status(&root, state_dir.path()).unwrap();
+        assert!(!relearned.stale && relearned.changed_files.is_empty());
+
+        // A start learned before BuildIDs were recorded: libxul.so replaced also means stale.
+        let mut old = State::default();
+        old.push(learned_start(&root, None));
+        workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &old).unwrap();
+        assert!(!status(&root, state_dir.path()).unwrap().stale);
+        replace(&root.join("libxul.so"), 81 * 4096);
+        assert!(status(&root, state_dir.path()).unwrap().stale);
+    }
+
+    #[test]
+    fn a_traced_plan_reads_used_ranges_whole_changed_files_and_skips_untraced_ones() {
+        let (_dir, root) = fake_install("B1");
+        std::fs::write(root.join("untraced.so"), vec![0u8; 4096]).unwrap();
+        let traced_file = |name: &str, ranges: Vec<[u64; 2]>| {
+            let meta = std::fs::metadata(root.join(name)).unwrap();
+            TracedFile {
+                path: root.join(name),
+                ino: std::os::unix::fs::MetadataExt::ino(&meta),
+                size: Some(meta.len()),
+                ranges,
+            }
+        };
+        let traced = Traced {
+            // libxul: pages 0-1, 4 (gap of 2 pages), 40; omni.ja: page 3.
+            files: vec![
+                traced_file("libxul.so", vec![[0, 2], [4, 1], [40, 1]]),
+                traced_file("omni.ja", vec![[3, 1]]),
+            ],
+            recorded: vec![(0, 40, 1), (1, 3, 1), (0, 0, 2), (0, 4, 1)],
+            trace_ids: vec!["t".into()],
+        };
+        let knobs = |gap: u64| Knobs {
+            source: PlanSource::Trace,
+            gap: Some(gap),
+            ..Knobs::default()
+        };
+        let exact = make_traced(&traced, &root, knobs(0)).unwrap();
+        assert_eq!(exact.bytes_planned, 5 * 4096);
+        assert!(!exact.files.iter().any(|p| p.ends_with("untraced.so")));
+        // An 8 KiB gap is read through, the 35-page one is not.
+        let joined = make_traced(&traced, &root, knobs(8192)).unwrap();
+        assert_eq!(joined.bytes_planned, 7 * 4096);
+        // The replay in recorded order keeps the trace's order.
+        let replay = make_traced(
+            &traced,
+            &root,
+            Knobs {
+                source: PlanSource::TraceReads,
+                gap: Some(0),
+                recorded_order: true,
+                ..Knobs::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(replay.order, Order::Recorded);
+        let seq: Vec<_> = replay
+            .reads
+            .iter()
+            .map(|r| {
+                (
+                    replay.files[r.file].file_name().unwrap().to_owned(),
+                    r.offset,
+                )
+            })
+            .collect();
+        let name = |n: &str| std::ffi::OsString::from(n);
+        assert_eq!(
+            seq,
+            [
+                (name("libxul.so"), 40 * 4096),
+                (name("omni.ja"), 3 * 4096),
+                (name("libxul.so"), 0),
+                (name("libxul.so"), 4 * 4096)
+            ]
+        );
+        // omni.ja replaced since the trace: read whole, reported as changed.
+        replace(&root.join("omni.ja"), 20 * 4096);
+        let after = make_traced(&traced, &root, knobs(0)).unwrap();
+        assert_eq!(after.changed, [root.join("omni.ja")]);
+        assert_eq!(after.bytes_planned, 4 * 4096 + 20 * 4096);
     }
 }

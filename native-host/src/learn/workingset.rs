@@ -123,6 +123,10 @@ pub struct Start {
     pub install_dir: PathBuf,
     pub page_size: u64,
     pub files: Vec<FileSet>,
+    /// application.ini's BuildID when the start was learned: a plan learned for another build
+    /// is stale (plan.rs). Absent in starts learned before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
 }
 
 /// The state file: `{version: 1, starts: [oldest … newest]}`.
@@ -481,12 +485,14 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
             });
         }
     }
+    let (_, build_id) = crate::firefox::app_ini::read(&root);
     Ok(Start {
         at_ms: now_ms(),
         pid,
         install_dir: root,
         page_size: page,
         files: out,
+        build_id,
     })
 }
 
@@ -575,6 +581,7 @@ mod tests {
             install_dir: "/ff".into(),
             page_size: 4096,
             files,
+            build_id: None,
         }
     }
 

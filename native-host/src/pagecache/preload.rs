@@ -414,6 +414,8 @@ pub enum Order {
     Disk,
     /// File after file, offset after offset (no FIEMAP on this filesystem).
     File,
+    /// In the order a traced start read them (the replay, `--source trace-reads --recorded-order`).
+    Recorded,
 }
 
 #[cfg(test)]

@@ -41,6 +41,9 @@ pub struct Built {
     pub pids: Vec<i32>,
     /// Boot-clock ns of the root's fork as traced, if seen.
     pub fork_ns: Option<u64>,
+    /// Every folio read for the tree (written files left out) whose frame the kernel named:
+    /// what trace/used.rs asks /proc/kpageflags about.
+    pub pages: Vec<super::used::PageIn>,
 }
 
 #[derive(Clone, Copy)]
@@ -135,6 +138,7 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                 ino,
                 index,
                 order,
+                pfn,
             } => {
                 let n = 1u64 << order.min(20);
                 let info = ctx.files.get(&(dev, ino));
@@ -157,6 +161,7 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                         written: info.is_some_and(|i| i.written),
                         sections: Vec::new(),
                         extents: Vec::new(),
+                        used: None,
                     });
                     next
                 });
@@ -175,6 +180,9 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                     out.written_bytes += n * 4096;
                 } else {
                     out.traced_read_bytes += n * 4096;
+                    if let Some(pfn) = pfn {
+                        out.pages.push(super::used::PageIn { f, index, n, pfn });
+                    }
                 }
                 pids.insert(process);
                 let extend = open_run.get(&line.tid).and_then(|&i| {
@@ -302,5 +310,17 @@ ff-100 (100) [000] ..... 1.040000: mm_filemap_add_to_page_cache: dev 254:0 ino c
         assert_eq!(b.block[0].pos, 800 * 512);
         assert!((b.block[0].lat_ms.unwrap() - 2.0).abs() < 1e-6);
         assert_eq!(b.pids, vec![100]);
+        // Frames of the tree's read folios (not of the written file, not of the other process).
+        let frames: Vec<_> = b.pages.iter().map(|p| (p.f, p.index, p.n, p.pfn)).collect();
+        assert_eq!(
+            frames,
+            [
+                (0, 0, 1, 1),
+                (0, 1, 2, 2),
+                (0, 3, 1, 2),
+                (0, 100, 1, 9),
+                (2, 0, 1, 9)
+            ]
+        );
     }
 }

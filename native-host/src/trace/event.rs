@@ -25,6 +25,9 @@ pub enum Event {
         ino: u64,
         index: u64,
         order: u32,
+        /// The page frame of the folio's first page (`pfn=`): where /proc/kpageflags tells
+        /// whether the page was used after it was read (trace/used.rs).
+        pfn: Option<u64>,
     },
     /// `filemap:mm_filemap_fault`: a page fault on the file at byte `ofs`.
     Fault { dev: (u32, u32), ino: u64, ofs: u64 },
@@ -194,6 +197,8 @@ fn parse_event(name: &str, payload: &str) -> Option<Event> {
                 ino: hex(&f, "ino")?,
                 index: num(&f, "ofs")? / 4096,
                 order: u32::try_from(num(&f, "order").unwrap_or(0)).ok()?,
+                pfn: field(&f, "pfn")
+                    .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()),
             })
         }
         "mm_filemap_fault" => {
@@ -287,7 +292,8 @@ mod tests {
                 dev: (254, 0),
                 ino: 0xb9f90,
                 index: 12800,
-                order: 2
+                order: 2,
+                pfn: Some(0x1a2b),
             }
         );
     }

@@ -10,14 +10,19 @@
 //! - [`model`]: the serialized trace and its per-file table and text access map;
 //! - [`store`]: stored traces in the state folder, bounded, paged for the protocol;
 //! - [`user`]: the invoking user under sudo/pkexec;
+//! - [`used`]: which read pages were then used (/proc/kpageflags for the traced page frames);
+//! - [`plan_source`]: the page ranges stored traces of one install and build read and used, for
+//!   `preload --plan --source trace` (learn/plan.rs);
 
 pub mod build;
 pub mod elf;
 pub mod event;
 pub mod model;
+pub mod plan_source;
 pub mod record;
 pub mod store;
 pub mod tracefs;
+pub mod used;
 pub mod user;
 
 pub use model::{Trace, TRACE_VERSION};

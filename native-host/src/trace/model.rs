@@ -74,6 +74,18 @@ pub struct Trace {
     pub notes: Vec<String>,
     #[serde(default)]
     pub note_codes: Vec<crate::note::Note>,
+    /// Of the traced pages: how many were then used, never used, or no longer tellable
+    /// (/proc/kpageflags when the recording ended; absent without root or pfns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_counts: Option<UseCounts>,
+}
+
+/// Pages of the trace by what /proc/kpageflags said when the recording ended (trace/used.rs).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct UseCounts {
+    pub used_pages: u64,
+    pub unused_pages: u64,
+    pub gone_pages: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -105,6 +117,10 @@ pub struct FileEntry {
     pub sections: Vec<Section>,
     /// Physical extents (FIEMAP): `[file offset, disk byte, length]`.
     pub extents: Vec<[u64; 3]>,
+    /// Page ranges `[first page, count]` read from disk during the start and then used (read or
+    /// mapped; /proc/kpageflags); absent when the flags could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used: Option<Vec<[u64; 2]>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -275,6 +291,7 @@ pub(crate) mod tests {
             block: vec![],
             samples: vec![],
             notes: vec![],
+            use_counts: None,
             note_codes: vec![],
         }
     }
@@ -294,6 +311,7 @@ pub(crate) mod tests {
             written,
             sections: vec![],
             extents: vec![],
+            used: None,
         }
     }
 

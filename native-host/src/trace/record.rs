@@ -309,6 +309,7 @@ fn owned_residency(install: &Path, t_end: f64) -> Vec<super::model::FileEntry> {
             written: false,
             sections: Vec::new(),
             extents: Vec::new(),
+            used: None,
         });
     }
     out
@@ -497,6 +498,9 @@ fn finish(
                 .with("detail", detail),
         );
     }
+    // The pages' flags now, while Firefox (usually) still runs and before the slower resolution
+    // below: a frame freed and reused later would say nothing about this start.
+    let frames = (source == Source::Tracefs).then(|| read_frame_flags(&rec.lines));
     drop(rec.instance.take()); // rmdir now, before the slower resolution below
     let t_end = (ended_ns.saturating_sub(zero.0)) as f64 / 1e6;
     sampler.sample(t_end, true);
@@ -536,6 +540,37 @@ fn finish(
         }
         f.sections = super::elf::sections(path);
     }
+    let use_counts = match frames {
+        Some(Ok(flags)) if !built.pages.is_empty() => {
+            let c = super::used::used_ranges(&built.pages, &mut |pfn| flags.get(&pfn).copied());
+            for (i, f) in built.files.iter_mut().enumerate() {
+                if !f.written {
+                    let i = u32::try_from(i).unwrap_or(u32::MAX);
+                    f.used = Some(c.used.get(&i).cloned().unwrap_or_default());
+                }
+            }
+            Some(super::model::UseCounts {
+                used_pages: c.used_pages,
+                unused_pages: c.unused_pages,
+                gone_pages: c.gone_pages,
+            })
+        }
+        Some(Ok(_)) => {
+            notes.push(
+                Note::new(crate::note::PAGE_USE_UNKNOWN)
+                    .with("detail", "the trace events carry no page frame (pfn)"),
+            );
+            None
+        }
+        Some(Err(e)) => {
+            notes.push(
+                Note::new(crate::note::PAGE_USE_UNKNOWN)
+                    .with("detail", format!("{} ({e})", super::used::KPAGEFLAGS)),
+            );
+            None
+        }
+        None => None,
+    };
     if source == Source::ProcSampler && cold {
         built.files = owned_residency(&install.dir, t_end);
         if !built.files.is_empty() {
@@ -571,6 +606,7 @@ fn finish(
             ("files", "tracefs dev+inode resolved by stat of the install folder, the profile and the tree's maps and open files"),
             ("block", "tracefs block:block_rq_issue / block_rq_complete"),
             ("extents", "FIEMAP"),
+            ("used", "/proc/kpageflags (REFERENCED, ACTIVE, MMAP) of the traced page frames when the recording ended"),
             ("sections", "ELF section headers (object crate)"),
         ] {
             field_sources.insert(k.into(), v.into());
@@ -611,7 +647,25 @@ fn finish(
         samples: sampler.samples,
         notes: notes.iter().map(Note::english).collect(),
         note_codes: notes,
+        use_counts,
     })
+}
+
+/// The flags of every page frame the trace saw entering the cache (any process: the tree is
+/// told apart later), read from /proc/kpageflags.
+fn read_frame_flags(lines: &[Line]) -> std::io::Result<HashMap<u64, u64>> {
+    let flags = super::used::KPageFlags::open()?;
+    let mut out = HashMap::new();
+    for l in lines {
+        if let super::event::Event::PageAdd { pfn: Some(pfn), .. } = l.event {
+            if let std::collections::hash_map::Entry::Vacant(e) = out.entry(pfn) {
+                if let Some(f) = flags.get(pfn) {
+                    e.insert(f);
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `launch`: evict if asked, arm, start Firefox (as the invoking user), record until the start

@@ -181,6 +181,26 @@ test("planView: no plan yet, autostart off, residency hidden (uncached null), ch
   assert.equal(empty.autostart.lastRun, null);
 });
 
+test("planView: a stale plan (Firefox updated) says for which build it was learned", () => {
+  const stale = planView({ ...STATUS, stale: true, build_id: "20260202000000", learned_build_id: "20260101000000", changed_files: ["/usr/lib/firefox-esr/libxul.so"] });
+  assert.equal(stale.stale, true);
+  const lines = planLines(stale, t, { when });
+  assert.deepEqual(lines.map((line) => line.id).slice(0, 3), ["learned", "stale", "changed"]);
+  assert.match(lines[1].text, /learned for Firefox build 20260101000000, and this is build 20260202000000/);
+  // An older host (no stale field) or a current plan: no such line.
+  assert.ok(!planLines(planView(STATUS), t, { when }).some((line) => line.id === "stale"));
+  assert.ok(!planLines(planView({ ...STATUS, stale: false, build_id: "1", learned_build_id: "1" }), t, { when }).some((line) => line.id === "stale"));
+});
+
+test("planView: DAMON proactive reclaim is its own line, in the add-on's words, instead of the host's note", () => {
+  const damon = planView({ ...STATUS, autostart: { ...STATUS.autostart, damon_pageout: true } });
+  assert.equal(damon.damonPageout, true);
+  const lines = planLines(damon, t, { when });
+  assert.deepEqual(lines.map((line) => line.id), ["learned", "autostart", "last-run", "damon"]);
+  assert.match(lines[3].text, /DAMON proactive reclaim\): a preload at login is paged out again/);
+  assert.equal(planView(STATUS).damonPageout, false, "a host without the field: no claim");
+});
+
 test("planErrorView: a missing host and an old host (named by its version) are told apart", () => {
   assert.equal(planErrorView(new HostError({ code: "host_missing", message: "x" })).state, "missing");
   const old = planErrorView(new HostError({ code: "unknown_command", message: "x" }), { hostVersion: "0.1.0" });

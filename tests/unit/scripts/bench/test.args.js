@@ -9,6 +9,8 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     scenarios: DEFAULT_SCENARIOS,
     slowDisk: null,
     readAheadKb: null,
+    gapKib: null,
+    stateHome: null,
     loginDelayMs: 30000,
     workloadMib: 128,
     firefox: null,
@@ -28,13 +30,19 @@ test("every option of a run", () => {
   assert.equal(o.firefox, "/opt/ff/firefox");
   assert.equal(o.out, "x.json");
   assert.equal(o.timeoutMs, 60000);
+  const traced = parseBenchArgs(["--scenarios", "cold-traced,preload-plan-traced", "--gap-kib", "0", "--state-home", "st"]);
+  assert.equal(traced.gapKib, 0);
+  assert.equal(traced.stateHome, "st");
 });
 
 test("mistakes are UsageErrors that say what is wanted", () => {
   const cases = [
     [["--runs", "0"], /--runs wants a whole number/],
     [["--runs", "2.5"], /--runs wants a whole number/],
-    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, preload, preload-image, preload-plan, preload-plan-mapped, preload-plan-unsorted, login, login-no-preload, hot/],
+    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, preload, preload-image, preload-plan, preload-plan-mapped, preload-plan-unsorted, preload-plan-traced, replay-recorded, replay-disk, login, login-no-preload, hot/],
+    [["--gap-kib", "1.5"], /--gap-kib wants a whole number of KiB/],
+    [["--gap-kib", "1M"], /--gap-kib wants a whole number of KiB/],
+    [["compare", "a.json", "b.json", "--state-home", "s"], /compare takes no --state-home/],
     [["--login-delay", "soon"], /--login-delay wants a whole number/],
     [["--scenarios", "hot,hot"], /at most once/],
     [["--slow-disk", "fast"], /MiB\/s:IOPS/],

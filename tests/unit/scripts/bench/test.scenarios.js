@@ -73,6 +73,24 @@ test("preload-plan: needs a learned plan, then a timed planned preload with the 
   assert.throws(() => prepareScenario("preload-plan", { ...base, stateHome: "/s", exec: unlearned.exec }), /no start has been learned yet/);
 });
 
+test("the traced plans and the replays: no learned plan asked for, their flags, --gap-kib for the traced plan only", () => {
+  const summary = { mb_per_s: 30, bytes: 120e6, bytes_planned: 120e6, bytes_install: 308e6, order: "recorded" };
+  const traced = fakeHost({ preload: summary });
+  let t = 0;
+  const now = () => (t += 4000);
+  const result = prepareScenario("preload-plan-traced", { ...base, stateHome: "/s", gapKib: 1024, exec: traced.exec, now });
+  assert.equal(result.preloadMs, 4000);
+  assert.equal(result.order, "recorded");
+  assert.deepEqual(traced.calls, ["host evict --firefox /ff --json", "host preload --plan --source trace --gap-kib 1024 --firefox /ff --json"]);
+  assert.deepEqual(traced.envs, [null, "/s"]);
+  const recorded = fakeHost({ preload: summary });
+  prepareScenario("replay-recorded", { ...base, gapKib: 1024, exec: recorded.exec });
+  assert.equal(recorded.calls[1], "host preload --plan --source trace-reads --recorded-order --gap-kib 0 --firefox /ff --json");
+  const disk = fakeHost({ preload: summary });
+  prepareScenario("replay-disk", { ...base, exec: disk.exec });
+  assert.equal(disk.calls[1], "host preload --plan --source trace-reads --gap-kib 0 --firefox /ff --json");
+});
+
 test("hot: an untimed, unthrottled preload", () => {
   const { calls, exec } = fakeHost();
   const wrap = (argv) => ["cg", ...argv];
