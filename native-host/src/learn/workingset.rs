@@ -124,7 +124,7 @@ pub struct Start {
     pub page_size: u64,
     pub files: Vec<FileSet>,
     /// application.ini's BuildID when the start was learned: a plan learned for another build
-    /// is stale (plan.rs). Absent in starts learned before it was recorded.
+    /// is stale (learn/plan/status.rs). Absent in starts learned before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_id: Option<String>,
 }

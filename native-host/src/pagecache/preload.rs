@@ -92,7 +92,7 @@ pub struct Summary {
     /// Errors left out of `errors` to keep the reply bounded (the host keeps the first ones).
     #[serde(skip_serializing_if = "crate::pagecache::is_zero")]
     pub errors_omitted: u64,
-    /// Whether only the planned ranges were read (`plan: true`, plan.rs).
+    /// Whether only the planned ranges were read (`plan: true`, learn/plan/read.rs).
     pub planned: bool,
     /// Bytes the plan names (`null` for a whole-folder preload).
     pub bytes_planned: Option<u64>,

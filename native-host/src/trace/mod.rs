@@ -12,7 +12,7 @@
 //! - [`user`]: the invoking user under sudo/pkexec;
 //! - [`used`]: which read pages were then used (/proc/kpageflags for the traced page frames);
 //! - [`plan_source`]: the page ranges stored traces of one install and build read and used, for
-//!   `preload --plan --source trace` (learn/plan.rs);
+//!   `preload --plan --source trace` (learn/plan/traced.rs);
 
 pub mod build;
 pub mod elf;

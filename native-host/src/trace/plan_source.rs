@@ -1,4 +1,4 @@
-//! Stored traces as a plan source (`preload --plan --source trace|trace-reads`, learn/plan.rs):
+//! Stored traces as a plan source (`preload --plan --source trace|trace-reads`, learn/plan/traced.rs):
 //! per file, the pages the last traced starts of one install and build read from disk and then
 //! used (trace/used.rs), merged; or every page the newest one read, in the order it read them
 //! (the replay of seed 002's experiment).

@@ -1,0 +1,520 @@
+use super::*;
+
+fn evict_reply(n: usize, path_len: usize) -> Reply {
+    let file = evict::FileResult {
+        path: PathBuf::from(format!("/{}", "x".repeat(path_len - 1))),
+        pages: 1,
+        status: residency::Status::Error,
+        resident_before: None,
+        resident_after: None,
+        note: Some("a note as long as the longest the host writes, give or take".into()),
+        note_code: Some(crate::note::EVICTED_HIDDEN),
+        error: Some("cannot open: Permission denied (os error 13)".into()),
+    };
+    Reply::Evict(evict::Summary {
+        files: vec![file; n],
+        files_omitted: 0,
+        pages_dropped: 0,
+        elapsed_ms: 0,
+        cache: crate::pagecache::Cache::Files,
+    })
+}
+
+fn frame_len(reply: Reply) -> usize {
+    serde_json::to_vec(&Envelope::ok(1, reply)).unwrap().len()
+}
+
+#[test]
+fn long_lists_are_cut_and_counted() {
+    let Reply::Evict(s) = evict_reply(1500, 40).bounded() else {
+        unreachable!()
+    };
+    assert_eq!((s.files.len(), s.files_omitted), (MAX_LIST_ENTRIES, 500));
+    let Reply::Evict(s) = evict_reply(999, 40).bounded() else {
+        unreachable!()
+    };
+    assert_eq!((s.files.len(), s.files_omitted), (999, 0));
+    // Long paths: the byte budget cuts first.
+    let Reply::Evict(s) = evict_reply(1500, 4096).bounded() else {
+        unreachable!()
+    };
+    assert_eq!(s.files.len(), MAX_LIST_PATH_BYTES / 4096);
+    assert_eq!(s.files_omitted, 1500 - s.files.len() as u64);
+}
+
+#[test]
+fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
+    for path_len in [40, 255, 4096] {
+        let size = frame_len(evict_reply(5000, path_len).bounded());
+        assert!(
+            size < crate::host::framing::MAX_OUTGOING,
+            "{path_len}: {size}"
+        );
+    }
+    let uncached = |n, len: usize| {
+        (0..n)
+            .map(|_| plan::Uncached {
+                path: PathBuf::from("y".repeat(len)),
+                size: u64::MAX,
+            })
+            .collect::<Vec<_>>()
+    };
+    for len in [40, 4096] {
+        let status = plan::PlanStatus {
+            learned: true,
+            starts: 5,
+            planned_bytes: 0,
+            planned_files: 0,
+            install_bytes: 0,
+            planned_install_bytes: 0,
+            planned_system_bytes: 0,
+            changed_files: vec![PathBuf::from("z".repeat(len)); 5000],
+            changed_files_omitted: 0,
+            uncached_files: Some(uncached(5000, len)),
+            uncached_files_omitted: 0,
+            autostart: crate::learn::autostart::Status {
+                enabled: false,
+                kind: None,
+                last_run: None,
+                note: None,
+                damon_pageout: false,
+                note_code: None,
+            },
+            source: plan::PlanSource::Learned,
+            build_id: None,
+            learned_build_id: None,
+            stale: false,
+        };
+        let Reply::PlanStatus(s) = Reply::PlanStatus(Box::new(status)).bounded() else {
+            unreachable!()
+        };
+        assert_eq!(s.changed_files.len() as u64 + s.changed_files_omitted, 5000);
+        assert_eq!(
+            s.uncached_files.as_ref().unwrap().len() as u64 + s.uncached_files_omitted,
+            5000
+        );
+        assert!(s.uncached_files_omitted > 0);
+        let size = frame_len(Reply::PlanStatus(s));
+        assert!(size < crate::host::framing::MAX_OUTGOING, "{len}: {size}");
+    }
+}
+
+#[test]
+fn preload_errors_keep_the_first_ones() {
+    let errors = (0..1200)
+        .map(|i| preload::FileError {
+            path: PathBuf::from(format!("/f/{i}")),
+            error: "vanished (Firefox updated?)".into(),
+        })
+        .collect();
+    let summary = preload::Summary {
+        files: 0,
+        bytes: 0,
+        elapsed_ms: 0,
+        mb_per_s: 0.0,
+        method: preload::Method::Read,
+        jobs: 1,
+        idle: false,
+        errors,
+        errors_omitted: 0,
+        planned: false,
+        bytes_planned: None,
+        bytes_planned_system: None,
+        bytes_install: 0,
+        order: None,
+        pace: None,
+        cache: crate::pagecache::Cache::Files,
+    };
+    let Reply::Preload(s) = Reply::Preload(summary).bounded() else {
+        unreachable!()
+    };
+    assert_eq!((s.errors.len(), s.errors_omitted), (1000, 200));
+    // The first ones are kept, in order.
+    assert_eq!(s.errors[999].path, PathBuf::from("/f/999"));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["errors_omitted"], 200);
+    let Reply::Evict(s) = evict_reply(3, 40).bounded() else {
+        unreachable!()
+    };
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(json.get("files_omitted").is_none(), "{json}");
+}
+
+fn decode(text: &str) -> Result<Request, DecodeError> {
+    decode_request(text.as_bytes())
+}
+
+fn code_of(text: &str) -> (Option<u64>, ErrorCode) {
+    let err = decode(text).unwrap_err();
+    (err.id, err.error.code)
+}
+
+#[test]
+fn hello_decodes() {
+    let req = decode(r#"{"id": 1, "command": "hello"}"#).unwrap();
+    assert_eq!(
+        req,
+        Request {
+            id: 1,
+            command: Command::Hello { browser: None }
+        }
+    );
+}
+
+#[test]
+fn unknown_fields_are_ignored() {
+    let req = decode(r#"{"id": 1, "command": "hello", "extra": [1, 2]}"#).unwrap();
+    assert_eq!(req.command, Command::Hello { browser: None });
+    let req = decode(
+        r#"{"id": 1, "command": "hello", "browser": {"version": "153.7.0", "build_id": "2026"}}"#,
+    )
+    .unwrap();
+    let Command::Hello {
+        browser: Some(hint),
+    } = req.command
+    else {
+        panic!("no hint");
+    };
+    assert_eq!(hint.build_id.as_deref(), Some("2026"));
+    assert_eq!(hint.profile, None);
+}
+
+#[test]
+fn residency_with_and_without_parameters() {
+    let req = decode(r#"{"id": 3, "command": "residency", "files": null, "mapped": true}"#);
+    assert_eq!(
+        req.unwrap().command,
+        Command::Residency {
+            files: None,
+            mapped: Some(true)
+        }
+    );
+    let req = decode(r#"{"id": 3, "command": "residency", "files": ["libxul.so"]}"#);
+    assert_eq!(
+        req.unwrap().command,
+        Command::Residency {
+            files: Some(vec!["libxul.so".into()]),
+            mapped: None
+        }
+    );
+}
+
+#[test]
+fn preload_parameters() {
+    let req = decode(
+        r#"{"id": 4, "command": "preload", "files": null, "idle": true, "method": "fadvise", "jobs": 2}"#,
+    );
+    assert_eq!(
+        req.unwrap().command,
+        Command::Preload {
+            files: None,
+            idle: Some(true),
+            method: Some(Method::Fadvise),
+            jobs: Some(2),
+            plan: None,
+            source: None,
+            gap_kib: None,
+            cache: None,
+        }
+    );
+    let req = decode(r#"{"id": 4, "command": "preload", "jobs": null}"#).unwrap();
+    assert!(matches!(req.command, Command::Preload { jobs: None, .. }));
+    let req = decode(
+        r#"{"id": 4, "command": "preload", "plan": true, "source": "trace", "gap_kib": 64}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        req.command,
+        Command::Preload {
+            plan: Some(true),
+            source: Some(plan::PlanSource::Trace),
+            gap_kib: Some(64),
+            ..
+        }
+    ));
+    // plan_status with and without a source; an unknown source is a bad request.
+    let req = decode(r#"{"id": 4, "command": "plan_status"}"#).unwrap();
+    assert_eq!(req.command, Command::PlanStatus { source: None });
+    let req = decode(r#"{"id": 4, "command": "plan_status", "source": "trace_reads"}"#);
+    assert_eq!(
+        req.unwrap().command,
+        Command::PlanStatus {
+            source: Some(plan::PlanSource::TraceReads)
+        }
+    );
+    assert!(decode(r#"{"id": 4, "command": "plan_status", "source": "guess"}"#).is_err());
+}
+
+#[test]
+fn evict_and_cancel() {
+    let req = decode(r#"{"id": 5, "command": "evict", "files": ["a"]}"#).unwrap();
+    assert_eq!(
+        req.command,
+        Command::Evict {
+            files: Some(vec!["a".into()]),
+            cache: None
+        }
+    );
+    let req = decode(r#"{"id": 5, "command": "evict", "cache": "image"}"#).unwrap();
+    assert_eq!(
+        req.command,
+        Command::Evict {
+            files: None,
+            cache: Some(Cache::Image)
+        }
+    );
+    let req = decode(r#"{"id": 6, "command": "cancel", "target": 4}"#).unwrap();
+    assert_eq!(req.command, Command::Cancel { target: 4 });
+    let req = decode(r#"{"id": 7, "command": "telemetry", "limit": 3}"#).unwrap();
+    assert_eq!(req.command, Command::Telemetry { limit: Some(3) });
+    let req = decode(r#"{"id": 8, "command": "telemetry"}"#).unwrap();
+    assert_eq!(req.command, Command::Telemetry { limit: None });
+    assert!(decode(r#"{"id": 9, "command": "telemetry", "limit": "all"}"#).is_err());
+}
+
+#[test]
+fn bench_record_wants_an_object() {
+    let req = decode(r#"{"id": 8, "command": "bench_record", "record": {"id": "full-1"}}"#);
+    let Command::BenchRecord { record } = req.unwrap().command else {
+        panic!("not a bench_record");
+    };
+    assert_eq!(record["id"], json!("full-1"));
+    for text in [
+        r#"{"id": 8, "command": "bench_record"}"#,
+        r#"{"id": 8, "command": "bench_record", "record": null}"#,
+        r#"{"id": 8, "command": "bench_record", "record": [1]}"#,
+    ] {
+        assert_eq!(code_of(text), (Some(8), ErrorCode::BadRequest), "{text}");
+    }
+}
+
+#[test]
+fn invalid_utf8() {
+    let err = decode_request(b"{\"id\": 1, \"command\": \"\xff\"}").unwrap_err();
+    assert_eq!((err.id, err.error.code), (None, ErrorCode::BadUtf8));
+}
+
+#[test]
+fn invalid_json_and_non_objects() {
+    for text in [
+        "",
+        "{",
+        "{\"id\": 1,}",
+        "nul",
+        "[1, 2]",
+        "[]",
+        "7",
+        "\"hello\"",
+        "null",
+    ] {
+        assert_eq!(code_of(text), (None, ErrorCode::BadJson), "{text}");
+    }
+}
+
+#[test]
+fn bad_ids_reply_with_null_id() {
+    for text in [
+        r#"{"command": "hello"}"#,
+        r#"{"id": null, "command": "hello"}"#,
+        r#"{"id": "1", "command": "hello"}"#,
+        r#"{"id": -1, "command": "hello"}"#,
+        r#"{"id": 1.5, "command": "hello"}"#,
+        r#"{"id": 1.0, "command": "hello"}"#,
+        r#"{"id": 9007199254740992, "command": "hello"}"#,
+        r#"{"id": 18446744073709551616, "command": "hello"}"#,
+    ] {
+        assert_eq!(code_of(text), (None, ErrorCode::BadRequest), "{text}");
+    }
+    // serde_json itself refuses a number beyond f64: that is not JSON it can represent.
+    let huge = r#"{"id": 1e400, "command": "hello"}"#;
+    assert_eq!(code_of(huge), (None, ErrorCode::BadJson));
+    assert!(decode(r#"{"id": 9007199254740991, "command": "hello"}"#).is_ok());
+    assert!(decode(r#"{"id": 0, "command": "hello"}"#).is_ok());
+}
+
+#[test]
+fn unknown_command_names_it() {
+    let err = decode(r#"{"id": 2, "command": "format_disk"}"#).unwrap_err();
+    assert_eq!(
+        (err.id, err.error.code),
+        (Some(2), ErrorCode::UnknownCommand)
+    );
+    assert_eq!(err.error.params, json!({"command": "format_disk"}));
+}
+
+#[test]
+fn missing_or_non_string_command_is_bad_request() {
+    for text in [
+        r#"{"id": 2}"#,
+        r#"{"id": 2, "command": 5}"#,
+        r#"{"id": 2, "command": null}"#,
+    ] {
+        assert_eq!(code_of(text), (Some(2), ErrorCode::BadRequest), "{text}");
+    }
+}
+
+#[test]
+fn fields_of_the_wrong_type_are_bad_request() {
+    for text in [
+        r#"{"id": 3, "command": "residency", "files": 5}"#,
+        r#"{"id": 3, "command": "residency", "files": [5]}"#,
+        r#"{"id": 3, "command": "residency", "mapped": "yes"}"#,
+        r#"{"id": 4, "command": "preload", "jobs": 1000000000000}"#,
+        r#"{"id": 4, "command": "preload", "jobs": 0}"#,
+        r#"{"id": 4, "command": "preload", "jobs": 17}"#,
+        r#"{"id": 4, "command": "preload", "jobs": -1}"#,
+        r#"{"id": 4, "command": "preload", "jobs": 2.5}"#,
+        r#"{"id": 4, "command": "preload", "method": "mmap"}"#,
+        r#"{"id": 6, "command": "cancel"}"#,
+        r#"{"id": 6, "command": "cancel", "target": "4"}"#,
+        r#"{"id": 5, "command": "evict", "files": []}"#,
+        r#"{"id": 5, "command": "evict", "cache": "loop"}"#,
+        r#"{"id": 4, "command": "preload", "cache": 1}"#,
+    ] {
+        let err = decode(text).unwrap_err();
+        assert_eq!(err.error.code, ErrorCode::BadRequest, "{text}");
+        assert!(err.id.is_some(), "{text}");
+        assert!(err.error.params["detail"].is_string(), "{text}");
+    }
+}
+
+#[test]
+fn errors_about_huge_values_stay_small() {
+    let huge = "x".repeat(900_000);
+    for text in [
+        json!({"id": huge, "command": "hello"}),
+        json!({"id": 1, "command": huge}),
+        json!({"id": 1, "command": "cancel", "target": huge}),
+        json!({"id": 1, "command": "residency", "files": [[huge]]}),
+    ] {
+        let err = decode_request(&serde_json::to_vec(&text).unwrap()).unwrap_err();
+        let reply = serde_json::to_vec(&Envelope::error(err.id, err.error)).unwrap();
+        assert!(reply.len() < 2000, "{}", reply.len());
+    }
+}
+
+#[test]
+fn errors_that_echo_request_paths_stay_small() {
+    // A path the request named, inside a host error (not a decoding error).
+    let huge = std::path::PathBuf::from(format!("/{}", "p".repeat(600_000)));
+    for error in [
+        Error::NoSuchFile { path: huge.clone() },
+        Error::OutsideInstallDir {
+            path: huge.clone(),
+            install_dir: huge.clone(),
+        },
+    ] {
+        let reply = ReplyError::from(&error);
+        let bytes = serde_json::to_vec(&Envelope::error(Some(3), reply.clone())).unwrap();
+        assert!(bytes.len() < 4000, "{}", bytes.len());
+        assert!(reply.message.ends_with('…'), "{}", &reply.message[..50]);
+        assert_eq!(reply.code, error.code());
+    }
+}
+
+#[test]
+fn jobs_detail_names_the_range() {
+    let err = decode(r#"{"id": 4, "command": "preload", "jobs": 1000000000000}"#).unwrap_err();
+    assert!(
+        err.error.message.contains("between 1 and 16"),
+        "{}",
+        err.error.message
+    );
+}
+
+#[test]
+fn envelopes_serialise_as_documented() {
+    let ok = serde_json::to_value(Envelope::ok(7, Reply::Cancel(Cancelled { target: 4 })));
+    assert_eq!(
+        ok.unwrap(),
+        json!({"id": 7, "status": "ok", "data": {"target": 4}})
+    );
+
+    let err = ReplyError::new(ErrorCode::Cancelled, "preload 4 was cancelled", json!({}));
+    let err = serde_json::to_value(Envelope::error(Some(4), err)).unwrap();
+    assert_eq!(
+        err,
+        json!({"id": 4, "status": "error", "code": "cancelled",
+               "message": "preload 4 was cancelled", "params": {}})
+    );
+
+    let ev = serde_json::to_value(Envelope::event(7, Event::Progress(progress()))).unwrap();
+    assert_eq!(
+        ev,
+        json!({"id": 7, "status": "event", "event": "progress", "data": {
+            "bytes_done": 1, "bytes_total": 2, "files_done": 0, "files_total": 1,
+            "current_file": null}})
+    );
+
+    let null_id = serde_json::to_string(&Envelope::error(None, ReplyError::bad_request("x")));
+    assert!(null_id
+        .unwrap()
+        .starts_with(r#"{"id":null,"status":"error""#));
+}
+
+fn progress() -> preload::Progress {
+    preload::Progress {
+        bytes_done: 1,
+        bytes_total: 2,
+        files_done: 0,
+        files_total: 1,
+        current_file: None,
+    }
+}
+
+/// The bytes on the wire, key order included: `data` holds the command's object with no
+/// variant name around it, and an event's name sits beside its `data`.
+#[test]
+fn typed_replies_and_events_keep_the_wire_shape() {
+    let hello = Reply::Hello(Hello {
+        host_version: "0.1.0",
+        protocol_version: 1,
+        capabilities: Capabilities {
+            kernel: "6.18.44".into(),
+            euid: 1000,
+            root: false,
+            mincore_exact: "owned_or_writable",
+            cachestat: true,
+        },
+        firefox_pid: Some(4242),
+        install_kind: None,
+        firefox_found: FirefoxFound {
+            how: Found::Parent,
+            detail: None,
+            candidates: None,
+        },
+    });
+    assert_eq!(
+        serde_json::to_string(&Envelope::ok(1, hello)).unwrap(),
+        r#"{"id":1,"status":"ok","data":{"host_version":"0.1.0","protocol_version":1,"#.to_owned()
+            + r#""kernel":"6.18.44","euid":1000,"root":false,"#
+            + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242,"#
+            + r#""install_kind":null,"firefox_found":{"how":"parent","detail":null,"#
+            + r#""candidates":null}}}"#
+    );
+    let cancel = Envelope::ok(6, Reply::Cancel(Cancelled { target: 4 }));
+    assert_eq!(
+        serde_json::to_string(&cancel).unwrap(),
+        r#"{"id":6,"status":"ok","data":{"target":4}}"#
+    );
+    let event = Envelope::event(4, Event::Progress(progress()));
+    assert_eq!(
+        serde_json::to_string(&event).unwrap(),
+        r#"{"id":4,"status":"event","event":"progress","data":{"bytes_done":1,"#.to_owned()
+            + r#""bytes_total":2,"files_done":0,"files_total":1,"current_file":null}}"#
+    );
+    assert!(!event.is_final() && cancel.is_final());
+}
+
+#[test]
+fn error_codes_are_snake_case() {
+    let codes = serde_json::to_value([
+        ErrorCode::OutsideInstallDir,
+        ErrorCode::ReplyTooLarge,
+        ErrorCode::NotBenchmarking,
+    ]);
+    assert_eq!(
+        codes.unwrap(),
+        json!(["outside_install_dir", "reply_too_large", "not_benchmarking"])
+    );
+}
