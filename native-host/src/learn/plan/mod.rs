@@ -191,9 +191,9 @@ pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
     make_with(state, install_dir, Knobs::default())
 }
 
-/// The install folder (its real path) and the system folders, opened and held: every file a
-/// plan reads is opened beneath one of them, never by path.
-fn plan_folders(install_dir: &Path) -> Result<(PathBuf, Folders), Error> {
+/// The install folder's real path, and an empty plan holding the install folder and the system
+/// folders open: every file a plan reads is opened beneath one of them, never by path.
+fn empty_plan(install_dir: &Path) -> Result<(PathBuf, Plan), Error> {
     let install_folder = Folder::open(install_dir)
         .map_err(|e| Error::io(format!("cannot open {}", install_dir.display()), e))?;
     let root = install_folder.path().to_path_buf();
@@ -206,7 +206,17 @@ fn plan_folders(install_dir: &Path) -> Result<(PathBuf, Folders), Error> {
             folders.push(folder);
         }
     }
-    Ok((root, folders))
+    let plan = Plan {
+        files: Vec::new(),
+        reads: Vec::new(),
+        bytes_planned: 0,
+        bytes_planned_system: 0,
+        bytes_install: 0,
+        order: Order::File,
+        changed: Vec::new(),
+        folders,
+    };
+    Ok((root, plan))
 }
 
 /// [`make`] with the benchmark's knobs.
@@ -218,7 +228,7 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
             f.ranges.clone()
         }
     };
-    let (root, folders) = plan_folders(install_dir)?;
+    let (root, mut plan) = empty_plan(install_dir)?;
     // Only this install's starts: another Firefox's files are not this one's plan.
     let merged: HashMap<PathBuf, FileSet> = state
         .for_install(&root)
@@ -228,16 +238,6 @@ pub fn make_with(state: &State, install_dir: &Path, knobs: Knobs) -> Result<Plan
         .collect();
     let page = state.page_size();
     let installed = install::list_files(&root)?;
-    let mut plan = Plan {
-        files: Vec::new(),
-        reads: Vec::new(),
-        bytes_planned: 0,
-        bytes_planned_system: 0,
-        bytes_install: 0,
-        order: Order::File,
-        changed: Vec::new(),
-        folders,
-    };
     let mut wanted: Vec<(PathBuf, Vec<[u64; 2]>)> = Vec::new();
     for path in &installed {
         let Ok(now) = Identity::current_in(&plan.folders, path) else {

@@ -10,21 +10,11 @@ use super::*;
 pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
     // tracefs offsets are in 4 KiB pages (trace/event.rs), whatever the page size.
     const TRACE_PAGE: u64 = 4096;
-    let (root, folders) = plan_folders(install_dir)?;
+    let (root, mut plan) = empty_plan(install_dir)?;
     let by_path: HashMap<&Path, &TracedFile> =
         traced.files.iter().map(|f| (f.path.as_path(), f)).collect();
     let same =
         |t: &TracedFile, now: &Identity| t.ino == now.ino && t.size.is_none_or(|s| s == now.size);
-    let mut plan = Plan {
-        files: Vec::new(),
-        reads: Vec::new(),
-        bytes_planned: 0,
-        bytes_planned_system: 0,
-        bytes_install: 0,
-        order: Order::File,
-        changed: Vec::new(),
-        folders,
-    };
     // Per file: its traced page ranges (None: read whole) and its size now.
     let mut chosen: Vec<(PathBuf, Option<&TracedFile>, u64)> = Vec::new();
     for path in install::list_files(&root)? {
