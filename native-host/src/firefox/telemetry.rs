@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::pagecache::beneath::Folder;
+
 /// The mozlz4 magic.
 pub const MAGIC: &[u8; 8] = b"mozLz40\0";
 /// A main ping is ~50-300 KB of JSON; anything far larger is not one.
@@ -210,6 +212,10 @@ pub fn read_archive(profile: &Path, limit: usize) -> Archive {
     if !archive.archive_found {
         return archive;
     }
+    let Ok(folder) = Folder::open(profile) else {
+        archive.archive_found = false;
+        return archive;
+    };
     let mut files = main_ping_files(&root);
     // `<ms>.<uuid>.main.jsonlz4`: newest first by the ms Firefox put in the name.
     files.sort_by_key(|(ms, _)| std::cmp::Reverse(*ms));
@@ -219,12 +225,10 @@ pub fn read_archive(profile: &Path, limit: usize) -> Archive {
             break;
         }
         archive.main_pings += 1;
-        let rel = path
-            .strip_prefix(profile)
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .into_owned();
-        match read_bounded(&path)
+        // Opened relative to the held profile folder; named (lossily) relative to it too.
+        let inside = path.strip_prefix(profile).unwrap_or(&path);
+        let rel = inside.to_string_lossy().into_owned();
+        match read_bounded(&folder, inside)
             .map_err(|e| e.to_string())
             .and_then(|bytes| decode_mozlz4(&bytes).map_err(|e| e.to_string()))
         {
@@ -287,18 +291,10 @@ fn main_ping_files(root: &Path) -> Vec<(u64, PathBuf)> {
     out
 }
 
-/// The file's bytes: opened once without following a symlink or blocking on a FIFO, a regular
-/// file, at most [`MAX_COMPRESSED`].
-fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
+/// The file's bytes: opened once beneath the held profile folder (no symlink anywhere, a FIFO
+/// does not block, a regular file only: `pagecache::beneath`), at most [`MAX_COMPRESSED`].
+fn read_bounded(profile: &Folder, path: &Path) -> std::io::Result<Vec<u8>> {
+    let (file, meta) = profile.open_file(path)?;
     if meta.len() > MAX_COMPRESSED {
         return Err(std::io::Error::other(format!(
             "{} bytes, more than the {MAX_COMPRESSED} allowed",
