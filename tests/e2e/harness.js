@@ -119,6 +119,8 @@ export function defaultFirefox() {
  * - firefox: the Firefox binary to drive (default: defaultFirefox())
  * - profileDir: a profile folder to run in place (kept after stop(), e.g. for a second session
  *   of the same profile); default: a fresh copy geckodriver makes and removes
+ * - installAddon: false starts without installing (a second session of a profileDir that has the
+ *   add-on installed permanently, as a user's Firefox starts)
  */
 export async function startFirefox({
   experiments = true,
@@ -128,6 +130,7 @@ export async function startFirefox({
   prefs = {},
   firefox: firefoxOption = null,
   profileDir = null,
+  installAddon = true,
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -213,8 +216,17 @@ export async function startFirefox({
     if (profileDir) {
       options.addArguments("-profile", profileDir);
     }
-    state.driver = await new Builder().forBrowser("firefox").setFirefoxOptions(options).usingServer(url).build();
-    await state.driver.installAddon(addon, temporary);
+    // Bounded: New Session waits for the selected tab's first load, and a load that never ends
+    // (an about:startup tab stranded by session restore) would otherwise hang the suite with
+    // Firefox left running; stop() below kills what is left.
+    state.driver = await withTimeout(
+      new Builder().forBrowser("firefox").setFirefoxOptions(options).usingServer(url).build(),
+      60000,
+      "WebDriver New Session (Firefox's start and its selected tab's first load)",
+    );
+    if (installAddon) {
+      await state.driver.installAddon(addon, temporary);
+    }
     return session;
   } catch (error) {
     await stop(state);
