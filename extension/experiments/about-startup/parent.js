@@ -22,6 +22,7 @@
   const CLASS_ID = "{8f0c7d2e-5b1a-4c3e-9a55-1d2b3c4d5e6f}";
   const SHARED_KEY = "aboutStartup:pageURL"; // Services.ppmm.sharedData: the page URL for children
   const MSG_UNREGISTER = "aboutStartup:unregister"; // parent -> every content process
+  const MSG_REGISTERED = "aboutStartup:registered"; // a content process -> parent
   const PAGE = "page/startup.html";
 
   const registrar = () => Components.manager.QueryInterface(Ci.nsIComponentRegistrar);
@@ -99,6 +100,8 @@
     const pageURL = Services.cpmm.sharedData.get(SHARED_KEY);
     const factory = pageURL ? register(pageURL) : null;
     if (factory) {
+      // A load may have reached this process before this script did (see reloadStranded).
+      Services.cpmm.sendAsyncMessage(MSG_REGISTERED);
       const listener = {
         receiveMessage() {
           Services.cpmm.removeMessageListener(MSG_UNREGISTER, listener);
@@ -108,6 +111,34 @@
       Services.cpmm.addMessageListener(MSG_UNREGISTER, listener);
     }
     return;
+  }
+
+  /**
+   * Reloads every tab stranded on its way to about:startup. A content process started for a load
+   * can receive that load before this file's process script: the child then cannot re-create the
+   * about:startup channel and the tab stays on about:blank, loading forever (what NOTES recorded
+   * for a module registered in the parent only). Session restore does exactly that at browser
+   * start: the selected tab's about:startup load launches the extension process, and only then
+   * does the process script arrive there (docs/design/about-startup-url.md, "Session restore").
+   * Such a tab's current session-history entry is already about:startup (session restore wrote
+   * it) while its document is not; an ordinary load in flight has no entry yet, and a tab still
+   * pending restore has no document to compare and loads later, when the process has the module.
+   */
+  function reloadStranded() {
+    for (const window of Services.wm.getEnumerator("navigator:browser")) {
+      for (const tab of window.gBrowser?.tabs ?? []) {
+        // (not named `browser`: web-ext lint would take it for the WebExtension API)
+        const tabBrowser = tab.linkedBrowser;
+        const history = tabBrowser.browsingContext?.sessionHistory;
+        if (tab.hasAttribute("pending") || !history || history.index < 0) {
+          continue;
+        }
+        const entry = history.getEntryAtIndex(history.index);
+        if (entry?.URI?.spec === "about:startup" && tabBrowser.documentURI?.spec !== "about:startup") {
+          tabBrowser.reload();
+        }
+      }
+    }
   }
 
   // 1. The experiment API in the parent process.
@@ -124,6 +155,8 @@
         return;
       }
       this.pageURL = pageURL;
+      this.onRegistered = { receiveMessage: reloadStranded };
+      Services.ppmm.addMessageListener(MSG_REGISTERED, this.onRegistered);
       // Children read the page URL from shared data: flush it before any of them runs the script.
       Services.ppmm.sharedData.set(SHARED_KEY, pageURL);
       Services.ppmm.sharedData.flush();
@@ -145,6 +178,7 @@
         return;
       }
       Services.ppmm.removeDelayedProcessScript(this.processScriptURL);
+      Services.ppmm.removeMessageListener(MSG_REGISTERED, this.onRegistered);
       Services.ppmm.broadcastAsyncMessage(MSG_UNREGISTER);
       Services.ppmm.sharedData.delete(SHARED_KEY);
       Services.ppmm.sharedData.flush();

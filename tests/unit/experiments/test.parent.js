@@ -39,7 +39,15 @@ function fakeMessaging() {
   const shared = new Map();
   const listeners = new Map();
   const log = [];
+  const parentListeners = new Map();
   const ppmm = {
+    parentListeners,
+    addMessageListener(name, listener) {
+      parentListeners.set(name, [...(parentListeners.get(name) ?? []), listener]);
+    },
+    removeMessageListener(name, listener) {
+      parentListeners.set(name, (parentListeners.get(name) ?? []).filter((l) => l !== listener));
+    },
     sharedData: {
       set: (key, value) => shared.set(key, value),
       delete: (key) => shared.delete(key),
@@ -54,6 +62,10 @@ function fakeMessaging() {
   };
   const cpmm = {
     sharedData: { get: (key) => shared.get(key) },
+    sendAsyncMessage(name) {
+      log.push(["child-sent", name]);
+      for (const listener of [...(parentListeners.get(name) ?? [])]) listener.receiveMessage({ name });
+    },
     addMessageListener(name, listener) {
       listeners.set(name, [...(listeners.get(name) ?? []), listener]);
     },
@@ -67,7 +79,30 @@ function fakeMessaging() {
 const PROCESS_TYPE_DEFAULT = 0;
 const PROCESS_TYPE_CONTENT = 2;
 
-function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, extensionAPI = true }) {
+/**
+ * A browser tab as reloadStranded sees it: its current session-history entry (what session
+ * restore wrote), the document it shows, whether restore is still pending.
+ */
+function fakeTab({ entry = null, document = null, pending = false, history = true }) {
+  const tab = {
+    reloads: 0,
+    hasAttribute: (name) => name === "pending" && pending,
+    linkedBrowser: {
+      documentURI: document ? { spec: document } : null,
+      browsingContext: {
+        sessionHistory: history
+          ? { index: entry ? 0 : -1, getEntryAtIndex: (i) => (i === 0 && entry ? { URI: { spec: entry } } : null) }
+          : null,
+      },
+      reload: () => {
+        tab.reloads += 1;
+      },
+    },
+  };
+  return tab;
+}
+
+function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, extensionAPI = true, windows = [] }) {
   const globals = {
     Components: {
       manager: { QueryInterface: () => registrar },
@@ -87,6 +122,7 @@ function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, exte
     },
     Services: {
       appinfo: { processType },
+      wm: { getEnumerator: (type) => (type === "navigator:browser" ? windows : []) },
       startup: { getStartupInfo: () => startupInfo },
       ppmm: messaging.ppmm,
       cpmm: messaging.cpmm,
@@ -121,8 +157,10 @@ function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, exte
 }
 
 /** The experiment in the parent process: returns the ExtensionAPI instance. */
-function loadParent({ registrar = fakeRegistrar(), messaging = fakeMessaging(), startupInfo } = {}) {
-  const context = vm.createContext(fakeGlobals({ registrar, messaging, processType: PROCESS_TYPE_DEFAULT, startupInfo }));
+function loadParent({ registrar = fakeRegistrar(), messaging = fakeMessaging(), startupInfo, windows } = {}) {
+  const context = vm.createContext(
+    fakeGlobals({ registrar, messaging, processType: PROCESS_TYPE_DEFAULT, startupInfo, windows }),
+  );
   vm.runInContext(source, context);
   const extension = {
     baseURI: { resolve: (path) => BASE + path },
@@ -282,4 +320,37 @@ test("in the parent process the process-script role does nothing (the experiment
   messaging.shared.set("aboutStartup:pageURL", `${BASE}page/startup.html`);
   const { registrar } = loadChild({ messaging, processType: PROCESS_TYPE_DEFAULT });
   assert.equal(registrar.isContractIDRegistered(CONTRACT_ID), false);
+});
+
+test("a content process that registers makes the parent reload only the tabs stranded on about:startup", () => {
+  const stranded = fakeTab({ entry: "about:startup" }); // restored, its load lost: initial about:blank
+  const shown = fakeTab({ entry: "about:startup", document: "about:startup" });
+  const pending = fakeTab({ entry: "about:startup", pending: true }); // loads later, when selected
+  const elsewhere = fakeTab({ entry: "about:home", document: "about:blank" });
+  const loading = fakeTab({}); // a first load in flight: no entry yet
+  const noHistory = fakeTab({ history: false });
+  const windows = [{ gBrowser: { tabs: [stranded, shown, pending] } }, { gBrowser: null }, { gBrowser: { tabs: [elsewhere, loading, noHistory] } }];
+  const messaging = fakeMessaging();
+  const parent = loadParent({ messaging, windows });
+  parent.instance.onStartup();
+  assert.equal(stranded.reloads, 0, "nothing before a content process has the module");
+
+  loadChild({ messaging });
+  assert.deepEqual(messaging.log.filter((entry) => entry[0] === "child-sent"), [["child-sent", "aboutStartup:registered"]]);
+  assert.deepEqual(
+    [stranded, shown, pending, elsewhere, loading, noHistory].map((tab) => tab.reloads),
+    [1, 0, 0, 0, 0, 0],
+  );
+
+  parent.instance.onShutdown(false);
+  assert.deepEqual(messaging.ppmm.parentListeners.get("aboutStartup:registered"), [], "listener removed on shutdown");
+});
+
+test("a content process that finds about:startup taken says nothing to the parent", () => {
+  const messaging = fakeMessaging();
+  messaging.shared.set("aboutStartup:pageURL", `${BASE}page/startup.html`);
+  const registrar = fakeRegistrar();
+  registrar.registerFactory("{other}", "about:startup", CONTRACT_ID, { theirs: true });
+  loadChild({ registrar, messaging });
+  assert.equal(messaging.log.some((entry) => entry[0] === "child-sent"), false);
 });
