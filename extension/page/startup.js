@@ -17,6 +17,7 @@ import { initTrace } from "./trace.js";
 import { initPreloadVerdict } from "./preload-verdict.js";
 import { firefoxFoundText, installKindText } from "../lib/install-kind.js";
 import { showPastSessions } from "./past-sessions.js";
+import { showWithoutApi } from "./no-api.js";
 
 
 
@@ -230,6 +231,11 @@ function fill(text, nodes) {
 }
 
 async function main() {
+  if (!browser?.runtime) {
+    await showWithoutApi();
+    document.body.dataset.ready = "true";
+    return;
+  }
   localize(document);
   $("refresh").addEventListener("click", () => {
     showMilestones();
