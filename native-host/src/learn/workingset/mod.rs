@@ -4,7 +4,7 @@
 //!
 //! Two sources, and the reply says which were used:
 //! - `mapped`: pages the Firefox processes have present in their page tables (pagemap), which
-//!   every user can see for their own processes (residency.rs `ProcMaps`);
+//!   every user can see for their own processes (pagecache/residency/proc_maps.rs `ProcMaps`);
 //! - `resident`: the page cache itself (mincore), unioned in for install files where residency
 //!   is exact (root, or a Firefox the user owns) **and** the start really read from storage.
 //!   Firefox `readahead`s whole libraries before loading them, so after a cold start the cache
