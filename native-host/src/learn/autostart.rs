@@ -245,7 +245,7 @@ fn damon_pageout_running(admin: &Path) -> bool {
     })
 }
 
-/// Atomically, never through a planted symlink, in a folder root may trust (workingset.rs).
+/// Atomically, never through a planted symlink, in a folder root may trust (workingset/store.rs).
 fn write(file: &Path, text: &str) -> anyhow::Result<()> {
     Ok(workingset::write_private(file, text.as_bytes())?)
 }

@@ -85,7 +85,8 @@ pub enum Command {
     Cancel {
         target: u64,
     },
-    /// Record this start's working set (workingset.rs) and merge it into the state file.
+    /// Record this start's working set (learn/workingset/record.rs) and merge it into the state
+    /// file.
     Learn,
     /// What the plan would read, what changed, what is uncached, and the autostart state.
     PlanStatus {

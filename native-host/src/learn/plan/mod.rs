@@ -1,5 +1,5 @@
-//! The preload plan: from the merged working set (workingset.rs), the byte ranges to read per
-//! file, joined across small gaps, in physical disk order (FIEMAP), and the reader that reads
+//! The preload plan: from the merged working set (learn/workingset/), the byte ranges to read
+//! per file, joined across small gaps, in physical disk order (FIEMAP), and the reader that reads
 //! exactly those ranges (`preload --plan`).
 //!
 //! Files that changed since they were learned (a Firefox update) and install files the set does
@@ -136,7 +136,7 @@ pub fn order_reads(reads: &mut [Read]) -> Order {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanSource {
-    /// The learned working set (workingset.rs): pagemap, and residency after a cold start.
+    /// The learned working set (workingset/record.rs): pagemap, and residency after a cold start.
     #[default]
     Learned,
     /// Stored traces of this install and build: the pages a cold start read from disk and then

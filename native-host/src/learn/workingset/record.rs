@@ -1,0 +1,186 @@
+//! Recording a start's working set from the Firefox process tree (pagemap, and residency after
+//! a cold start), and `learn`: record and merge it into the state file.
+
+use super::*;
+
+/// Files per source, in the reply of `learn`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Sources {
+    pub mapped: u64,
+    pub resident: u64,
+}
+
+/// `learn`'s reply (docs/PROTOCOL.md): where the state went and the merged set's size.
+#[derive(Debug, Clone, Serialize)]
+pub struct LearnSummary {
+    #[serde(flatten, with = "crate::path_text::state_file")]
+    pub state_file: PathBuf,
+    pub starts_kept: usize,
+    /// Files of the merged set with at least one page.
+    pub files: u64,
+    pub pages: u64,
+    pub bytes: u64,
+    /// This start's files by source: all had pagemap; `resident` of them had mincore too.
+    pub sources: Sources,
+}
+
+/// Record the working set of the start of Firefox `pid` (install folder `install_dir`).
+pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start, Error> {
+    // In host mode this host is a child of Firefox: its own mappings are not Firefox's.
+    let me = i32::try_from(std::process::id()).unwrap_or(-1);
+    let mut maps: Vec<ProcMaps> = process::process_tree(pid)
+        .into_iter()
+        .filter(|&p| p != me || p == pid)
+        .filter_map(ProcMaps::read)
+        .collect();
+    if maps.is_empty() {
+        return Err(Error::FirefoxNotFound(format!(
+            "cannot read the mappings of process {pid} (exited, or another user's)"
+        )));
+    }
+    let started_cold = process::inspect(pid)
+        .ok()
+        .and_then(|info| info.io.tree_read_bytes)
+        .is_some_and(|b| b >= RESIDENT_EVIDENCE_BYTES);
+    // Install files are opened beneath the install folder's descriptor, files mapped from
+    // elsewhere (real paths from the kernel) beneath `/`; neither way follows a symlink.
+    let folder = Folder::open(install_dir)
+        .map_err(|e| Error::io(format!("cannot open {}", install_dir.display()), e))?;
+    let slash = Folder::open(Path::new("/")).map_err(|e| Error::io("cannot open /", e))?;
+    let root = folder.path().to_path_buf();
+    let mut paths = install::list_files(&root)?;
+    let mut outside: Vec<PathBuf> = maps
+        .iter()
+        .flat_map(ProcMaps::mapped_paths)
+        .filter(|p| !install::is_inside(&root, p))
+        .collect();
+    outside.sort();
+    outside.dedup();
+    paths.extend(outside);
+
+    let viewer = Viewer::current();
+    let page = sys::page_size() as u64;
+    let mut core = Vec::new();
+    let mut out = Vec::new();
+    for path in paths {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let install = install::is_inside(&root, &path);
+        let opened = if install { &folder } else { &slash }.open_file(&path);
+        let Ok((file, meta)) = opened else {
+            continue; // vanished or unreadable: nothing to preload there either
+        };
+        let Ok(pages) = usize::try_from(pages_of(meta.len(), page)) else {
+            continue;
+        };
+        let mut bits = vec![0u8; pages];
+        for m in &mut maps {
+            // A process that exited meanwhile contributes nothing.
+            let _ = m.mark_file(&meta, &path, &mut bits);
+        }
+        let mut resident = false;
+        let mut mapped_ranges = None;
+        if install
+            && started_cold
+            && viewer.sees(&file, &meta, &path)
+            && sys::mincore_file(&file, meta.len(), &mut core).is_ok()
+        {
+            mapped_ranges = Some(run_lengths(bits.iter().map(|b| b & 1 != 0)));
+            for (b, c) in bits.iter_mut().zip(&core) {
+                *b |= c & 1;
+            }
+            resident = true;
+        }
+        let ranges = run_lengths(bits.iter().map(|b| b & 1 != 0));
+        // Install files are kept even when untouched (the plan then skips them on purpose);
+        // system files only when the tree used them.
+        if install || !ranges.is_empty() {
+            out.push(FileSet {
+                id: Identity::of(&path, &meta),
+                install,
+                resident,
+                ranges,
+                mapped_ranges,
+            });
+        }
+    }
+    let (_, build_id) = crate::firefox::app_ini::read(&root);
+    Ok(Start {
+        at_ms: now_ms(),
+        pid,
+        install_dir: root,
+        page_size: page,
+        files: out,
+        build_id,
+    })
+}
+
+/// Record the start of `pid` and merge it into the state file in `state_dir`.
+pub fn learn(
+    pid: i32,
+    install_dir: &Path,
+    state_dir: &Path,
+    cancel: &AtomicBool,
+) -> Result<LearnSummary, Error> {
+    let start = record(pid, install_dir, cancel)?;
+    let sources = Sources {
+        mapped: start.files.len() as u64,
+        resident: start.files.iter().filter(|f| f.resident).count() as u64,
+    };
+    let state_file = state_dir.join(STATE_FILE);
+    let install = start.install_dir.clone();
+    let state = with_state_lock(state_dir, || {
+        let mut state = load(&state_file);
+        state.push(start);
+        save_json(&state_file, &state)?;
+        Ok(state.for_install(&install))
+    })?;
+    let merged = state.merged();
+    let pages: u64 = merged.iter().map(FileSet::pages).sum();
+    Ok(LearnSummary {
+        state_file,
+        starts_kept: state.starts.len(),
+        files: merged.iter().filter(|f| f.pages() > 0).count() as u64,
+        pages,
+        bytes: pages * state.page_size(),
+        sources,
+    })
+}
+
+/// Milliseconds since the epoch.
+#[must_use]
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The real thing on this test process's own tree: its executable is mapped, so the record
+    /// has pages of it, and `learn` writes a state file with them.
+    #[test]
+    fn learns_from_a_real_process() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let folder = exe.parent().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let pid = i32::try_from(std::process::id()).unwrap();
+        let summary = learn(pid, folder, dir.path(), &AtomicBool::new(false)).unwrap();
+        assert_eq!(summary.starts_kept, 1);
+        assert!(
+            summary.pages > 0 && summary.sources.mapped > 0,
+            "{summary:?}"
+        );
+        let state = load(&summary.state_file);
+        let me = state
+            .merged()
+            .into_iter()
+            .find(|f| f.id.path == exe)
+            .expect("the test binary is in the set");
+        assert!(me.install && me.pages() > 0);
+        assert!(state.merged().iter().any(|f| !f.install), "libc is mapped");
+    }
+}

@@ -1,0 +1,282 @@
+//! Page-cache residency, page by page (mincore), with the kernel's blind spot made explicit:
+//! since Linux 5.2 mincore reports every page resident for files the caller neither owns nor may
+//! write, so those files are `hidden`, never 100%.
+//!
+//! Here: what this host can measure ([`capabilities`]) and what a scan reports, per file and per
+//! group, with the ranges' budget in a reply. `scan.rs` is the scan itself ([`scan`]),
+//! `proc_maps.rs` which pages of a file a process has mapped (pagemap, smaps as a fallback),
+//! also used by learn/workingset.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::pagecache::beneath::Folder;
+use crate::pagecache::maps::{parse_maps_line, MapsLine};
+use crate::pagecache::sys;
+use crate::pagecache::view::{count_resident, encode, open_error, pages_of, Viewer};
+use crate::Error;
+
+/// What this host can measure for this user (part of `hello`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Capabilities {
+    pub kernel: String,
+    pub euid: u32,
+    pub root: bool,
+    /// "all" or "owned_or_writable".
+    pub mincore_exact: &'static str,
+    pub cachestat: bool,
+}
+
+#[must_use]
+pub fn capabilities() -> Capabilities {
+    let euid = sys::geteuid();
+    Capabilities {
+        kernel: sys::kernel_release(),
+        euid,
+        root: euid == 0,
+        mincore_exact: if sys::has_cap_fowner() && sys::user_namespace().is_none() {
+            "all"
+        } else {
+            "owned_or_writable"
+        },
+        cachestat: sys::cachestat_available(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    /// Under the install folder.
+    Install,
+    /// Mapped by Firefox from elsewhere (system libraries, fonts).
+    System,
+    /// The compressed image behind a loop-mounted (squashfs, Snap) install folder: a second
+    /// cache, apart from the decompressed file pages (firefox/kind.rs).
+    Image,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Exact,
+    Hidden,
+    Error,
+}
+
+/// Pages of a file the running Firefox has mapped in (what an ordinary user *can* see).
+#[derive(Debug, Clone, Serialize)]
+pub struct Mapped {
+    /// "pagemap" or "smaps".
+    pub source: &'static str,
+    pub pid: i32,
+    pub pages: u64,
+    pub ranges: Option<Vec<[u64; 2]>>,
+    pub range_unit_pages: u64,
+}
+
+/// One `file` event (docs/PROTOCOL.md, `residency`).
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    #[serde(flatten, with = "crate::path_text::path")]
+    pub path: PathBuf,
+    pub group: Group,
+    pub size: u64,
+    pub pages: u64,
+    pub status: Status,
+    /// English, for the CLI and older extensions; `hidden_code` is what to word (crate::note).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub resident_pages: Option<u64>,
+    pub resident_ranges: Option<Vec<[u64; 2]>>,
+    pub range_unit_pages: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapped: Option<Mapped>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GroupTotals {
+    pub files: u64,
+    pub size: u64,
+    pub pages: u64,
+    pub exact_files: u64,
+    pub hidden_files: u64,
+    pub error_files: u64,
+    /// `None` as soon as one file of the group is hidden.
+    pub resident_pages: Option<u64>,
+    pub exact_pages: u64,
+    pub mapped_pages: u64,
+}
+
+/// The final reply of `residency`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    #[serde(flatten, with = "crate::path_text::install_dir")]
+    pub install_dir: PathBuf,
+    pub page_size: u64,
+    pub groups: std::collections::BTreeMap<&'static str, GroupTotals>,
+    pub elapsed_ms: u64,
+}
+
+/// Why a file is `hidden` (docs/PROTOCOL.md).
+pub const HIDDEN_REASON: &str = crate::note::HIDDEN_NOT_OWNER_EN;
+
+/// A file's ranges must fit its share of the 1 MiB frame: 256 KiB of JSON, at about 20 bytes
+/// per `[first, count],` pair, is ~13 000 ranges.
+const RANGES_BUDGET_BYTES: usize = 256 * 1024;
+const BYTES_PER_RANGE: usize = 20;
+pub(crate) const MAX_RANGES: usize = RANGES_BUDGET_BYTES / BYTES_PER_RANGE;
+
+impl GroupTotals {
+    fn empty() -> Self {
+        Self {
+            resident_pages: Some(0),
+            ..Self::default()
+        }
+    }
+
+    fn add(&mut self, r: &FileReport) {
+        self.files += 1;
+        self.size += r.size;
+        self.pages += r.pages;
+        match r.status {
+            Status::Exact => {
+                let resident = r.resident_pages.unwrap_or(0);
+                self.exact_files += 1;
+                self.exact_pages += resident;
+                self.resident_pages = self.resident_pages.map(|n| n + resident);
+            }
+            // A sum of exact and unknown is unknown.
+            Status::Hidden => {
+                self.hidden_files += 1;
+                self.resident_pages = None;
+            }
+            Status::Error => self.error_files += 1,
+        }
+        self.mapped_pages += r.mapped.as_ref().map_or(0, |m| m.pages);
+    }
+}
+
+impl FileReport {
+    fn new(path: &Path, group: Group) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            group,
+            size: 0,
+            pages: 0,
+            status: Status::Error,
+            hidden_reason: None,
+            hidden_code: None,
+            error: None,
+            resident_pages: None,
+            resident_ranges: None,
+            range_unit_pages: 1,
+            mapped: None,
+        }
+    }
+
+    fn failed(mut self, why: String) -> Self {
+        self.status = Status::Error;
+        self.error = Some(why);
+        self.hidden_reason = None;
+        self.hidden_code = None;
+        self.resident_pages = None;
+        self.resident_ranges = None;
+        self
+    }
+}
+
+mod proc_maps;
+mod scan;
+
+pub(crate) use proc_maps::ProcMaps;
+pub use scan::{scan, ScanOptions};
+
+#[cfg(test)]
+mod tests {
+
+    use super::*;
+    use crate::pagecache::view::run_lengths;
+
+    #[test]
+    fn run_lengths_of_bitmaps() {
+        let r = |v: &[u8]| run_lengths(v.iter().map(|b| b & 1 != 0));
+        assert_eq!(r(&[]), Vec::<[u64; 2]>::new());
+        assert_eq!(r(&[0, 0]), Vec::<[u64; 2]>::new());
+        assert_eq!(r(&[1, 1, 1]), [[0, 3]]);
+        assert_eq!(r(&[0, 1, 1, 0, 1]), [[1, 2], [4, 1]]);
+        // Only bit 0 means resident; mincore may set other bits in future kernels.
+        assert_eq!(r(&[2, 3, 0x80]), [[1, 1]]);
+    }
+
+    #[test]
+    fn encode_keeps_exact_ranges_under_budget() {
+        let bits = [1u8, 0, 1, 1, 0, 0, 0, 1];
+        assert_eq!(encode(&bits, 10), (vec![[0, 1], [2, 2], [7, 1]], 1));
+        assert_eq!(encode(&[], 10), (vec![], 1));
+    }
+
+    #[test]
+    fn encode_coarsens_to_a_power_of_two() {
+        // Every other page resident: n/2 ranges at unit 1, one range at unit 2.
+        let bits: Vec<u8> = (0..100_000).map(|i| u8::from(i % 2 == 0)).collect();
+        let (ranges, unit) = encode(&bits, MAX_RANGES);
+        assert_eq!((ranges, unit), (vec![[0, 50_000]], 2));
+        // Sparse pattern: one resident page every 3 pages over 1M pages needs unit 64 or so.
+        let bits: Vec<u8> = (0..1_000_000)
+            .map(|i| u8::from(i % 3 == 0 && i % 1000 < 500))
+            .collect();
+        let (ranges, unit) = encode(&bits, MAX_RANGES);
+        assert!(ranges.len() <= MAX_RANGES && unit.is_power_of_two() && unit > 1);
+        let json = serde_json::to_string(&ranges).unwrap();
+        assert!(json.len() <= RANGES_BUDGET_BYTES, "{}", json.len());
+        // A unit is resident if any page is: ranges cover every resident page.
+        let covered = |page: u64| {
+            ranges
+                .iter()
+                .any(|[s, n]| page / unit >= *s && page / unit < s + n)
+        };
+        assert!((0..1_000_000u64)
+            .filter(|i| bits[*i as usize] == 1)
+            .all(covered));
+    }
+
+    #[test]
+    fn worst_case_fits_budget() {
+        // Alternating pages of a 180 MB libxul.so: 22 000 ranges of one page at unit 1.
+        let bits: Vec<u8> = (0..45_000).map(|i| u8::from(i % 2 == 0)).collect();
+        let (ranges, _) = encode(&bits, MAX_RANGES);
+        assert!(serde_json::to_string(&ranges).unwrap().len() <= RANGES_BUDGET_BYTES);
+    }
+
+    #[test]
+    fn totals_turn_unknown_with_one_hidden_file() {
+        let mut t = GroupTotals::empty();
+        let mut exact = FileReport::new(Path::new("/a"), Group::Install);
+        exact.status = Status::Exact;
+        exact.pages = 10;
+        exact.resident_pages = Some(4);
+        t.add(&exact);
+        assert_eq!((t.resident_pages, t.exact_pages), (Some(4), 4));
+        let mut hidden = FileReport::new(Path::new("/b"), Group::Install);
+        hidden.status = Status::Hidden;
+        t.add(&hidden);
+        t.add(&exact);
+        assert_eq!(
+            (t.resident_pages, t.exact_pages, t.hidden_files),
+            (None, 8, 1)
+        );
+        t.add(&FileReport::new(Path::new("/c"), Group::Install).failed("x".into()));
+        assert_eq!((t.files, t.error_files), (4, 1));
+    }
+}

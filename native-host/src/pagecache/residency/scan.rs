@@ -1,0 +1,157 @@
+//! The residency scan: the install's files, the loop image and what Firefox maps from elsewhere,
+//! each opened beneath its folder, mincore where the answer is exact, `hidden` where it is not,
+//! and a file that changed while scanned reported as such.
+
+use super::*;
+
+pub struct ScanOptions {
+    /// The Firefox process whose mappings are reported (and whose system libraries are scanned).
+    pub pid: Option<i32>,
+    /// Also scan files `pid` maps from outside the install folder.
+    pub include_mapped: bool,
+    /// The image behind the install folder's loop device, scanned as the `image` group.
+    pub image: Option<PathBuf>,
+}
+
+/// Scan `files` (already confined by `install::select`, opened beneath `install`) and, if asked,
+/// the files `opts.pid` maps from elsewhere (real paths from the kernel, opened beneath `/`
+/// without following any symlink). Calls `on_file` once per file, in order; checks `cancel`
+/// between files.
+pub fn scan(
+    install: &Folder,
+    files: &[PathBuf],
+    opts: &ScanOptions,
+    cancel: &AtomicBool,
+    on_file: &mut dyn FnMut(&FileReport),
+) -> Result<Summary, Error> {
+    let started = Instant::now();
+    let root = install.path().to_path_buf();
+    let mut scanner = Scanner::new(opts.pid);
+    let mut totals = GroupTotals::empty();
+    for path in files {
+        check(cancel)?;
+        let report = scanner.scan_file(install, path, Group::Install);
+        totals.add(&report);
+        on_file(&report);
+    }
+    let mut groups = BTreeMap::from([("install", totals)]);
+    if let Some(image) = &opts.image {
+        check(cancel)?;
+        // The loop image (a path from the kernel) is opened beneath its own folder, held the
+        // same way as the install folder.
+        let report = match image.parent().map(Folder::open) {
+            Some(Ok(folder)) => scanner.scan_file(&folder, image, Group::Image),
+            Some(Err(e)) => FileReport::new(image, Group::Image).failed(open_error(&e)),
+            None => FileReport::new(image, Group::Image).failed("no folder".to_owned()),
+        };
+        let mut totals = GroupTotals::empty();
+        totals.add(&report);
+        on_file(&report);
+        groups.insert("image", totals);
+    }
+    let outside = match (&scanner.maps, opts.include_mapped) {
+        (Some(maps), true) => maps.files_outside(&root),
+        _ => Vec::new(),
+    };
+    if !outside.is_empty() {
+        let slash = Folder::open(Path::new("/")).map_err(|e| Error::io("cannot open /", e))?;
+        let mut system = GroupTotals::empty();
+        for path in &outside {
+            check(cancel)?;
+            let report = scanner.scan_file(&slash, path, Group::System);
+            system.add(&report);
+            on_file(&report);
+        }
+        groups.insert("system", system);
+    }
+    Ok(Summary {
+        install_dir: root,
+        page_size: scanner.page,
+        groups,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+fn check(cancel: &AtomicBool) -> Result<(), Error> {
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
+/// Message of a file replaced or rewritten during the scan.
+const CHANGED: &str = "changed while scanned (Firefox updated?)";
+const VANISHED: &str = "vanished while scanned (Firefox updated?)";
+
+/// The file was rewritten (size or mtime) or replaced (inode) while we looked at it.
+fn changed(file: &File, before: &Metadata, folder: &Folder, path: &Path) -> Option<&'static str> {
+    let Ok(now) = file.metadata() else {
+        return Some(CHANGED);
+    };
+    if now.len() != before.len()
+        || now.mtime() != before.mtime()
+        || now.mtime_nsec() != before.mtime_nsec()
+    {
+        return Some(CHANGED);
+    }
+    match folder.stat(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(VANISHED),
+        Err(_) => Some(CHANGED),
+        Ok(m) if m.ino() != before.ino() || m.dev() != before.dev() => Some(CHANGED),
+        Ok(_) => None,
+    }
+}
+
+/// Scans files one after the other, reusing its buffers (one mincore vector for every file).
+struct Scanner {
+    viewer: Viewer,
+    page: u64,
+    core: Vec<u8>,
+    maps: Option<ProcMaps>,
+}
+
+impl Scanner {
+    fn new(pid: Option<i32>) -> Self {
+        Self {
+            viewer: Viewer::current(),
+            page: sys::page_size() as u64,
+            core: Vec::new(),
+            maps: pid.and_then(ProcMaps::read),
+        }
+    }
+
+    fn scan_file(&mut self, folder: &Folder, path: &Path, group: Group) -> FileReport {
+        let report = FileReport::new(path, group);
+        let (file, before) = match folder.open_file(path) {
+            Ok(opened) => opened,
+            Err(e) => return report.failed(open_error(&e)),
+        };
+        let mut report = FileReport {
+            size: before.len(),
+            pages: pages_of(before.len(), self.page),
+            ..report
+        };
+        if let Some(maps) = self.maps.as_mut() {
+            report.mapped = Some(maps.mapped(&before, path, report.pages));
+        }
+        if self.viewer.sees(&file, &before, path) {
+            if let Err(e) = sys::mincore_file(&file, before.len(), &mut self.core) {
+                return report.failed(format!("mincore failed: {e}"));
+            }
+            let (ranges, unit) = encode(&self.core, MAX_RANGES);
+            report.status = Status::Exact;
+            report.resident_pages = Some(count_resident(&self.core));
+            report.resident_ranges = Some(ranges);
+            report.range_unit_pages = unit;
+        } else {
+            // Never call mincore here: its answer would be "all resident".
+            report.status = Status::Hidden;
+            report.hidden_reason = Some(HIDDEN_REASON.to_owned());
+            report.hidden_code = Some(crate::note::HIDDEN_NOT_OWNER);
+        }
+        match changed(&file, &before, folder, path) {
+            Some(why) => report.failed(why.to_owned()),
+            None => report,
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! From a stopped recording to the [`Trace`]: drain and remove the tracefs instance, read the
+//! page frames' flags, resolve files, extents and ELF sections, count used pages, and say in
+//! notes and field sources what the trace is made of.
+
+use super::files::{owned_residency, resolve};
+use super::recording::ended_by_code;
+use super::*;
+
+/// Finish: stop tracing, drain, remove the instance, build the trace.
+#[allow(clippy::too_many_arguments)] // one call site each in launch/attach; a struct adds nothing
+pub(super) fn finish(
+    mut rec: Recording,
+    mut sampler: Sampler,
+    install: &Install,
+    pid: i32,
+    zero: (u64, String),
+    ended_by: String,
+    mut notes: Vec<Note>,
+    install_id: Option<(u64, u64, i64)>,
+    cold: bool,
+) -> anyhow::Result<Trace> {
+    let ended_ns = boot_ns();
+    let mut lost = rec.lost_lines;
+    if let Some(inst) = rec.instance.as_ref() {
+        inst.stop()?;
+    }
+    rec.pump()?;
+    if let Some(inst) = rec.instance.as_ref() {
+        lost += inst.lost_events();
+    }
+    let source = if rec.instance.is_some() {
+        Source::Tracefs
+    } else {
+        Source::ProcSampler
+    };
+    if let Some((reason, detail)) = rec.fallback_reason.take() {
+        notes.push(
+            Note::new(note::NO_EXACT_TRACE)
+                .with("reason", reason)
+                .with("detail", detail),
+        );
+    }
+    // The pages' flags now, while Firefox (usually) still runs and before the slower resolution
+    // below: a frame freed and reused later would say nothing about this start.
+    let frames = (source == Source::Tracefs).then(|| read_frame_flags(&rec.lines));
+    drop(rec.instance.take()); // rmdir now, before the slower resolution below
+    let t_end = (ended_ns.saturating_sub(zero.0)) as f64 / 1e6;
+    sampler.sample(t_end, true);
+    if install_identity(&install.dir) != install_id {
+        notes.push(Note::new(note::INSTALL_CHANGED));
+    }
+    let files = resolve(&install.dir, &sampler, &[], rec.armed_wall);
+    let ctx = Context {
+        root: pid,
+        known_tids: sampler.tids.clone(),
+        zero_ns: zero.0,
+        files,
+    };
+    let mut built = build::build(&rec.lines, &ctx);
+    let mut field_note_owned = false;
+    let mut zero_desc = zero.1;
+    let ticks = crate::trace::store::process_start(pid);
+    if let Some(ticks) = ticks {
+        let proc_ns = ticks * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1));
+        let diff = (proc_ns as f64 - zero.0 as f64) / 1e6;
+        zero_desc.push_str(&format!(
+            "; /proc/{pid}/stat starttime ({ticks} ticks) is {diff:+.1} ms from it"
+        ));
+    }
+    for f in &mut built.files {
+        if !f.resolved {
+            continue;
+        }
+        let path = Path::new(&f.path);
+        if let Ok(file) = std::fs::File::open(path) {
+            if let Ok(ext) = crate::pagecache::sys::fiemap(&file) {
+                f.extents = ext
+                    .iter()
+                    .filter_map(|e| Some([e.logical, e.physical?, e.length]))
+                    .collect();
+            }
+        }
+        f.sections = crate::trace::elf::sections(path);
+    }
+    let use_counts = match frames {
+        Some(Ok(flags)) if !built.pages.is_empty() => {
+            let c =
+                crate::trace::used::used_ranges(&built.pages, &mut |pfn| flags.get(&pfn).copied());
+            for (i, f) in built.files.iter_mut().enumerate() {
+                if !f.written {
+                    let i = u32::try_from(i).unwrap_or(u32::MAX);
+                    f.used = Some(c.used.get(&i).cloned().unwrap_or_default());
+                }
+            }
+            Some(crate::trace::model::UseCounts {
+                used_pages: c.used_pages,
+                unused_pages: c.unused_pages,
+                gone_pages: c.gone_pages,
+            })
+        }
+        Some(Ok(_)) => {
+            notes.push(
+                Note::new(crate::note::PAGE_USE_UNKNOWN)
+                    .with("detail", "the trace events carry no page frame (pfn)"),
+            );
+            None
+        }
+        Some(Err(e)) => {
+            notes.push(Note::new(crate::note::PAGE_USE_UNKNOWN).with(
+                "detail",
+                format!("{} ({e})", crate::trace::used::KPAGEFLAGS),
+            ));
+            None
+        }
+        None => None,
+    };
+    if source == Source::ProcSampler && cold {
+        built.files = owned_residency(&install.dir, t_end);
+        if !built.files.is_empty() {
+            field_note_owned = true;
+        }
+    }
+    let unresolved = built.files.iter().filter(|f| !f.resolved).count();
+    if unresolved > 0 {
+        notes.push(Note::new(note::UNRESOLVED_FILES).with("count", unresolved));
+    }
+    if lost > 0 {
+        notes.push(Note::new(note::LOST_EVENTS).with("count", lost));
+    }
+    let (tree_rb, _) = sampler.totals();
+    let mut field_sources = BTreeMap::new();
+    field_sources.insert(
+        "tree_read_bytes".into(),
+        "/proc/<pid>/io read_bytes, summed over the tree, sampled".into(),
+    );
+    field_sources.insert(
+        "samples".into(),
+        "/proc/<pid>/io and /proc/<pid>/stat majflt".into(),
+    );
+    if field_note_owned {
+        field_sources.insert(
+            "files".into(),
+            "mincore after the cold start, for the install's files you own (which pages came in, not when)".into(),
+        );
+    }
+    if source == Source::Tracefs {
+        for (k, v) in [
+            ("events", "tracefs filemap:mm_filemap_add_to_page_cache (+ readahead:*, filemap:mm_filemap_fault for the kind)"),
+            ("files", "tracefs dev+inode resolved by stat of the install folder, the profile and the tree's maps and open files"),
+            ("block", "tracefs block:block_rq_issue / block_rq_complete"),
+            ("extents", "FIEMAP"),
+            ("used", "/proc/kpageflags (REFERENCED, ACTIVE, MMAP) of the traced page frames when the recording ended"),
+            ("sections", "ELF section headers (object crate)"),
+        ] {
+            field_sources.insert(k.into(), v.into());
+        }
+    }
+    let processes = sampler
+        .kinds
+        .iter()
+        .map(|(p, k)| Process {
+            pid: *p,
+            kind: k.clone(),
+        })
+        .collect();
+    Ok(Trace {
+        version: TRACE_VERSION,
+        source,
+        field_sources,
+        pid,
+        process_start_ticks: ticks.unwrap_or(0),
+        install_dir: crate::path_text::display(&install.dir),
+        install_dir_b64: crate::path_text::b64(&install.dir),
+        firefox_version: install.version.clone(),
+        build_id: install.build_id.clone(),
+        recorded_at_ms: now_ms(),
+        zero: zero_desc,
+        attached_ms: (rec.armed_ns as f64 - zero.0 as f64) / 1e6,
+        ended_ms: t_end,
+        ended_by_code: Some(ended_by_code(&ended_by).to_owned()),
+        ended_by,
+        lost_events: lost,
+        tree_read_bytes: Some(tree_rb),
+        traced_read_bytes: built.traced_read_bytes,
+        written_bytes: built.written_bytes,
+        processes,
+        files: built.files,
+        events: built.events,
+        block: built.block,
+        samples: sampler.samples,
+        notes: notes.iter().map(Note::english).collect(),
+        note_codes: notes,
+        use_counts,
+    })
+}
+
+/// The flags of every page frame the trace saw entering the cache (any process: the tree is
+/// told apart later), read from /proc/kpageflags.
+fn read_frame_flags(lines: &[Line]) -> std::io::Result<HashMap<u64, u64>> {
+    let flags = crate::trace::used::KPageFlags::open()?;
+    let mut out = HashMap::new();
+    for l in lines {
+        if let crate::trace::event::Event::PageAdd { pfn: Some(pfn), .. } = l.event {
+            if let std::collections::hash_map::Entry::Vacant(e) = out.entry(pfn) {
+                if let Some(f) = flags.get(pfn) {
+                    e.insert(f);
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,157 @@
+//! The /proc side of a recording: the Firefox tree, the kind of each process, read_bytes and
+//! major faults sampled over time, and the paths the tree maps or holds open.
+
+use super::*;
+
+/// The kind of a Firefox process from its command line (`-contentproc … tab`, `gpu`, …).
+#[must_use]
+pub fn process_kind(cmdline: &[String], is_root: bool) -> String {
+    if is_root {
+        return "parent".into();
+    }
+    // The fork server rewrites argv into one string ("… browser 3 tab"): its last word is the
+    // kind either way.
+    let joined = cmdline.join(" ");
+    if joined.contains("-contentproc") || joined.contains(" browser ") {
+        return joined
+            .split_whitespace()
+            .last()
+            .filter(|k| k.chars().all(|c| c.is_ascii_alphabetic()))
+            .map_or_else(|| "content".into(), str::to_owned);
+    }
+    cmdline
+        .first()
+        .and_then(|p| Path::new(p).file_name())
+        .map_or_else(|| "other".into(), |n| n.to_string_lossy().into_owned())
+}
+
+fn read_cmdline(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|s| !s.is_empty())
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The /proc side of a recording: the tree, its threads, read_bytes and faults per process (the
+/// last value seen, so processes that exit keep their share), and the paths they hold.
+#[derive(Default)]
+pub(super) struct Sampler {
+    pub(super) root: i32,
+    pub(super) kinds: BTreeMap<i32, String>,
+    pub(super) tids: HashMap<i32, i32>,
+    pub(super) read_bytes: HashMap<i32, u64>,
+    pub(super) majflt: HashMap<i32, u64>,
+    pub(super) baseline: HashMap<i32, (u64, u64)>,
+    pub(super) paths: HashSet<PathBuf>,
+    pub(super) profile: Option<PathBuf>,
+    pub(super) samples: Vec<Sample>,
+}
+
+impl Sampler {
+    pub(super) fn sample(&mut self, t_ms: f64, full: bool) {
+        let tree = firefox::process_tree(self.root);
+        for &pid in &tree {
+            if !self.kinds.contains_key(&pid) {
+                let cmd = read_cmdline(pid);
+                if cmd.is_empty() {
+                    continue;
+                }
+                self.kinds.insert(pid, process_kind(&cmd, pid == self.root));
+            }
+            if let Some(rb) = firefox::read_bytes(pid) {
+                self.read_bytes.insert(pid, rb);
+            }
+            if let Some(st) = firefox::read_stat(pid) {
+                self.majflt.insert(pid, st.majflt);
+            }
+            if full {
+                self.scan_tasks_and_paths(pid);
+            }
+        }
+        let (rb, mf) = self.totals();
+        self.samples.push(Sample {
+            t: t_ms,
+            read_bytes: rb,
+            majflt: mf,
+        });
+    }
+
+    fn scan_tasks_and_paths(&mut self, pid: i32) {
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for t in tasks.flatten() {
+                if let Some(tid) = t.file_name().to_str().and_then(|s| s.parse().ok()) {
+                    self.tids.insert(tid, pid);
+                }
+            }
+        }
+        if let Ok(maps) = std::fs::read(format!("/proc/{pid}/maps")) {
+            for l in maps.split(|b| *b == b'\n') {
+                if let Some(m) = parse_maps_line(l) {
+                    if let Some(p) = m.path.filter(|p| p.is_absolute()) {
+                        self.paths.insert(p);
+                    }
+                }
+            }
+        }
+        if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+            for fd in fds.flatten() {
+                if let Ok(target) = std::fs::read_link(fd.path()) {
+                    if target.is_absolute() {
+                        if target.file_name().is_some_and(|n| n == ".parentlock") {
+                            self.profile = target.parent().map(Path::to_path_buf);
+                        }
+                        self.paths.insert(target);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tree totals since the baseline.
+    pub(super) fn totals(&self) -> (u64, u64) {
+        let rb = self
+            .read_bytes
+            .iter()
+            .map(|(p, v)| v.saturating_sub(self.baseline.get(p).map_or(0, |b| b.0)))
+            .sum();
+        let mf = self
+            .majflt
+            .iter()
+            .map(|(p, v)| v.saturating_sub(self.baseline.get(p).map_or(0, |b| b.1)))
+            .sum();
+        (rb, mf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::process_kind;
+
+    #[test]
+    fn kinds_from_cmdline() {
+        let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(process_kind(&s(&["/ff/firefox-esr"]), true), "parent");
+        assert_eq!(
+            process_kind(
+                &s(&["/ff/firefox-esr", "-contentproc", "-ipcHandle", "0", "tab"]),
+                false
+            ),
+            "tab"
+        );
+        assert_eq!(
+            process_kind(
+                &s(&["/ff/firefox-esr", "-contentproc", "{x-y}", "12"]),
+                false
+            ),
+            "content"
+        );
+        assert_eq!(
+            process_kind(&s(&["/ff/crashhelper", "1"]), false),
+            "crashhelper"
+        );
+    }
+}
