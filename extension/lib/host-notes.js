@@ -29,6 +29,71 @@ export const NO_TRACE_REASON_KEYS = {
   io: "traceReasonIo",
 };
 
+/** Why page use is unknown (page_use_unknown's `reason`). */
+export const PAGE_USE_REASON_KEYS = {
+  no_pfn: "pageUseReasonNoPfn",
+  kpageflags: "pageUseReasonKpageflags",
+};
+
+/** What went wrong with one file (`error_code`, docs/PROTOCOL.md "Per-file error codes"). */
+export const FILE_ERROR_KEYS = {
+  vanished: "fileErrorVanished",
+  changed: "fileErrorChanged",
+  escaped: "fileErrorEscaped",
+  not_regular: "fileErrorNotRegular",
+  open_failed: "fileErrorOpenFailed",
+  read_failed: "fileErrorReadFailed",
+  mincore_failed: "fileErrorMincoreFailed",
+  fadvise_failed: "fileErrorFadviseFailed",
+  // the add-on's own: the host called a file exact but sent no resident page count
+  no_resident_count: "fileErrorNoResidentCount",
+};
+
+/** The codes whose message names the failed system call's reason (`os_error`, `detail`). */
+const OS_ERROR_CODES = new Set(["open_failed", "read_failed", "mincore_failed", "fadvise_failed"]);
+
+/** The errnos worded here (EPERM, EIO, EACCES); any other shows the system's English. */
+export const OS_ERROR_KEYS = {
+  1: "osErrorPermission",
+  5: "osErrorIo",
+  13: "osErrorPermission",
+};
+
+/** Why a system call failed: worded for a known errno, else the system's English as a detail. */
+export function osErrorText(params, t) {
+  const key = OS_ERROR_KEYS[params?.os_error];
+  if (key) {
+    return t(key);
+  }
+  return typeof params?.detail === "string" && params.detail ? params.detail : "—";
+}
+
+/**
+ * A file's problem, worded: `problem` is {code, params, english} (from `error_code`,
+ * `error_params` and `error`). A code this add-on does not know, or an older host that sent only
+ * English, shows the host's English as a detail: it is all there is.
+ */
+export function fileErrorText(problem, t) {
+  const code = problem?.code;
+  const key = FILE_ERROR_KEYS[code];
+  if (key) {
+    return t(key, OS_ERROR_CODES.has(code) ? [osErrorText(problem.params, t)] : []);
+  }
+  if (typeof problem?.english === "string" && problem.english) {
+    return t("fileErrorHostWords", [problem.english]);
+  }
+  return t("fileErrorUnknown");
+}
+
+/** A file entry's problem as fileErrorText takes it, from the host's fields. */
+export function fileProblem(entry) {
+  return {
+    code: typeof entry?.error_code === "string" ? entry.error_code : null,
+    params: entry?.error_params && typeof entry.error_params === "object" ? entry.error_params : {},
+    english: typeof entry?.error === "string" ? entry.error : null,
+  };
+}
+
 /** Why a trace's recording ended (`ended_by_code`). */
 export const ENDED_BY_KEYS = {
   session_restored: "traceEndedSessionRestored",
@@ -47,9 +112,18 @@ const SUBS = {
   lost_events: (p) => [count(p.count)],
   cold_evicted: (p) => [count(p.files), count(p.pages)],
   attached_late: (p) => [formatMs(p.ms)],
-  page_use_unknown: (p) => [String(p.detail ?? "—")],
+  page_use_unknown: (p, t) => [pageUseReason(p, t)],
   no_exact_trace: (p, t) => [NO_TRACE_REASON_KEYS[p.reason] ? t(NO_TRACE_REASON_KEYS[p.reason]) : t("traceReasonUnknown", [String(p.reason ?? "—")])],
 };
+
+/** page_use_unknown's reason, worded; an older host's note has only the English `detail`. */
+function pageUseReason(p, t) {
+  const key = PAGE_USE_REASON_KEYS[p.reason];
+  if (key) {
+    return t(key, p.reason === "kpageflags" ? [osErrorText(p, t)] : []);
+  }
+  return String(p.detail ?? "—");
+}
 
 /**
  * One note, worded: `note` is a code string or {code, params}. A code this add-on does not know
