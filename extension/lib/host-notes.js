@@ -94,6 +94,43 @@ export function fileProblem(entry) {
   };
 }
 
+/**
+ * A request's error (docs/PROTOCOL.md, "Error codes") worded from its code and params, for the
+ * codes whose params say it all. The others keep the host's `message` as the detail: the
+ * protocol's own errors (a bug of one side), `io_error` and `firefox_not_found` (the system's
+ * or the lookup's reason in free text), a newer host's code, and the add-on's own errors
+ * (`host_missing`, `host_disconnected`: Firefox's words).
+ */
+export const HOST_ERROR_KEYS = {
+  busy: "hostErrorBusy",
+  too_many_files: "hostErrorTooManyFiles",
+  no_such_file: "hostErrorNoSuchFile",
+  outside_install_dir: "hostErrorOutsideInstallDir",
+  no_such_trace: "hostErrorNoSuchTrace",
+  unknown_request: "hostErrorUnknownRequest",
+};
+
+const param = (v) => (typeof v === "number" ? formatCount(v) : typeof v === "string" && v ? v : "—");
+
+const HOST_ERROR_SUBS = {
+  busy: (p) => [param(p.limit)],
+  too_many_files: (p) => [param(p.count), param(p.limit)],
+  no_such_file: (p) => [param(p.path)],
+  outside_install_dir: (p) => [param(p.path), param(p.install_dir)],
+  no_such_trace: (p) => [param(p.trace)],
+  unknown_request: (p) => [String(p.target ?? "—")],
+};
+
+/** A request's error in words (see HOST_ERROR_KEYS); `error` is a HostError or {code, message, params}. */
+export function hostErrorText(error, t) {
+  const key = HOST_ERROR_KEYS[error?.code];
+  if (key) {
+    const params = error.params && typeof error.params === "object" ? error.params : {};
+    return t(key, HOST_ERROR_SUBS[error.code](params));
+  }
+  return String(error?.message ?? error ?? "—");
+}
+
 /** Why a trace's recording ended (`ended_by_code`). */
 export const ENDED_BY_KEYS = {
   session_restored: "traceEndedSessionRestored",

@@ -6,6 +6,8 @@ import {
   FILE_ERROR_KEYS,
   fileErrorText,
   fileProblem,
+  HOST_ERROR_KEYS,
+  hostErrorText,
   HOST_NOTE_KEYS,
   hostNoteText,
   NO_TRACE_REASON_KEYS,
@@ -39,6 +41,7 @@ test("every note code and no-trace reason the host defines has a message here", 
     ...Object.values(PAGE_USE_REASON_KEYS),
     ...Object.values(FILE_ERROR_KEYS),
     ...Object.values(OS_ERROR_KEYS),
+    ...Object.values(HOST_ERROR_KEYS),
   ]) {
     assert.ok(t(key), key);
   }
@@ -111,4 +114,37 @@ test("page_use_unknown is worded from its reason; an older host's English detail
     hostNoteText({ code: "page_use_unknown", params: { detail: "the trace events carry no page frame (pfn)" } }, en),
     "Which of the pages read were then used is unknown: the trace events carry no page frame (pfn).",
   );
+});
+
+test("a request's error is worded from its code and params where they say it all, else the host's message", () => {
+  const en = englishMessage;
+  assert.equal(
+    hostErrorText({ code: "busy", message: "16 long requests are running already …", params: { limit: 16 } }, en),
+    "the host is already running 16 long requests; try again when one has finished",
+  );
+  assert.equal(
+    hostErrorText({ code: "too_many_files", message: "…", params: { count: 5000, limit: 4096 } }, en),
+    "the request names 5,000 files or folders, more than the 4,096 the host takes at once",
+  );
+  assert.equal(
+    hostErrorText({ code: "outside_install_dir", message: "…", params: { path: "/etc/passwd", install_dir: "/usr/lib/firefox" } }, en),
+    "/etc/passwd is outside Firefox's install folder /usr/lib/firefox",
+  );
+  assert.equal(hostErrorText({ code: "no_such_trace", message: "…", params: {} }, en), "the host has no trace — (never recorded, or dropped as the oldest)");
+  // free-text reasons, the add-on's own errors and codes it does not know keep the message
+  assert.equal(hostErrorText({ code: "io_error", message: "cannot open /: EACCES", params: { detail: "x" } }, en), "cannot open /: EACCES");
+  assert.equal(hostErrorText({ code: "host_disconnected", message: "Native application tried to send a message" }, en), "Native application tried to send a message");
+  assert.equal(hostErrorText({ code: "from_the_future", message: "later" }, en), "later");
+});
+
+test("every error code of the host is worded here or deliberately left to its message", async () => {
+  const { readFileSync } = await import("node:fs");
+  const source = readFileSync(new URL("../../../native-host/src/error.rs", import.meta.url), "utf8");
+  const start = source.indexOf("pub enum ErrorCode {");
+  const codes = [...source.slice(start, source.indexOf("}", start)).matchAll(/^\s+(\w+),$/gm)].map((m) => m[1].replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase());
+  // the protocol's own errors (a bug of one side), cancellation (the page says it itself), and
+  // free-text reasons from the system or the Firefox lookup
+  const MESSAGE = ["bad_utf8", "bad_json", "bad_request", "unknown_command", "frame_too_large", "truncated_frame", "firefox_not_found", "cancelled", "io_error", "reply_too_large", "not_benchmarking", "profile_not_found"];
+  assert.ok(codes.length >= 18, `found ${codes.length} codes`);
+  assert.deepEqual(codes.filter((c) => !HOST_ERROR_KEYS[c] && !MESSAGE.includes(c)), [], "a new code: word it or add it to MESSAGE");
 });
