@@ -6,6 +6,14 @@
 export const CLASSES = ["cold", "warm", "hot", "unknown"];
 export const COLDNESS = { cold: "cold", warm: "warm", hot: "hot", unknown: "unknown" };
 
+/** The _locales message key of each class's word (cold, warm, hot, unknown). */
+export const CLASS_KEYS = {
+  cold: "coldnessCold",
+  warm: "coldnessWarm",
+  hot: "coldnessHot",
+  unknown: "coldnessUnknown",
+};
+
 /** Where the size a start needs came from. */
 export const NEED_FROM = ["plan", "install", "fallback"];
 

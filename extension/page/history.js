@@ -6,8 +6,8 @@ import { t } from "../lib/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
 import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
-import { coldnessOf } from "../lib/coldness.js";
-import { coldHotVerdict } from "../lib/verdict.js";
+import { CLASS_KEYS, coldnessOf } from "../lib/coldness.js";
+import { coldHotVerdict, MILESTONE_OF_MODE } from "../lib/verdict.js";
 import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
 import { startupApi } from "../lib/mode.js";
 import { $, el, svgEl } from "./dom.js";
@@ -82,12 +82,7 @@ const NOTE_KEYS = {
 };
 
 /** The words for each coldness class (lib/coldness.js). */
-export const COLDNESS_KEYS = {
-  cold: "coldnessCold",
-  warm: "coldnessWarm",
-  hot: "coldnessHot",
-  unknown: "coldnessUnknown",
-};
+export const COLDNESS_KEYS = CLASS_KEYS;
 
 /**
  * Each class's marker shape (not colour alone): cold a square, warm a triangle, hot a circle,
@@ -293,8 +288,10 @@ function renderVerdict(records) {
     return;
   }
   element.dataset.state = verdict.state;
+  element.dataset.milestone = verdict.milestone;
   if (verdict.state === "ready") {
-    element.textContent = t("verdictReady", [
+    // Basic mode's times are to the add-on's own start (lib/verdict.js milestoneOf): say so.
+    element.textContent = t(verdict.milestone === MILESTONE_OF_MODE.basic ? "verdictReadyBasic" : "verdictReady", [
       formatSeconds(verdict.diffMs),
       String(verdict.cold.n),
       String(verdict.hot.n),
