@@ -14,6 +14,13 @@ export const CLASS_KEYS = {
   unknown: "coldnessUnknown",
 };
 
+/**
+ * Whether a group of one class may be summed up by a mean (± CI): not `unknown`, which holds
+ * starts without I/O figures, cold and hot mixed, so its mean would be the bimodal mean the
+ * classes exist to avoid. Such a group shows its count only.
+ */
+export const hasMean = (coldness) => coldness !== COLDNESS.unknown;
+
 /** Where the size a start needs came from. */
 export const NEED_FROM = ["plan", "install", "fallback"];
 

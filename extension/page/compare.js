@@ -5,7 +5,7 @@ import browser from "../lib/browser.js";
 import { currentTrace, showTrace } from "./trace.js";
 import { t } from "../lib/i18n.js";
 import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
-import { likeWithLike } from "../lib/coldness.js";
+import { hasMean, likeWithLike } from "../lib/coldness.js";
 import { formatDateTime } from "../lib/format.js";
 import { modeOf } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
@@ -214,6 +214,11 @@ function renderComparison() {
         const td = el("td", { text: formatMeanCi(stat), className: `num origin-${column.origin}` });
         td.dataset.origin = column.origin;
         td.dataset.n = String(stat.n);
+        if (!hasMean(column.group.coldness)) {
+          // Unknown starts may mix cold and hot ones: their count, not a mean (as in the history).
+          td.textContent = stat.n > 0 ? t("historyUnknownCount", [String(stat.n)]) : "—";
+          td.title = t("historyNoMeanTitle");
+        }
         tr.append(td);
       }
       return tr;

@@ -6,7 +6,7 @@ import { t } from "../lib/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
 import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
-import { CLASS_KEYS, coldnessOf } from "../lib/coldness.js";
+import { CLASS_KEYS, coldnessOf, hasMean } from "../lib/coldness.js";
 import { coldHotVerdict, MILESTONE_OF_MODE } from "../lib/verdict.js";
 import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
 import { startupApi } from "../lib/mode.js";
@@ -174,10 +174,15 @@ function renderTable(records, currentId) {
         attrs: { colspan: String(width), scope: "rowgroup" },
       }),
     );
+    // Unknown starts may be cold and hot mixed: their row gives the count, and says why no mean.
+    const meaned = hasMean(group.coldness);
     const average = el("tr", { className: "average" });
     average.dataset.average = "true";
+    average.dataset.mean = String(meaned);
     average.append(
-      el("th", { text: t("historyAverage"), attrs: { scope: "row", title: t("historyAverageTitle") } }),
+      meaned
+        ? el("th", { text: t("historyAverage"), attrs: { scope: "row", title: t("historyAverageTitle") } })
+        : el("th", { text: t("historyNoMean"), attrs: { scope: "row", title: t("historyNoMeanTitle") } }),
       el("td"),
     );
     for (const name of milestones) {
@@ -187,6 +192,10 @@ function renderTable(records, currentId) {
       td.dataset.n = String(stat.n);
       td.title =
         stat.n === 0 ? t("historyStatNone") : stat.n === 1 ? t("historyStatOne") : t("historyStatN", [String(stat.n)]);
+      if (!meaned) {
+        td.textContent = stat.n > 0 ? t("historyUnknownCount", [String(stat.n)]) : "—";
+        td.title = t("historyNoMeanTitle");
+      }
       average.append(td);
     }
     average.append(el("td"), el("td"), el("td"));

@@ -8,6 +8,7 @@ import {
   coldnessProblems,
   FALLBACK_NEED_BYTES,
   HOT_BELOW,
+  hasMean,
   likeWithLike,
   needOf,
   withColdness,
@@ -100,4 +101,11 @@ test("likeWithLike: the classes both sides have; unknown is never common", () =>
     onlyB: ["warm", "unknown"],
   });
   assert.deepEqual(likeWithLike(of("cold"), of("hot")).common, []);
+});
+
+test("hasMean: every class but unknown (cold and hot mixed) may be averaged", () => {
+  assert.deepEqual(
+    ["cold", "warm", "hot", "unknown"].map(hasMean),
+    [true, true, true, false],
+  );
 });
