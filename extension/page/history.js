@@ -225,10 +225,16 @@ function renderTable(records, currentId) {
   $("history-basic-legend").hidden = !records.some((r) => r.mode === "basic");
 }
 
-/** A small SVG chart: sessionRestored (ms since process) per start, the current start marked. */
+/**
+ * A small SVG chart: sessionRestored (ms since process) per start, the current start marked. In
+ * basic mode, whose starts have no sessionRestored, the time to the add-on's own start: the
+ * newest timed start's mode picks which (lib/verdict.js), and only starts of that mode show.
+ */
 function renderTrend(records, currentId) {
   const figure = $("history-trend");
-  const points = trendPoints(records, "sessionRestored", currentId);
+  const milestone = coldHotVerdict(records)?.milestone ?? MILESTONE_OF_MODE.full;
+  const points = trendPoints(records, milestone, currentId);
+  figure.dataset.milestone = milestone;
   const svg = $("history-trend-chart");
   svg.replaceChildren();
   figure.hidden = points.length === 0;
@@ -273,7 +279,10 @@ function renderTrend(records, currentId) {
     );
     svg.append(dot);
   });
-  svg.setAttribute("aria-label", t("historyTrendLabel", [String(points.length)]));
+  svg.setAttribute(
+    "aria-label",
+    milestone === MILESTONE_OF_MODE.basic ? t("historyTrendLabelBasic", [String(points.length)]) : t("historyTrendLabel", [String(points.length)]),
+  );
   const present = new Set(points.map((p) => p.coldness));
   $("history-trend-legend").replaceChildren(
     ...Object.keys(COLDNESS_KEYS)

@@ -125,6 +125,12 @@ describe("the basic flavour installed permanently on the Release stand-in, acros
       );
       assert.match(answer.text, /on average \(n = 1\)/, "this start counts in its class's mean");
       assert.doesNotMatch(answer.text, /—|a unknown start/);
+      // The trend chart plots the same milestone (it had nothing to plot in basic mode before).
+      const trend = await second.driver.executeScript(() => {
+        const figure = document.getElementById("history-trend");
+        return { shown: !figure.hidden, milestone: figure.dataset.milestone, points: figure.querySelectorAll(".point").length };
+      });
+      assert.deepEqual(trend, { shown: true, milestone: "extensionBackground", points: 1 });
     } finally {
       await second.stop();
     }
