@@ -6,6 +6,21 @@
 export const CLASSES = ["cold", "warm", "hot", "unknown"];
 export const COLDNESS = { cold: "cold", warm: "warm", hot: "hot", unknown: "unknown" };
 
+/** The _locales message key of each class's word (cold, warm, hot, unknown). */
+export const CLASS_KEYS = {
+  cold: "coldnessCold",
+  warm: "coldnessWarm",
+  hot: "coldnessHot",
+  unknown: "coldnessUnknown",
+};
+
+/**
+ * Whether a group of one class may be summed up by a mean (± CI): not `unknown`, which holds
+ * starts without I/O figures, cold and hot mixed, so its mean would be the bimodal mean the
+ * classes exist to avoid. Such a group shows its count only.
+ */
+export const hasMean = (coldness) => coldness !== COLDNESS.unknown;
+
 /** Where the size a start needs came from. */
 export const NEED_FROM = ["plan", "install", "fallback"];
 
@@ -136,4 +151,37 @@ export function likeWithLike(aRecords, bRecords) {
     onlyA: CLASSES.filter((c) => a.has(c) && (!b.has(c) || c === COLDNESS.unknown)),
     onlyB: CLASSES.filter((c) => b.has(c) && (!a.has(c) || c === COLDNESS.unknown)),
   };
+}
+
+/** The _locales message of each like-with-like note (likeWithLikeNote). */
+export const LIKE_NOTE_KEYS = {
+  importEmpty: "compareImportEmpty",
+  nothingHere: "compareNothingHere",
+  nothingAlike: "compareNothingAlike",
+  unmatchedImport: "compareUnmatchedImport",
+  unmatchedHere: "compareUnmatchedHere",
+};
+
+/**
+ * What to say when an import (`bRecords`) is set beside this machine's starts (`aRecords`), by
+ * likeWithLike: {note (a LIKE_NOTE_KEYS name), onlyA, onlyB}, or null when every class of each
+ * side has its like on the other. Both directions: classes only the import has (with this
+ * machine's unmatched ones, if any), classes only this machine has, nothing in common, and
+ * either side empty.
+ */
+export function likeWithLikeNote(aRecords, bRecords) {
+  const { common, onlyA, onlyB } = likeWithLike(aRecords, bRecords);
+  let note = null;
+  if (bRecords.length === 0) {
+    note = "importEmpty";
+  } else if (aRecords.length === 0) {
+    note = "nothingHere";
+  } else if (common.length === 0) {
+    note = "nothingAlike";
+  } else if (onlyB.length > 0) {
+    note = "unmatchedImport";
+  } else if (onlyA.length > 0) {
+    note = "unmatchedHere";
+  }
+  return note === null ? null : { note, onlyA, onlyB };
 }

@@ -1,7 +1,7 @@
 // The verdict line of the history: from the user's own starts of one build, what a cold start
 // costs against a hot one, or how many more starts of which kind it needs first. Pure.
-import { coldnessOf } from "./coldness.js";
-import { formatDateTime, formatMB, formatSeconds } from "./format.js";
+import { CLASS_KEYS, COLDNESS, coldnessOf } from "./coldness.js";
+import { formatBytes, formatDateTime, formatMB, formatSeconds } from "./format.js";
 import { groupKey, summarize, welchTest } from "./stats.js";
 
 /**
@@ -11,64 +11,132 @@ import { groupKey, summarize, welchTest } from "./stats.js";
 export const VERDICT_MIN = 3;
 
 /**
+ * The milestone a record's time is measured to, by its mode: in full mode Firefox's own
+ * sessionRestored; in basic mode (no experiment API) Firefox reports no milestone to the add-on,
+ * so the one figure it has is when its own background page started (`extensionBackground`, ms
+ * since the process start; docs/design/coldness.md). The two are different points of a start, so
+ * times to one are never averaged or compared with times to the other.
+ */
+export const MILESTONE_OF_MODE = { full: "sessionRestored", basic: "extensionBackground" };
+
+/** The milestone `record`'s time is measured to (MILESTONE_OF_MODE; full mode's for an unknown mode). */
+export const milestoneOf = (record) => MILESTONE_OF_MODE[record?.mode] ?? MILESTONE_OF_MODE.full;
+
+const timeTo = (record, milestone) => {
+  const value = record.milestones?.[milestone];
+  return typeof value === "number" ? value : null;
+};
+
+/**
  * The verdict for the build of the newest record (the one running now, usually): its cold and
- * hot starts' `milestone` (sessionRestored by default) compared.
- * Returns null without records; else {state: "ready" | "thin", version, buildId, cold, hot
- * (summaries), needCold, needHot (how many more of each), diffMs (cold mean − hot mean, ready
+ * hot starts' times to `milestone` compared. Without `milestone`, each record's own
+ * (milestoneOf): the newest timed record's mode picks it, and only starts of that mode count.
+ * Returns null without records; else {state: "ready" | "thin", milestone, version, buildId, cold,
+ * hot (summaries), needCold, needHot (how many more of each), diffMs (cold mean − hot mean, ready
  * only), test (Welch's, hot vs cold, or null)}.
  */
-export function coldHotVerdict(records, { milestone = "sessionRestored", min = VERDICT_MIN } = {}) {
-  const timed = records.filter((r) => typeof r.milestones?.[milestone] === "number");
+export function coldHotVerdict(records, { milestone = null, min = VERDICT_MIN } = {}) {
+  const used = (r) => milestone ?? milestoneOf(r);
+  const timed = records.filter((r) => timeTo(r, used(r)) !== null);
   if (timed.length === 0) {
     return null;
   }
   const newest = timed.reduce((a, b) => (b.processStart > a.processStart ? b : a));
-  const build = timed.filter((r) => groupKey(r) === groupKey(newest));
-  const values = (kind) => build.filter((r) => coldnessOf(r) === kind).map((r) => r.milestones[milestone]);
+  const chosen = used(newest);
+  const build = timed.filter((r) => groupKey(r) === groupKey(newest) && used(r) === chosen);
+  const values = (kind) => build.filter((r) => coldnessOf(r) === kind).map((r) => timeTo(r, chosen));
   const coldValues = values("cold");
   const hotValues = values("hot");
   const cold = summarize(coldValues);
   const hot = summarize(hotValues);
   const needCold = Math.max(0, min - cold.n);
   const needHot = Math.max(0, min - hot.n);
-  const base = { version: newest.firefox?.version ?? null, buildId: newest.firefox?.buildId ?? null, cold, hot, needCold, needHot };
+  const base = {
+    milestone: chosen,
+    version: newest.firefox?.version ?? null,
+    buildId: newest.firefox?.buildId ?? null,
+    cold,
+    hot,
+    needCold,
+    needHot,
+  };
   if (needCold > 0 || needHot > 0) {
     return { ...base, state: "thin", diffMs: null, test: null };
   }
   return { ...base, state: "ready", diffMs: cold.mean - hot.mean, test: welchTest(hotValues, coldValues) };
 }
 
-/** Mean `milestone` of the build's starts of each class: {cold, warm, hot, unknown} (null where none). */
-export function classMeans(records, build, { milestone = "sessionRestored" } = {}) {
+/**
+ * Mean time to `milestone` (by default `build`'s own, milestoneOf) of the build's starts of each
+ * class: {cold, warm, hot, unknown} (null where none).
+ */
+export function classMeans(records, build, { milestone = milestoneOf(build) } = {}) {
   const key = groupKey(build);
   const means = { cold: null, warm: null, hot: null, unknown: null };
   for (const kind of Object.keys(means)) {
-    const stat = summarize(records.filter((r) => groupKey(r) === key && coldnessOf(r) === kind).map((r) => r.milestones?.[milestone]));
+    const stat = summarize(records.filter((r) => groupKey(r) === key && coldnessOf(r) === kind).map((r) => timeTo(r, milestone)));
     means[kind] = stat.n > 0 ? { mean: stat.mean, n: stat.n } : null;
   }
   return means;
 }
 
 /**
- * The page's answer line for the start `currentId`: {record, ms (its `milestone`, or null),
- * coldness, readBytes (what the tree read, or null), cold, hot (this build's means: {mean, n} or
- * null)}; null when that start is not in `records` (not recorded yet).
+ * The page's answer line for the start `currentId`: {record, milestone (what its time is
+ * measured to: milestoneOf, unless given), ms (its time to that, or null), coldness, readBytes
+ * (what the tree read, or null), cold, hot (this build's means to the same milestone: {mean, n}
+ * or null)}; null when that start is not in `records` (not recorded yet).
  */
-export function thisStartAnswer(records, currentId, { milestone = "sessionRestored" } = {}) {
+export function thisStartAnswer(records, currentId, { milestone = null } = {}) {
   const record = records.find((r) => r.id === currentId);
   if (!record) {
     return null;
   }
-  const ms = record.milestones?.[milestone];
-  const means = classMeans(records, record, { milestone });
+  const chosen = milestone ?? milestoneOf(record);
+  const means = classMeans(records, record, { milestone: chosen });
   return {
     record,
-    ms: typeof ms === "number" ? ms : null,
+    milestone: chosen,
+    ms: timeTo(record, chosen),
     coldness: coldnessOf(record),
     readBytes: record.coldness?.treeReadBytes ?? record.io?.treeReadBytes ?? null,
     cold: means.cold,
     hot: means.hot,
   };
+}
+
+/** The _locales messages of the answer line's sentences (answerSentences). */
+const ANSWER_KEYS = {
+  time: "answerTime",
+  timeBasic: "answerTimeBasic",
+  timeNone: "answerTimeNone",
+  timeNoneBasic: "answerTimeNoneBasic",
+  class: "answerClass",
+  classUnknown: "answerClassUnknown",
+  means: "answerMeans",
+};
+
+/**
+ * The answer line (thisStartAnswer's) as three sentences, each {key, figures}: the page words
+ * each with `t(key, figures)` and shows the figures of `time` and `kind` in bold.
+ * - time: to sessionRestored, or in basic mode to this add-on's start, said as such; without a
+ *   time, why not (no sessionRestored before the recorder gave up; the add-on started later);
+ * - kind: the class and what the start read, or that its class is unknown (no I/O figures: a
+ *   mean over such starts may mix cold and hot ones, so none is implied);
+ * - means: this build's cold and hot means, to the same milestone as `time`.
+ * `t(key, subs)` words the class and the means; `locale` pins number formats in tests.
+ */
+export function answerSentences(answer, t, { locale = undefined } = {}) {
+  const basic = answer.milestone === MILESTONE_OF_MODE.basic;
+  const time =
+    answer.ms === null
+      ? { key: ANSWER_KEYS[basic ? "timeNoneBasic" : "timeNone"], figures: [] }
+      : { key: ANSWER_KEYS[basic ? "timeBasic" : "time"], figures: [formatSeconds(answer.ms, locale)] };
+  const kind =
+    answer.coldness === COLDNESS.unknown
+      ? { key: ANSWER_KEYS.classUnknown, figures: [] }
+      : { key: ANSWER_KEYS.class, figures: [t(CLASS_KEYS[answer.coldness]), formatBytes(answer.readBytes, locale)] };
+  const mean = (m) => (m ? t("answerMean", [formatSeconds(m.mean, locale), String(m.n)]) : t("answerNoMean"));
+  return { time, kind, means: { key: ANSWER_KEYS.means, figures: [mean(answer.cold), mean(answer.hot)] } };
 }
 
 /** A benchmark scenario that preloads before the launch: preload, preload-plan, preload-plan-mapped, … */

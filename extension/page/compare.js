@@ -5,7 +5,7 @@ import browser from "../lib/browser.js";
 import { currentTrace, showTrace } from "./trace.js";
 import { t } from "../lib/i18n.js";
 import { buildExport, exportFileName, exportRecords, importErrorText, parseExport, residencySummary } from "../lib/export.js";
-import { likeWithLike } from "../lib/coldness.js";
+import { hasMean, LIKE_NOTE_KEYS, likeWithLikeNote } from "../lib/coldness.js";
 import { formatDateTime } from "../lib/format.js";
 import { modeOf } from "../lib/mode.js";
 import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
@@ -208,6 +208,11 @@ function renderComparison() {
         const td = el("td", { text: formatMeanCi(stat), className: `num origin-${column.origin}` });
         td.dataset.origin = column.origin;
         td.dataset.n = String(stat.n);
+        if (!hasMean(column.group.coldness)) {
+          // Unknown starts may mix cold and hot ones: their count, not a mean (as in the history).
+          td.textContent = stat.n > 0 ? t("historyUnknownCount", [String(stat.n)]) : "—";
+          td.title = t("historyNoMeanTitle");
+        }
         tr.append(td);
       }
       return tr;
@@ -215,12 +220,18 @@ function renderComparison() {
   );
   // Like with like: each import's classes against this machine's, and say which cannot be compared.
   const notes = [];
+  const words = (classes) => classes.map((c) => t(COLDNESS_KEYS[c])).join(", ") || "—";
   for (const set of sets.slice(1)) {
-    const { common, onlyA, onlyB } = likeWithLike(records, set.records);
-    const words = (classes) => classes.map((c) => t(COLDNESS_KEYS[c])).join(", ");
-    if (onlyB.length > 0) {
-      notes.push(t(common.length > 0 ? "compareUnmatchedImport" : "compareNothingAlike", [set.label, words(onlyB), words(onlyA) || "—"]));
+    const like = likeWithLikeNote(records, set.records);
+    if (!like) {
+      continue;
     }
+    const subs = {
+      importEmpty: [set.label],
+      nothingHere: [set.label],
+      unmatchedHere: [set.label, words(like.onlyA)],
+    }[like.note] ?? [set.label, words(like.onlyB), words(like.onlyA)];
+    notes.push(t(LIKE_NOTE_KEYS[like.note], subs));
   }
   const unmatched = $("compare-unmatched");
   unmatched.replaceChildren(...notes.map((text) => el("li", { text })));

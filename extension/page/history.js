@@ -6,8 +6,8 @@ import { t } from "../lib/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
 import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
-import { coldnessOf } from "../lib/coldness.js";
-import { coldHotVerdict } from "../lib/verdict.js";
+import { CLASS_KEYS, coldnessOf, hasMean } from "../lib/coldness.js";
+import { coldHotVerdict, MILESTONE_OF_MODE } from "../lib/verdict.js";
 import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
 import { startupApi } from "../lib/mode.js";
 import { $, el, svgEl } from "./dom.js";
@@ -82,12 +82,7 @@ const NOTE_KEYS = {
 };
 
 /** The words for each coldness class (lib/coldness.js). */
-export const COLDNESS_KEYS = {
-  cold: "coldnessCold",
-  warm: "coldnessWarm",
-  hot: "coldnessHot",
-  unknown: "coldnessUnknown",
-};
+export const COLDNESS_KEYS = CLASS_KEYS;
 
 /**
  * Each class's marker shape (not colour alone): cold a square, warm a triangle, hot a circle,
@@ -179,10 +174,15 @@ function renderTable(records, currentId) {
         attrs: { colspan: String(width), scope: "rowgroup" },
       }),
     );
+    // Unknown starts may be cold and hot mixed: their row gives the count, and says why no mean.
+    const meaned = hasMean(group.coldness);
     const average = el("tr", { className: "average" });
     average.dataset.average = "true";
+    average.dataset.mean = String(meaned);
     average.append(
-      el("th", { text: t("historyAverage"), attrs: { scope: "row", title: t("historyAverageTitle") } }),
+      meaned
+        ? el("th", { text: t("historyAverage"), attrs: { scope: "row", title: t("historyAverageTitle") } })
+        : el("th", { text: t("historyNoMean"), attrs: { scope: "row", title: t("historyNoMeanTitle") } }),
       el("td"),
     );
     for (const name of milestones) {
@@ -192,6 +192,10 @@ function renderTable(records, currentId) {
       td.dataset.n = String(stat.n);
       td.title =
         stat.n === 0 ? t("historyStatNone") : stat.n === 1 ? t("historyStatOne") : t("historyStatN", [String(stat.n)]);
+      if (!meaned) {
+        td.textContent = stat.n > 0 ? t("historyUnknownCount", [String(stat.n)]) : "—";
+        td.title = t("historyNoMeanTitle");
+      }
       average.append(td);
     }
     average.append(el("td"), el("td"), el("td"));
@@ -221,10 +225,16 @@ function renderTable(records, currentId) {
   $("history-basic-legend").hidden = !records.some((r) => r.mode === "basic");
 }
 
-/** A small SVG chart: sessionRestored (ms since process) per start, the current start marked. */
+/**
+ * A small SVG chart: sessionRestored (ms since process) per start, the current start marked. In
+ * basic mode, whose starts have no sessionRestored, the time to the add-on's own start: the
+ * newest timed start's mode picks which (lib/verdict.js), and only starts of that mode show.
+ */
 function renderTrend(records, currentId) {
   const figure = $("history-trend");
-  const points = trendPoints(records, "sessionRestored", currentId);
+  const milestone = coldHotVerdict(records)?.milestone ?? MILESTONE_OF_MODE.full;
+  const points = trendPoints(records, milestone, currentId);
+  figure.dataset.milestone = milestone;
   const svg = $("history-trend-chart");
   svg.replaceChildren();
   figure.hidden = points.length === 0;
@@ -269,7 +279,10 @@ function renderTrend(records, currentId) {
     );
     svg.append(dot);
   });
-  svg.setAttribute("aria-label", t("historyTrendLabel", [String(points.length)]));
+  svg.setAttribute(
+    "aria-label",
+    milestone === MILESTONE_OF_MODE.basic ? t("historyTrendLabelBasic", [String(points.length)]) : t("historyTrendLabel", [String(points.length)]),
+  );
   const present = new Set(points.map((p) => p.coldness));
   $("history-trend-legend").replaceChildren(
     ...Object.keys(COLDNESS_KEYS)
@@ -293,8 +306,10 @@ function renderVerdict(records) {
     return;
   }
   element.dataset.state = verdict.state;
+  element.dataset.milestone = verdict.milestone;
   if (verdict.state === "ready") {
-    element.textContent = t("verdictReady", [
+    // Basic mode's times are to the add-on's own start (lib/verdict.js milestoneOf): say so.
+    element.textContent = t(verdict.milestone === MILESTONE_OF_MODE.basic ? "verdictReadyBasic" : "verdictReady", [
       formatSeconds(verdict.diffMs),
       String(verdict.cold.n),
       String(verdict.hot.n),

@@ -7,10 +7,10 @@ import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
 import { detectMode, FULL, startupApi } from "../lib/mode.js";
-import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatSeconds } from "../lib/format.js";
+import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
 import { drawTimeline } from "./timeline.js";
-import { COLDNESS_KEYS, coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
-import { thisStartAnswer } from "../lib/verdict.js";
+import { coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
+import { answerSentences, thisStartAnswer } from "../lib/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
@@ -196,8 +196,9 @@ async function showBrowserVersion() {
 }
 
 /**
- * The answer line at the top: this start's time to sessionRestored, its class, what it read, and
- * this build's cold and hot means (lib/verdict.js). Built from text nodes, never from markup.
+ * The answer line at the top: this start's time (to sessionRestored, or in basic mode to this
+ * add-on's start, said as such), its class, what it read, and this build's cold and hot means
+ * to the same milestone (lib/verdict.js). Built from text nodes, never from markup.
  */
 function showAnswer() {
   const element = $("answer");
@@ -210,19 +211,14 @@ function showAnswer() {
   }
   element.dataset.state = "ready";
   element.dataset.coldness = answer.coldness;
-  const figure = (text) => el("span", { text, className: "figure" });
-  const mean = (m) => (m ? t("answerMean", [formatSeconds(m.mean), String(m.n)]) : t("answerNoMean"));
-  element.replaceChildren(
-    coldnessMark(answer.coldness),
-    " ",
-    ...fill(t("answerLine", ["@@1@@", "@@2@@", "@@3@@"]), [
-      figure(formatSeconds(answer.ms)),
-      figure(t(COLDNESS_KEYS[answer.coldness])),
-      figure(formatBytes(answer.readBytes)),
-    ]),
-    " ",
-    t("answerMeans", [mean(answer.cold), mean(answer.hot)]),
-  );
+  element.dataset.milestone = answer.milestone;
+  const { time, kind, means } = answerSentences(answer, t);
+  const bold = ({ key, figures }) =>
+    fill(
+      t(key, figures.map((_, i) => `@@${i + 1}@@`)),
+      figures.map((text) => el("span", { text, className: "figure" })),
+    );
+  element.replaceChildren(coldnessMark(answer.coldness), " ", ...bold(time), " ", ...bold(kind), " ", t(means.key, means.figures));
 }
 
 /** A translated text whose @@1@@, @@2@@, … markers are replaced by `nodes[0]`, `nodes[1]`, …. */

@@ -122,6 +122,17 @@ describe("startup history, export and import (full mode, real host)", () => {
     assert.equal(history.preloadVerdictShown, true);
     assert.equal(history.preloadVerdictFrom, "none");
     assert.match(history.preloadVerdict, /^What preloading gains here is not measured yet: import a benchmark export with at least 3 cold and 3 preload runs/);
+    // The answer line at the top: this start's time to sessionRestored (full mode), its class.
+    const answer = await waitFor(
+      () =>
+        driver.executeScript(() => {
+          const element = document.getElementById("answer");
+          return element.dataset.state === "ready" ? { milestone: element.dataset.milestone, text: element.textContent.trim() } : null;
+        }),
+      { timeout: 10000, message: "the answer line" },
+    );
+    assert.equal(answer.milestone, "sessionRestored");
+    assert.match(answer.text, /^This start took [\d.,]+\s?s to sessionRestored\. A (cold|warm|hot) start: it read [\d.,]+ (MB|kB) from disk\. This build: /);
     // The same figures as the milestones table at the top of the page (Firefox's own).
     const page = await readStartupPage(driver);
     const since = Object.fromEntries(page.milestones.map((m) => [m.name, m.sinceOrigin]));

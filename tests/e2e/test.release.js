@@ -2,6 +2,9 @@
 // binary behind a folder whose channel-prefs.js says "release", with extension experiments off,
 // as Release has them) is told from ESR by `npm start`'s choice, which picks the basic flavour;
 // the full flavour's temporary install is refused there and the basic flavour works, host and all.
+// Its answer line is measured to the add-on's own start (no sessionRestored in basic mode) and
+// says so, both for a temporary install (no time: the add-on started after Firefox) and for a
+// permanent one across a restart (a time to the add-on's start).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -10,6 +13,21 @@ import path from "node:path";
 import { chooseFirefox, inspectFirefox, summaryLine } from "../../scripts/lib/firefox-kind.mjs";
 import { findFirefox } from "../../scripts/lib/firefox.mjs";
 import { readStartupPage, startFirefox, useFirefox, waitFor } from "./harness.js";
+
+/** The page's answer line (#answer), once this start is recorded. */
+function readyAnswer(driver) {
+  return waitFor(
+    () =>
+      driver.executeScript(() => {
+        const answer = document.getElementById("answer");
+        return answer.dataset.state === "ready"
+          ? { milestone: answer.dataset.milestone, coldness: answer.dataset.coldness, text: answer.textContent.trim() }
+          : null;
+      }),
+    { timeout: 30000, interval: 250, message: "the answer line (this start recorded)" },
+  );
+}
+
 
 /** A folder that looks like Mozilla's Release tarball and runs the real Firefox found here. */
 function releaseStandIn() {
@@ -69,5 +87,52 @@ describe("the basic flavour npm start picks, on the Release stand-in", () => {
     );
     assert.equal(page.mode, "basic");
     assert.equal(page.hostState, "connected", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
+  });
+
+  it("answers to the add-on's own start, never to sessionRestored: installed mid-run, this start has no time", async () => {
+    const answer = await readyAnswer(ctx.ff.driver);
+    assert.equal(answer.milestone, "extensionBackground");
+    assert.match(answer.text, /^This start has no time: this add-on was installed or enabled after Firefox started/);
+    assert.match(answer.text, /A (cold|warm|hot) start: it read [\d.,]+ (MB|kB) from disk\. This build: cold starts /, "the host's I/O figures classify it");
+    assert.doesNotMatch(answer.text, /sessionRestored:|—|a unknown start/);
+  });
+});
+
+describe("the basic flavour installed permanently on the Release stand-in, across a restart", () => {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-release-profile-"));
+  after(() => fs.rmSync(profile, { recursive: true, force: true }));
+  const options = {
+    firefox: binary,
+    experiments: false,
+    installHost: true,
+    flavour: "basic",
+    prefs: { "xpinstall.signatures.required": false }, // unsigned build; the stand-in is ESR inside
+  };
+
+  it("a start the add-on was there for: its time to the add-on's start, said as such", { timeout: 180000 }, async () => {
+    const first = await startFirefox({ ...options, profileDir: profile, temporary: false });
+    await first.stop();
+    // The same profile again, add-on not reinstalled: it starts with Firefox, as for a user.
+    const second = await startFirefox({ ...options, profileDir: profile, installAddon: false });
+    try {
+      await second.openExtensionPage("page/startup.html");
+      const answer = await readyAnswer(second.driver);
+      await second.screenshot("release-basic-restart-answer");
+      assert.equal(answer.milestone, "extensionBackground");
+      assert.match(
+        answer.text,
+        /^This start took [\d.,]+\s?s until this add-on started \(basic mode: Firefox reports no sessionRestored to add-ons, so this is the point measured\)\. A (cold|warm|hot) start: it read /,
+      );
+      assert.match(answer.text, /on average \(n = 1\)/, "this start counts in its class's mean");
+      assert.doesNotMatch(answer.text, /—|a unknown start/);
+      // The trend chart plots the same milestone (it had nothing to plot in basic mode before).
+      const trend = await second.driver.executeScript(() => {
+        const figure = document.getElementById("history-trend");
+        return { shown: !figure.hidden, milestone: figure.dataset.milestone, points: figure.querySelectorAll(".point").length };
+      });
+      assert.deepEqual(trend, { shown: true, milestone: "extensionBackground", points: 1 });
+    } finally {
+      await second.stop();
+    }
   });
 });

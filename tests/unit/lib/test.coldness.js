@@ -8,11 +8,15 @@ import {
   coldnessProblems,
   FALLBACK_NEED_BYTES,
   HOT_BELOW,
+  hasMean,
+  LIKE_NOTE_KEYS,
   likeWithLike,
+  likeWithLikeNote,
   needOf,
   withColdness,
 } from "../../../extension/lib/coldness.js";
 import { exportRecords, parseExport } from "../../../extension/lib/export.js";
+import { englishMessages } from "../fakes.js";
 
 // A recorded bench export, every run measured (tests/fixtures/README.md says how it was made):
 // cold, preload and hot runs of ESR 153 on this machine's 30 MiB/s, 150 IOPS throttled disk.
@@ -100,4 +104,29 @@ test("likeWithLike: the classes both sides have; unknown is never common", () =>
     onlyB: ["warm", "unknown"],
   });
   assert.deepEqual(likeWithLike(of("cold"), of("hot")).common, []);
+});
+
+test("likeWithLikeNote: says what cannot be compared, both ways, and when nothing can", () => {
+  const of = (...classes) => classes.map((c) => ({ coldness: { class: c } }));
+  const note = (a, b) => likeWithLikeNote(of(...a), of(...b))?.note ?? null;
+  assert.equal(note(["cold", "hot"], ["cold", "hot"]), null, "every class has its like");
+  assert.equal(note(["hot"], ["cold", "hot"]), "unmatchedImport", "only the import has cold");
+  assert.equal(note(["cold", "hot"], ["hot"]), "unmatchedHere", "only this machine has cold");
+  assert.deepEqual(likeWithLikeNote(of("cold", "hot"), of("hot")).onlyA, ["cold"]);
+  assert.equal(note(["warm", "hot"], ["cold", "hot"]), "unmatchedImport", "both sides unmatched: named in one note");
+  assert.equal(note(["hot"], ["cold"]), "nothingAlike");
+  assert.equal(note(["unknown"], ["unknown"]), "nothingAlike", "two unknowns are not alike");
+  assert.equal(note([], ["cold"]), "nothingHere");
+  assert.equal(note(["cold"], []), "importEmpty");
+  const messages = englishMessages();
+  for (const key of Object.values(LIKE_NOTE_KEYS)) {
+    assert.ok(messages[key]?.message, `${key} has an English message`);
+  }
+});
+
+test("hasMean: every class but unknown (cold and hot mixed) may be averaged", () => {
+  assert.deepEqual(
+    ["cold", "warm", "hot", "unknown"].map(hasMean),
+    [true, true, true, false],
+  );
 });

@@ -1,12 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  answerSentences,
   benchPreloadVerdicts,
   classMeans,
   coldHotVerdict,
   preloadVerdict,
   preloadVerdictText,
   thisStartAnswer,
+  MILESTONE_OF_MODE,
+  milestoneOf,
   VERDICT_MIN,
 } from "../../../extension/lib/verdict.js";
 import { englishMessage } from "../fakes.js";
@@ -68,6 +71,81 @@ test("thisStartAnswer: this start's time, class and reads against its build's co
   assert.deepEqual(answer.cold, { mean: 8900, n: 2 });
   assert.deepEqual(answer.hot, { mean: 600, n: 2 });
   assert.equal(thisStartAnswer(records, "not-recorded"), null);
+});
+
+// A basic-mode start (Release: no experiment API): its one milestone is the add-on's own start.
+const basicStart = (coldness, ms, build = "1") => ({
+  ...start(coldness, ms, build),
+  id: `basic-${next}`,
+  mode: "basic",
+  milestones: ms === null ? {} : { extensionBackground: ms },
+  notes: ms === null ? ["addon-started-later"] : [],
+});
+
+test("milestoneOf: sessionRestored in full mode, the add-on's own start in basic mode", () => {
+  assert.equal(milestoneOf(start("hot", 1)), "sessionRestored");
+  assert.equal(milestoneOf(basicStart("hot", 1)), "extensionBackground");
+  assert.equal(MILESTONE_OF_MODE.basic, "extensionBackground");
+});
+
+test("basic mode: verdict, means and answer from extensionBackground, never mixed with full mode's", () => {
+  const olderFull = [start("cold", 9000), start("hot", 600)];
+  const records = [
+    ...[2300, 2400, 2500].map((ms) => basicStart("cold", ms)),
+    ...[450, 500, 550].map((ms) => basicStart("hot", ms)),
+  ];
+  const verdict = coldHotVerdict(records);
+  assert.equal(verdict.state, "ready");
+  assert.equal(verdict.milestone, "extensionBackground");
+  assert.equal(verdict.diffMs, 2400 - 500);
+  assert.deepEqual(classMeans(records, records[0]), { cold: { mean: 2400, n: 3 }, warm: null, hot: { mean: 500, n: 3 }, unknown: null });
+  // Full-mode starts of the same build (another flavour) are timed to another point: apart.
+  const mixed = [...olderFull, ...records];
+  assert.equal(coldHotVerdict(mixed).diffMs, 2400 - 500);
+  assert.equal(coldHotVerdict([...records, start("hot", 600)]).state, "thin", "the newest is full: only full starts count");
+  // The add-on started later: no time of its own, not counted, and the verdict still stands.
+  const later = basicStart("hot", null);
+  assert.equal(coldHotVerdict([...records, later]).state, "ready");
+  const answer = thisStartAnswer([...records, later], later.id);
+  assert.deepEqual([answer.milestone, answer.ms, answer.coldness], ["extensionBackground", null, "hot"]);
+  const current = records.at(-1);
+  const timed = thisStartAnswer(mixed, current.id);
+  assert.deepEqual([timed.milestone, timed.ms], ["extensionBackground", 550]);
+  assert.deepEqual(timed.cold, { mean: 2400, n: 3 }, "basic starts' means only");
+});
+
+test("basic mode: the preload verdict weighs the plan's run once there are enough basic starts", () => {
+  const lastRun = { at: 1, bytes: 224_800_000, elapsedMs: 1500, planned: true };
+  const three = [...[2300, 2400, 2500].map((ms) => basicStart("cold", ms)), ...[450, 500, 550].map((ms) => basicStart("hot", ms))];
+  const verdict = preloadVerdict({ lastRun, coldHot: coldHotVerdict(three) });
+  assert.deepEqual([verdict.state, verdict.gainMs, verdict.netMs, verdict.cold, verdict.hot], ["ready", 1900, 400, 3, 3]);
+  const thin = preloadVerdict({ lastRun, coldHot: coldHotVerdict(three.slice(1)) });
+  assert.deepEqual([thin.state, thin.needCold, thin.needHot, thin.cold, thin.hot], ["thin", 1, 0, 2, 3]);
+});
+
+test("answerSentences: names the milestone the time is to, and words an unknown class apart", () => {
+  const t = englishMessage;
+  const text = (answer) => {
+    const { time, kind, means } = answerSentences(answer, t, { locale: "en" });
+    return [time, kind, means].map(({ key, figures }) => t(key, figures)).join(" ");
+  };
+  const full = [start("cold", 8900), { ...start("hot", 700), coldness: { class: "hot", treeReadBytes: 0 } }];
+  assert.equal(
+    text(thisStartAnswer(full, full[1].id)),
+    "This start took 0.7s to sessionRestored. A hot start: it read 0.0 MB from disk. This build: cold starts 8.9s on average (n = 1), hot starts 0.7s on average (n = 1).",
+  );
+  const basic = [basicStart("cold", 2400), { ...basicStart("hot", 500), coldness: { class: "hot", treeReadBytes: 0 } }];
+  const basicText = text(thisStartAnswer(basic, basic[1].id));
+  assert.match(basicText, /^This start took 0\.5s until this add-on started \(basic mode: Firefox reports no sessionRestored to add-ons, so this is the point measured\)\. A hot start/);
+  assert.match(basicText, /cold starts 2\.4s on average \(n = 1\), hot starts 0\.5s on average \(n = 1\)\.$/);
+  const later = basicStart("hot", null);
+  assert.match(text(thisStartAnswer([later], later.id)), /^This start has no time: this add-on was installed or enabled after Firefox started/);
+  const late = { ...start("cold", null), milestones: {} };
+  assert.match(text(thisStartAnswer([late], late.id)), /^This start has no time: Firefox had not reported sessionRestored/);
+  const unknown = start("unknown", 900);
+  const unknownText = text(thisStartAnswer([unknown], unknown.id));
+  assert.match(unknownText, /^This start took 0\.9s to sessionRestored\. How cold it was is unknown: the native host gave no I\/O figures for it\. This build: cold starts none recorded yet/);
+  assert.doesNotMatch(unknownText, /a unknown start|—/);
 });
 
 const benchRun = (scenario, ms, preloadMs = null, preloadBytes = null) => ({
