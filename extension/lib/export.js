@@ -140,6 +140,46 @@ function residencyProblems(residency) {
   return problems;
 }
 
+/** The field a problem names: every problem reads "field: what is wrong" (the English part). */
+export function problemField(problem) {
+  const text = String(problem);
+  const colon = text.indexOf(": ");
+  return colon > 0 ? text.slice(0, colon) : text;
+}
+
+/** Message of each refusal (IMPORT_ERRORS). */
+export const IMPORT_ERROR_KEYS = {
+  [IMPORT_ERRORS.notJson]: "importNotJson",
+  [IMPORT_ERRORS.foreign]: "importForeign",
+  [IMPORT_ERRORS.futureVersion]: "importFutureVersion",
+  [IMPORT_ERRORS.invalid]: "importInvalidFields",
+};
+
+/**
+ * Why a file was not imported, worded through `t(key, subs)`: for an invalid export the fields
+ * with problems (the first `max`, then how many more), not the English "must be …" of each one,
+ * which is for the console (the page logs `problems`); for a newer format the two versions. A
+ * file that is not JSON shows the JSON parser's own message as a detail: it is all there is.
+ */
+export function importErrorText(name, result, t, max = 3) {
+  const problems = Array.isArray(result?.problems) ? result.problems : [];
+  switch (result?.code) {
+    case IMPORT_ERRORS.notJson:
+      return t("importNotJson", [name, problems[0] ?? "—"]);
+    case IMPORT_ERRORS.futureVersion:
+      return t("importFutureVersion", [name, t("importFutureVersionDetail", [String(result.version ?? "—"), String(FORMAT_VERSION)])]);
+    case IMPORT_ERRORS.invalid: {
+      const fields = [...new Set(problems.map(problemField))];
+      const shown = new Intl.ListFormat(undefined, { style: "short", type: "unit" }).format(fields.slice(0, max));
+      return fields.length > max
+        ? t("importInvalidFieldsMore", [name, shown, String(fields.length - max)])
+        : t("importInvalidFields", [name, shown]);
+    }
+    default:
+      return t("importForeign", [name]);
+  }
+}
+
 /**
  * Checks a parsed document. Returns {ok: true} or {ok: false, code (IMPORT_ERRORS), problems}.
  * Kept in step with the JSON Schema (a unit test runs both over the same documents).
@@ -153,7 +193,7 @@ export function checkExport(doc) {
     return fail(IMPORT_ERRORS.invalid, ["version: must be a whole number ≥ 1"]);
   }
   if (doc.version > FORMAT_VERSION) {
-    return fail(IMPORT_ERRORS.futureVersion, [`version ${doc.version}: this add-on reads version ${FORMAT_VERSION}`]);
+    return { ...fail(IMPORT_ERRORS.futureVersion, [`version ${doc.version}: this add-on reads version ${FORMAT_VERSION}`]), version: doc.version };
   }
   const problems = [];
   if (typeof doc.exportedAt !== "number" || !Number.isFinite(doc.exportedAt)) {

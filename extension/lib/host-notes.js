@@ -29,6 +29,108 @@ export const NO_TRACE_REASON_KEYS = {
   io: "traceReasonIo",
 };
 
+/** Why page use is unknown (page_use_unknown's `reason`). */
+export const PAGE_USE_REASON_KEYS = {
+  no_pfn: "pageUseReasonNoPfn",
+  kpageflags: "pageUseReasonKpageflags",
+};
+
+/** What went wrong with one file (`error_code`, docs/PROTOCOL.md "Per-file error codes"). */
+export const FILE_ERROR_KEYS = {
+  vanished: "fileErrorVanished",
+  changed: "fileErrorChanged",
+  escaped: "fileErrorEscaped",
+  not_regular: "fileErrorNotRegular",
+  open_failed: "fileErrorOpenFailed",
+  read_failed: "fileErrorReadFailed",
+  mincore_failed: "fileErrorMincoreFailed",
+  fadvise_failed: "fileErrorFadviseFailed",
+  // the add-on's own: the host called a file exact but sent no resident page count
+  no_resident_count: "fileErrorNoResidentCount",
+};
+
+/** The codes whose message names the failed system call's reason (`os_error`, `detail`). */
+const OS_ERROR_CODES = new Set(["open_failed", "read_failed", "mincore_failed", "fadvise_failed"]);
+
+/** The errnos worded here (EPERM, EIO, EACCES); any other shows the system's English. */
+export const OS_ERROR_KEYS = {
+  1: "osErrorPermission",
+  5: "osErrorIo",
+  13: "osErrorPermission",
+};
+
+/** Why a system call failed: worded for a known errno, else the system's English as a detail. */
+export function osErrorText(params, t) {
+  const key = OS_ERROR_KEYS[params?.os_error];
+  if (key) {
+    return t(key);
+  }
+  return typeof params?.detail === "string" && params.detail ? params.detail : "—";
+}
+
+/**
+ * A file's problem, worded: `problem` is {code, params, english} (from `error_code`,
+ * `error_params` and `error`). A code this add-on does not know, or an older host that sent only
+ * English, shows the host's English as a detail: it is all there is.
+ */
+export function fileErrorText(problem, t) {
+  const code = problem?.code;
+  const key = FILE_ERROR_KEYS[code];
+  if (key) {
+    return t(key, OS_ERROR_CODES.has(code) ? [osErrorText(problem.params, t)] : []);
+  }
+  if (typeof problem?.english === "string" && problem.english) {
+    return t("fileErrorHostWords", [problem.english]);
+  }
+  return t("fileErrorUnknown");
+}
+
+/** A file entry's problem as fileErrorText takes it, from the host's fields. */
+export function fileProblem(entry) {
+  return {
+    code: typeof entry?.error_code === "string" ? entry.error_code : null,
+    params: entry?.error_params && typeof entry.error_params === "object" ? entry.error_params : {},
+    english: typeof entry?.error === "string" ? entry.error : null,
+  };
+}
+
+/**
+ * A request's error (docs/PROTOCOL.md, "Error codes") worded from its code and params, for the
+ * codes whose params say it all. The others keep the host's `message` as the detail: the
+ * protocol's own errors (a bug of one side), `io_error` and `firefox_not_found` (the system's
+ * or the lookup's reason in free text), a newer host's code, and the add-on's own errors
+ * (`host_missing`, `host_disconnected`: Firefox's words).
+ */
+export const HOST_ERROR_KEYS = {
+  busy: "hostErrorBusy",
+  too_many_files: "hostErrorTooManyFiles",
+  no_such_file: "hostErrorNoSuchFile",
+  outside_install_dir: "hostErrorOutsideInstallDir",
+  no_such_trace: "hostErrorNoSuchTrace",
+  unknown_request: "hostErrorUnknownRequest",
+};
+
+const param = (v) => (typeof v === "number" ? formatCount(v) : typeof v === "string" && v ? v : "—");
+
+const HOST_ERROR_SUBS = {
+  busy: (p) => [param(p.limit)],
+  too_many_files: (p) => [param(p.count), param(p.limit)],
+  no_such_file: (p) => [param(p.path)],
+  outside_install_dir: (p) => [param(p.path), param(p.install_dir)],
+  no_such_trace: (p) => [param(p.trace)],
+  unknown_request: (p) => [String(p.target ?? "—")],
+};
+
+/** A request's error in words (see HOST_ERROR_KEYS); `error` is a HostError or {code, message, params}. */
+export function hostErrorText(error, t) {
+  const key = HOST_ERROR_KEYS[error?.code];
+  if (key) {
+    const params = error.params && typeof error.params === "object" ? error.params : {};
+    return t(key, HOST_ERROR_SUBS[error.code](params));
+  }
+  return String(error?.message ?? error ?? "—");
+}
+
 /** Why a trace's recording ended (`ended_by_code`). */
 export const ENDED_BY_KEYS = {
   session_restored: "traceEndedSessionRestored",
@@ -47,9 +149,18 @@ const SUBS = {
   lost_events: (p) => [count(p.count)],
   cold_evicted: (p) => [count(p.files), count(p.pages)],
   attached_late: (p) => [formatMs(p.ms)],
-  page_use_unknown: (p) => [String(p.detail ?? "—")],
+  page_use_unknown: (p, t) => [pageUseReason(p, t)],
   no_exact_trace: (p, t) => [NO_TRACE_REASON_KEYS[p.reason] ? t(NO_TRACE_REASON_KEYS[p.reason]) : t("traceReasonUnknown", [String(p.reason ?? "—")])],
 };
+
+/** page_use_unknown's reason, worded; an older host's note has only the English `detail`. */
+function pageUseReason(p, t) {
+  const key = PAGE_USE_REASON_KEYS[p.reason];
+  if (key) {
+    return t(key, p.reason === "kpageflags" ? [osErrorText(p, t)] : []);
+  }
+  return String(p.detail ?? "—");
+}
 
 /**
  * One note, worded: `note` is a code string or {code, params}. A code this add-on does not know

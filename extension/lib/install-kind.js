@@ -43,13 +43,27 @@ function installGets(installKind, hello, t) {
   return t("installGetsHidden");
 }
 
-/** hello's `firefox_found.how` when the parent is not Firefox, in words. */
+/**
+ * hello's `firefox_found.how` when the parent is not Firefox, worded from the codes and numbers
+ * beside it (`candidates`, `pids`), never from its English `detail`.
+ */
 export const FIREFOX_FOUND_KEYS = {
+  matched: "firefoxFoundMatchedPid",
+  no_hint: "firefoxFoundNoHintWords",
+  no_match: "firefoxFoundNoMatchCount",
+  ambiguous: "firefoxFoundAmbiguousPids",
+};
+
+/**
+ * The same for a host older than `pids`: its English `detail` is shown, since for `matched` and
+ * `ambiguous` nothing else names the processes.
+ */
+export const FIREFOX_FOUND_DETAIL_KEYS = {
   matched: "firefoxFoundMatched",
-  no_hint: "firefoxFoundNoHint",
-  no_match: "firefoxFoundNoMatch",
   ambiguous: "firefoxFoundAmbiguous",
 };
+
+const pidList = (pids) => new Intl.ListFormat(undefined, { style: "short", type: "unit" }).format(pids.map(String));
 
 /**
  * The line saying how the host found the Firefox it serves when its parent is not Firefox (a
@@ -57,6 +71,23 @@ export const FIREFOX_FOUND_KEYS = {
  * an older host said nothing).
  */
 export function firefoxFoundText(found, t) {
-  const key = FIREFOX_FOUND_KEYS[found?.how];
-  return key ? t(key, [found.detail ?? ""]) : null;
+  const how = found?.how;
+  const key = FIREFOX_FOUND_KEYS[how];
+  if (!key) {
+    return null;
+  }
+  const pids = Array.isArray(found.pids) ? found.pids.filter(Number.isInteger) : null;
+  if (how === "no_hint") {
+    return t(key);
+  }
+  if (how === "no_match" && Number.isInteger(found.candidates)) {
+    return t(key, [String(found.candidates)]);
+  }
+  if (how === "matched" && pids?.length === 1) {
+    return t(key, [String(pids[0])]);
+  }
+  if (how === "ambiguous" && pids?.length > 1) {
+    return t(key, [pidList(pids)]);
+  }
+  return t(FIREFOX_FOUND_DETAIL_KEYS[how] ?? "firefoxFoundNoMatch", [found.detail ?? "—"]);
 }

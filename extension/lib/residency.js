@@ -8,6 +8,7 @@ export const DEFAULT_PAGE_SIZE = 4096;
 // The formatters live in the one formatter module; re-exported for the residency texts.
 export { formatMB, formatPercent, formatRate } from "./format.js";
 import { formatMB, formatPercent } from "./format.js";
+import { fileErrorText, fileProblem } from "./host-notes.js";
 
 const UNKNOWN = "—";
 
@@ -121,7 +122,9 @@ export function fileView(file, { pageSize = DEFAULT_PAGE_SIZE, installDir = null
     // the host's code, worded by the page (lib/host-notes.js); its English hidden_reason is not shown
     hiddenCode: status === "hidden" ? (file.hidden_code ?? null) : null,
     mapped,
-    error: status === "error" ? (file?.error ?? (claimed === "exact" ? "no resident page count" : null)) : null,
+    // {code, params, english} for fileErrorText (lib/host-notes.js); the host's English is shown
+    // only where no code fits
+    error: status === "error" ? (claimed === "exact" ? { code: "no_resident_count", params: {}, english: null } : fileProblem(file)) : null,
   };
 }
 
@@ -226,7 +229,7 @@ export function buildResidency(fileEvents, summary = null) {
 /** The one-line "cached" text for a file or a group's totals; `t(key, subs)` words it. */
 export function cachedText(entry, t, locale = undefined) {
   if (entry.status === "error") {
-    return t("residencyFileError", [entry.error ?? UNKNOWN]);
+    return t("residencyFileError", [fileErrorText(entry.error, t)]);
   }
   const exact = typeof entry.cachedBytes === "number" && typeof entry.fraction === "number";
   if (!exact) {
@@ -264,7 +267,8 @@ export function evictRows(result, { installDir = null, pageSize = DEFAULT_PAGE_S
       dropped: before !== null && after !== null ? Math.max(0, before - after) : null,
       stayedBytes: after !== null ? after * pageSize : null,
       noteCode: file.note_code ?? null,
-      error: file.error ?? null,
+      // as fileView's: {code, params, english}, or null
+      error: file.error_code || file.error ? fileProblem(file) : null,
     };
   });
   // files where pages stayed first, most first; then the rest by name

@@ -4,7 +4,7 @@
 import browser from "../lib/browser.js";
 import { currentTrace, showTrace } from "./trace.js";
 import { t } from "../lib/i18n.js";
-import { buildExport, exportFileName, exportRecords, IMPORT_ERRORS, parseExport, residencySummary } from "../lib/export.js";
+import { buildExport, exportFileName, exportRecords, importErrorText, parseExport, residencySummary } from "../lib/export.js";
 import { hasMean, LIKE_NOTE_KEYS, likeWithLikeNote } from "../lib/coldness.js";
 import { formatDateTime } from "../lib/format.js";
 import { modeOf } from "../lib/mode.js";
@@ -105,13 +105,6 @@ async function exportJson() {
   }
 }
 
-const IMPORT_ERROR_KEYS = {
-  [IMPORT_ERRORS.notJson]: "importNotJson",
-  [IMPORT_ERRORS.foreign]: "importForeign",
-  [IMPORT_ERRORS.futureVersion]: "importFutureVersion",
-  [IMPORT_ERRORS.invalid]: "importInvalid",
-};
-
 async function importFile(file) {
   let text;
   try {
@@ -122,8 +115,9 @@ async function importFile(file) {
   }
   const result = parseExport(text);
   if (!result.ok) {
-    const detail = result.problems.slice(0, 3).join("; ") + (result.problems.length > 3 ? " …" : "");
-    showImportError(result.code, t(IMPORT_ERROR_KEYS[result.code], [file.name, detail]));
+    // the page names the fields; what is wrong with each, in English, is for the console
+    console.warn(`about:startup: ${file.name} was not imported:`, result.problems);
+    showImportError(result.code, importErrorText(file.name, result, t));
     return;
   }
   const key = `${file.name}\u0000${result.doc.exportedAt}`;

@@ -3,7 +3,7 @@
 // (page/relay.js), so a preload started from the popup shows its progress here too.
 import { t } from "../lib/i18n.js";
 import { preloadDoneText } from "../lib/preload-text.js";
-import { hostNoteText } from "../lib/host-notes.js";
+import { fileErrorText, hostErrorText, hostNoteText } from "../lib/host-notes.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
 import {
   buildResidency,
@@ -179,7 +179,7 @@ function errorWords(error, doing) {
   if (error?.code === HOST_DISCONNECTED) {
     return t("residencyHostStopped", [t(doing), error.message]);
   }
-  return t("residencyFailed", [t(doing), error?.message ?? String(error)]);
+  return t("residencyFailed", [t(doing), hostErrorText(error, t)]);
 }
 
 const busy = { residency: false, preload: false, evict: false, preloadOp: null };
@@ -368,7 +368,7 @@ function showEvictResult(result) {
     parts.push(el("p", { text: t("residencyEvictHidden", [String(hidden.length)]), className: "detail" }));
   }
   for (const row of failed) {
-    parts.push(el("p", { text: t("residencyEvictFileError", [row.name, row.error ?? "—"]), className: "detail res-error" }));
+    parts.push(el("p", { text: t("residencyEvictFileError", [row.name, fileErrorText(row.error, t)]), className: "detail res-error" }));
   }
   box.replaceChildren(...parts);
   box.dataset.files = String(rows.length);

@@ -43,8 +43,9 @@ pub const START_INCOMPLETE: &str = "start_incomplete";
 /// Trace: attached `ms` after the process started: reads before that are missed.
 pub const ATTACHED_LATE: &str = "attached_late";
 
-/// Trace: which read pages were then used is unknown (params: `detail`: no pfn in the events,
-/// or why /proc/kpageflags could not be read).
+/// Trace: which read pages were then used is unknown (params: `reason`, one of the
+/// `PAGE_USE_*` codes; `os_error` for [`PAGE_USE_KPAGEFLAGS`] where there is one; `detail`, the
+/// same in English).
 pub const PAGE_USE_UNKNOWN: &str = "page_use_unknown";
 
 /// The English of [`HIDDEN_NOT_OWNER`] (also the reply's `hidden_reason`).
@@ -60,6 +61,11 @@ pub const NO_TRACE_NOT_ROOT: &str = "not_root";
 pub const NO_TRACE_NO_TRACEFS: &str = "no_tracefs";
 pub const NO_TRACE_INSTANCE_TAKEN: &str = "instance_taken";
 pub const NO_TRACE_IO: &str = "io";
+
+/// Reasons of [`PAGE_USE_UNKNOWN`]: the trace events carry no page frame number (pfn) ...
+pub const PAGE_USE_NO_PFN: &str = "no_pfn";
+/// ... or /proc/kpageflags could not be read (params: `os_error`).
+pub const PAGE_USE_KPAGEFLAGS: &str = "kpageflags";
 
 impl Note {
     /// A note without params.
@@ -171,5 +177,27 @@ mod tests {
             .with("reason", NO_TRACE_NOT_ROOT)
             .english()
             .contains("needs root"));
+    }
+
+    #[test]
+    fn page_use_unknown_has_a_reason_code_beside_its_english_detail() {
+        let n = Note::new(PAGE_USE_UNKNOWN)
+            .with("reason", PAGE_USE_KPAGEFLAGS)
+            .with("os_error", 13)
+            .with(
+                "detail",
+                "/proc/kpageflags (Permission denied (os error 13))",
+            );
+        assert_eq!(
+            serde_json::to_value(&n).unwrap()["params"],
+            serde_json::json!({
+                "reason": "kpageflags",
+                "os_error": 13,
+                "detail": "/proc/kpageflags (Permission denied (os error 13))"
+            })
+        );
+        assert!(n
+            .english()
+            .ends_with("unknown: /proc/kpageflags (Permission denied (os error 13))"));
     }
 }

@@ -109,7 +109,7 @@ fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
     assert_reachable_by_others(&lib);
     let evicted = evict::evict(&fx.folder(), &[lib.clone(), owned.clone()]);
     assert!(
-        evicted.files.iter().all(|f| f.error.is_none()),
+        evicted.files.iter().all(|f| f.problem.is_none()),
         "{evicted:?}"
     );
 

@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use about_startup_host::firefox::install;
 use about_startup_host::pagecache::beneath::Folder;
+use about_startup_host::pagecache::problem::FileErrorCode;
 use about_startup_host::pagecache::residency::{self, FileReport, ScanOptions, Status};
 use about_startup_host::pagecache::{evict, preload};
 use about_startup_host::Error;
@@ -48,7 +49,7 @@ fn slash() -> Folder {
 fn evict_ok(files: &[PathBuf]) {
     let summary = evict::evict(&slash(), files);
     assert!(
-        summary.files.iter().all(|f| f.error.is_none()),
+        summary.files.iter().all(|f| f.problem.is_none()),
         "{:?}",
         summary.files
     );
@@ -81,7 +82,7 @@ fn evict_then_each_preload_method_fills_the_cache() {
         assert!(ev
             .files
             .iter()
-            .all(|f| f.status == Status::Exact && f.error.is_none()));
+            .all(|f| f.status == Status::Exact && f.problem.is_none()));
         assert_cold(&fx.ff, &all);
         for jobs in [Some(1), Some(3)] {
             let mut last = None;
@@ -129,11 +130,9 @@ fn evict_reports_before_and_after() {
     assert!(f.resident_after.unwrap() <= 50, "{f:?}");
     assert!(summary.pages_dropped >= 974);
     assert_eq!(summary.files[1].status, Status::Error);
-    assert!(summary.files[1]
-        .error
-        .as_deref()
-        .unwrap()
-        .contains("vanished"));
+    let gone = summary.files[1].problem.as_ref().unwrap();
+    assert_eq!(gone.error_code, FileErrorCode::Vanished);
+    assert!(gone.error.contains("vanished"), "{gone:?}");
 }
 
 #[test]
@@ -178,7 +177,9 @@ fn a_vanished_file_is_a_per_file_error() {
     let (reports, summary) = scan(&fx.ff, &all);
     let r = reports.iter().find(|r| r.path == gone).unwrap();
     assert_eq!(r.status, Status::Error);
-    assert!(r.error.as_deref().unwrap().contains("vanished"), "{r:?}");
+    let problem = r.problem.as_ref().unwrap();
+    assert_eq!(problem.error_code, FileErrorCode::Vanished);
+    assert!(problem.error.contains("vanished"), "{r:?}");
     assert_eq!(summary.groups["install"].error_files, 1);
     assert_eq!(reports.len(), all.len());
 }
@@ -293,19 +294,16 @@ fn a_folder_swapped_for_a_symlink_after_selection_is_refused_per_file() {
     .unwrap();
     let refused: Vec<_> = summary.errors.iter().map(|e| &e.path).collect();
     assert_eq!(refused, [&omni], "{:?}", summary.errors);
-    assert!(
-        summary.errors[0].error.starts_with("refused: "),
-        "{}",
-        summary.errors[0].error
-    );
+    let problem = &summary.errors[0].problem;
+    assert_eq!(problem.error_code, FileErrorCode::Escaped);
+    assert!(problem.error.starts_with("refused: "), "{problem:?}");
     assert_eq!(summary.files as usize, selected.files.len() - 1);
     assert_cold(decoy.parent().unwrap(), std::slice::from_ref(&decoy));
 
     let evicted = evict::evict(&selected.folder, &selected.files);
     let f = evicted.files.iter().find(|f| f.path == omni).unwrap();
     assert_eq!(f.status, Status::Error);
-    assert!(
-        f.error.as_deref().unwrap().starts_with("refused: "),
-        "{f:?}"
-    );
+    let problem = f.problem.as_ref().unwrap();
+    assert_eq!(problem.error_code, FileErrorCode::Escaped);
+    assert!(problem.error.starts_with("refused: "), "{f:?}");
 }

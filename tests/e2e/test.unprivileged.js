@@ -2,7 +2,8 @@
 // user `nobody` (65534) owns, and the built host run as that user (setpriv, its own HOME, a clean
 // environment, no root anywhere in the child). The kernel reports exact residency for files the
 // caller owns (mm/mincore.c can_do_mincore), so residency must be exact there, while the same
-// user sees the root-owned system copy as hidden; evict and preload work on the user's copy.
+// user sees the root-owned system copy as hidden; evict and preload work on the user's copy; a
+// file the user may not open is that file's error, as a code the add-on words (open_failed, 13).
 //
 // Needs root only to set the stage (copy, chown, switch user). Without root it is skipped with
 // the reason printed, never silently.
@@ -103,6 +104,20 @@ describe("a user-owned copy of Firefox, host run as an unprivileged user", { ski
     assert.ok(byName(own, "libxul.so"));
     const system = asUser(["residency", "--firefox", stage.systemDir, "--json", "libxul.so"]);
     assert.equal(byName(system, "libxul.so").status, "hidden", "the control: root's files are hidden to nobody");
+  });
+
+  it("a file the user cannot open is that file's error, with a code and errno beside the English", (t) => {
+    // Root's own file, mode 0600, inside the user's copy: nobody may not open it (EACCES).
+    const locked = path.join(stage.dir, "about-startup-locked.bin");
+    fs.writeFileSync(locked, "x".repeat(4096), { mode: 0o600 });
+    t.after(() => fs.rmSync(locked, { force: true }));
+    const scanned = byName(asUser(["residency", "--firefox", stage.dir, "--json", path.basename(locked)]), path.basename(locked));
+    assert.equal(scanned.status, "error", JSON.stringify(scanned));
+    assert.equal(scanned.error_code, "open_failed");
+    assert.equal(scanned.error_params.os_error, 13);
+    assert.match(scanned.error, /^cannot open: /, "the English stays for the CLI and older add-ons");
+    const evicted = byName(asUser(["evict", "--firefox", stage.dir, "--json", path.basename(locked)]), path.basename(locked));
+    assert.equal(evicted.error_code, "open_failed", JSON.stringify(evicted));
   });
 
   it("evict then preload, as the user: libxul.so goes to 0 pages and back to all of them", (t) => {

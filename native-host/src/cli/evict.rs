@@ -86,7 +86,9 @@ pub(super) fn evict_row(install: &Install, file: &evict::FileResult) -> Row {
                 path,
                 format!(
                     "error: {}",
-                    file.error.as_deref().unwrap_or("unknown error")
+                    file.problem
+                        .as_ref()
+                        .map_or("unknown error", |p| p.error.as_str())
                 ),
             ]
         }

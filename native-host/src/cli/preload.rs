@@ -92,7 +92,7 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
 
 pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::Result<()> {
     for error in &summary.errors {
-        eprintln!("warning: {}: {}", error.path.display(), error.error);
+        eprintln!("warning: {}: {}", error.path.display(), error.problem.error);
     }
     if json {
         return print_json(summary);

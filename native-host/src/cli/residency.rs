@@ -142,7 +142,10 @@ pub(super) fn residency_row(
         // Never a percentage: the kernel's numbers for this file are not true.
         Status::Hidden => "hidden".into(),
         Status::Error => {
-            let error = report.error.as_deref().unwrap_or("unknown error");
+            let error = report
+                .problem
+                .as_ref()
+                .map_or("unknown error", |p| p.error.as_str());
             return Row {
                 cells: vec![path, format!("error: {error}")],
                 extra: None,

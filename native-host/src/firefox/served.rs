@@ -68,6 +68,9 @@ pub struct Outcome {
     pub pid: Option<i32>,
     /// What was compared, or why nothing matched, in English (the CLI and the log).
     pub detail: String,
+    /// The matching main processes: one for `Matched`, several for `Ambiguous`, else none (with
+    /// `found` and `candidates`, what the extension words instead of `detail`).
+    pub pids: Vec<i32>,
     /// How many of this user's Firefox main processes were looked at.
     pub candidates: usize,
 }
@@ -92,6 +95,7 @@ pub fn match_served(procs: &[ProcEntry], hint: &BrowserHint, uid: u32) -> Outcom
                      through the desktop portal) and the extension sent no version, build ID or \
                      profile to find it by"
                 .into(),
+            pids: Vec::new(),
             candidates,
         };
     }
@@ -114,6 +118,7 @@ pub fn match_served(procs: &[ProcEntry], hint: &BrowserHint, uid: u32) -> Outcom
             found: Found::Matched,
             pid: Some(one.pid),
             detail: format!("process {} matched {wanted}", one.pid),
+            pids: vec![one.pid],
             candidates,
         },
         [] => Outcome {
@@ -124,6 +129,7 @@ pub fn match_served(procs: &[ProcEntry], hint: &BrowserHint, uid: u32) -> Outcom
                  Firefox main process(es) matched {wanted} (a Snap's or Flatpak's processes may \
                  be hidden from the host by its sandbox)"
             ),
+            pids: Vec::new(),
             candidates,
         },
         several => Outcome {
@@ -139,6 +145,7 @@ pub fn match_served(procs: &[ProcEntry], hint: &BrowserHint, uid: u32) -> Outcom
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            pids: several.iter().map(|p| p.pid).collect(),
             candidates,
         },
     }
@@ -271,6 +278,7 @@ mod tests {
         let out = match_served(&procs, &hint(Some("20261103151912"), None), 1000);
         assert_eq!((out.found, out.pid), (Found::Ambiguous, None));
         assert!(out.detail.contains("100, 400"), "{}", out.detail);
+        assert_eq!(out.pids, [100, 400]);
         let out = match_served(&procs, &hint(Some("20261103151912"), Some("/p/b")), 1000);
         assert_eq!((out.found, out.pid), (Found::Matched, Some(400)));
     }

@@ -47,7 +47,7 @@ impl Context {
                 firefox_pid: None,
                 install: Err(error),
                 bench_out: None,
-                found: found_as(Found::NoHint, None, None),
+                found: found_as(Found::NoHint, None, None, Vec::new()),
             }
         });
         Context {
@@ -62,13 +62,13 @@ impl Context {
                 firefox_pid: Some(pid),
                 install: install::locate(None, Some(pid)).map_err(ReplyError::from),
                 bench_out: None,
-                found: found_as(Found::Parent, None, None),
+                found: found_as(Found::Parent, None, None, Vec::new()),
             },
             None => Context {
                 firefox_pid: None,
                 install: Err(ReplyError::from(Error::FirefoxNotFound(NOT_FIREFOX.into()))),
                 bench_out: None,
-                found: found_as(Found::NoHint, Some(NOT_FIREFOX.into()), None),
+                found: found_as(Found::NoHint, Some(NOT_FIREFOX.into()), None, Vec::new()),
             },
         }
     }
@@ -81,7 +81,7 @@ impl Context {
             firefox_pid: None,
             install: Err(error),
             bench_out: None,
-            found: found_as(Found::NoHint, Some(detail.to_owned()), None),
+            found: found_as(Found::NoHint, Some(detail.to_owned()), None, Vec::new()),
         }
     }
 
@@ -99,10 +99,11 @@ impl Context {
             found,
             pid,
             detail,
+            pids,
             candidates,
         } = served::match_served(procs, hint, uid);
         log(&detail);
-        self.found = found_as(found, Some(detail.clone()), Some(candidates));
+        self.found = found_as(found, Some(detail.clone()), Some(candidates), pids);
         match pid {
             Some(pid) => {
                 self.firefox_pid = Some(pid);
@@ -125,11 +126,17 @@ impl Context {
     }
 }
 
-fn found_as(how: Found, detail: Option<String>, candidates: Option<usize>) -> FirefoxFound {
+fn found_as(
+    how: Found,
+    detail: Option<String>,
+    candidates: Option<usize>,
+    pids: Vec<i32>,
+) -> FirefoxFound {
     FirefoxFound {
         how,
         detail,
         candidates,
+        pids,
     }
 }
 
@@ -160,6 +167,7 @@ mod tests {
         };
         ctx.match_hint(&miss, &procs, 1000);
         assert_eq!(ctx.found.how, Found::NoMatch);
+        assert!(ctx.found.pids.is_empty());
         let err = ctx.install().unwrap_err();
         assert!(err.message.contains("build 1"), "{}", err.message);
         assert!(ctx.wants_match());
@@ -170,6 +178,7 @@ mod tests {
         ctx.match_hint(&hit, &procs, 1000);
         assert_eq!((ctx.found.how, ctx.firefox_pid), (Found::Matched, Some(me)));
         assert_eq!(ctx.found.candidates, Some(1));
+        assert_eq!(ctx.found.pids, [me]);
         assert!(!ctx.wants_match());
     }
 }

@@ -122,7 +122,7 @@ mod tests {
             status: Status::Exact,
             hidden_reason: None,
             hidden_code: None,
-            error: None,
+            problem: None,
             resident_pages: Some(0),
             resident_ranges: Some(Vec::new()),
             range_unit_pages: 1,

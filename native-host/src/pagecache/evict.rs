@@ -7,9 +7,10 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::pagecache::beneath::Opener;
+use crate::pagecache::problem::{FileErrorCode, Problem};
 use crate::pagecache::residency::{Status, HIDDEN_REASON};
 use crate::pagecache::sys::{self, Advice};
-use crate::pagecache::view::{count_resident, open_error, pages_of, Viewer};
+use crate::pagecache::view::{count_resident, pages_of, Viewer};
 
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process
 /// (mm/truncate.c `mapping_try_invalidate` leaves mapped folios alone) and dirty or writeback
@@ -30,8 +31,9 @@ pub struct FileResult {
     pub note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note_code: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    /// What went wrong (`error`, `error_code`, `error_params` on the wire).
+    #[serde(flatten)]
+    pub problem: Option<Problem>,
 }
 
 /// The final reply of `evict`.
@@ -82,12 +84,12 @@ fn evict_file(folder: &dyn Opener, path: &Path, viewer: &Viewer, core: &mut Vec<
         resident_after: None,
         note: None,
         note_code: None,
-        error: None,
+        problem: None,
     };
     let (file, meta) = match folder.open_file(path) {
         Ok(opened) => opened,
         Err(e) => {
-            result.error = Some(open_error(&e));
+            result.problem = Some(Problem::open(&e));
             return result;
         }
     };
@@ -101,7 +103,11 @@ fn evict_file(folder: &dyn Opener, path: &Path, viewer: &Viewer, core: &mut Vec<
     result.resident_before = resident();
     // fadvise works for anyone who can read the file, even where the result is hidden.
     if let Err(e) = sys::fadvise(&file, 0, 0, Advice::DontNeed) {
-        result.error = Some(format!("fadvise(DONTNEED) failed: {e}"));
+        result.problem = Some(Problem::io(
+            FileErrorCode::FadviseFailed,
+            format!("fadvise(DONTNEED) failed: {e}"),
+            &e,
+        ));
         result.resident_before = None;
         return result;
     }

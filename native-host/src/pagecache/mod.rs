@@ -11,6 +11,7 @@ pub mod evict;
 pub mod maps;
 pub mod pace;
 pub mod preload;
+pub mod problem;
 pub mod residency;
 pub mod sys;
 pub mod view;

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 #[cfg(test)]
 use crate::pagecache::beneath::Folder;
 use crate::pagecache::beneath::Opener;
+use crate::pagecache::problem::{FileErrorCode, Problem};
 use crate::pagecache::sys::{self, Advice};
-use crate::pagecache::view::open_error;
 use crate::Error;
 
 /// What `Method::Auto` means: measured fastest on an unthrottled disk (large reads, 2 jobs:
@@ -74,7 +74,9 @@ pub struct Progress {
 pub struct FileError {
     #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
-    pub error: String,
+    /// What went wrong (`error`, `error_code`, `error_params` on the wire).
+    #[serde(flatten)]
+    pub problem: Problem,
 }
 
 /// The final reply of `preload`.
@@ -206,11 +208,11 @@ fn largest_first(
             Ok(m) if m.is_file() => work.push((path.clone(), m.len())),
             Ok(_) => errors.push(FileError {
                 path: path.clone(),
-                error: "not a regular file".into(),
+                problem: Problem::new(FileErrorCode::NotRegular, "not a regular file"),
             }),
             Err(e) => errors.push(FileError {
                 path: path.clone(),
-                error: open_error(&e),
+                problem: Problem::open(&e),
             }),
         }
     }
@@ -227,12 +229,12 @@ enum Event {
 /// Why a file was not read to the end.
 enum Stop {
     Cancelled,
-    Failed(String),
+    Failed(Problem),
 }
 
 impl From<io::Error> for Stop {
     fn from(e: io::Error) -> Self {
-        Stop::Failed(e.to_string())
+        Stop::Failed(Problem::read(&e))
     }
 }
 
@@ -270,7 +272,7 @@ impl Job<'_> {
         let (file, _) = self
             .folder
             .open_file(path)
-            .map_err(|e| Stop::Failed(open_error(&e)))?;
+            .map_err(|e| Stop::Failed(Problem::open(&e)))?;
         match self.method {
             Method::Read | Method::Auto => self.read_all(&file, buf),
             Method::Readahead | Method::Fadvise => self.queue_and_wait(&file, size, buf),
@@ -378,10 +380,10 @@ fn report(
             Ok(Event::Finished(i, result)) => {
                 match result {
                     Ok(()) => progress.files_done += 1,
-                    Err(Stop::Failed(error)) => {
+                    Err(Stop::Failed(problem)) => {
                         errors.push(FileError {
                             path: job.work[i].0.clone(),
-                            error,
+                            problem,
                         });
                     }
                     Err(Stop::Cancelled) => {}
@@ -450,7 +452,12 @@ mod tests {
         );
         assert_eq!(work, [(b, 20), (a, 10)]);
         assert_eq!(errors.len(), 1);
-        assert!(errors[0].error.contains("vanished"), "{}", errors[0].error);
+        assert_eq!(errors[0].problem.error_code, FileErrorCode::Vanished);
+        assert!(
+            errors[0].problem.error.contains("vanished"),
+            "{:?}",
+            errors[0].problem
+        );
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! The primitives every page-cache user shares: who is looking ([`Viewer`], and whether mincore
-//! tells them the truth), the words for a failed open, page arithmetic, and the run-length
+//! tells them the truth), page arithmetic, and the run-length
 //! encoding of a page bitmap that `resident_ranges` carries. Residency, preload, evict, the working set and the plan all use them.
 
 use std::fs::{File, Metadata};
-use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -40,17 +39,6 @@ impl Viewer {
                 .as_ref()
                 .is_none_or(|maps| maps.maps(meta.uid(), meta.gid()));
         fowner || meta.uid() == self.euid || sys::writable(file, path)
-    }
-}
-
-/// Words for a failed open: a vanished file is what a Firefox update looks like.
-pub(crate) fn open_error(e: &io::Error) -> String {
-    if let Some(escape) = crate::pagecache::beneath::escape_of(e) {
-        return escape.to_string();
-    }
-    match e.kind() {
-        io::ErrorKind::NotFound => "vanished (Firefox updated?)".to_owned(),
-        _ => format!("cannot open: {e}"),
     }
 }
 

@@ -9,7 +9,9 @@ import {
   exportRecords,
   FORMAT,
   IMPORT_ERRORS,
+  importErrorText,
   parseExport,
+  problemField,
   residencySummary,
 } from "../../../extension/lib/export.js";
 
@@ -173,6 +175,32 @@ test("parseExport: text that is not JSON is its own error", () => {
   const ok = parseExport(JSON.stringify(good()));
   assert.equal(ok.ok, true);
   assert.equal(ok.doc.format, FORMAT);
+});
+
+test("a refused import is worded from its code; an invalid one names its fields, not the English problems", () => {
+  const t = (key, subs = []) => `${key}(${subs.join("|")})`;
+  const milestone = checkExport(BAD["a milestone as a string"][0]);
+  assert.equal(importErrorText("b.json", milestone, t), "importInvalidFields(b.json|history[0].milestones.main)");
+  const many = { code: IMPORT_ERRORS.invalid, problems: ["a: x", "b: y", "b: z", "c: w", "d: v", "e: u"] };
+  assert.match(importErrorText("b.json", many, t), /^importInvalidFieldsMore\(b\.json\|a.*b.*c\|2\)$/);
+  assert.equal(
+    importErrorText("b.json", parseExport('{"format":"about-startup-export","version":99}'), t),
+    "importFutureVersion(b.json|importFutureVersionDetail(99|1))",
+  );
+  assert.equal(importErrorText("b.json", parseExport("null"), t), "importForeign(b.json)");
+  // not JSON: the parser's message is the only detail there is
+  assert.match(importErrorText("b.json", parseExport("{ nope"), t), /^importNotJson\(b\.json\|.+\)$/);
+});
+
+test("every problem checkExport finds names its field before the English", () => {
+  for (const [name, [doc, code]] of Object.entries(BAD)) {
+    if (code !== IMPORT_ERRORS.invalid) {
+      continue;
+    }
+    for (const problem of checkExport(doc).problems) {
+      assert.match(problemField(problem), /^[\w.[\]]+( and [\w.[\]]+)?$/, `${name}: ${problem}`);
+    }
+  }
 });
 
 test("residencySummary keeps the per-group totals only", () => {

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { firefoxFoundText, installKindText } from "../../../extension/lib/install-kind.js";
+import { englishMessage } from "../fakes.js";
 
 // Words as "key[subs]" so the test sees which message and values were chosen.
 const t = (key, subs = []) => (subs.length ? `${key}[${subs.join("|")}]` : key);
@@ -37,8 +38,26 @@ test("a Flatpak, and no install at all", () => {
 test("how the host found Firefox is said only when it is not the parent", () => {
   assert.equal(firefoxFoundText({ how: "parent", detail: null }, t), null);
   assert.equal(firefoxFoundText(undefined, t), null);
-  assert.equal(firefoxFoundText({ how: "matched", detail: "process 7 matched build 1" }, t), "firefoxFoundMatched[process 7 matched build 1]");
-  assert.match(firefoxFoundText({ how: "no_match", detail: "none of your 0" }, t), /^firefoxFoundNoMatch\[none of your 0\]$/);
-  assert.match(firefoxFoundText({ how: "ambiguous", detail: "x" }, t), /firefoxFoundAmbiguous/);
-  assert.match(firefoxFoundText({ how: "no_hint", detail: "x" }, t), /firefoxFoundNoHint/);
+  // worded from the code and its numbers; the English detail is not shown
+  assert.equal(firefoxFoundText({ how: "matched", detail: "process 7 matched build 1", candidates: 1, pids: [7] }, t), "firefoxFoundMatchedPid[7]");
+  assert.equal(firefoxFoundText({ how: "no_match", detail: "none of your 0", candidates: 0, pids: [] }, t), "firefoxFoundNoMatchCount[0]");
+  assert.match(firefoxFoundText({ how: "ambiguous", detail: "x", candidates: 3, pids: [100, 400] }, t), /^firefoxFoundAmbiguousPids\[100.*400\]$/);
+  assert.equal(firefoxFoundText({ how: "no_hint", detail: "the host's parent …", candidates: null, pids: [] }, t), "firefoxFoundNoHintWords");
+});
+
+test("a host older than pids: its English detail only where nothing else names the processes", () => {
+  assert.equal(firefoxFoundText({ how: "matched", detail: "process 7 matched build 1", candidates: 1 }, t), "firefoxFoundMatched[process 7 matched build 1]");
+  assert.equal(firefoxFoundText({ how: "ambiguous", detail: "x", candidates: 2 }, t), "firefoxFoundAmbiguous[x]");
+  // candidates came before pids: enough to word no_match
+  assert.equal(firefoxFoundText({ how: "no_match", detail: "none of your 2", candidates: 2 }, t), "firefoxFoundNoMatchCount[2]");
+  assert.equal(firefoxFoundText({ how: "no_match", detail: "none" }, t), "firefoxFoundNoMatch[none]");
+  assert.equal(firefoxFoundText({ how: "no_hint", detail: "x" }, t), "firefoxFoundNoHintWords");
+});
+
+test("every firefox_found key is in messages.json, worded in English", () => {
+  const english = (key, subs) => englishMessage(key, subs);
+  assert.match(firefoxFoundText({ how: "ambiguous", candidates: 2, pids: [100, 400] }, english), /^not told apart: processes 100.*400 all have/);
+  assert.match(firefoxFoundText({ how: "matched", candidates: 1, pids: [4242] }, english), /process 4242 has this Firefox's version and build/);
+  assert.match(firefoxFoundText({ how: "no_match", candidates: 0, pids: [] }, english), /looked at: 0;/);
+  assert.match(firefoxFoundText({ how: "no_hint", pids: [] }, english), /^not found: /);
 });

@@ -43,7 +43,7 @@ const omni = {
   mapped: { source: "pagemap", pid: 4242, pages: 9000, ranges: [[0, 9000]], range_unit_pages: 1 },
 };
 const small = { path: `${DIR}/libmozgtk.so`, group: "install", size: 10000, pages: 3, status: "exact", resident_pages: 3, resident_ranges: [[0, 3]], range_unit_pages: 1 };
-const gone = { path: `${DIR}/libgone.so`, group: "install", size: 5000, pages: 2, status: "error", error: "vanished (Firefox updated?)" };
+const gone = { path: `${DIR}/libgone.so`, group: "install", size: 5000, pages: 2, status: "error", error: "vanished (Firefox updated?)", error_code: "vanished" };
 const gtk = { path: "/usr/lib/x86_64-linux-gnu/libgtk-3.so.0", group: "system", size: 8000000, pages: 1954, status: "exact", resident_pages: 1954, resident_ranges: [[0, 1954]], range_unit_pages: 1 };
 
 test("formatMB: decimal megabytes with one digit; missing stays missing", () => {
@@ -110,8 +110,20 @@ test("an exact file's text says MB cached of MB and the percentage", () => {
 test("an error file says its error in words", () => {
   const view = fileView(gone);
   assert.equal(view.status, "error");
-  assert.equal(cachedText(view, t), "residencyFileError(vanished (Firefox updated?))");
-  assert.equal(fileView({ ...small, resident_pages: null }).status, "error", "exact without a count is not drawn");
+  assert.equal(cachedText(view, t), "residencyFileError(fileErrorVanished())");
+  const noCount = fileView({ ...small, resident_pages: null });
+  assert.equal(noCount.status, "error", "exact without a count is not drawn");
+  assert.equal(cachedText(noCount, t), "residencyFileError(fileErrorNoResidentCount())");
+});
+
+test("a file's error is worded from its code; the host's English only where no code fits", () => {
+  const denied = { ...gone, error: "cannot open: Permission denied (os error 13)", error_code: "open_failed", error_params: { os_error: 13, detail: "Permission denied (os error 13)" } };
+  assert.equal(cachedText(fileView(denied), t), "residencyFileError(fileErrorOpenFailed(osErrorPermission()))");
+  const odd = { ...denied, error_params: { os_error: 40, detail: "Too many levels of symbolic links (os error 40)" } };
+  assert.equal(cachedText(fileView(odd), t), "residencyFileError(fileErrorOpenFailed(Too many levels of symbolic links (os error 40)))");
+  const oldHost = { ...gone, error_code: undefined };
+  assert.equal(cachedText(fileView(oldHost), t), "residencyFileError(fileErrorHostWords(vanished (Firefox updated?)))");
+  assert.equal(cachedText(fileView({ ...gone, error: undefined, error_code: undefined }), t), "residencyFileError(fileErrorUnknown())");
 });
 
 test("group totals: exact sums; one hidden file makes the total unknown, never a sum of known parts", () => {
@@ -209,6 +221,15 @@ test("evictRows: pages that stayed first, hidden results stay unknown", () => {
   );
   assert.equal(rows[0].stayedBytes, 30120 * 4096);
   assert.deepEqual(rows.map((r) => r.noteCode), ["pages_stayed", null, "evicted_hidden"]);
+});
+
+test("evictRows: a failed file keeps its code and params for the page to word", () => {
+  const [row] = evictRows({
+    files: [{ path: `${DIR}/omni.ja`, pages: 0, status: "error", resident_before: null, resident_after: null, error: "refused: …", error_code: "escaped" }],
+  });
+  assert.deepEqual(row.error, { code: "escaped", params: {}, english: "refused: …" });
+  const [fine] = evictRows({ files: [{ path: `${DIR}/a.so`, pages: 5, status: "exact", resident_before: 5, resident_after: 0 }] });
+  assert.equal(fine.error, null);
 });
 
 test("summaryTotals: the popup's totals from the reply's group summary alone", async () => {

@@ -149,7 +149,8 @@ pub struct Hello {
     pub firefox_found: FirefoxFound,
 }
 
-/// `hello`'s `firefox_found`.
+/// `hello`'s `firefox_found`. `how` is the code to word; with `candidates` and `pids` it says
+/// what `detail` says in English (kept for the CLI's log and older extensions).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FirefoxFound {
     pub how: Found,
@@ -157,6 +158,9 @@ pub struct FirefoxFound {
     pub detail: Option<String>,
     /// This user's running Firefox main processes looked at (only when matching was tried).
     pub candidates: Option<usize>,
+    /// The processes that matched: one for `matched`, several for `ambiguous`, else none
+    /// (appended: fields are only added at the end).
+    pub pids: Vec<i32>,
 }
 
 /// `cancel`'s data.

@@ -9,7 +9,9 @@ fn evict_reply(n: usize, path_len: usize) -> Reply {
         resident_after: None,
         note: Some("a note as long as the longest the host writes, give or take".into()),
         note_code: Some(crate::note::EVICTED_HIDDEN),
-        error: Some("cannot open: Permission denied (os error 13)".into()),
+        problem: Some(crate::pagecache::problem::Problem::open(
+            &std::io::Error::from_raw_os_error(13),
+        )),
     };
     Reply::Evict(evict::Summary {
         files: vec![file; n],
@@ -104,7 +106,9 @@ fn preload_errors_keep_the_first_ones() {
     let errors = (0..1200)
         .map(|i| preload::FileError {
             path: PathBuf::from(format!("/f/{i}")),
-            error: "vanished (Firefox updated?)".into(),
+            problem: crate::pagecache::problem::Problem::open(&std::io::Error::from(
+                std::io::ErrorKind::NotFound,
+            )),
         })
         .collect();
     let summary = preload::Summary {
@@ -482,6 +486,7 @@ fn typed_replies_and_events_keep_the_wire_shape() {
             how: Found::Parent,
             detail: None,
             candidates: None,
+            pids: Vec::new(),
         },
     });
     assert_eq!(
@@ -490,7 +495,7 @@ fn typed_replies_and_events_keep_the_wire_shape() {
             + r#""kernel":"6.18.44","euid":1000,"root":false,"#
             + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242,"#
             + r#""install_kind":null,"firefox_found":{"how":"parent","detail":null,"#
-            + r#""candidates":null}}}"#
+            + r#""candidates":null,"pids":[]}}}"#
     );
     let cancel = Envelope::ok(6, Reply::Cancel(Cancelled { target: 4 }));
     assert_eq!(

@@ -56,7 +56,7 @@ pub fn run(
                 Err(e) => {
                     errors.push(FileError {
                         path: plan.files[read.file].clone(),
-                        error: e.to_string(),
+                        problem: crate::pagecache::problem::Problem::read(&e),
                     });
                     open.insert(read.file, None);
                 }
@@ -115,7 +115,7 @@ fn file_of<'a>(
             Err(e) => {
                 errors.push(FileError {
                     path: plan.files[index].clone(),
-                    error: crate::pagecache::view::open_error(&e),
+                    problem: crate::pagecache::problem::Problem::open(&e),
                 });
                 None
             }

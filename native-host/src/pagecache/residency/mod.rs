@@ -19,8 +19,9 @@ use serde::Serialize;
 
 use crate::pagecache::beneath::Folder;
 use crate::pagecache::maps::{parse_maps_line, MapsLine};
+use crate::pagecache::problem::Problem;
 use crate::pagecache::sys;
-use crate::pagecache::view::{count_resident, encode, open_error, pages_of, Viewer};
+use crate::pagecache::view::{count_resident, encode, pages_of, Viewer};
 use crate::Error;
 
 /// What this host can measure for this user (part of `hello`).
@@ -95,8 +96,10 @@ pub struct FileReport {
     pub hidden_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hidden_code: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    /// `status: "error"`: what went wrong (`error`, `error_code`, `error_params` on the wire);
+    /// boxed, so a `file` event stays small beside the other events.
+    #[serde(flatten)]
+    pub problem: Option<Box<Problem>>,
     pub resident_pages: Option<u64>,
     pub resident_ranges: Option<Vec<[u64; 2]>>,
     pub range_unit_pages: u64,
@@ -177,7 +180,7 @@ impl FileReport {
             status: Status::Error,
             hidden_reason: None,
             hidden_code: None,
-            error: None,
+            problem: None,
             resident_pages: None,
             resident_ranges: None,
             range_unit_pages: 1,
@@ -185,9 +188,9 @@ impl FileReport {
         }
     }
 
-    fn failed(mut self, why: String) -> Self {
+    fn failed(mut self, why: Problem) -> Self {
         self.status = Status::Error;
-        self.error = Some(why);
+        self.problem = Some(Box::new(why));
         self.hidden_reason = None;
         self.hidden_code = None;
         self.resident_pages = None;
@@ -276,7 +279,29 @@ mod tests {
             (t.resident_pages, t.exact_pages, t.hidden_files),
             (None, 8, 1)
         );
-        t.add(&FileReport::new(Path::new("/c"), Group::Install).failed("x".into()));
+        t.add(
+            &FileReport::new(Path::new("/c"), Group::Install).failed(Problem::new(
+                crate::pagecache::problem::FileErrorCode::Changed,
+                "x",
+            )),
+        );
         assert_eq!((t.files, t.error_files), (4, 1));
+    }
+
+    #[test]
+    fn a_failed_file_carries_the_english_the_code_and_its_params() {
+        let denied = FileReport::new(Path::new("/i/libxul.so"), Group::Install)
+            .failed(Problem::open(&io::Error::from_raw_os_error(13)));
+        let wire = serde_json::to_value(&denied).unwrap();
+        assert_eq!(wire["status"], "error");
+        assert_eq!(wire["error_code"], "open_failed");
+        assert_eq!(wire["error_params"]["os_error"], 13);
+        assert!(wire["error"].as_str().unwrap().starts_with("cannot open: "));
+        let fine =
+            serde_json::to_value(FileReport::new(Path::new("/i/a"), Group::Install)).unwrap();
+        assert!(
+            fine.get("error").is_none() && fine.get("error_code").is_none(),
+            "{fine}"
+        );
     }
 }

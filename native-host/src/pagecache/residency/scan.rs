@@ -3,6 +3,7 @@
 //! and a file that changed while scanned reported as such.
 
 use super::*;
+use crate::pagecache::problem::FileErrorCode;
 
 pub struct ScanOptions {
     /// The Firefox process whose mappings are reported (and whose system libraries are scanned).
@@ -41,8 +42,9 @@ pub fn scan(
         // same way as the install folder.
         let report = match image.parent().map(Folder::open) {
             Some(Ok(folder)) => scanner.scan_file(&folder, image, Group::Image),
-            Some(Err(e)) => FileReport::new(image, Group::Image).failed(open_error(&e)),
-            None => FileReport::new(image, Group::Image).failed("no folder".to_owned()),
+            Some(Err(e)) => FileReport::new(image, Group::Image).failed(Problem::open(&e)),
+            None => FileReport::new(image, Group::Image)
+                .failed(Problem::new(FileErrorCode::OpenFailed, "no folder")),
         };
         let mut totals = GroupTotals::empty();
         totals.add(&report);
@@ -79,25 +81,39 @@ fn check(cancel: &AtomicBool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Message of a file replaced or rewritten during the scan.
-const CHANGED: &str = "changed while scanned (Firefox updated?)";
-const VANISHED: &str = "vanished while scanned (Firefox updated?)";
+/// A file replaced or rewritten during the scan.
+fn changed_while_scanned() -> Problem {
+    Problem::new(
+        FileErrorCode::Changed,
+        "changed while scanned (Firefox updated?)",
+    )
+}
+
+/// A file removed during the scan.
+fn vanished_while_scanned() -> Problem {
+    Problem::new(
+        FileErrorCode::Vanished,
+        "vanished while scanned (Firefox updated?)",
+    )
+}
 
 /// The file was rewritten (size or mtime) or replaced (inode) while we looked at it.
-fn changed(file: &File, before: &Metadata, folder: &Folder, path: &Path) -> Option<&'static str> {
+fn changed(file: &File, before: &Metadata, folder: &Folder, path: &Path) -> Option<Problem> {
     let Ok(now) = file.metadata() else {
-        return Some(CHANGED);
+        return Some(changed_while_scanned());
     };
     if now.len() != before.len()
         || now.mtime() != before.mtime()
         || now.mtime_nsec() != before.mtime_nsec()
     {
-        return Some(CHANGED);
+        return Some(changed_while_scanned());
     }
     match folder.stat(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(VANISHED),
-        Err(_) => Some(CHANGED),
-        Ok(m) if m.ino() != before.ino() || m.dev() != before.dev() => Some(CHANGED),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(vanished_while_scanned()),
+        Err(_) => Some(changed_while_scanned()),
+        Ok(m) if m.ino() != before.ino() || m.dev() != before.dev() => {
+            Some(changed_while_scanned())
+        }
         Ok(_) => None,
     }
 }
@@ -124,7 +140,7 @@ impl Scanner {
         let report = FileReport::new(path, group);
         let (file, before) = match folder.open_file(path) {
             Ok(opened) => opened,
-            Err(e) => return report.failed(open_error(&e)),
+            Err(e) => return report.failed(Problem::open(&e)),
         };
         let mut report = FileReport {
             size: before.len(),
@@ -136,7 +152,11 @@ impl Scanner {
         }
         if self.viewer.sees(&file, &before, path) {
             if let Err(e) = sys::mincore_file(&file, before.len(), &mut self.core) {
-                return report.failed(format!("mincore failed: {e}"));
+                return report.failed(Problem::io(
+                    FileErrorCode::MincoreFailed,
+                    format!("mincore failed: {e}"),
+                    &e,
+                ));
             }
             let (ranges, unit) = encode(&self.core, MAX_RANGES);
             report.status = Status::Exact;
@@ -150,7 +170,7 @@ impl Scanner {
             report.hidden_code = Some(crate::note::HIDDEN_NOT_OWNER);
         }
         match changed(&file, &before, folder, path) {
-            Some(why) => report.failed(why.to_owned()),
+            Some(why) => report.failed(why),
             None => report,
         }
     }

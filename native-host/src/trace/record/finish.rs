@@ -101,15 +101,22 @@ pub(super) fn finish(
         Some(Ok(_)) => {
             notes.push(
                 Note::new(crate::note::PAGE_USE_UNKNOWN)
+                    .with("reason", crate::note::PAGE_USE_NO_PFN)
                     .with("detail", "the trace events carry no page frame (pfn)"),
             );
             None
         }
         Some(Err(e)) => {
-            notes.push(Note::new(crate::note::PAGE_USE_UNKNOWN).with(
-                "detail",
-                format!("{} ({e})", crate::trace::used::KPAGEFLAGS),
-            ));
+            let mut note = Note::new(crate::note::PAGE_USE_UNKNOWN)
+                .with("reason", crate::note::PAGE_USE_KPAGEFLAGS)
+                .with(
+                    "detail",
+                    format!("{} ({e})", crate::trace::used::KPAGEFLAGS),
+                );
+            if let Some(errno) = e.raw_os_error() {
+                note = note.with("os_error", errno);
+            }
+            notes.push(note);
             None
         }
         None => None,
