@@ -2,7 +2,7 @@
 // ± 95% CI per milestone, the current start highlighted, and a trend chart of sessionRestored.
 // Thin DOM code over lib/history.js and lib/stats.js.
 import browser from "../lib/browser.js";
-import { t } from "../lib/i18n.js";
+import { t, tn } from "../lib/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
 import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
@@ -269,7 +269,7 @@ function renderTrend(records, currentId) {
     );
     svg.append(dot);
   });
-  svg.setAttribute("aria-label", t("historyTrendLabel", [String(points.length)]));
+  svg.setAttribute("aria-label", tn("historyTrendLabel", points.length));
   const present = new Set(points.map((p) => p.coldness));
   $("history-trend-legend").replaceChildren(
     ...Object.keys(COLDNESS_KEYS)

@@ -1,7 +1,7 @@
 // The timeline chart of the current start: an SVG drawn from the milestone rows with the layout
 // from ../lib/timeline.js. The milestones table stays the accessible source of the same figures;
 // the chart is one image with a title and a description.
-import { t } from "../lib/i18n.js";
+import { t, tn } from "../lib/i18n.js";
 import { timelineLayout } from "../lib/timeline.js";
 import { formatMs } from "../lib/format.js";
 import { svgEl } from "./dom.js";
@@ -56,7 +56,7 @@ export function drawTimeline(rows, origin) {
   });
   chart.append(
     svgEl("title", { id: titleId }, t("timelineTitle")),
-    svgEl("desc", { id: descId }, t("timelineDesc", [
+    svgEl("desc", { id: descId }, tn("timelineDesc", layout.marks.length, [
       String(layout.marks.length),
       first.name,
       final.name,

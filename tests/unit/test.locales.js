@@ -1,7 +1,8 @@
 // Every visible string comes from _locales: this scans all of extension/ for the message keys it
 // asks for (t("key"), lookup tables `…_KEYS = {…: "key"}`, data-i18n="key", __MSG_key__) and
-// checks that each has an English message with a description. Keys built at run time from a
-// template (t(`${key}Explanation`)) are listed in DYNAMIC below by hand.
+// checks that each has an English message with a description. A count message, tn("key", n), needs
+// both its forms: `key` (other) and `keyOne`. Keys built at run time from a template
+// (t(`${key}Explanation`)) are listed in DYNAMIC below by hand.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -33,6 +34,11 @@ export function keysIn(source) {
       keys.add(literal[1]);
     }
   }
+  // tn("key", count, …): the count message's other form and its One form
+  for (const match of source.matchAll(/\btn\(\s*["'](\w+)["']/g)) {
+    keys.add(match[1]);
+    keys.add(`${match[1]}One`);
+  }
   for (const match of source.matchAll(/_KEYS = \{([^}]*)\}/g)) {
     for (const literal of match[1].matchAll(/:\s*"(\w+)"/g)) {
       keys.add(literal[1]);
@@ -47,9 +53,9 @@ export function keysIn(source) {
   return keys;
 }
 
-test("keysIn finds calls, ternaries, lookup tables, data-i18n and __MSG_", () => {
-  const found = keysIn(`t("a"); t(x ? "b" : "c", [1]); t(mode === "full" ? "g" : "h"); const NOTE_KEYS = { [X]: "d" }; <p data-i18n="e"> "__MSG_f__" t(variable)`);
-  assert.deepEqual([...found].sort(), ["a", "b", "c", "d", "e", "f", "g", "h"]);
+test("keysIn finds calls, ternaries, plurals, lookup tables, data-i18n and __MSG_", () => {
+  const found = keysIn(`t("a"); t(x ? "b" : "c", [1]); t(mode === "full" ? "g" : "h"); tn("i", n, [String(n)]); const NOTE_KEYS = { [X]: "d" }; <p data-i18n="e"> "__MSG_f__" t(variable)`);
+  assert.deepEqual([...found].sort(), ["a", "b", "c", "d", "e", "f", "g", "h", "i", "iOne"]);
 });
 
 test("every message key used anywhere in extension/ exists in English, with a description", () => {
@@ -90,6 +96,13 @@ test("every message with substitutions names them: no positional $1 in a message
       assert.ok(placeholder.example, `${key}: placeholder ${name} needs an example`);
     }
   }
+});
+
+test("no message hedges a count with \"(s)\": counts are worded through tn()", () => {
+  const hedged = Object.entries(messages)
+    .filter(([, { message }]) => /\(s\)/.test(message))
+    .map(([key]) => key);
+  assert.deepEqual(hedged, [], "messages with \"(s)\": give them a One form and word them through tn()");
 });
 
 test("every message has a description that is more than its key", () => {

@@ -22,3 +22,9 @@ test("a planned preload says what the plan named; failed files are counted", () 
   assert.equal(preloadDoneText(old, t, { short: true }), "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlannedTotal[335.6 MB|disk]");
   assert.match(preloadDoneText(null, t), /^residencyPreloadDone\[—\|—\|—\|—\|—\]$/);
 });
+
+test("one file and one failure take the One forms (tn)", () => {
+  const one = { ...result, files: 1, errors: [{}] };
+  assert.equal(preloadDoneText(one, t, { short: true }), "popupPreloadDoneOne[308.4 MB|1|9,800 ms|31.5 MB/s] residencyPreloadErrorsOne[1]");
+  assert.match(preloadDoneText(one, t), /^residencyPreloadDoneOne\[/);
+});
