@@ -8,7 +8,7 @@ import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
 import { coldnessOf } from "../lib/coldness.js";
 import { coldHotVerdict } from "../lib/verdict.js";
-import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
+import { formatBytes, formatDateTime, formatMs, formatNumber, formatSeconds } from "../lib/format.js";
 import { startupApi } from "../lib/mode.js";
 import { $, el, svgEl } from "./dom.js";
 
@@ -128,7 +128,7 @@ function startRow(record, milestones, currentId) {
   tr.append(when, el("td", { text: t(record.mode === "full" ? "historyModeFull" : "historyModeBasic") }));
   for (const name of milestones) {
     const value = record.milestones[name];
-    const td = el("td", { text: formatMs(value).replace(/ ms$/, ""), className: "num" });
+    const td = el("td", { text: formatNumber(value), className: "num" });
     td.dataset.milestone = name;
     if (typeof value === "number") {
       td.dataset.ms = String(value);
@@ -187,7 +187,7 @@ function renderTable(records, currentId) {
     );
     for (const name of milestones) {
       const stat = group.stats[name];
-      const td = el("td", { text: formatMeanCi(stat).replace(/ ms$/, ""), className: "num" });
+      const td = el("td", { text: formatMeanCi(stat, undefined, { unit: false }), className: "num" });
       td.dataset.milestone = name;
       td.dataset.n = String(stat.n);
       td.title =

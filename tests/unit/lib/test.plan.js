@@ -121,7 +121,7 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
     lines.map((line) => line.id),
     ["learned", "autostart", "last-run", "note"],
   );
-  assert.equal(lines[0].text, "A plan is learned from 3 starts: 120.0 MB of the install folder (40 % of its 300.0 MB) + 30.0 MB of system libraries.");
+  assert.equal(lines[0].text, "A plan is learned from 3 starts: 120.0 MB of the install folder (40% of its 300.0 MB) + 30.0 MB of system libraries.");
   assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
   assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
   assert.equal(lines[3].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
@@ -147,7 +147,7 @@ test("uncachedPreloadParams: a name that is not UTF-8 is sent back with its exac
 
 test("planLines: a plan larger than the install folder (system libraries) is never a share over 100 %; an older host's total is said as a total", () => {
   const big = planView({ ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000, planned_install_bytes: 270_100_000, planned_system_bytes: 65_500_000 });
-  assert.equal(planLines(big, t, { when })[0].text, "A plan is learned from 3 starts: 270.1 MB of the install folder (88 % of its 308.4 MB) + 65.5 MB of system libraries.");
+  assert.equal(planLines(big, t, { when })[0].text, "A plan is learned from 3 starts: 270.1 MB of the install folder (88% of its 308.4 MB) + 65.5 MB of system libraries.");
   const old = { ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000 };
   delete old.planned_install_bytes;
   delete old.planned_system_bytes;

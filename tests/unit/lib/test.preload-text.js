@@ -15,7 +15,7 @@ test("a planned preload says what the plan named; failed files are counted", () 
   const planned = { ...result, planned: true, bytes_planned: 335_600_000, bytes_planned_system: 65_500_000, bytes_install: 308_400_000, order: "disk", errors: [{}, {}] };
   assert.equal(
     preloadDoneText(planned, t, { short: true }),
-    "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlanned[270.1 MB|88 %|308.4 MB|65.5 MB|disk] residencyPreloadErrors[2]",
+    "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlanned[270.1 MB|88%|308.4 MB|65.5 MB|disk] residencyPreloadErrors[2]",
   );
   // a host older than the split: the total, said as install and system together
   const old = { ...planned, bytes_planned_system: undefined, errors: [] };
