@@ -1,13 +1,25 @@
 // The one formatter module of the page and the popup (numbers, bytes, times, dates), all through
-// Intl: pure functions; `null`/`undefined` means "not known".
+// Intl, units included (no " ms" or " %" glued on in English): pure functions; `null`/`undefined`
+// means "not known".
 
 const UNKNOWN = "—";
 
-export function formatMs(ms, locale = undefined) {
-  if (typeof ms !== "number" || !Number.isFinite(ms)) {
+const known = (n) => typeof n === "number" && Number.isFinite(n);
+
+/** A plain number with at most `fractionDigits` decimals ("1,234.5"), for cells whose unit is in the heading. */
+export function formatNumber(n, locale = undefined, { fractionDigits = 0 } = {}) {
+  if (!known(n)) {
     return UNKNOWN;
   }
-  return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(ms)} ms`;
+  return new Intl.NumberFormat(locale, { maximumFractionDigits: fractionDigits }).format(n);
+}
+
+/** Milliseconds with the locale's unit ("1,234 ms"). */
+export function formatMs(ms, locale = undefined, { fractionDigits = 0 } = {}) {
+  if (!known(ms)) {
+    return UNKNOWN;
+  }
+  return new Intl.NumberFormat(locale, { style: "unit", unit: "millisecond", maximumFractionDigits: fractionDigits }).format(ms);
 }
 
 /** Seconds with one decimal through Intl ("8.4s" in English), from ms. */
@@ -50,25 +62,32 @@ export function formatBytes(bytes, locale = undefined) {
 /** The same as formatBytes (the residency texts' name for it). */
 export const formatMB = formatBytes;
 
-/** "95 %" for a fraction 0…1; values in (0, 1 %) show as "<1 %" so they never read as nothing. */
-export function formatPercent(fraction, locale = undefined) {
-  if (typeof fraction !== "number" || !Number.isFinite(fraction)) {
+/**
+ * A fraction as the locale's percentage ("95%" in English, "95 %" in French), with
+ * `fractionDigits` decimals; values that would round to 0 or to 100 without being so show as
+ * "<1%" and ">99%" (by the last digit shown), so a few pages never read as nothing or as all.
+ */
+export function formatPercent(fraction, locale = undefined, { fractionDigits = 0 } = {}) {
+  if (!known(fraction)) {
     return UNKNOWN;
   }
-  if (fraction > 0 && fraction < 0.01) {
-    return "<1 %";
+  const format = new Intl.NumberFormat(locale, { style: "percent", minimumFractionDigits: fractionDigits, maximumFractionDigits: fractionDigits });
+  const step = 10 ** -(2 + fractionDigits);
+  if (fraction > 0 && fraction < step) {
+    return `<${format.format(step)}`;
   }
-  if (fraction < 1 && fraction > 0.99) {
-    return ">99 %";
+  if (fraction < 1 && fraction > 1 - step) {
+    return `>${format.format(1 - step)}`;
   }
-  return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(fraction * 100)} %`;
+  return format.format(fraction);
 }
 
+/** Megabytes per second with the locale's unit ("31.5 MB/s"). */
 export function formatRate(mbPerS, locale = undefined) {
-  if (typeof mbPerS !== "number" || !Number.isFinite(mbPerS)) {
+  if (!known(mbPerS)) {
     return UNKNOWN;
   }
-  return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 1 }).format(mbPerS)} MB/s`;
+  return new Intl.NumberFormat(locale, { style: "unit", unit: "megabyte-per-second", maximumFractionDigits: 1 }).format(mbPerS);
 }
 
 /**

@@ -2,6 +2,7 @@
 // named params, never text for the page (its English fields are for the CLI and older add-ons).
 // Pure: words through `t(key, subs)`.
 import { formatCount, formatMs } from "./format.js";
+import { plural } from "./i18n.js";
 
 /** Message of each note code the add-on knows. */
 export const HOST_NOTE_KEYS = {
@@ -162,6 +163,13 @@ function pageUseReason(p, t) {
   return String(p.detail ?? "—");
 }
 
+/** The count that picks the plural form of each counting code's message (tn). */
+const COUNTS = {
+  unresolved_files: (p) => p.count,
+  lost_events: (p) => p.count,
+  cold_evicted: (p) => p.files,
+};
+
 /**
  * One note, worded: `note` is a code string or {code, params}. A code this add-on does not know
  * (a newer host) is named as a code, never guessed at.
@@ -173,7 +181,8 @@ export function hostNoteText(note, t) {
   if (!key) {
     return t("hostNoteUnknown", [String(code ?? "—")]);
   }
-  return t(key, SUBS[code]?.(params, t) ?? []);
+  const subs = SUBS[code]?.(params, t) ?? [];
+  return COUNTS[code] ? plural(t)(key, COUNTS[code](params), subs) : t(key, subs);
 }
 
 /** Why a trace ended, worded; an older host's trace without a code says only that. */
@@ -191,5 +200,6 @@ export function traceNoteTexts(trace, t) {
     return trace.note_codes.map((note) => hostNoteText(note, t));
   }
   const english = Array.isArray(trace?.notes) ? trace.notes.length : 0;
-  return english > 0 ? [t("traceNotesOldHost", [String(english)])] : [];
+  const tn = plural(t);
+  return english > 0 ? [tn("traceNotesOldHost", english)] : [];
 }

@@ -1,7 +1,9 @@
 // The one i18n helper of the page and the popup: `t(key, substitutions)` words a message of
 // _locales (the key itself when it is missing, so a gap shows instead of an empty line), and
 // localize(root) fills every [data-i18n] element's text. `translator(getMessage)` is the pure
-// part (the unit tests pass their own); `t` is bound to browser.i18n.
+// part (the unit tests pass their own); `t` is bound to browser.i18n. WebExtension messages have no
+// plural rules, so `tn(key, count, substitutions)` picks a count's form: `<key>One` (and `<key>Two`,
+// `<key>Few`… where a locale has them) by Intl.PluralRules, else `<key>`, the "other" form.
 import browser from "./browser.js";
 
 /** manifest.json's default_locale: the messages used when no language of the user's has any. */
@@ -13,6 +15,49 @@ export function translator(getMessage) {
 }
 
 export const t = translator((key, substitutions) => browser.i18n.getMessage(key, substitutions));
+
+const pluralRules = new Map();
+
+/**
+ * The plural rules of the messages `t` words: the language their file names in its
+ * "messagesLanguage" message (not the UI's: a French UI over the English file must still say
+ * "0 files"), the default locale's when that is missing or no language tag.
+ */
+function rulesOf(t) {
+  const language = t("messagesLanguage");
+  if (!pluralRules.has(language)) {
+    let rules;
+    try {
+      rules = new Intl.PluralRules(language);
+    } catch {
+      rules = new Intl.PluralRules(DEFAULT_LOCALE);
+    }
+    pluralRules.set(language, rules);
+  }
+  return pluralRules.get(language);
+}
+
+/**
+ * A plural-aware `tn(key, count, substitutions)` over `t` (pure, for any `t` of this module's
+ * shape): `<key>One` for a count the language calls "one" (1 in English), `<key>Two`/`Few`/
+ * `Many`/`Zero` likewise where a translation has them, and `<key>`, the "other" form, for the
+ * rest and whenever the specific form is missing. `substitutions` default to the count alone.
+ */
+export function plural(t) {
+  return (key, count, substitutions = [String(count)]) => {
+    const category = typeof count === "number" && Number.isFinite(count) ? rulesOf(t).select(count) : "other";
+    if (category !== "other") {
+      const specific = `${key}${category[0].toUpperCase()}${category.slice(1)}`;
+      const text = t(specific, substitutions);
+      if (text !== specific) {
+        return text;
+      }
+    }
+    return t(key, substitutions);
+  };
+}
+
+export const tn = plural(t);
 
 /** Sets the text of every [data-i18n] element under `root` to its message. */
 export function localize(root, translate = t) {

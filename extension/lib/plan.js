@@ -5,6 +5,7 @@
 import { HOST_DISCONNECTED, HOST_MISSING } from "./host-client.js";
 import { formatDateTime, formatMB, formatPercent, formatSeconds } from "./format.js";
 import { hostNoteText } from "./host-notes.js";
+import { plural } from "./i18n.js";
 
 /** storage.local key of the last `learn` the background sent: {startId, at, status, result, error, lastLearned}. */
 export const LEARN_KEY = "plan.learn";
@@ -142,14 +143,15 @@ const defaultWhen = (ms) => formatDateTime(ms);
  * formats a time.
  */
 export function planLines(view, t, { when = defaultWhen, locale = undefined } = {}) {
+  const tn = plural(t);
   const lines = [];
   if (view.learned) {
     lines.push({
       id: "learned",
       text:
         view.plannedInstallBytes === null
-          ? t("planLearnedTotal", [String(view.starts), formatMB(view.plannedBytes, locale), formatMB(view.installBytes, locale)])
-          : t("planLearned", [
+          ? tn("planLearnedTotal", view.starts, [String(view.starts), formatMB(view.plannedBytes, locale), formatMB(view.installBytes, locale)])
+          : tn("planLearned", view.starts, [
               String(view.starts),
               formatMB(view.plannedInstallBytes, locale),
               formatPercent(view.plannedFraction, locale),
@@ -161,7 +163,7 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
       lines.push({ id: "stale", text: t("planStale", [view.learnedBuildId ?? "—", view.buildId ?? "—"]) });
     }
     if (view.changedFiles.length > 0) {
-      lines.push({ id: "changed", text: t("planChanged", [String(view.changedFiles.length)]) });
+      lines.push({ id: "changed", text: tn("planChanged", view.changedFiles.length) });
     }
   } else {
     lines.push({ id: "none", text: t("planNone") });
@@ -196,7 +198,8 @@ export function uncachedText(view, t) {
   if (!view.uncached || view.uncached.count === 0) {
     return null;
   }
-  return t(view.uncached.count === 1 ? "planUncachedOne" : "planUncached", [String(view.uncached.count)]);
+  const tn = plural(t);
+  return tn("planUncached", view.uncached.count);
 }
 
 /** What the last `learn` of the background found (storage entry from learnOnce), as one line or null. */
@@ -204,10 +207,11 @@ export function learnText(entry, t, { when = defaultWhen, locale = undefined } =
   if (!entry) {
     return null;
   }
+  const tn = plural(t);
   const learned = entry.lastLearned;
   const sources = learned?.result?.sources ?? {};
   const learnedLine = learned
-    ? t("planLearnLast", [
+    ? tn("planLearnLast", learned.result?.files, [
         when(learned.at),
         String(learned.result?.files ?? "—"),
         formatMB(learned.result?.bytes, locale),

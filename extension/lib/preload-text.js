@@ -1,6 +1,7 @@
 // The one text of a finished preload, shared by the page's cache section and the toolbar popup,
 // so the two never word the same result differently. Pure: words through `t(key, subs)`.
 import { formatCount, formatMB, formatMs, formatPercent, formatRate } from "./format.js";
+import { plural } from "./i18n.js";
 
 const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
 
@@ -23,12 +24,13 @@ function plannedText(r, t) {
  * `short`: the popup's wording, without the method.
  */
 export function preloadDoneText(result, t, { short = false } = {}) {
+  const tn = plural(t);
   const r = result ?? {};
   const figures = [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)];
-  let text = short ? t("popupPreloadDone", figures) : t("residencyPreloadDone", [...figures, r.method ?? "—"]);
+  let text = short ? tn("popupPreloadDone", r.files, figures) : tn("residencyPreloadDone", r.files, [...figures, r.method ?? "—"]);
   if (r.planned) {
     text += ` ${plannedText(r, t)}`;
   }
   const errors = Array.isArray(r.errors) ? r.errors.length : 0;
-  return errors ? `${text} ${t("residencyPreloadErrors", [String(errors)])}` : text;
+  return errors ? `${text} ${tn("residencyPreloadErrors", errors)}` : text;
 }

@@ -2,7 +2,7 @@
 // count, mean, sample standard deviation and a 95% confidence interval of the mean with
 // Student's t (n − 1 degrees of freedom). Pure.
 import { CLASSES, coldnessOf } from "./coldness.js";
-import { formatMs } from "./format.js";
+import { formatMs, formatNumber } from "./format.js";
 
 // Two-sided 95% critical values t(0.975, df) for df = 1 … 30.
 const T_975 = [
@@ -144,16 +144,19 @@ export function trendPoints(records, milestone = "sessionRestored", currentId = 
     .sort((a, b) => a.x - b.x);
 }
 
-/** "1,234 ± 56 ms" (mean ± half the 95% interval); one value: "1,234 ms"; none: "—". */
-export function formatMeanCi(stat, locale = undefined) {
+/**
+ * "1,234 ± 56 ms" (mean ± half the 95% interval); one value: "1,234 ms"; none: "—".
+ * `unit: false` leaves the unit out ("1,234 ± 56"), for a table whose heading says ms.
+ */
+export function formatMeanCi(stat, locale = undefined, { unit = true } = {}) {
   if (!stat || stat.n === 0 || stat.mean === null) {
     return "—";
   }
+  const withUnit = (ms) => (unit ? formatMs(ms, locale) : formatNumber(ms, locale));
   if (!stat.ci) {
-    return formatMs(stat.mean, locale);
+    return withUnit(stat.mean);
   }
-  const half = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(stat.ci.half);
-  return `${formatMs(stat.mean, locale).replace(/ ms$/, "")} ± ${half} ms`;
+  return `${formatNumber(stat.mean, locale)} ± ${withUnit(stat.ci.half)}`;
 }
 
 // --- Welch's t-test ----------------------------------------------------------------------------

@@ -2,13 +2,13 @@
 // ± 95% CI per milestone, the current start highlighted, and a trend chart of sessionRestored.
 // Thin DOM code over lib/history.js and lib/stats.js.
 import browser from "../lib/browser.js";
-import { t } from "../lib/i18n.js";
+import { t, tn } from "../lib/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
 import { NOTES, recordId } from "../lib/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
 import { CLASS_KEYS, coldnessOf, hasMean } from "../lib/coldness.js";
 import { coldHotVerdict, MILESTONE_OF_MODE } from "../lib/verdict.js";
-import { formatBytes, formatDateTime, formatMs, formatSeconds } from "../lib/format.js";
+import { formatBytes, formatDateTime, formatMs, formatNumber, formatSeconds } from "../lib/format.js";
 import { startupApi } from "../lib/mode.js";
 import { $, el, svgEl } from "./dom.js";
 
@@ -123,7 +123,7 @@ function startRow(record, milestones, currentId) {
   tr.append(when, el("td", { text: t(record.mode === "full" ? "historyModeFull" : "historyModeBasic") }));
   for (const name of milestones) {
     const value = record.milestones[name];
-    const td = el("td", { text: formatMs(value).replace(/ ms$/, ""), className: "num" });
+    const td = el("td", { text: formatNumber(value), className: "num" });
     td.dataset.milestone = name;
     if (typeof value === "number") {
       td.dataset.ms = String(value);
@@ -187,7 +187,7 @@ function renderTable(records, currentId) {
     );
     for (const name of milestones) {
       const stat = group.stats[name];
-      const td = el("td", { text: formatMeanCi(stat).replace(/ ms$/, ""), className: "num" });
+      const td = el("td", { text: formatMeanCi(stat, undefined, { unit: false }), className: "num" });
       td.dataset.milestone = name;
       td.dataset.n = String(stat.n);
       td.title =
@@ -281,7 +281,7 @@ function renderTrend(records, currentId) {
   });
   svg.setAttribute(
     "aria-label",
-    milestone === MILESTONE_OF_MODE.basic ? t("historyTrendLabelBasic", [String(points.length)]) : t("historyTrendLabel", [String(points.length)]),
+    tn(milestone === MILESTONE_OF_MODE.basic ? "historyTrendLabelBasic" : "historyTrendLabel", points.length),
   );
   const present = new Set(points.map((p) => p.coldness));
   $("history-trend-legend").replaceChildren(

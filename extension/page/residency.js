@@ -1,7 +1,7 @@
 // The residency panel: what of Firefox's files sits in the page cache, and Preload / Evict /
 // Refresh. Thin DOM code over lib/residency.js; the host is reached through the background
 // (page/relay.js), so a preload started from the popup shows its progress here too.
-import { t } from "../lib/i18n.js";
+import { t, tn } from "../lib/i18n.js";
 import { preloadDoneText } from "../lib/preload-text.js";
 import { fileErrorText, hostErrorText, hostNoteText } from "../lib/host-notes.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
@@ -92,9 +92,9 @@ function fileRow(view) {
   return tr;
 }
 
-function fileTable(files, captionKey) {
+function fileTable(files, caption) {
   const table = el("table", { className: "res-files" });
-  table.append(el("caption", { text: t(captionKey), className: "visually-hidden" }));
+  table.append(el("caption", { text: caption, className: "visually-hidden" }));
   const head = el("tr");
   for (const [key, cls] of [
     ["residencyColFile", null],
@@ -122,10 +122,10 @@ function groupSummary(group, name) {
   } else {
     box.append(
       el("p", { className: "res-total" }, el("strong", { text: t("residencyHidden"), className: "res-hidden" })),
-      el("p", { text: t("residencyGroupHidden", [String(totals.hiddenFiles), String(totals.files)]), className: "detail" }),
+      el("p", { text: tn("residencyGroupHidden", totals.files, [String(totals.hiddenFiles), String(totals.files)]), className: "detail" }),
     );
     if (totals.exactFiles > 0) {
-      box.append(el("p", { text: t("residencyGroupExactPart", [String(totals.exactFiles), formatMB(totals.exactBytes), formatMB(totals.exactSize)]), className: "detail" }));
+      box.append(el("p", { text: tn("residencyGroupExactPart", totals.exactFiles, [String(totals.exactFiles), formatMB(totals.exactBytes), formatMB(totals.exactSize)]), className: "detail" }));
     }
     if (typeof totals.mappedBytes === "number") {
       const text = t("residencyMappedLowerBound", [formatMB(totals.mappedBytes), formatMB(totals.size)]);
@@ -133,7 +133,7 @@ function groupSummary(group, name) {
     }
   }
   if (totals.errorFiles > 0) {
-    box.append(el("p", { text: t("residencyGroupErrors", [String(totals.errorFiles)]), className: "detail res-error" }));
+    box.append(el("p", { text: tn("residencyGroupErrors", totals.errorFiles), className: "detail res-error" }));
   }
   return box;
 }
@@ -148,18 +148,21 @@ function showResidency(built) {
   $("residency-install").replaceChildren(
     el("h3", { text: built.installDir ? t("residencyInstallHeadingDir", [built.installDir]) : t("residencyInstallHeading") }),
     groupSummary(install, "install"),
-    fileTable(install.files, "residencyInstallHeading"),
+    fileTable(install.files, t("residencyInstallHeading")),
   );
   $("residency-install").hidden = false;
   const details = $("residency-system");
+  // (the table's caption is the summary's text: the message needs its count, as "( files)" otherwise)
+  const systemSummary = tn("residencySystemSummary", system.totals.files);
   details.replaceChildren(
-    el("summary", { text: t("residencySystemSummary", [String(system.totals.files)]) }),
+    el("summary", { text: systemSummary }),
     groupSummary(system, "system"),
-    fileTable(system.files, "residencySystemSummary"),
+    fileTable(system.files, systemSummary),
   );
   details.hidden = system.totals.files === 0;
   $("residency").dataset.state = "ready";
-  setStatus(t("residencyScanned", [String(install.totals.files + system.totals.files), formatMs(built.elapsedMs), formatTime(Date.now())]));
+  const scanned = install.totals.files + system.totals.files;
+  setStatus(tn("residencyScanned", scanned, [String(scanned), formatMs(built.elapsedMs), formatTime(Date.now())]));
 }
 
 function setStatus(text) {
@@ -247,7 +250,7 @@ function showProgress(op) {
   $("residency-progress-text").textContent =
     view.bytesTotal === null
       ? t("residencyPreloadStarting")
-      : t("residencyPreloadBytes", [formatMB(view.bytesDone), formatMB(view.bytesTotal), formatCount(view.filesDone), formatCount(view.filesTotal)]);
+      : tn("residencyPreloadBytes", view.filesTotal, [formatMB(view.bytesDone), formatMB(view.bytesTotal), formatCount(view.filesDone), formatCount(view.filesTotal)]);
   $("residency-progress-file").textContent = view.currentFile ? t("residencyPreloadCurrent", [view.currentFile]) : "";
 }
 
@@ -327,7 +330,7 @@ function showEvictResult(result) {
   const failed = rows.filter((row) => row.status === "error");
   const parts = [
     el("p", {
-      text: t("residencyEvictDone", [formatCount(result.pages_dropped), formatCount(rows.length), formatMs(result.elapsed_ms)]),
+      text: tn("residencyEvictDone", rows.length, [formatCount(result.pages_dropped), formatCount(rows.length), formatMs(result.elapsed_ms)]),
       attrs: { "data-testid": "residency-evict-summary" },
     }),
   ];
@@ -357,15 +360,15 @@ function showEvictResult(result) {
       body.append(tr);
     }
     table.append(el("thead", {}, head), body);
-    parts.push(el("p", { text: t("residencyEvictStayedIntro", [String(stayed.length)]) }), table);
+    parts.push(el("p", { text: tn("residencyEvictStayedIntro", stayed.length) }), table);
     if (stayed.length > EVICT_ROWS) {
-      parts.push(el("p", { text: t("residencyEvictMore", [String(stayed.length - EVICT_ROWS)]), className: "detail" }));
+      parts.push(el("p", { text: tn("residencyEvictMore", stayed.length - EVICT_ROWS), className: "detail" }));
     }
   } else if (hidden.length < rows.length) {
     parts.push(el("p", { text: t("residencyEvictAllDropped") }));
   }
   if (hidden.length > 0) {
-    parts.push(el("p", { text: t("residencyEvictHidden", [String(hidden.length)]), className: "detail" }));
+    parts.push(el("p", { text: tn("residencyEvictHidden", hidden.length), className: "detail" }));
   }
   for (const row of failed) {
     parts.push(el("p", { text: t("residencyEvictFileError", [row.name, fileErrorText(row.error, t)]), className: "detail res-error" }));

@@ -1,6 +1,6 @@
 // The about:startup page: thin DOM code over the pure modules in ../lib/.
 import browser from "../lib/browser.js";
-import { localize, t } from "../lib/i18n.js";
+import { localize, t, tn } from "../lib/i18n.js";
 import { milestoneRows } from "../lib/milestones.js";
 import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.js";
 import { relay } from "./relay.js";
@@ -67,7 +67,7 @@ async function showMilestones() {
   setText("col-since", t("colSince", [origin ?? "process"]));
   table.hidden = rows.length === 0;
   status.dataset.state = rows.length === 0 ? "empty" : "ready";
-  status.textContent = rows.length === 0 ? t("milestonesEmpty") : t("milestonesCount", [String(rows.length)]);
+  status.textContent = rows.length === 0 ? t("milestonesEmpty") : tn("milestonesCount", rows.length);
   drawTimeline(rows, origin);
 }
 

@@ -1,9 +1,9 @@
 // The timeline chart of the current start: an SVG drawn from the milestone rows with the layout
 // from ../lib/timeline.js. The milestones table stays the accessible source of the same figures;
 // the chart is one image with a title and a description.
-import { t } from "../lib/i18n.js";
+import { t, tn } from "../lib/i18n.js";
 import { timelineLayout } from "../lib/timeline.js";
-import { formatMs } from "../lib/format.js";
+import { formatMs, formatNumber } from "../lib/format.js";
 import { svgEl } from "./dom.js";
 
 
@@ -15,7 +15,6 @@ function textMeasurer(container) {
   return (text) => context.measureText(text).width;
 }
 
-const formatTick = (value) => new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 }).format(value);
 
 let last = null; // the rows and origin drawn last, redrawn when the section changes width
 
@@ -56,7 +55,7 @@ export function drawTimeline(rows, origin) {
   });
   chart.append(
     svgEl("title", { id: titleId }, t("timelineTitle")),
-    svgEl("desc", { id: descId }, t("timelineDesc", [
+    svgEl("desc", { id: descId }, tn("timelineDesc", layout.marks.length, [
       String(layout.marks.length),
       first.name,
       final.name,
@@ -71,7 +70,8 @@ export function drawTimeline(rows, origin) {
   layout.ticks.forEach((tick, i) => {
     axis.append(svgEl("line", { x1: tick.x, x2: tick.x, y1: layout.axisY, y2: layout.axisY + 5 }));
     const anchor = i === 0 ? "start" : i === layout.ticks.length - 1 ? "end" : "middle";
-    const label = i === layout.ticks.length - 1 ? `${formatTick(tick.value)} ms` : formatTick(tick.value);
+    // the last tick carries the unit
+    const label = i === layout.ticks.length - 1 ? formatMs(tick.value, undefined, { fractionDigits: 1 }) : formatNumber(tick.value, undefined, { fractionDigits: 1 });
     axis.append(svgEl("text", { x: tick.x, y: layout.axisY + 18, "text-anchor": anchor }, label));
   });
 

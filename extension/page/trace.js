@@ -7,8 +7,8 @@
 import browser from "../lib/browser.js";
 import { milestoneRows } from "../lib/milestones.js";
 import { startupApi } from "../lib/mode.js";
-import { t } from "../lib/i18n.js";
-import { formatBytes, formatMs } from "../lib/format.js";
+import { t, tn } from "../lib/i18n.js";
+import { formatBytes, formatMs, formatPercent } from "../lib/format.js";
 import { endedByText, traceNoteTexts } from "../lib/host-notes.js";
 import {
   accessPattern,
@@ -183,7 +183,7 @@ function table(trace) {
       {},
       el("td", { text: r.written ? `${r.path} ${t("traceWritten")}` : r.path }),
       el("td", { text: formatBytes(r.bytesRead), className: "num" }),
-      el("td", { text: r.share === null ? "—" : `${Math.round(r.share * 100)} %`, className: "num" }),
+      el("td", { text: r.share === null ? "—" : formatPercent(r.share), className: "num" }),
       el("td", { text: String(r.requests ?? "—"), className: "num" }),
       el("td", { text: r.firstMs === null ? "—" : formatMs(r.firstMs), className: "num" }),
       el("td", { text: r.lastMs === null ? "—" : formatMs(r.lastMs), className: "num" }),
@@ -218,18 +218,19 @@ export function showTrace(trace, origin = "host", milestones = null) {
   root.dataset.lostEvents = String(a.lost);
   root.dataset.tracedBytes = String(a.traced);
   root.dataset.treeReadBytes = String(a.tree ?? "");
+  const readFiles = trace.files.filter((f) => !f.written).length;
   const summary = el("p", {
     attrs: { "data-testid": "trace-summary" },
-    text: t("traceSummary", [
+    text: tn("traceSummary", readFiles, [
       formatBytes(a.traced),
-      String(trace.files.filter((f) => !f.written).length),
+      String(readFiles),
       a.tree === null ? "—" : formatBytes(a.tree),
-      a.ratio === null ? "—" : `${(a.ratio * 100).toFixed(1)} %`,
+      a.ratio === null ? "—" : formatPercent(a.ratio, undefined, { fractionDigits: 1 }),
       String(a.lost),
       formatBytes(a.written),
     ]),
   });
-  const lost = el("p", { className: "detail res-warning", attrs: { "data-testid": "trace-lost" }, text: t("traceLost", [String(a.lost)]) });
+  const lost = el("p", { className: "detail res-warning", attrs: { "data-testid": "trace-lost" }, text: tn("traceLost", a.lost) });
   lost.hidden = a.lost === 0;
   const about = el("p", {
     className: "detail",

@@ -1,7 +1,8 @@
 // A benchmark's runs as an about-startup export (docs/export-format.md) with "source": "bench",
 // and reading exports back for `compare`. Each record is the extension's own record of that
-// start plus a `bench` object ({scenario, run, preloadMs, quit, slowDisk}); the document carries
-// a top-level `bench` object describing the run. Version 1 readers ignore both. Pure.
+// start plus a `bench` object ({scenario, run, preloadMs, quit, …}: docs/export-format.md and its
+// JSON Schema); the document carries a top-level `bench` object describing the run. Version 1
+// readers ignore both. Pure.
 import { coldnessOf, likeWithLike } from "../../extension/lib/coldness.js";
 import { buildExport, checkExport, exportRecords, parseExport } from "../../extension/lib/export.js";
 import { byScenario } from "./summary.mjs";

@@ -55,7 +55,7 @@ describe("popup with the real host (full mode)", () => {
     );
     assert.ok(["exact", "hidden"].includes(popup.cacheState), `${popup.cacheState}: ${popup.cached}`);
     if (popup.cacheState === "exact") {
-      assert.match(popup.cached, /^[\d.,]+ MB cached of [\d.,]+ MB \(\S+ %\)$/);
+      assert.match(popup.cached, /^[\d.,]+ MB cached of [\d.,]+ MB \([^\s%]+\s?%\)$/);
     } else {
       assert.equal(popup.cached, "hidden");
       assert.match(popup.cachedDetail, /own or can write/);

@@ -1,7 +1,9 @@
 // Every visible string comes from _locales: this scans all of extension/ for the message keys it
 // asks for (t("key"), lookup tables `…_KEYS = {…: "key"}`, data-i18n="key", __MSG_key__) and
-// checks that each has an English message with a description. Keys built at run time from a
-// template (t(`${key}Explanation`)) are listed in DYNAMIC below by hand.
+// checks that each has an English message with a description. A count message, tn("key", n), needs
+// both its forms: `key` (other) and `keyOne`. Keys built at run time from a template
+// (t(`${key}Explanation`)) are listed in DYNAMIC below by hand. The other way round, a message that
+// no string literal of extension/ names is unused, and fails too.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -33,6 +35,11 @@ export function keysIn(source) {
       keys.add(literal[1]);
     }
   }
+  // tn("key", count, …): the count message's other form and its One form
+  for (const match of source.matchAll(/\btn\(\s*["'](\w+)["']/g)) {
+    keys.add(match[1]);
+    keys.add(`${match[1]}One`);
+  }
   for (const match of source.matchAll(/_KEYS = \{([^}]*)\}/g)) {
     for (const literal of match[1].matchAll(/:\s*"(\w+)"/g)) {
       keys.add(literal[1]);
@@ -47,9 +54,9 @@ export function keysIn(source) {
   return keys;
 }
 
-test("keysIn finds calls, ternaries, lookup tables, data-i18n and __MSG_", () => {
-  const found = keysIn(`t("a"); t(x ? "b" : "c", [1]); t(mode === "full" ? "g" : "h"); const NOTE_KEYS = { [X]: "d" }; <p data-i18n="e"> "__MSG_f__" t(variable)`);
-  assert.deepEqual([...found].sort(), ["a", "b", "c", "d", "e", "f", "g", "h"]);
+test("keysIn finds calls, ternaries, plurals, lookup tables, data-i18n and __MSG_", () => {
+  const found = keysIn(`t("a"); t(x ? "b" : "c", [1]); t(mode === "full" ? "g" : "h"); tn("i", n, [String(n)]); const NOTE_KEYS = { [X]: "d" }; <p data-i18n="e"> "__MSG_f__" t(variable)`);
+  assert.deepEqual([...found].sort(), ["a", "b", "c", "d", "e", "f", "g", "h", "i", "iOne"]);
 });
 
 test("every message key used anywhere in extension/ exists in English, with a description", () => {
@@ -67,6 +74,40 @@ test("every message key used anywhere in extension/ exists in English, with a de
   assert.deepEqual(missing, [], "keys without a message");
   const undescribed = Object.keys(messages).filter((key) => !messages[key].description);
   assert.deepEqual(undescribed, [], "messages without a description");
+});
+
+/**
+ * The message keys a source text may ask for, generously: what keysIn finds plus every string
+ * literal (keys handed around in arrays and tables: needWords, NOTE_KEYS, column lists), except
+ * element ids ($("refresh"), getElementById), which share names with keys. HTML: keysIn only.
+ */
+export function literalKeysIn(source, html = false) {
+  const keys = keysIn(source);
+  if (!html) {
+    const code = source.replace(/(?<![\w$])(?:\$|getElementById|querySelector(?:All)?)\(\s*["'`][^"'`]*["'`]\s*\)/g, "");
+    for (const match of code.matchAll(/["'`](\w+)["'`]/g)) {
+      keys.add(match[1]);
+    }
+  }
+  return keys;
+}
+
+test("literalKeysIn counts literals anywhere but not element ids", () => {
+  const found = literalKeysIn(`const parts = [[n, "aOne", "a"]]; $("b").hidden = true; document.getElementById("c"); t("d")`);
+  assert.deepEqual([...found].sort(), ["a", "aOne", "d"]);
+  assert.deepEqual([...literalKeysIn(`<p id="x" data-i18n="y">`, true)], ["y"]);
+});
+
+test("no message is unused: every key is asked for somewhere in extension/", () => {
+  const asked = new Set(DYNAMIC);
+  for (const file of files(ROOT)) {
+    for (const key of literalKeysIn(fs.readFileSync(file, "utf8"), file.endsWith(".html"))) {
+      asked.add(key);
+    }
+  }
+  // a count message's One form goes with its other form (tn() over a key from a table)
+  const unused = Object.keys(messages).filter((key) => !asked.has(key) && !(key.endsWith("One") && asked.has(key.slice(0, -3))));
+  assert.deepEqual(unused, [], "messages nothing asks for: delete them (or list a template-built key in DYNAMIC)");
 });
 
 test("named placeholders: every $NAME$ in a message is declared", () => {
@@ -90,6 +131,13 @@ test("every message with substitutions names them: no positional $1 in a message
       assert.ok(placeholder.example, `${key}: placeholder ${name} needs an example`);
     }
   }
+});
+
+test("no message hedges a count with \"(s)\": counts are worded through tn()", () => {
+  const hedged = Object.entries(messages)
+    .filter(([, { message }]) => /\(s\)/.test(message))
+    .map(([key]) => key);
+  assert.deepEqual(hedged, [], "messages with \"(s)\": give them a One form and word them through tn()");
 });
 
 test("every message has a description that is more than its key", () => {

@@ -19,6 +19,8 @@ const schema = JSON.parse(fs.readFileSync(new URL("../../../docs/schema/about-st
 const ajv = new Ajv2020({ allErrors: true, strict: true });
 const validate = ajv.compile(schema);
 
+const BENCH_FIXTURE = JSON.parse(fs.readFileSync(new URL("../../fixtures/bench-cold-preload-hot.json", import.meta.url)));
+
 const P = 1_763_768_000_123;
 const record = (n, extra = {}) => ({
   id: `full-${P + n}`,
@@ -92,6 +94,16 @@ const GOOD = {
     d.source = "bench";
     d.history = [record(5, { mode: "basic", milestones: { extensionBackground: 2100, someFutureMilestone: 12 }, io: null, precision: { processStart: 10 } })];
   }),
+  "a recorded benchmark export (tests/fixtures/bench-cold-preload-hot.json)": BENCH_FIXTURE,
+  "bench objects of a planned preload and a login scenario": with_((d) => {
+    d.source = "bench";
+    d.current = null;
+    d.bench = { command: "npm run bench -- --runs 1", scenarios: ["preload-plan", "login-preload"], runs: 1, warmups: 2, forcedQuits: 0, readAheadKb: null };
+    d.history = [
+      record(1, { bench: { scenario: "preload-plan", run: 1, preloadMs: 2100, quit: "clean", slowDisk: "30:150", readAheadKb: 128, preloadBytes: 335600000, bytesPlanned: 335600000, bytesInstall: 308400000 } }),
+      record(2, { bench: { scenario: "login-preload", run: 1, preloadMs: null, quit: "sigterm", slowDisk: null, readAheadKb: null, workloadMs: 30000, loginPreloadMs: 4100, loginPreloadDone: true, loginDelayMs: 30000 } }),
+    ];
+  }),
   "a startup I/O trace (optional member)": with_((d) => {
     d.trace = TRACE;
   }),
@@ -141,6 +153,28 @@ const BAD = {
   "coldness needFrom unknown": [with_((d) => (d.current.coldness = { class: "hot", needFrom: "guess" })), IMPORT_ERRORS.invalid],
   "notes not strings": [with_((d) => (d.current.notes = [1])), IMPORT_ERRORS.invalid],
 };
+
+test("the schema describes a record's bench object: it refuses a malformed one (checkExport leaves bench to its readers)", () => {
+  const bench = { scenario: "cold", run: 1, preloadMs: null, quit: "clean", slowDisk: null, readAheadKb: 128 };
+  const withBench = (change) =>
+    with_((d) => {
+      d.source = "bench";
+      d.history[0].bench = { ...bench, ...change };
+    });
+  assert.ok(validate(withBench({})), JSON.stringify(validate.errors));
+  for (const [name, change] of Object.entries({
+    "a scenario that is no string": { scenario: 3 },
+    "no scenario": { scenario: undefined },
+    "run 0": { run: 0 },
+    "a negative preload time": { preloadMs: -1 },
+    "an unknown way of quitting": { quit: "crashed" },
+    "planned bytes as a string": { bytesPlanned: "335600000" },
+  })) {
+    const doc = withBench(change);
+    assert.equal(validate(JSON.parse(JSON.stringify(doc))), false, `the schema refuses ${name}`);
+    assert.deepEqual(checkExport(doc), { ok: true }, `checkExport accepts ${name}`);
+  }
+});
 
 test("the schema itself compiles under draft 2020-12 (strict)", () => {
   assert.equal(schema.$schema, "https://json-schema.org/draft/2020-12/schema");

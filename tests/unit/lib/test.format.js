@@ -1,6 +1,19 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formatBytes, formatClock, formatCount, formatDateTime, formatGap, formatMB, formatMs, formatSeconds, formatTime } from "../../../extension/lib/format.js";
+import {
+  formatBytes,
+  formatClock,
+  formatCount,
+  formatDateTime,
+  formatGap,
+  formatMB,
+  formatMs,
+  formatNumber,
+  formatPercent,
+  formatRate,
+  formatSeconds,
+  formatTime,
+} from "../../../extension/lib/format.js";
 
 test("milliseconds and gaps", () => {
   assert.equal(formatMs(1234.4, "en-US"), "1,234 ms");
@@ -8,8 +21,35 @@ test("milliseconds and gaps", () => {
   assert.equal(formatGap(15, "en-US"), "+15 ms");
 });
 
+test("units through Intl, not English glued on: ms, percent, MB/s follow the locale", () => {
+  assert.equal(formatMs(12.25, "en-US", { fractionDigits: 1 }), "12.3 ms");
+  assert.equal(formatPercent(0.951, "en-US"), "95%");
+  assert.equal(formatPercent(1.2034, "en-US", { fractionDigits: 1 }), "120.3%", "a ratio over one is no share: shown as it is");
+  assert.equal(formatRate(31.52, "en-US"), "31.5 MB/s");
+  assert.equal(formatNumber(1234.56, "en-US", { fractionDigits: 1 }), "1,234.6");
+  assert.equal(formatNumber(1234.56, "en-US"), "1,235");
+  // German puts a space before the percent sign and uses a decimal comma; French words the unit
+  assert.equal(formatPercent(0.951, "de").replace(/\s/u, " "), "95 %");
+  assert.equal(formatRate(31.52, "de"), "31,5 MB/s");
+  assert.match(formatRate(31.52, "fr"), /^31,5\sMo\/s$/u);
+  assert.match(formatMs(1234, "fr"), /^1\s234\sms$/u);
+});
+
+test("percentages never round a few to nothing or almost all to all, at any precision", () => {
+  assert.equal(formatPercent(0, "en-US"), "0%");
+  assert.equal(formatPercent(1, "en-US"), "100%");
+  assert.equal(formatPercent(0.001, "en-US"), "<1%");
+  assert.equal(formatPercent(0.999, "en-US"), ">99%");
+  assert.equal(formatPercent(0.0001, "en-US", { fractionDigits: 1 }), "<0.1%");
+  assert.equal(formatPercent(0.999, "en-US", { fractionDigits: 1 }), "99.9%");
+  assert.equal(formatPercent(0.9999, "en-US", { fractionDigits: 1 }), ">99.9%");
+});
+
 test("unknown values show a dash, never 0", () => {
   for (const value of [null, undefined, Number.NaN, Infinity, "5"]) {
+    assert.equal(formatNumber(value), "—");
+    assert.equal(formatPercent(value), "—");
+    assert.equal(formatRate(value), "—");
     assert.equal(formatMs(value), "—");
     assert.equal(formatGap(value), "—");
     assert.equal(formatBytes(value), "—");

@@ -62,7 +62,7 @@ test("notes are worded from their code and params; an unknown code is named, not
 
 test("a trace's notes and ending: from codes; an older host's English is not shown", () => {
   const trace = { ended_by: "quiet", ended_by_code: "quiet", notes: ["1 trace events were lost …"], note_codes: [{ code: "lost_events", params: { count: 1 } }] };
-  assert.deepEqual(traceNoteTexts(trace, t), ["1 trace events were lost (the kernel's buffer overflowed): bytes read are undercounted."]);
+  assert.deepEqual(traceNoteTexts(trace, t), ["1 trace event was lost (the kernel's buffer overflowed): bytes read are undercounted."]);
   assert.equal(endedByText(trace, t), "nothing was read for 3 s");
   const old = { ended_by: "session restored (the extension recorded the start)", notes: ["attached 3 ms after …", "x"] };
   assert.deepEqual(traceNoteTexts(old, t), ["This trace comes from an older host: its 2 notes are in English, in the export only."]);

@@ -77,7 +77,7 @@ test("learnOnce: an old host (unknown_command), a missing host or a failure is k
   });
   assert.equal(failed.status, "error");
   assert.deepEqual(storage.data[LEARN_KEY].error, { code: "firefox_not_found", message: "no parent Firefox" });
-  assert.equal(learnText(storage.data[LEARN_KEY], t, { when }), "Learning this start failed: no parent Firefox. Last learned T5: 80 files, 163.8 MB (sources: 80 files mapped by Firefox, 60 with exact residency).");
+  assert.equal(learnText(storage.data[LEARN_KEY], t, { when }), "Learning this start failed: no parent Firefox. Last learned T5: 80 files, 163.8 MB (sources: 80 mapped by Firefox, 60 with exact residency).");
 });
 
 test("learnOnce: no start id, nothing asked", async () => {
@@ -121,7 +121,7 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
     lines.map((line) => line.id),
     ["learned", "autostart", "last-run", "note"],
   );
-  assert.equal(lines[0].text, "A plan is learned from 3 start(s): 120.0 MB of the install folder (40 % of its 300.0 MB) + 30.0 MB of system libraries.");
+  assert.equal(lines[0].text, "A plan is learned from 3 starts: 120.0 MB of the install folder (40% of its 300.0 MB) + 30.0 MB of system libraries.");
   assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
   assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
   assert.equal(lines[3].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
@@ -147,7 +147,7 @@ test("uncachedPreloadParams: a name that is not UTF-8 is sent back with its exac
 
 test("planLines: a plan larger than the install folder (system libraries) is never a share over 100 %; an older host's total is said as a total", () => {
   const big = planView({ ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000, planned_install_bytes: 270_100_000, planned_system_bytes: 65_500_000 });
-  assert.equal(planLines(big, t, { when })[0].text, "A plan is learned from 3 start(s): 270.1 MB of the install folder (88 % of its 308.4 MB) + 65.5 MB of system libraries.");
+  assert.equal(planLines(big, t, { when })[0].text, "A plan is learned from 3 starts: 270.1 MB of the install folder (88% of its 308.4 MB) + 65.5 MB of system libraries.");
   const old = { ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000 };
   delete old.planned_install_bytes;
   delete old.planned_system_bytes;
@@ -155,7 +155,7 @@ test("planLines: a plan larger than the install folder (system libraries) is nev
   assert.equal(oldView.plannedFraction, null);
   assert.equal(
     planLines(oldView, t, { when })[0].text,
-    "A plan is learned from 3 start(s): 335.6 MB planned, install folder and system libraries together (the install folder holds 308.4 MB; a newer host tells the two apart).",
+    "A plan is learned from 3 starts: 335.6 MB planned, install folder and system libraries together (the install folder holds 308.4 MB; a newer host tells the two apart).",
   );
 });
 
@@ -173,7 +173,11 @@ test("planView: no plan yet, autostart off, residency hidden (uncached null), ch
   );
   const changed = planView({ ...STATUS, changed_files: ["/usr/lib/firefox-esr/libxul.so"], uncached_files: [] });
   assert.equal(uncachedText(changed, t), null, "nothing uncached: no line");
-  assert.ok(planLines(changed, t, { when }).some((line) => line.id === "changed" && /1 file\(s\) changed/.test(line.text)));
+  assert.ok(planLines(changed, t, { when }).some((line) => line.id === "changed" && /^1 file changed .*: it is read whole/.test(line.text)), "one file: the singular");
+  const two = planView({ ...STATUS, starts: 1, changed_files: ["/a/libxul.so", "/a/omni.ja"], uncached_files: [] });
+  const twoLines = planLines(two, t, { when });
+  assert.ok(twoLines.some((line) => line.id === "changed" && /^2 files changed .*: they are read whole/.test(line.text)), "two files: the plural");
+  assert.match(twoLines[0].text, /^A plan is learned from 1 start: /, "one start: the singular");
   // garbage in: nothing invented
   const empty = planView(null);
   assert.equal(empty.learned, false);

@@ -15,10 +15,16 @@ test("a planned preload says what the plan named; failed files are counted", () 
   const planned = { ...result, planned: true, bytes_planned: 335_600_000, bytes_planned_system: 65_500_000, bytes_install: 308_400_000, order: "disk", errors: [{}, {}] };
   assert.equal(
     preloadDoneText(planned, t, { short: true }),
-    "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlanned[270.1 MB|88 %|308.4 MB|65.5 MB|disk] residencyPreloadErrors[2]",
+    "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlanned[270.1 MB|88%|308.4 MB|65.5 MB|disk] residencyPreloadErrors[2]",
   );
   // a host older than the split: the total, said as install and system together
   const old = { ...planned, bytes_planned_system: undefined, errors: [] };
   assert.equal(preloadDoneText(old, t, { short: true }), "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlannedTotal[335.6 MB|disk]");
   assert.match(preloadDoneText(null, t), /^residencyPreloadDone\[—\|—\|—\|—\|—\]$/);
+});
+
+test("one file and one failure take the One forms (tn)", () => {
+  const one = { ...result, files: 1, errors: [{}] };
+  assert.equal(preloadDoneText(one, t, { short: true }), "popupPreloadDoneOne[308.4 MB|1|9,800 ms|31.5 MB/s] residencyPreloadErrorsOne[1]");
+  assert.match(preloadDoneText(one, t), /^residencyPreloadDoneOne\[/);
 });

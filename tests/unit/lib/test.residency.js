@@ -58,11 +58,11 @@ test("formatMB: decimal megabytes with one digit; missing stays missing", () => 
 });
 
 test("formatPercent never rounds a little to nothing or nearly all to all", () => {
-  assert.equal(formatPercent(0.95, "en"), "95 %");
-  assert.equal(formatPercent(0, "en"), "0 %");
-  assert.equal(formatPercent(1, "en"), "100 %");
-  assert.equal(formatPercent(0.001), "<1 %");
-  assert.equal(formatPercent(0.999), ">99 %");
+  assert.equal(formatPercent(0.95, "en"), "95%");
+  assert.equal(formatPercent(0, "en"), "0%");
+  assert.equal(formatPercent(1, "en"), "100%");
+  assert.equal(formatPercent(0.001), "<1%");
+  assert.equal(formatPercent(0.999), ">99%");
   assert.equal(formatPercent(null), "—");
 });
 
@@ -103,8 +103,8 @@ test("hidden is never shown as a percentage, for a file or a group", () => {
 });
 
 test("an exact file's text says MB cached of MB and the percentage", () => {
-  assert.equal(cachedText(fileView(small), t, "en"), "residencyCachedOf(10 kB|10 kB|100 %)");
-  assert.equal(cachedText(fileView(libxul), t, "en"), "residencyCachedOf(164.7 MB|183.7 MB|90 %)");
+  assert.equal(cachedText(fileView(small), t, "en"), "residencyCachedOf(10 kB|10 kB|100%)");
+  assert.equal(cachedText(fileView(libxul), t, "en"), "residencyCachedOf(164.7 MB|183.7 MB|90%)");
 });
 
 test("an error file says its error in words", () => {

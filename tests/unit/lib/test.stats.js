@@ -115,6 +115,8 @@ test("formatMeanCi: mean ± half-interval; one value has no ±; none is missing,
   assert.equal(formatMeanCi(summarize([1000, 1200, 1400]), "en"), `1,200 ± ${Math.round((4.30265273 * 200) / Math.sqrt(3))} ms`);
   assert.equal(formatMeanCi(summarize([1234]), "en"), "1,234 ms");
   assert.equal(formatMeanCi(summarize([]), "en"), "—");
+  assert.equal(formatMeanCi(summarize([1000, 1200, 1400]), "en", { unit: false }), `1,200 ± ${Math.round((4.30265273 * 200) / Math.sqrt(3))}`, "no unit for a table whose heading has it");
+  assert.equal(formatMeanCi(summarize([1234]), "en", { unit: false }), "1,234");
 });
 
 test("ln Γ and the incomplete beta function against closed forms", () => {
