@@ -31,8 +31,10 @@ async function showCached({ afterPreload = false } = {}) {
   $("popup-cached-detail").textContent = "";
   $("popup-cached").textContent = t(afterPreload ? "popupCachedAfterPreload" : "popupCachedLoading");
   try {
-    // The totals come from the reply's per-group summary: the popup needs no file's page map.
-    const summary = await relay.request("residency", { files: null, mapped: true });
+    // The totals come from the reply's per-group summary: the popup needs no file's page map, so
+    // it asks the host for none (summary_only) and, with no onEvent, the relay forwards none (an
+    // older host that still streams them).
+    const summary = await relay.request("residency", { files: null, mapped: true, summary_only: true });
     if (read !== cacheRead) {
       return;
     }
