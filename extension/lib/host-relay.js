@@ -12,7 +12,10 @@
 // `op` is the host's request id (unique for the connection's life), which names an operation to
 // every UI, e.g. to cancel it.
 //
-// Messages, UI → background: {type: "request", rid, command, params}, {type: "cancel", rid, op}.
+// Messages, UI → background: {type: "request", rid, command, params, events}, {type: "cancel", rid, op}.
+// `events: false` (a request without an onEvent listener): the background does not post that
+// request's events to the port, e.g. the per-file page maps of a `residency` whose totals alone
+// are wanted (the popup, the export); its reply and the operation broadcasts still come.
 // Background → UI: {type: "welcome", host, ops}, {type: "host", host}, {type: "op", op, ops},
 // {type: "started", rid, op}, {type: "event", rid, event, data}, {type: "reply", rid, ok, data | error}.
 //
@@ -93,7 +96,8 @@ export class HostRelay {
 
   #onMessage(port, message) {
     if (message?.type === "request") {
-      this.#start(port, message.rid, message.command, message.params ?? {}).catch(() => {}); // replied on the port
+      const events = message.events !== false;
+      this.#start(port, message.rid, message.command, message.params ?? {}, { events }).catch(() => {}); // replied on the port
     } else if (message?.type === "cancel") {
       this.#connection.cancel(message.op).then(
         (data) => this.#post(port, { type: "reply", rid: message.rid, ok: true, data }),
@@ -102,13 +106,13 @@ export class HostRelay {
     }
   }
 
-  #start(port, rid, command, params) {
+  #start(port, rid, command, params, { events = true } = {}) {
     this.#cancelIdle();
     const isOperation = OPERATIONS.has(command);
     let op = null;
     const { id, promise } = this.#connection.send(command, params, {
       onEvent: (event, data) => {
-        if (port) {
+        if (port && events) {
           this.#post(port, { type: "event", rid, event, data });
         }
         if (op && event === "progress") {
@@ -239,9 +243,11 @@ export class RelayClient {
   /**
    * Sends a host request through the background. Resolves with the reply's data; rejects with a
    * HostError. `onEvent(event, data)` gets its events, `onStarted(op)` its host request id.
+   * Without an `onEvent` the background is told not to send the events at all (`events: false`),
+   * so e.g. a `residency` for its totals does not carry every file's page map across the port.
    */
   request(command, params = {}, { onEvent = null, onStarted = null } = {}) {
-    return this.#send({ type: "request", command, params }, { onEvent, onStarted });
+    return this.#send({ type: "request", command, params, events: onEvent !== null }, { onEvent, onStarted });
   }
 
   /** Asks the host to cancel an operation (by the id from onStarted or onOperation). */

@@ -1,6 +1,6 @@
 // The one text of a finished preload, shared by the page's cache section and the toolbar popup,
 // so the two never word the same result differently. Pure: words through `t(key, subs)`.
-import { formatCount, formatMB, formatMs, formatPercent, formatRate } from "./format.js";
+import { formatCount, formatDateTime, formatMB, formatMs, formatPercent, formatRate, formatTime } from "./format.js";
 import { plural } from "./i18n.js";
 
 const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
@@ -33,4 +33,17 @@ export function preloadDoneText(result, t, { short = false } = {}) {
   }
   const errors = Array.isArray(r.errors) ? r.errors.length : 0;
   return errors ? `${text} ${tn("residencyPreloadErrors", errors)}` : text;
+}
+
+/**
+ * A finished preload's result line with the time it ended: "Ended at 08:04:05: Preloaded …"
+ * (the date too when it ended on another day than `now`), so a result replayed when the popup
+ * opens is not read as news beside today's cache figure. Without an end time, the text alone.
+ */
+export function endedAtText(text, endedAt, t, { now = Date.now(), locale = undefined } = {}) {
+  if (typeof endedAt !== "number" || !Number.isFinite(endedAt)) {
+    return text;
+  }
+  const today = new Date(endedAt).toDateString() === new Date(now).toDateString();
+  return t("popupPreloadEndedAt", [today ? formatTime(endedAt, locale) : formatDateTime(endedAt, locale), text]);
 }

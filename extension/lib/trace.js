@@ -153,6 +153,16 @@ export function accessPattern(trace, f, { cols = 160, rows = 100, span = timeSpa
 }
 
 /**
+ * How an access-pattern cell is marked: "fault" when most of its pages came without a readahead
+ * window (a page fault, or a read seen neither way: kinds `fault` and `read`), else "window".
+ * The chart draws the two as different shapes, not only in different colours.
+ */
+export function cellMark(cell) {
+  const without = (cell?.kinds?.fault ?? 0) + (cell?.kinds?.read ?? 0);
+  return without > (cell?.pages ?? 0) / 2 ? "fault" : "window";
+}
+
+/**
  * The sections to shade on the access pattern: those covering at least `minShare` of the file,
  * plus the ones seed 000 names, as {name, from, to} fractions of the file.
  */

@@ -42,7 +42,8 @@ async function residencyForExport({ timeout = 15000 } = {}) {
     timer = setTimeout(() => resolve(null), timeout);
   });
   try {
-    const reply = await Promise.race([relay.request("residency", { files: null, mapped: true }), expired]);
+    // Totals only: no file events from the host (summary_only), none forwarded by the relay.
+    const reply = await Promise.race([relay.request("residency", { files: null, mapped: true, summary_only: true }), expired]);
     return reply ? residencySummary(reply, Date.now()) : null;
   } catch {
     return null;

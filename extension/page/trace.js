@@ -2,8 +2,9 @@
 // (recorded by `about-startup-host launch --trace`, fetched from the host in pages) or of an
 // imported export. Four views over ../lib/trace.js: read over time on the milestone axis, seed
 // 000's access pattern (ELF sections shaded and named), seed 003's disk position against time,
-// and the per-file table. Everything is built with createElement/createElementNS; all the
-// styling is in attributes, so this module adds no rules to the page's stylesheet.
+// and the per-file table. Everything is built with createElement/createElementNS; geometry is in
+// attributes, colours are CSS classes (startup.css, "Trace charts"), so high-contrast mode can
+// give them system colours, and page faults differ from other reads by shape as well.
 import browser from "../lib/browser.js";
 import { milestoneRows } from "../lib/milestones.js";
 import { startupApi } from "../lib/mode.js";
@@ -14,6 +15,7 @@ import {
   accessPattern,
   agreement,
   assembleTrace,
+  cellMark,
   diskView,
   fileTable,
   findFile,
@@ -29,7 +31,8 @@ import { el, svgEl } from "./dom.js";
 const W = 720;
 const H = 220;
 const M = { left: 64, right: 12, top: 10, bottom: 28 };
-const SECTION_COLOURS = ["#d9534f", "#5b9bd5", "#70ad47", "#ffc000", "#a5a5a5", "#9e480e", "#7030a0", "#264478"];
+/** How many section colours startup.css has (`.trace-band-0` … `.trace-band-7`). */
+const SECTION_COLOURS = 8;
 
 // `own`: this Firefox's milestones; `milestones`: those drawn with the trace shown (its own
 // process's only: an imported trace brings its export's current record's, or none).
@@ -70,10 +73,10 @@ function frame(span, yLabel, titleText) {
     // Labels closer than a line's height would overprint: the line stays, the label goes.
     const crowded = x(m.sinceOrigin) - lastLabel < 12;
     const g = svgEl("g", { "data-milestone": m.name });
-    g.append(svgEl("line", { x1: x(m.sinceOrigin), x2: x(m.sinceOrigin), y1: M.top, y2: H - M.bottom, stroke: "#888", "stroke-dasharray": "3 3" }));
+    g.append(svgEl("line", { x1: x(m.sinceOrigin), x2: x(m.sinceOrigin), y1: M.top, y2: H - M.bottom, class: "trace-milestone", "stroke-dasharray": "3 3" }));
     if (!crowded) {
       lastLabel = x(m.sinceOrigin);
-      g.append(svgEl("text", { x: x(m.sinceOrigin) + 2, y: M.top + 10, fill: "#666", "font-size": 9, transform: `rotate(90 ${x(m.sinceOrigin) + 2} ${M.top + 10})` }, m.name));
+      g.append(svgEl("text", { x: x(m.sinceOrigin) + 2, y: M.top + 10, class: "trace-milestone-label", "font-size": 9, transform: `rotate(90 ${x(m.sinceOrigin) + 2} ${M.top + 10})` }, m.name));
     }
     svg.append(g);
   }
@@ -97,15 +100,15 @@ function readChart(trace, span) {
   if (trace.attached_ms > 1) {
     const w = x(Math.min(span, trace.attached_ms)) - x(0);
     svg.append(
-      svgEl("rect", { x: x(0), y: M.top, width: w, height: H - M.top - M.bottom, fill: "#888", "fill-opacity": 0.15, "data-missed": "true" }),
-      svgEl("text", { x: x(0) + 4, y: H - M.bottom - 6, fill: "#666", "font-size": 10 }, t("traceMissed")),
+      svgEl("rect", { x: x(0), y: M.top, width: w, height: H - M.top - M.bottom, class: "trace-missed", "data-missed": "true" }),
+      svgEl("text", { x: x(0) + 4, y: H - M.bottom - 6, class: "trace-missed-label", "font-size": 10 }, t("traceMissed")),
     );
   }
   for (const b of bins.filter((b) => b.bytes > 0)) {
-    svg.append(svgEl("rect", { x: x(b.t0), y: y(b.bytes), width: Math.max(1, x(b.t1) - x(b.t0)), height: H - M.bottom - y(b.bytes), fill: "#5b9bd5" }));
+    svg.append(svgEl("rect", { x: x(b.t0), y: y(b.bytes), width: Math.max(1, x(b.t1) - x(b.t0)), height: H - M.bottom - y(b.bytes), class: "trace-bar" }));
   }
   const points = bins.map((b) => `${x(b.t1).toFixed(1)},${yc(b.cumulative).toFixed(1)}`).join(" ");
-  svg.append(svgEl("polyline", { points: `${x(0)},${yc(0)} ${points}`, fill: "none", stroke: "#d9534f", "stroke-width": 1.5 }));
+  svg.append(svgEl("polyline", { points: `${x(0)},${yc(0)} ${points}`, class: "trace-cumulative" }));
   return el("figure", {}, svg, el("figcaption", { className: "detail", text: t(source === "events" ? "traceReadCaption" : "traceReadCaptionSampled", [formatBytes(max), formatBytes(total)]) }));
 }
 
@@ -120,35 +123,60 @@ function patternChart(trace, f, span) {
   bands.forEach((b, i) => {
     const y0 = top + b.from * plotH;
     const h = Math.max(1, (b.to - b.from) * plotH);
-    const colour = SECTION_COLOURS[i % SECTION_COLOURS.length];
-    const g = svgEl("g", { "data-section": b.name });
+    const g = svgEl("g", { "data-section": b.name, class: `trace-band trace-band-${i % SECTION_COLOURS}` });
     g.append(
-      svgEl("rect", { x: M.left, y: y0, width: W - M.left - M.right, height: h, fill: colour, "fill-opacity": 0.15 }),
-      svgEl("text", { x: W - M.right - 4, y: y0 + Math.min(h, 12) - 2, "text-anchor": "end", fill: colour, "font-size": 10 }, b.name),
+      svgEl("rect", { x: M.left, y: y0, width: W - M.left - M.right, height: h }),
+      svgEl("text", { x: W - M.right - 4, y: y0 + Math.min(h, 12) - 2, "text-anchor": "end", "font-size": 10 }, b.name),
     );
     svg.append(g);
   });
   const cw = (W - M.left - M.right) / grid.cols;
   const ch = plotH / grid.rows;
   const max = Math.max(1, ...grid.cells.map((c) => c.pages));
+  // Reads through a readahead window: flat marks filling the cell. Faults (no window): diamonds,
+  // so they differ by shape, not by colour alone (high contrast, colour blindness).
+  const side = Math.max(2.5, Math.min(cw, ch) * 1.4);
   for (const c of grid.cells) {
-    const fault = (c.kinds.fault ?? 0) + (c.kinds.read ?? 0) > c.pages / 2;
-    svg.append(
-      svgEl("rect", {
-        x: x((c.col / grid.cols) * span),
-        y: top + c.row * ch,
-        width: Math.max(1.5, cw),
-        height: Math.max(1.5, ch),
-        fill: fault ? "#d9534f" : "#222",
-        "fill-opacity": 0.35 + 0.65 * Math.min(1, c.pages / max),
-      }),
-    );
+    const mark = cellMark(c);
+    const cx = x((c.col / grid.cols) * span);
+    const cy = top + c.row * ch;
+    const opacity = 0.35 + 0.65 * Math.min(1, c.pages / max);
+    const attrs =
+      mark === "fault"
+        ? { ...diamond(cx + cw / 2, cy + ch / 2, side), class: "trace-fault", "fill-opacity": opacity }
+        : { x: cx, y: cy, width: Math.max(1.5, cw), height: Math.max(1.5, ch), class: "trace-window", "fill-opacity": opacity };
+    const rect = svgEl("rect", attrs);
+    rect.dataset.mark = mark;
+    svg.append(rect);
   }
   return el(
     "figure",
     {},
     svg,
+    patternLegend(),
     el("figcaption", { className: "detail", text: t("tracePatternCaption", [String(grid.reads), formatBytes(file.bytes_read), formatBytes(file.size ?? 0)]) }),
+  );
+}
+
+/** A square of `side` turned 45° about its centre (cx, cy): a diamond, still a rect. */
+function diamond(cx, cy, side) {
+  return { x: cx - side / 2, y: cy - side / 2, width: side, height: side, transform: `rotate(45 ${cx} ${cy})` };
+}
+
+/** The access pattern's legend: each mark's shape drawn as in the chart, with its meaning. */
+function patternLegend() {
+  const sample = (mark) => {
+    const svg = svgEl("svg", { width: 14, height: 10, viewBox: "0 0 14 10", class: "trace-legend-mark", "aria-hidden": "true" });
+    svg.append(
+      svgEl("rect", mark === "fault" ? { ...diamond(7, 5, 6), class: "trace-fault" } : { x: 1, y: 3, width: 12, height: 4, class: "trace-window" }),
+    );
+    return svg;
+  };
+  return el(
+    "ul",
+    { className: "legend trace-legend", attrs: { "data-testid": "trace-pattern-legend" } },
+    el("li", { attrs: { "data-mark": "fault" } }, sample("fault"), ` ${t("tracePatternLegendFault")}`),
+    el("li", { attrs: { "data-mark": "window" } }, sample("window"), ` ${t("tracePatternLegendWindow")}`),
   );
 }
 
@@ -160,7 +188,7 @@ function diskChart(trace, span) {
   const ch = plotH / (v.rows ?? 110);
   const cw = (W - M.left - M.right) / (v.cols ?? 180);
   for (const c of v.cells) {
-    svg.append(svgEl("rect", { x: x((c.col / v.cols) * span), y: M.top + c.row * ch, width: Math.max(1.5, cw), height: Math.max(1.5, ch), fill: "#7030a0", "fill-opacity": 0.8 }));
+    svg.append(svgEl("rect", { x: x((c.col / v.cols) * span), y: M.top + c.row * ch, width: Math.max(1.5, cw), height: Math.max(1.5, ch), class: "trace-disk-read" }));
   }
   return el(
     "figure",

@@ -3,7 +3,7 @@
 // running when the popup closes, and the popup shows a running one when it opens again.
 import browser from "../lib/browser.js";
 import { localize, t } from "../lib/i18n.js";
-import { preloadDoneText } from "../lib/preload-text.js";
+import { endedAtText, preloadDoneText } from "../lib/preload-text.js";
 import { $ } from "../page/dom.js";
 import { HISTORY_KEY, readHistory } from "../lib/history.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
@@ -26,13 +26,18 @@ async function showCached({ afterPreload = false } = {}) {
   const section = $("popup-cache");
   const read = ++cacheRead;
   section.dataset.state = "loading";
+  // For the e2e test: how many reads, and when this one began (the figure is from after it).
+  section.dataset.reads = String(read);
+  section.dataset.readStartedAt = String(Date.now());
   // While reading, no old bar beside the words: the line and the bar say the same thing or nothing.
   $("popup-cached-bar").hidden = true;
   $("popup-cached-detail").textContent = "";
   $("popup-cached").textContent = t(afterPreload ? "popupCachedAfterPreload" : "popupCachedLoading");
   try {
-    // The totals come from the reply's per-group summary: the popup needs no file's page map.
-    const summary = await relay.request("residency", { files: null, mapped: true });
+    // The totals come from the reply's per-group summary: the popup needs no file's page map, so
+    // it asks the host for none (summary_only) and, with no onEvent, the relay forwards none (an
+    // older host that still streams them).
+    const summary = await relay.request("residency", { files: null, mapped: true, summary_only: true });
     if (read !== cacheRead) {
       return;
     }
@@ -134,19 +139,25 @@ function showPreload(op) {
     box.hidden = true;
     result.hidden = false;
     result.dataset.state = op.state === "ok" ? "ok" : (op.error?.code ?? "error");
+    result.dataset.endedAt = String(op.endedAt ?? "");
+    // Each result says when it ended: the background replays the last one to a popup opened
+    // later, and without a time it would read as news beside the cache figure read just now.
+    const ended = (text) => endedAtText(text, op.endedAt, t);
     if (op.state === "ok") {
-      result.textContent = preloadDoneText(op.result, t, { short: true });
+      result.textContent = ended(preloadDoneText(op.result, t, { short: true }));
     } else if (op.error?.code === "cancelled") {
-      result.textContent = t("popupPreloadCancelled");
+      result.textContent = ended(t("popupPreloadCancelled"));
     } else if (op.error?.code === HOST_DISCONNECTED) {
-      result.textContent = t("popupHostStopped", [op.error.message]);
+      result.textContent = ended(t("popupHostStopped", [op.error.message]));
     } else if (op.error?.code === HOST_MISSING) {
-      result.textContent = t("popupNoHost");
+      result.textContent = t("popupNoHost"); // a state, not an event: no time
       hostMissing(true);
     } else {
-      result.textContent = t("popupPreloadFailed", [op.error?.message ?? "—"]);
+      result.textContent = ended(t("popupPreloadFailed", [op.error?.message ?? "—"]));
     }
-    if (wasRunning || op.state === "ok") {
+    // Read the cache again only after a preload this popup saw running: a replayed result ended
+    // before the popup opened, so the popup's first read is already from after it.
+    if (wasRunning) {
       showCached({ afterPreload: op.state === "ok" });
     }
   }

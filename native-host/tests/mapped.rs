@@ -117,6 +117,7 @@ fn pagemap_shows_the_pages_a_process_touched() {
         pid: Some(pid),
         include_mapped: true,
         image: None,
+        ranges: true,
     };
     let summary = residency::scan(
         &fx.folder(),
@@ -202,6 +203,7 @@ fn a_file_name_that_is_not_utf8_is_scanned_learned_and_planned() {
         pid: Some(pid),
         include_mapped: false,
         image: None,
+        ranges: true,
     };
     let selected = about_startup_host::firefox::install::select(&fx.ff, &[]).unwrap();
     let summary = residency::scan(

@@ -16,11 +16,21 @@ use about_startup_host::Error;
 use fixture::Fixture;
 
 fn scan(install: &Path, files: &[PathBuf]) -> (Vec<FileReport>, residency::Summary) {
+    scan_with(install, files, true)
+}
+
+/// [`scan`], with or without each file's page map (`ranges`).
+fn scan_with(
+    install: &Path,
+    files: &[PathBuf],
+    ranges: bool,
+) -> (Vec<FileReport>, residency::Summary) {
     let mut reports = Vec::new();
     let opts = ScanOptions {
         pid: None,
         include_mapped: false,
         image: None,
+        ranges,
     };
     let folder = Folder::open(install).unwrap();
     let summary = residency::scan(&folder, files, &opts, &AtomicBool::new(false), &mut |r| {
@@ -166,6 +176,18 @@ fn residency_is_exact_for_the_owner_with_ranges_and_totals() {
     assert_eq!(summary.page_size, 4096);
     let empty = reports.iter().find(|r| r.path.ends_with("empty")).unwrap();
     assert_eq!((empty.pages, empty.resident_pages), (0, Some(0)));
+    // Totals only (`summary_only`): the same counts, no page maps made.
+    let (bare, bare_summary) = scan_with(&fx.ff, &fx.all(), false);
+    let b = bare.iter().find(|r| r.path == lib).unwrap();
+    assert_eq!(
+        (b.status, b.resident_pages),
+        (Status::Exact, r.resident_pages)
+    );
+    assert_eq!((b.resident_ranges.as_ref(), b.range_unit_pages), (None, 1));
+    assert_eq!(
+        bare_summary.groups["install"].exact_pages,
+        install.exact_pages
+    );
 }
 
 #[test]
@@ -191,6 +213,7 @@ fn cancel_stops_a_scan() {
         pid: None,
         include_mapped: false,
         image: None,
+        ranges: true,
     };
     let err = residency::scan(
         &fx.folder(),

@@ -17,6 +17,8 @@ function readPopup(driver) {
     const shown = (id) => Boolean($(id)) && !$(id).hidden;
     return {
       cacheState: $("popup-cache").dataset.state,
+      cacheReads: Number($("popup-cache").dataset.reads),
+      cacheReadAt: Number($("popup-cache").dataset.readStartedAt),
       cached: $("popup-cached").textContent.trim(),
       cachedDetail: $("popup-cached-detail").textContent.trim(),
       hostMissingShown: shown("popup-host-missing"),
@@ -27,6 +29,7 @@ function readPopup(driver) {
       progressShown: shown("popup-progress"),
       result: shown("popup-result") ? $("popup-result").textContent.trim() : null,
       resultState: $("popup-result").dataset.state ?? null,
+      resultEndedAt: Number($("popup-result").dataset.endedAt),
       link: $("popup-open").textContent.trim(),
       linkHref: $("popup-open").href,
     };
@@ -44,6 +47,8 @@ function usePopup(options, prefix) {
 
 describe("popup with the real host (full mode)", () => {
   const ctx = usePopup({ experiments: true, installHost: true, flavour: "full", prefs: IDLE }, "popup");
+  /** The popup as the preload below left it (its result and the cache read after it). */
+  let preloaded = null;
 
   it("shows the cached MB of Firefox's files (root: exact) or hidden with a reason", async () => {
     const popup = await waitFor(
@@ -100,8 +105,41 @@ describe("popup with the real host (full mode)", () => {
       { timeout: 120000, interval: 100, message: "the preload to finish" },
     );
     assert.equal(done.resultState, "ok", done.result);
-    assert.match(done.result, /^Preloaded [\d.,]+ MB \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\.$/);
+    assert.match(done.result, /^Ended at \d\d:\d\d:\d\d: Preloaded [\d.,]+ MB \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\.$/);
     assert.equal(done.progressShown, false);
+    // The preload ran while the popup was open: the cache is read again, after it ended.
+    const after = await waitFor(
+      async () => {
+        const p = await readPopup(driver);
+        return p.cacheReads === 2 && p.cacheState !== "loading" ? p : null;
+      },
+      { message: "the cache read after the preload" },
+    );
+    assert.ok(after.cacheReadAt >= after.resultEndedAt, `cache read at ${after.cacheReadAt}, preload ended at ${after.resultEndedAt}`);
+    assert.ok(["exact", "hidden"].includes(after.cacheState), after.cached);
+    preloaded = after;
+  });
+
+  it("reopened, it shows the last preload with the time it ended and reads the cache once, from after it", async () => {
+    const { driver } = ctx.ff;
+    assert.ok(preloaded, "needs the preload of the test before");
+    await driver.navigate().refresh();
+    await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
+    const popup = await waitFor(
+      async () => {
+        const p = await readPopup(driver);
+        return p.cacheState !== "loading" && p.resultState ? p : null;
+      },
+      { message: "the reopened popup" },
+    );
+    assert.equal(popup.result, preloaded.result, "the same result, with its end time, not as news");
+    assert.equal(popup.resultEndedAt, preloaded.resultEndedAt);
+    assert.equal(popup.cacheReads, 1, "no second read for a preload that ended before the popup opened");
+    assert.doesNotMatch(popup.cached, /again after the preload/);
+    assert.ok(popup.cacheReadAt >= popup.resultEndedAt, "the cache figure is from after the preload it stands beside");
+    // Nothing else reads: still one read a moment later.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal((await readPopup(driver)).cacheReads, 1);
   });
 
   it("idling past the event page's timeout: the open native port keeps the background running, and the popup reaches the host", async () => {

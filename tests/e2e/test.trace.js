@@ -155,6 +155,14 @@ describe("the page draws a trace", () => {
         rows: document.querySelectorAll("[data-testid=trace-files] tbody tr").length,
         nodes: document.querySelectorAll("#trace *").length,
         picked: document.querySelector("[data-testid=trace-file-picker]")?.selectedOptions[0]?.textContent ?? null,
+        marks: [...document.querySelectorAll("[data-testid=trace-pattern-chart] rect[data-mark]")].map((r) => r.dataset.mark),
+        faultsTurned: [...document.querySelectorAll("[data-testid=trace-pattern-chart] rect[data-mark=fault]")].every((r) => /^rotate\(45 /.test(r.getAttribute("transform"))),
+        legend: [...document.querySelectorAll("[data-testid=trace-pattern-legend] li")].map((li) => li.dataset.mark),
+        legendFills: [...document.querySelectorAll("[data-testid=trace-pattern-legend] rect")].map((r) => getComputedStyle(r).fill),
+        // colours come from the stylesheet (forced-colors can replace them), not SVG attributes
+        colourAttrs: [...document.querySelectorAll("#trace svg *")].filter((n) =>
+          ["fill", "stroke"].some((a) => n.hasAttribute(a) && !["none", "currentColor"].includes(n.getAttribute(a))),
+        ).length,
         text: s?.textContent ?? "",
       };
     });
@@ -209,6 +217,13 @@ describe("the page draws a trace", () => {
     assert.ok(page.charts.every((n) => n > 0), `every chart has marks: ${page.charts}`);
     assert.match(page.picked, /libxul\.so$/);
     assert.ok(page.sections.includes(".text"), `sections shaded: ${page.sections}`);
+    // Faults differ from reads through a readahead window by shape (a turned square), and the
+    // legend says which is which; no colour is an SVG attribute.
+    assert.ok(page.marks.length > 0 && page.marks.every((m) => ["fault", "window"].includes(m)), `marks: ${new Set(page.marks)}`);
+    assert.ok(page.faultsTurned, "every fault mark is a diamond");
+    assert.deepEqual(page.legend, ["fault", "window"]);
+    assert.notEqual(page.legendFills[0], page.legendFills[1], `the colour repeats the shape: ${page.legendFills}`);
+    assert.equal(page.colourAttrs, 0, "colours are CSS classes");
     assert.ok(page.rows > 5, `per-file rows: ${page.rows}`);
     const pages = trace.events.reduce((s, e) => s + e.n, 0);
     assert.ok(page.nodes < 30000, `${page.nodes} nodes for ${pages} pages: aggregated`);

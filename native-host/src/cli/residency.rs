@@ -36,6 +36,7 @@ pub(super) fn residency_cmd(args: &ResidencyArgs) -> anyhow::Result<()> {
             .as_ref()
             .filter(|_| args.target.paths.is_empty())
             .map(|i| i.image.clone()),
+        ranges: true,
     };
     let mut reports = Vec::new();
     let summary = residency::scan(

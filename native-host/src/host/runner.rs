@@ -43,15 +43,25 @@ fn run(
     }
     let install = ctx.install()?;
     match command {
-        Command::Residency { files, mapped } => {
+        Command::Residency {
+            files,
+            mapped,
+            summary_only,
+        } => {
             let selected = select(install, files.as_deref())?;
+            let events = !summary_only.unwrap_or(false);
             let opts = residency::ScanOptions {
                 pid: ctx.firefox_pid,
                 include_mapped: mapped.unwrap_or(true),
                 // A Snap's compressed image, with the whole folder only (like `mapped`).
                 image: image_of(install).filter(|_| files.is_none()),
+                ranges: events,
             };
-            let mut on_file = |report: &residency::FileReport| emit(Event::File(report.clone()));
+            let mut on_file = |report: &residency::FileReport| {
+                if events {
+                    emit(Event::File(report.clone()));
+                }
+            };
             let summary = residency::scan(
                 &selected.folder,
                 &selected.files,

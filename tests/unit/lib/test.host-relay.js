@@ -88,6 +88,39 @@ test("relay: a UI request reaches the host and its events and reply come back to
   assert.equal(typeof opId, "number");
 });
 
+test("relay: a request without an onEvent listener gets its reply but no events across the port", async () => {
+  const { host, ui } = relaySetup();
+  const popup = ui();
+  popup.client.start();
+  const { bgEnd } = popup.pairs.at(-1);
+  const sent = [];
+  const post = bgEnd.postMessage;
+  bgEnd.postMessage = (m) => {
+    if (m.rid !== undefined) {
+      sent.push(m.type); // what answers a request (not the host status broadcasts)
+    }
+    post(m);
+  };
+  const totals = popup.client.request("residency", { files: null, summary_only: true });
+  await tick();
+  const native = host.last();
+  assert.deepEqual(native.posted, [{ id: 1, command: "residency", files: null, summary_only: true }]);
+  // An older host ignores summary_only and streams the page maps anyway: the relay keeps them.
+  native.reply({ id: 1, status: "event", event: "file", data: { path: "/ff/libxul.so", resident_ranges: [[0, 9]] } });
+  native.reply({ id: 1, status: "ok", data: { groups: { install: { files: 1 } } } });
+  assert.deepEqual(await totals, { groups: { install: { files: 1 } } });
+  assert.deepEqual(sent, ["started", "reply"]);
+  // The same port still gets the events of a request that listens for them.
+  const events = [];
+  const full = popup.client.request("residency", {}, { onEvent: (event) => events.push(event) });
+  await tick();
+  native.reply({ id: 2, status: "event", event: "file", data: { path: "/ff/omni.ja" } });
+  native.reply({ id: 2, status: "ok", data: {} });
+  await full;
+  assert.deepEqual(events, ["file"]);
+  assert.deepEqual(sent.slice(2), ["started", "event", "reply"]);
+});
+
 test("relay: a preload outlives the popup that started it, and a UI opened later sees its progress", async () => {
   const { host, ui } = relaySetup();
   const popup = ui();

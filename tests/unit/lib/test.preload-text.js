@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { preloadDoneText } from "../../../extension/lib/preload-text.js";
+import { endedAtText, preloadDoneText } from "../../../extension/lib/preload-text.js";
+import { formatDateTime, formatTime } from "../../../extension/lib/format.js";
 
 // Words as "key[subs]" so the test sees which message and figures were chosen.
 const t = (key, subs = []) => `${key}[${subs.join("|")}]`;
@@ -27,4 +28,15 @@ test("one file and one failure take the One forms (tn)", () => {
   const one = { ...result, files: 1, errors: [{}] };
   assert.equal(preloadDoneText(one, t, { short: true }), "popupPreloadDoneOne[308.4 MB|1|9,800 ms|31.5 MB/s] residencyPreloadErrorsOne[1]");
   assert.match(preloadDoneText(one, t), /^residencyPreloadDoneOne\[/);
+});
+
+test("a finished preload says when it ended: the time that day, the date too on another day", () => {
+  const endedAt = new Date(2026, 10, 23, 8, 4, 5).getTime(); // local time, so "that day" holds in any zone
+  const text = "popupPreloadDone[308.4 MB]";
+  assert.equal(endedAtText(text, endedAt, t, { now: endedAt + 60_000 }), `popupPreloadEndedAt[${formatTime(endedAt)}|${text}]`);
+  assert.equal(endedAtText(text, endedAt, t, { now: endedAt + 3 * 86_400_000 }), `popupPreloadEndedAt[${formatDateTime(endedAt)}|${text}]`);
+  assert.match(formatTime(endedAt, "en-US"), /^08:04:05$/, "the one 24-hour clock");
+  // no end time known (an operation from an older background): the text alone, never a "—" time
+  assert.equal(endedAtText(text, null, t), text);
+  assert.equal(endedAtText(text, undefined, t), text);
 });

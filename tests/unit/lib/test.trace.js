@@ -4,6 +4,7 @@ import {
   accessPattern,
   agreement,
   assembleTrace,
+  cellMark,
   diskView,
   fileTable,
   findFile,
@@ -135,6 +136,16 @@ test("accessPattern aggregates into a bounded grid: 75,000 pages stay a few hund
     grid.cells.reduce((s, c) => s + c.pages, 0),
     75000,
   );
+});
+
+test("cellMark: a cell is a fault (drawn as a diamond) when most of its pages came without a readahead window", () => {
+  assert.equal(cellMark({ pages: 10, kinds: { fault: 6, sync: 4 } }), "fault");
+  assert.equal(cellMark({ pages: 10, kinds: { fault: 3, read: 3, async: 4 } }), "fault", "faults and reads seen neither way count together");
+  assert.equal(cellMark({ pages: 10, kinds: { fault: 5, sync: 5 } }), "window", "half is not most");
+  assert.equal(cellMark({ pages: 4, kinds: { sync: 2, order: 2 } }), "window");
+  assert.equal(cellMark({ pages: 0, kinds: {} }), "window");
+  const grid = accessPattern(fake(), 0, { cols: 10, rows: 10, span: 100 });
+  assert.ok(grid.cells.every((c) => ["fault", "window"].includes(cellMark(c))));
 });
 
 test("sectionBands keeps large and named sections as fractions", () => {

@@ -52,6 +52,10 @@ pub enum Command {
         files: Option<Vec<PathBuf>>,
         #[serde(default)]
         mapped: Option<bool>,
+        /// Only the final reply's totals: no `file` events, and no page maps made for them
+        /// (the popup's and the export's cached MB).
+        #[serde(default)]
+        summary_only: Option<bool>,
     },
     Preload {
         #[serde(flatten, with = "crate::path_text::files")]

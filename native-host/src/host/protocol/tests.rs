@@ -190,7 +190,8 @@ fn residency_with_and_without_parameters() {
         req.unwrap().command,
         Command::Residency {
             files: None,
-            mapped: Some(true)
+            mapped: Some(true),
+            summary_only: None
         }
     );
     let req = decode(r#"{"id": 3, "command": "residency", "files": ["libxul.so"]}"#);
@@ -198,7 +199,17 @@ fn residency_with_and_without_parameters() {
         req.unwrap().command,
         Command::Residency {
             files: Some(vec!["libxul.so".into()]),
-            mapped: None
+            mapped: None,
+            summary_only: None
+        }
+    );
+    let req = decode(r#"{"id": 3, "command": "residency", "files": null, "summary_only": true}"#);
+    assert_eq!(
+        req.unwrap().command,
+        Command::Residency {
+            files: None,
+            mapped: None,
+            summary_only: Some(true)
         }
     );
 }

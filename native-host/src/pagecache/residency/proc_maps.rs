@@ -72,10 +72,17 @@ impl ProcMaps {
         })
     }
 
-    pub(super) fn mapped(&mut self, meta: &Metadata, path: &Path, pages: u64) -> Mapped {
+    /// The pages of the file this process has mapped in; with `ranges`, also which ones.
+    pub(super) fn mapped(
+        &mut self,
+        meta: &Metadata,
+        path: &Path,
+        pages: u64,
+        ranges: bool,
+    ) -> Mapped {
         let lines: Vec<MapsLine> = self.of_file(meta, path).cloned().collect();
         if self.pagemap.is_some() {
-            if let Some(mapped) = self.pagemap_pages(&lines, pages) {
+            if let Some(mapped) = self.pagemap_pages(&lines, pages, ranges) {
                 return mapped;
             }
         }
@@ -90,7 +97,7 @@ impl ProcMaps {
     }
 
     /// Union over the mappings of the file pages present in the process's page tables.
-    fn pagemap_pages(&mut self, lines: &[MapsLine], pages: u64) -> Option<Mapped> {
+    fn pagemap_pages(&mut self, lines: &[MapsLine], pages: u64, ranges: bool) -> Option<Mapped> {
         let pages_usize = usize::try_from(pages).ok()?;
         let mut bits = std::mem::take(&mut self.bits);
         bits.clear();
@@ -100,12 +107,17 @@ impl ProcMaps {
             .try_for_each(|l| self.mark_present(l, &mut bits));
         self.bits = bits;
         marked?;
-        let (ranges, unit) = encode(&self.bits, MAX_RANGES);
+        let (ranges, unit) = if ranges {
+            let (encoded, unit) = encode(&self.bits, MAX_RANGES);
+            (Some(encoded), unit)
+        } else {
+            (None, 1)
+        };
         Some(Mapped {
             source: "pagemap",
             pid: self.pid,
             pages: count_resident(&self.bits),
-            ranges: Some(ranges),
+            ranges,
             range_unit_pages: unit,
         })
     }
@@ -254,9 +266,13 @@ mod tests {
             .open_file(&exe)
             .unwrap();
         let pages = pages_of(meta.len(), maps.page);
-        let mapped = maps.mapped(&meta, &exe, pages);
+        let mapped = maps.mapped(&meta, &exe, pages, true);
         assert_eq!(mapped.source, "pagemap");
         assert!(mapped.pages > 0 && mapped.pages <= pages, "{mapped:?}");
+        assert!(mapped.ranges.is_some());
+        // Totals only: a count (it may have grown since), no page map.
+        let count = maps.mapped(&meta, &exe, pages, false);
+        assert!(count.pages > 0 && count.ranges.is_none(), "{count:?}");
         assert!(maps.files_outside(Path::new("/nonexistent")).contains(&exe));
     }
 }

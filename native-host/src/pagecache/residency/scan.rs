@@ -12,6 +12,9 @@ pub struct ScanOptions {
     pub include_mapped: bool,
     /// The image behind the install folder's loop device, scanned as the `image` group.
     pub image: Option<PathBuf>,
+    /// Encode each file's page maps (`resident_ranges`, `mapped.ranges`). Off when only the
+    /// totals are wanted (`summary_only`): the counts stay exact, the ranges are `None`.
+    pub ranges: bool,
 }
 
 /// Scan `files` (already confined by `install::select`, opened beneath `install`) and, if asked,
@@ -27,7 +30,7 @@ pub fn scan(
 ) -> Result<Summary, Error> {
     let started = Instant::now();
     let root = install.path().to_path_buf();
-    let mut scanner = Scanner::new(opts.pid);
+    let mut scanner = Scanner::new(opts.pid, opts.ranges);
     let mut totals = GroupTotals::empty();
     for path in files {
         check(cancel)?;
@@ -124,15 +127,17 @@ struct Scanner {
     page: u64,
     core: Vec<u8>,
     maps: Option<ProcMaps>,
+    ranges: bool,
 }
 
 impl Scanner {
-    fn new(pid: Option<i32>) -> Self {
+    fn new(pid: Option<i32>, ranges: bool) -> Self {
         Self {
             viewer: Viewer::current(),
             page: sys::page_size() as u64,
             core: Vec::new(),
             maps: pid.and_then(ProcMaps::read),
+            ranges,
         }
     }
 
@@ -148,7 +153,7 @@ impl Scanner {
             ..report
         };
         if let Some(maps) = self.maps.as_mut() {
-            report.mapped = Some(maps.mapped(&before, path, report.pages));
+            report.mapped = Some(maps.mapped(&before, path, report.pages, self.ranges));
         }
         if self.viewer.sees(&file, &before, path) {
             if let Err(e) = sys::mincore_file(&file, before.len(), &mut self.core) {
@@ -158,11 +163,13 @@ impl Scanner {
                     &e,
                 ));
             }
-            let (ranges, unit) = encode(&self.core, MAX_RANGES);
             report.status = Status::Exact;
             report.resident_pages = Some(count_resident(&self.core));
-            report.resident_ranges = Some(ranges);
-            report.range_unit_pages = unit;
+            if self.ranges {
+                let (ranges, unit) = encode(&self.core, MAX_RANGES);
+                report.resident_ranges = Some(ranges);
+                report.range_unit_pages = unit;
+            }
         } else {
             // Never call mincore here: its answer would be "all resident".
             report.status = Status::Hidden;
