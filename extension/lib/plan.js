@@ -4,7 +4,7 @@
 // No browser.*, no DOM.
 import { HOST_DISCONNECTED, HOST_MISSING } from "./host-client.js";
 import { formatDateTime, formatMB, formatPercent, formatSeconds } from "./format.js";
-import { hostNoteText } from "./host-notes.js";
+import { hostErrorText, hostNoteText } from "./host-notes.js";
 import { plural } from "./i18n.js";
 
 /** storage.local key of the last `learn` the background sent: {startId, at, status, result, error, lastLearned}. */
@@ -228,7 +228,7 @@ export function learnText(entry, t, { when = defaultWhen, locale = undefined } =
   if (entry.status === "no-host") {
     return learnedLine;
   }
-  const failed = t("planLearnFailed", [entry.error?.message ?? "—"]);
+  const failed = t("planLearnFailed", [entry.error ? hostErrorText(entry.error, t) : "—"]);
   return learnedLine ? `${failed} ${learnedLine}` : failed;
 }
 
@@ -241,7 +241,7 @@ export function popupPlanText({ status = null, error = null }, t, { when = defau
     if (error.code === UNKNOWN_COMMAND) {
       return { state: "old", text: t("popupPlanHostOld") };
     }
-    return { state: "error", text: t("popupPlanError", [String(error.message ?? error)]) };
+    return { state: "error", text: t("popupPlanError", [hostErrorText(error, t)]) };
   }
   const view = planView(status);
   if (!view.learned) {

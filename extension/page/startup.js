@@ -3,6 +3,7 @@ import browser from "../lib/browser.js";
 import { localize, t, tn } from "../lib/i18n.js";
 import { milestoneRows } from "../lib/milestones.js";
 import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.js";
+import { hostErrorText } from "../lib/host-notes.js";
 import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
@@ -158,7 +159,7 @@ async function helloHost() {
     return true;
   } catch (error) {
     if (error.code !== HOST_MISSING && error.code !== HOST_DISCONNECTED) {
-      showHostState("error", t("hostErrorDetail", [error.message]));
+      showHostState("error", t("hostErrorDetail", [hostErrorText(error, t)]));
     }
     return false;
   }

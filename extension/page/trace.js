@@ -10,7 +10,7 @@ import { milestoneRows } from "../lib/milestones.js";
 import { startupApi } from "../lib/mode.js";
 import { t, tn } from "../lib/i18n.js";
 import { formatBytes, formatMs, formatPercent } from "../lib/format.js";
-import { endedByText, traceNoteTexts } from "../lib/host-notes.js";
+import { endedByText, hostErrorText, traceNoteTexts } from "../lib/host-notes.js";
 import {
   accessPattern,
   agreement,
@@ -348,7 +348,7 @@ export async function initTrace() {
   try {
     listing = await relay.request("trace_list");
   } catch (error) {
-    showNone("traceNoHost", String(error?.message ?? error));
+    showNone("traceNoHost", hostErrorText(error, t));
     return;
   }
   // The host marks the trace of its own Firefox (same pid and process start).

@@ -7,6 +7,7 @@ import { endedAtText, preloadDoneText } from "../lib/preload-text.js";
 import { $ } from "../page/dom.js";
 import { HISTORY_KEY, readHistory } from "../lib/history.js";
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
+import { hostErrorText } from "../lib/host-notes.js";
 import { formatDateTime, formatMs } from "../lib/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
 import { formatMB, formatPercent, progressView, summaryTotals } from "../lib/residency.js";
@@ -63,7 +64,7 @@ async function showCached({ afterPreload = false } = {}) {
       return;
     }
     section.dataset.state = error?.code === HOST_MISSING ? "missing" : "error";
-    $("popup-cached").textContent = error?.code === HOST_MISSING ? t("popupNoHost") : t("popupCachedError", [error?.message ?? String(error)]);
+    $("popup-cached").textContent = error?.code === HOST_MISSING ? t("popupNoHost") : t("popupCachedError", [hostErrorText(error, t)]);
     $("popup-cached-detail").textContent = "";
     hostMissing(error?.code === HOST_MISSING);
   }
@@ -153,7 +154,7 @@ function showPreload(op) {
       result.textContent = t("popupNoHost"); // a state, not an event: no time
       hostMissing(true);
     } else {
-      result.textContent = ended(t("popupPreloadFailed", [op.error?.message ?? "—"]));
+      result.textContent = ended(t("popupPreloadFailed", [op.error ? hostErrorText(op.error, t) : "—"]));
     }
     // Read the cache again only after a preload this popup saw running: a replayed result ended
     // before the popup opened, so the popup's first read is already from after it.

@@ -223,3 +223,11 @@ test("popupPlanText: autostart on/off with the last run, no plan, old or missing
   assert.equal(popupPlanText({ error: new HostError({ code: "unknown_command", message: "x" }) }, t).state, "old");
   assert.equal(popupPlanText({ error: new HostError({ code: "host_missing", message: "x" }) }, t).state, "missing");
 });
+
+test("popupPlanText words a coded host error from _locales, not the host's English message", () => {
+  const busy = new HostError({ code: "busy", message: "English from the host", params: { limit: 4 } });
+  assert.deepEqual(popupPlanText({ error: busy }, t), {
+    state: "error",
+    text: "Preload plan: the host is already running 4 long requests; try again when one has finished",
+  });
+});
