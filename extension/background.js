@@ -1,21 +1,21 @@
-import browser from "./lib/browser.js";
-import { openStartupPage } from "./lib/page-url.js";
-import { HOST_NAME } from "./lib/host-client.js";
-import { HostConnection } from "./lib/host-connection.js";
-import { HostRelay, RELAY_PORT_NAME } from "./lib/host-relay.js";
-import { recordThisStart } from "./lib/recorder.js";
-import { learnOnce } from "./lib/plan.js";
-import { quitFirefox, reportToBench } from "./lib/bench-report.js";
-import { CURRENT_START_KEY } from "./lib/history.js";
-import { startupApi } from "./lib/mode.js";
-import { helloHint, withHelloHint } from "./lib/hello-hint.js";
+import browser from "./lib/transport/browser.js";
+import { openStartupPage } from "./lib/models/page-url.js";
+import { HOST_NAME } from "./lib/transport/host-client.js";
+import { HostConnection } from "./lib/transport/host-connection.js";
+import { HostRelay, RELAY_PORT_NAME } from "./lib/transport/host-relay.js";
+import { recordThisStart } from "./lib/models/recorder.js";
+import { learnOnce } from "./lib/models/plan.js";
+import { quitFirefox, reportToBench } from "./lib/transport/bench-report.js";
+import { CURRENT_START_KEY } from "./lib/models/history.js";
+import { startupApi } from "./lib/models/mode.js";
+import { helloHint, withHelloHint } from "./lib/transport/hello-hint.js";
 
-// about:startup in full mode, the extension's own page in basic mode (lib/page-url.js).
+// about:startup in full mode, the extension's own page in basic mode (lib/models/page-url.js).
 function openPage(options) {
   return openStartupPage(browser, options);
 }
 
-// The one native-host connection (lib/host-connection.js): opened on the first request, opened
+// The one native-host connection (lib/transport/host-connection.js): opened on the first request, opened
 // again by the next request after the host crashed or was missing. Pages and the popup reach it
 // through runtime ports named RELAY_PORT_NAME, so a preload started from the popup keeps running
 // when the popup closes. While the native port is open Firefox does not suspend this event page;
@@ -23,7 +23,7 @@ function openPage(options) {
 const hostConnection = new HostConnection(() => browser.runtime.connectNative(HOST_NAME));
 // A Snap or Flatpak Firefox starts the host through the desktop portal, not as its child: every
 // hello then says which Firefox this is, and the host matches it against the running processes
-// (lib/hello-hint.js). The first hello may go out before the browser info is in; later ones
+// (lib/transport/hello-hint.js). The first hello may go out before the browser info is in; later ones
 // (the page's) carry it.
 let browserHint = null;
 browser.runtime.getBrowserInfo().then(
@@ -54,7 +54,7 @@ browser.omnibox.onInputEntered.addListener((text, disposition) => {
   openPage({ disposition });
 });
 
-// Startup history (lib/recorder.js): one record per Firefox process start. The onStartup listener
+// Startup history (lib/models/recorder.js): one record per Firefox process start. The onStartup listener
 // makes Firefox start this event page at every browser start; a page woken later (or an add-on
 // installed or enabled mid-run, where onStartup never fires) finds its start already recorded, or
 // records no add-on moment of its own.
@@ -94,7 +94,7 @@ async function recordStart() {
 
 // Once this start is recorded (full mode: after sessionRestored), the host learns its working set
 // (pages of Firefox's files the process tree mapped or cached) for the planned preload
-// (lib/plan.js), once per process start. A missing or older host only leaves a note in storage:
+// (lib/models/plan.js), once per process start. A missing or older host only leaves a note in storage:
 // learning never gets in the way of recording. Before the benchmark report, since a benchmark's
 // Firefox quits right after it.
 async function learnThisStart(record) {

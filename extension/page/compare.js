@@ -1,14 +1,14 @@
 // Export, import and the comparison view. Export writes the about-startup-export JSON
-// (lib/export.js, docs/export-format.md) as an object-URL download; import reads such a file,
+// (lib/models/export.js, docs/export-format.md) as an object-URL download; import reads such a file,
 // checks it, and shows its builds beside this machine's without touching the stored history.
-import browser from "../lib/browser.js";
+import browser from "../lib/transport/browser.js";
 import { currentTrace, showTrace } from "./trace.js";
-import { t } from "../lib/i18n.js";
-import { buildExport, exportFileName, exportRecords, importErrorText, parseExport, residencySummary } from "../lib/export.js";
-import { hasMean, LIKE_NOTE_KEYS, likeWithLikeNote } from "../lib/coldness.js";
-import { formatDateTime } from "../lib/format.js";
-import { modeOf } from "../lib/mode.js";
-import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/stats.js";
+import { t } from "../lib/wording/i18n.js";
+import { buildExport, exportFileName, exportRecords, importErrorText, parseExport, residencySummary } from "../lib/models/export.js";
+import { hasMean, LIKE_NOTE_KEYS, likeWithLikeNote } from "../lib/models/coldness.js";
+import { formatDateTime } from "../lib/wording/format.js";
+import { modeOf } from "../lib/models/mode.js";
+import { formatMeanCi, groupRecords, milestoneOrder } from "../lib/models/stats.js";
 import { COLDNESS_KEYS, coldnessMark, historyState, onHistoryChange } from "./history.js";
 import { IMPORTS_EVENT } from "./preload-verdict.js";
 import { relay } from "./relay.js";

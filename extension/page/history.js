@@ -1,15 +1,15 @@
 // The history section of the page: the stored starts grouped by Firefox version and build, mean
 // ± 95% CI per milestone, the current start highlighted, and a trend chart of sessionRestored.
-// Thin DOM code over lib/history.js and lib/stats.js.
-import browser from "../lib/browser.js";
-import { t, tn } from "../lib/i18n.js";
-import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/history.js";
-import { NOTES, recordId } from "../lib/record.js";
-import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/stats.js";
-import { CLASS_KEYS, coldnessOf, hasMean } from "../lib/coldness.js";
-import { coldHotVerdict, MILESTONE_OF_MODE } from "../lib/verdict.js";
-import { formatBytes, formatDateTime, formatMs, formatNumber, formatSeconds } from "../lib/format.js";
-import { startupApi } from "../lib/mode.js";
+// Thin DOM code over lib/models/history.js and lib/models/stats.js.
+import browser from "../lib/transport/browser.js";
+import { t, tn } from "../lib/wording/i18n.js";
+import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/models/history.js";
+import { NOTES, recordId } from "../lib/models/record.js";
+import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/models/stats.js";
+import { CLASS_KEYS, coldnessOf, hasMean } from "../lib/models/coldness.js";
+import { coldHotVerdict, MILESTONE_OF_MODE } from "../lib/models/verdict.js";
+import { formatBytes, formatDateTime, formatMs, formatNumber, formatSeconds } from "../lib/wording/format.js";
+import { startupApi } from "../lib/models/mode.js";
 import { $, el, svgEl } from "./dom.js";
 
 
@@ -81,7 +81,7 @@ const NOTE_KEYS = {
   [NOTES.addonStartedLater]: "historyNoteAddonStartedLater",
 };
 
-/** The words for each coldness class (lib/coldness.js). */
+/** The words for each coldness class (lib/models/coldness.js). */
 export const COLDNESS_KEYS = CLASS_KEYS;
 
 /**
@@ -228,7 +228,7 @@ function renderTable(records, currentId) {
 /**
  * A small SVG chart: sessionRestored (ms since process) per start, the current start marked. In
  * basic mode, whose starts have no sessionRestored, the time to the add-on's own start: the
- * newest timed start's mode picks which (lib/verdict.js), and only starts of that mode show.
+ * newest timed start's mode picks which (lib/models/verdict.js), and only starts of that mode show.
  */
 function renderTrend(records, currentId) {
   const figure = $("history-trend");
@@ -308,7 +308,7 @@ function renderVerdict(records) {
   element.dataset.state = verdict.state;
   element.dataset.milestone = verdict.milestone;
   if (verdict.state === "ready") {
-    // Basic mode's times are to the add-on's own start (lib/verdict.js milestoneOf): say so.
+    // Basic mode's times are to the add-on's own start (lib/models/verdict.js milestoneOf): say so.
     element.textContent = t(verdict.milestone === MILESTONE_OF_MODE.basic ? "verdictReadyBasic" : "verdictReady", [
       formatSeconds(verdict.diffMs),
       String(verdict.cold.n),

@@ -3,7 +3,7 @@
 // document still loads (about:startup is registered in every process), so instead of failing at
 // its first browser.* call it says why it is empty and how to change that, in the user's
 // language, read from the add-on's own _locales files.
-import { fileTranslator, localize } from "../lib/i18n.js";
+import { fileTranslator, localize } from "../lib/wording/i18n.js";
 
 /** Reads one _locales file of this add-on (same origin, no API needed). */
 async function loadMessages(locale) {

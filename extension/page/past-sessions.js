@@ -1,9 +1,9 @@
 // "Firefox's own record of past sessions": the milestones Firefox archived in its Telemetry pings
-// (lib/past-sessions.js), through the host's `telemetry` command. In basic mode the only source
+// (lib/models/past-sessions.js), through the host's `telemetry` command. In basic mode the only source
 // of Firefox's own milestones; in full mode an independent check of the history.
-import { t } from "../lib/i18n.js";
-import { formatDateTime, formatMs } from "../lib/format.js";
-import { MAIN_MILESTONES, pastSessionsView } from "../lib/past-sessions.js";
+import { t } from "../lib/wording/i18n.js";
+import { formatDateTime, formatMs } from "../lib/wording/format.js";
+import { MAIN_MILESTONES, pastSessionsView } from "../lib/models/past-sessions.js";
 import { $, el } from "./dom.js";
 import { relay } from "./relay.js";
 

@@ -1,11 +1,11 @@
 // "Preloading before launch": the host's learned plan (plan_status), autostart and its last run,
-// the install files not cached at all, and the planned preload. Thin DOM code over lib/plan.js;
+// the install files not cached at all, and the planned preload. Thin DOM code over lib/models/plan.js;
 // the host is reached through the background (page/relay.js), so a planned preload shows its
 // progress in the residency panel's progress box like any other preload.
-import browser from "../lib/browser.js";
-import { t } from "../lib/i18n.js";
-import { HOST_MISSING } from "../lib/host-client.js";
-import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/plan.js";
+import browser from "../lib/transport/browser.js";
+import { t } from "../lib/wording/i18n.js";
+import { HOST_MISSING } from "../lib/transport/host-client.js";
+import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/models/plan.js";
 import { PLAN_EVENT } from "./preload-verdict.js";
 import { relay } from "./relay.js";
 import { $, el } from "./dom.js";

@@ -2,9 +2,9 @@
 // newest imported benchmark export (page/compare.js announces imports) or else from the plan's
 // last run (page/plan.js announces each plan_status) weighed with this build's cold-vs-hot
 // verdict; with too little data, how many more runs or starts of which kind it needs.
-// Thin DOM code over lib/verdict.js.
-import { t } from "../lib/i18n.js";
-import { coldHotVerdict, preloadVerdict, preloadVerdictText } from "../lib/verdict.js";
+// Thin DOM code over lib/models/verdict.js.
+import { t } from "../lib/wording/i18n.js";
+import { coldHotVerdict, preloadVerdict, preloadVerdictText } from "../lib/models/verdict.js";
 import { historyState, onHistoryChange } from "./history.js";
 import { $ } from "./dom.js";
 

@@ -1,10 +1,10 @@
 // The residency panel: what of Firefox's files sits in the page cache, and Preload / Evict /
-// Refresh. Thin DOM code over lib/residency.js; the host is reached through the background
+// Refresh. Thin DOM code over lib/models/residency.js; the host is reached through the background
 // (page/relay.js), so a preload started from the popup shows its progress here too.
-import { t, tn } from "../lib/i18n.js";
-import { preloadDoneText } from "../lib/preload-text.js";
-import { fileErrorText, hostErrorText, hostNoteText } from "../lib/host-notes.js";
-import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
+import { t, tn } from "../lib/wording/i18n.js";
+import { preloadDoneText } from "../lib/wording/preload-text.js";
+import { fileErrorText, hostErrorText, hostNoteText } from "../lib/wording/host-notes.js";
+import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/transport/host-client.js";
 import {
   buildResidency,
   cachedText,
@@ -13,8 +13,8 @@ import {
   formatPercent,
   progressView,
   stripSegments,
-} from "../lib/residency.js";
-import { formatCount, formatMs, formatTime } from "../lib/format.js";
+} from "../lib/models/residency.js";
+import { formatCount, formatMs, formatTime } from "../lib/wording/format.js";
 import { relay } from "./relay.js";
 import { $, el, svgEl } from "./dom.js";
 

@@ -1,22 +1,22 @@
 // The about:startup page: thin DOM code over the pure modules in ../lib/.
-import browser from "../lib/browser.js";
-import { localize, t, tn } from "../lib/i18n.js";
-import { milestoneRows } from "../lib/milestones.js";
-import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/host-client.js";
-import { hostErrorText } from "../lib/host-notes.js";
+import browser from "../lib/transport/browser.js";
+import { localize, t, tn } from "../lib/wording/i18n.js";
+import { milestoneRows } from "../lib/models/milestones.js";
+import { HOST_DISCONNECTED, HOST_MISSING, HOST_NAME } from "../lib/transport/host-client.js";
+import { hostErrorText } from "../lib/wording/host-notes.js";
 import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
-import { detectMode, FULL, startupApi } from "../lib/mode.js";
-import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/format.js";
+import { detectMode, FULL, startupApi } from "../lib/models/mode.js";
+import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/wording/format.js";
 import { drawTimeline } from "./timeline.js";
 import { coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
-import { answerSentences, thisStartAnswer } from "../lib/verdict.js";
+import { answerSentences, thisStartAnswer } from "../lib/models/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
 import { initPreloadVerdict } from "./preload-verdict.js";
-import { firefoxFoundText, installKindText } from "../lib/install-kind.js";
+import { firefoxFoundText, installKindText } from "../lib/models/install-kind.js";
 import { showPastSessions } from "./past-sessions.js";
 import { showWithoutApi } from "./no-api.js";
 
@@ -199,7 +199,7 @@ async function showBrowserVersion() {
 /**
  * The answer line at the top: this start's time (to sessionRestored, or in basic mode to this
  * add-on's start, said as such), its class, what it read, and this build's cold and hot means
- * to the same milestone (lib/verdict.js). Built from text nodes, never from markup.
+ * to the same milestone (lib/models/verdict.js). Built from text nodes, never from markup.
  */
 function showAnswer() {
   const element = $("answer");

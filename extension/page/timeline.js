@@ -1,9 +1,9 @@
 // The timeline chart of the current start: an SVG drawn from the milestone rows with the layout
-// from ../lib/timeline.js. The milestones table stays the accessible source of the same figures;
+// from ../lib/models/timeline.js. The milestones table stays the accessible source of the same figures;
 // the chart is one image with a title and a description.
-import { t, tn } from "../lib/i18n.js";
-import { timelineLayout } from "../lib/timeline.js";
-import { formatMs, formatNumber } from "../lib/format.js";
+import { t, tn } from "../lib/wording/i18n.js";
+import { timelineLayout } from "../lib/models/timeline.js";
+import { formatMs, formatNumber } from "../lib/wording/format.js";
 import { svgEl } from "./dom.js";
 
 

@@ -1,16 +1,16 @@
 // "Where the start's time went, page by page": the startup I/O trace of this Firefox process
 // (recorded by `about-startup-host launch --trace`, fetched from the host in pages) or of an
-// imported export. Four views over ../lib/trace.js: read over time on the milestone axis, seed
+// imported export. Four views over ../lib/models/trace.js: read over time on the milestone axis, seed
 // 000's access pattern (ELF sections shaded and named), seed 003's disk position against time,
 // and the per-file table. Everything is built with createElement/createElementNS; geometry is in
 // attributes, colours are CSS classes (startup.css, "Trace charts"), so high-contrast mode can
 // give them system colours, and page faults differ from other reads by shape as well.
-import browser from "../lib/browser.js";
-import { milestoneRows } from "../lib/milestones.js";
-import { startupApi } from "../lib/mode.js";
-import { t, tn } from "../lib/i18n.js";
-import { formatBytes, formatMs, formatPercent } from "../lib/format.js";
-import { endedByText, hostErrorText, traceNoteTexts } from "../lib/host-notes.js";
+import browser from "../lib/transport/browser.js";
+import { milestoneRows } from "../lib/models/milestones.js";
+import { startupApi } from "../lib/models/mode.js";
+import { t, tn } from "../lib/wording/i18n.js";
+import { formatBytes, formatMs, formatPercent } from "../lib/wording/format.js";
+import { endedByText, hostErrorText, traceNoteTexts } from "../lib/wording/host-notes.js";
 import {
   accessPattern,
   agreement,
@@ -23,7 +23,7 @@ import {
   RECORD_COMMAND,
   sectionBands,
   timeSpan,
-} from "../lib/trace.js";
+} from "../lib/models/trace.js";
 import { relay } from "./relay.js";
 import { el, svgEl } from "./dom.js";
 

@@ -1,17 +1,17 @@
 // The toolbar popup: cached MB of Firefox's files, the last start, Preload, and the way to the
 // page. The host is reached through the background (page/relay.js): a preload started here keeps
 // running when the popup closes, and the popup shows a running one when it opens again.
-import browser from "../lib/browser.js";
-import { localize, t } from "../lib/i18n.js";
-import { endedAtText, preloadDoneText } from "../lib/preload-text.js";
+import browser from "../lib/transport/browser.js";
+import { localize, t } from "../lib/wording/i18n.js";
+import { endedAtText, preloadDoneText } from "../lib/wording/preload-text.js";
 import { $ } from "../page/dom.js";
-import { HISTORY_KEY, readHistory } from "../lib/history.js";
-import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/host-client.js";
-import { hostErrorText } from "../lib/host-notes.js";
-import { formatDateTime, formatMs } from "../lib/format.js";
-import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/page-url.js";
-import { formatMB, formatPercent, progressView, summaryTotals } from "../lib/residency.js";
-import { popupPlanText } from "../lib/plan.js";
+import { HISTORY_KEY, readHistory } from "../lib/models/history.js";
+import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/transport/host-client.js";
+import { hostErrorText } from "../lib/wording/host-notes.js";
+import { formatDateTime, formatMs } from "../lib/wording/format.js";
+import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/models/page-url.js";
+import { formatMB, formatPercent, progressView, summaryTotals } from "../lib/models/residency.js";
+import { popupPlanText } from "../lib/models/plan.js";
 import { relay } from "../page/relay.js";
 
 

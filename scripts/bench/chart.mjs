@@ -1,7 +1,7 @@
 // The benchmark's chart as an SVG document (a string): one row per scenario, a bar for the mean
 // time to sessionRestored (the preload's own time stacked before it, hatched), the 95% confidence
 // interval of their sum as a whisker, and every run as a dot. Pure; text is escaped.
-import { summarize } from "../../extension/lib/stats.js";
+import { summarize } from "../../extension/lib/models/stats.js";
 
 const escapeXml = (text) =>
   String(text).replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]);

@@ -3,8 +3,8 @@
 // start plus a `bench` object ({scenario, run, preloadMs, quit, …}: docs/export-format.md and its
 // JSON Schema); the document carries a top-level `bench` object describing the run. Version 1
 // readers ignore both. Pure.
-import { coldnessOf, likeWithLike } from "../../extension/lib/coldness.js";
-import { buildExport, checkExport, exportRecords, parseExport } from "../../extension/lib/export.js";
+import { coldnessOf, likeWithLike } from "../../extension/lib/models/coldness.js";
+import { buildExport, checkExport, exportRecords, parseExport } from "../../extension/lib/models/export.js";
 import { byScenario } from "./summary.mjs";
 
 /** The record of one counted launch, with its bench fields. */

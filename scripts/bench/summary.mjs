@@ -1,7 +1,7 @@
 // Tables of a benchmark: mean ± 95% confidence interval per milestone and scenario, the
 // difference of each scenario against a baseline (cold), and the table of `compare` with Welch's
-// t-test. The statistics are extension/lib/stats.js's (the one implementation). Pure.
-import { milestoneOrder, summarize, welchTest } from "../../extension/lib/stats.js";
+// t-test. The statistics are extension/lib/models/stats.js's (the one implementation). Pure.
+import { milestoneOrder, summarize, welchTest } from "../../extension/lib/models/stats.js";
 
 const MB = 1e6;
 

@@ -4,7 +4,7 @@
 //   node scripts/bench/trace-chart.mjs TRACE.json [libxul.so] > out.svg
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { accessPattern, findFile, sectionBands } from "../../extension/lib/trace.js";
+import { accessPattern, findFile, sectionBands } from "../../extension/lib/models/trace.js";
 
 const escapeXml = (text) =>
   String(text).replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]);

@@ -77,7 +77,7 @@ export function englishMessages() {
 }
 
 /**
- * A HostConnection (lib/host-connection.js) over fake native ports: `ports` lists every port it
+ * A HostConnection (lib/transport/host-connection.js) over fake native ports: `ports` lists every port it
  * opened, `last()` the newest, `ask(...)` sends and returns the reply's promise.
  */
 export function fakeHostConnection(HostConnection) {

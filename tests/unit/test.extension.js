@@ -26,7 +26,7 @@ test("every __MSG_x__ in the manifest and every data-i18n key in pages has an En
 test("the ids the e2e tests and the host rely on", () => {
   assert.equal(manifest.browser_specific_settings.gecko.id, "about-startup@startup-lab.dev");
   assert.ok(manifest.permissions.includes("nativeMessaging"));
-  assert.ok(read("extension/lib/host-client.js").includes('HOST_NAME = "about_startup"'));
+  assert.ok(read("extension/lib/transport/host-client.js").includes('HOST_NAME = "about_startup"'));
 });
 
 test("every file the manifest names exists", () => {

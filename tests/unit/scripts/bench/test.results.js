@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { checkExport } from "../../../../extension/lib/export.js";
+import { checkExport } from "../../../../extension/lib/models/export.js";
 import { benchExport, benchRecord, likePairs, pairs, readRuns, scenarioExport } from "../../../../scripts/bench/results.mjs";
 
 function record(id, sessionRestored) {

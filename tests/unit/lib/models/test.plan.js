@@ -1,0 +1,233 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  LEARN_KEY,
+  learnOnce,
+  learnText,
+  planErrorView,
+  planLines,
+  planView,
+  popupPlanText,
+  uncachedPreloadParams,
+  uncachedText,
+} from "../../../../extension/lib/models/plan.js";
+import { HostError } from "../../../../extension/lib/transport/host-client.js";
+import { englishMessage, fakeStorage } from "../../fakes.js";
+
+/** Words like browser.i18n.getMessage, from the real English strings (so a missing key fails). */
+const t = englishMessage;
+const when = (ms) => `T${ms}`;
+
+const LEARNED = { state_file: "/h/.local/state/about-startup/working-set.json", starts_kept: 1, files: 80, pages: 40000, bytes: 163840000, sources: { mapped: 80, resident: 60 } };
+
+test("learnOnce: asks the host once per start and stores what it learned", async () => {
+  const storage = fakeStorage();
+  const asked = [];
+  const requestHost = async (command) => {
+    asked.push(command);
+    return LEARNED;
+  };
+  let clock = 1000;
+  const now = () => clock++;
+  const first = await learnOnce({ startId: "full-1", storage, requestHost, now });
+  assert.equal(first.status, "learned");
+  assert.deepEqual(asked, ["learn"]);
+  assert.equal(storage.writes[0][LEARN_KEY].status, "learning", "claimed before the host answers");
+  const stored = storage.data[LEARN_KEY];
+  assert.equal(stored.startId, "full-1");
+  assert.deepEqual(stored.result, LEARNED);
+  assert.deepEqual(stored.lastLearned.result, LEARNED);
+
+  // a background page restarted during the same process start: no second learn
+  const again = await learnOnce({ startId: "full-1", storage, requestHost, now });
+  assert.equal(again.status, "duplicate");
+  assert.deepEqual(asked, ["learn"]);
+
+  // the next process start learns again
+  const next = await learnOnce({ startId: "full-2", storage, requestHost, now });
+  assert.equal(next.status, "learned");
+  assert.deepEqual(asked, ["learn", "learn"]);
+});
+
+test("learnOnce: an old host (unknown_command), a missing host or a failure is kept quietly, and the last learned plan stays", async () => {
+  const storage = fakeStorage({ [LEARN_KEY]: { startId: "full-1", status: "learned", lastLearned: { at: 5, startId: "full-1", result: LEARNED } } });
+  const old = await learnOnce({
+    startId: "full-2",
+    storage,
+    requestHost: async () => {
+      throw new HostError({ code: "unknown_command", message: "unknown command learn", params: { command: "learn" } });
+    },
+  });
+  assert.equal(old.status, "unsupported");
+  assert.equal(storage.data[LEARN_KEY].lastLearned.result.files, 80, "the earlier learn is still shown");
+
+  const missing = await learnOnce({
+    startId: "full-3",
+    storage,
+    requestHost: async () => {
+      throw new HostError({ code: "host_missing", message: "No such native application about_startup" });
+    },
+  });
+  assert.equal(missing.status, "no-host");
+
+  const failed = await learnOnce({
+    startId: "full-4",
+    storage,
+    requestHost: () => Promise.reject(new HostError({ code: "firefox_not_found", message: "no parent Firefox" })),
+  });
+  assert.equal(failed.status, "error");
+  assert.deepEqual(storage.data[LEARN_KEY].error, { code: "firefox_not_found", message: "no parent Firefox" });
+  assert.equal(learnText(storage.data[LEARN_KEY], t, { when }), "Learning this start failed: no parent Firefox. Last learned T5: 80 files, 163.8 MB (sources: 80 mapped by Firefox, 60 with exact residency).");
+});
+
+test("learnOnce: no start id, nothing asked", async () => {
+  const storage = fakeStorage();
+  const result = await learnOnce({ startId: null, storage, requestHost: () => assert.fail("asked") });
+  assert.equal(result.status, "no-start");
+  assert.equal(storage.writes.length, 0);
+});
+
+const STATUS = {
+  learned: true,
+  starts: 3,
+  planned_bytes: 150_000_000,
+  planned_files: 70,
+  install_bytes: 300_000_000,
+  planned_install_bytes: 120_000_000,
+  planned_system_bytes: 30_000_000,
+  changed_files: [],
+  uncached_files: [
+    { path: "/usr/lib/firefox-esr/libmozgtk.so", size: 20_000 },
+    { path: "/usr/lib/firefox-esr/crashreporter", size: 1_000_000 },
+  ],
+  autostart: {
+    enabled: true,
+    kind: "systemd",
+    last_run: { at_ms: 1_763_768_000_000, bytes: 150_000_000, elapsed_ms: 4200, planned: true },
+    note: "a DAMON kdamond pages out page cache left idle for about a minute: …",
+    note_code: "damon_pageout",
+  },
+};
+
+test("planView: a learned plan with autostart, its last run, the DAMON note and the uncached files", () => {
+  const view = planView(STATUS);
+  assert.equal(view.state, "learned");
+  assert.equal(view.plannedFraction, 0.4, "the install part against the install folder, not the total");
+  assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], pathsB64: [null, null], bytes: 1_020_000 });
+  assert.deepEqual(uncachedPreloadParams(view), { files: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"] });
+  assert.deepEqual(view.autostart, { enabled: true, kind: "systemd", lastRun: { at: 1_763_768_000_000, bytes: 150_000_000, elapsedMs: 4200, planned: true } });
+  const lines = planLines(view, t, { when });
+  assert.deepEqual(
+    lines.map((line) => line.id),
+    ["learned", "autostart", "last-run", "note"],
+  );
+  assert.equal(lines[0].text, "A plan is learned from 3 starts: 120.0 MB of the install folder (40% of its 300.0 MB) + 30.0 MB of system libraries.");
+  assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
+  assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
+  assert.equal(lines[3].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
+  assert.equal(uncachedText(view, t), "2 files of Firefox are not cached: the next start will read them from disk.");
+});
+
+test("uncachedPreloadParams: a name that is not UTF-8 is sent back with its exact bytes, not its display text", () => {
+  const view = planView({
+    ...STATUS,
+    uncached_files: [
+      { path: "/ff/a.so", size: 1 },
+      { path: "/ff/lib\uFFFD.so", path_b64: "L2ZmL2xpYv8uc28=", size: 2 },
+    ],
+  });
+  assert.deepEqual(view.uncached.paths, ["/ff/a.so", "/ff/lib\uFFFD.so"]);
+  assert.deepEqual(uncachedPreloadParams(view), {
+    files: ["/ff/a.so", "/ff/lib\uFFFD.so"],
+    files_b64: [null, "L2ZmL2xpYv8uc28="],
+  });
+  assert.equal(uncachedPreloadParams(planView({ ...STATUS, uncached_files: [] })), null);
+  assert.equal(uncachedPreloadParams(planView({ ...STATUS, uncached_files: null })), null);
+});
+
+test("planLines: a plan larger than the install folder (system libraries) is never a share over 100 %; an older host's total is said as a total", () => {
+  const big = planView({ ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000, planned_install_bytes: 270_100_000, planned_system_bytes: 65_500_000 });
+  assert.equal(planLines(big, t, { when })[0].text, "A plan is learned from 3 starts: 270.1 MB of the install folder (88% of its 308.4 MB) + 65.5 MB of system libraries.");
+  const old = { ...STATUS, planned_bytes: 335_600_000, install_bytes: 308_400_000 };
+  delete old.planned_install_bytes;
+  delete old.planned_system_bytes;
+  const oldView = planView(old);
+  assert.equal(oldView.plannedFraction, null);
+  assert.equal(
+    planLines(oldView, t, { when })[0].text,
+    "A plan is learned from 3 starts: 335.6 MB planned, install folder and system libraries together (the install folder holds 308.4 MB; a newer host tells the two apart).",
+  );
+});
+
+test("planView: no plan yet, autostart off, residency hidden (uncached null), changed files", () => {
+  const none = planView({ learned: false, starts: 0, planned_bytes: 0, install_bytes: 300_000_000, changed_files: [], uncached_files: null, autostart: { enabled: false, kind: null, last_run: null, note: null } });
+  assert.equal(none.state, "none");
+  assert.equal(none.uncached, null);
+  assert.equal(uncachedText(none, t), null, "hidden residency: no claim either way");
+  assert.deepEqual(
+    planLines(none, t).map((line) => line.text),
+    [
+      "No plan learned yet: it is learned after the next start of Firefox (with the host installed).",
+      "Autostart is off: enable it with about-startup-host autostart enable.",
+    ],
+  );
+  const changed = planView({ ...STATUS, changed_files: ["/usr/lib/firefox-esr/libxul.so"], uncached_files: [] });
+  assert.equal(uncachedText(changed, t), null, "nothing uncached: no line");
+  assert.ok(planLines(changed, t, { when }).some((line) => line.id === "changed" && /^1 file changed .*: it is read whole/.test(line.text)), "one file: the singular");
+  const two = planView({ ...STATUS, starts: 1, changed_files: ["/a/libxul.so", "/a/omni.ja"], uncached_files: [] });
+  const twoLines = planLines(two, t, { when });
+  assert.ok(twoLines.some((line) => line.id === "changed" && /^2 files changed .*: they are read whole/.test(line.text)), "two files: the plural");
+  assert.match(twoLines[0].text, /^A plan is learned from 1 start: /, "one start: the singular");
+  // garbage in: nothing invented
+  const empty = planView(null);
+  assert.equal(empty.learned, false);
+  assert.equal(empty.plannedBytes, null);
+  assert.equal(empty.autostart.lastRun, null);
+});
+
+test("planView: a stale plan (Firefox updated) says for which build it was learned", () => {
+  const stale = planView({ ...STATUS, stale: true, build_id: "20260202000000", learned_build_id: "20260101000000", changed_files: ["/usr/lib/firefox-esr/libxul.so"] });
+  assert.equal(stale.stale, true);
+  const lines = planLines(stale, t, { when });
+  assert.deepEqual(lines.map((line) => line.id).slice(0, 3), ["learned", "stale", "changed"]);
+  assert.match(lines[1].text, /learned for Firefox build 20260101000000, and this is build 20260202000000/);
+  // An older host (no stale field) or a current plan: no such line.
+  assert.ok(!planLines(planView(STATUS), t, { when }).some((line) => line.id === "stale"));
+  assert.ok(!planLines(planView({ ...STATUS, stale: false, build_id: "1", learned_build_id: "1" }), t, { when }).some((line) => line.id === "stale"));
+});
+
+test("planView: DAMON proactive reclaim is its own line, in the add-on's words, instead of the host's note", () => {
+  const damon = planView({ ...STATUS, autostart: { ...STATUS.autostart, damon_pageout: true } });
+  assert.equal(damon.damonPageout, true);
+  const lines = planLines(damon, t, { when });
+  assert.deepEqual(lines.map((line) => line.id), ["learned", "autostart", "last-run", "damon"]);
+  assert.match(lines[3].text, /DAMON proactive reclaim\): a preload at login is paged out again/);
+  assert.equal(planView(STATUS).damonPageout, false, "a host without the field: no claim");
+});
+
+test("planErrorView: a missing host and an old host (named by its version) are told apart", () => {
+  assert.equal(planErrorView(new HostError({ code: "host_missing", message: "x" })).state, "missing");
+  const old = planErrorView(new HostError({ code: "unknown_command", message: "x" }), { hostVersion: "0.1.0" });
+  assert.deepEqual(old, { state: "old", key: "planHostOld", subs: ["0.1.0"] });
+  assert.match(t(old.key, old.subs), /version 0\.1\.0\) is older than this add-on/);
+  assert.equal(planErrorView(new HostError({ code: "unknown_command", message: "x" })).key, "planHostOldUnknown");
+  assert.equal(planErrorView(new HostError({ code: "host_disconnected", message: "gone" })).state, "stopped");
+  assert.equal(planErrorView(new HostError({ code: "io_error", message: "disk" })).state, "error");
+});
+
+test("popupPlanText: autostart on/off with the last run, no plan, old or missing host", () => {
+  assert.deepEqual(popupPlanText({ status: STATUS }, t, { when }), { state: "on", text: "Autostart preload: on. Last run T1763768000000, read 150.0 MB." });
+  const off = { ...STATUS, autostart: { enabled: false, kind: null, last_run: null, note: null } };
+  assert.deepEqual(popupPlanText({ status: off }, t), { state: "off", text: "Autostart preload: off. It has not run yet." });
+  assert.equal(popupPlanText({ status: { learned: false } }, t).text, "Preload plan: none learned yet.");
+  assert.equal(popupPlanText({ error: new HostError({ code: "unknown_command", message: "x" }) }, t).state, "old");
+  assert.equal(popupPlanText({ error: new HostError({ code: "host_missing", message: "x" }) }, t).state, "missing");
+});
+
+test("popupPlanText words a coded host error from _locales, not the host's English message", () => {
+  const busy = new HostError({ code: "busy", message: "English from the host", params: { limit: 4 } });
+  assert.deepEqual(popupPlanText({ error: busy }, t), {
+    state: "error",
+    text: "Preload plan: the host is already running 4 long requests; try again when one has finished",
+  });
+});

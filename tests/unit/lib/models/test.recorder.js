@@ -1,0 +1,213 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { backoffDelays, buildRecord, recordThisStart, sinceProcess, waitForSessionRestored } from "../../../../extension/lib/models/recorder.js";
+import { HISTORY_KEY } from "../../../../extension/lib/models/history.js";
+import { isRecord, NOTES } from "../../../../extension/lib/models/record.js";
+import { FALLBACK_NEED_BYTES } from "../../../../extension/lib/models/coldness.js";
+import { fakeStorage } from "../../fakes.js";
+
+const P = 1_763_768_000_123;
+
+/** A clock that only moves when sleep() is called. */
+function fakeClock(start = P + 3000) {
+  const clock = { t: start, slept: [] };
+  clock.now = () => clock.t;
+  clock.sleep = async (ms) => {
+    clock.slept.push(ms);
+    clock.t += ms;
+  };
+  return clock;
+}
+
+const HELLO = { host_version: "0.1.0", protocol_version: 1, kernel: "6.18.44" };
+const FIREFOX = {
+  pid: 42,
+  version: "153.0",
+  build_id: "20261101000000",
+  started_at_ms: P - 3,
+  start_precision_ms: 10,
+  io: { read_bytes: 301989888, major_faults: 5120, tree_read_bytes: 320000000, tree_major_faults: 6100, processes: 7 },
+};
+const host = (replies) => async (command) => {
+  if (!(command in replies)) {
+    throw new Error(`no reply for ${command}`);
+  }
+  return replies[command];
+};
+const browserInfo = async () => ({ name: "Firefox", version: "153.0", buildID: "20261101000000" });
+const platformInfo = async () => ({ os: "linux", arch: "x86-64" });
+
+test("backoffDelays: doubling, capped, summing to the bound", () => {
+  assert.deepEqual(backoffDelays(3000), [250, 500, 1000, 1250]);
+  const delays = backoffDelays(60000);
+  assert.equal(delays.reduce((a, b) => a + b, 0), 60000);
+  assert.ok(delays.every((d) => d <= 5000));
+});
+
+test("sinceProcess: ms since process, process itself left out, missing stays missing", () => {
+  assert.deepEqual(sinceProcess({ process: P, main: P + 300, firstPaint2: P + 900, bogus: 0 }), {
+    processStart: P,
+    milestones: { main: 300, firstPaint2: 900 },
+  });
+  assert.deepEqual(sinceProcess({}), { processStart: null, milestones: {} });
+});
+
+test("waitForSessionRestored polls until Firefox reports it", async () => {
+  const clock = fakeClock();
+  let calls = 0;
+  const getStartupInfo = async () => (++calls >= 3 ? { process: P, sessionRestored: P + 2000 } : { process: P });
+  const result = await waitForSessionRestored(getStartupInfo, clock);
+  assert.equal(result.complete, true);
+  assert.equal(calls, 3);
+  assert.deepEqual(clock.slept, [250, 500]);
+});
+
+test("full mode with the host: Firefox's milestones, the host's I/O and kernel", async () => {
+  const clock = fakeClock();
+  const { record } = await buildRecord({
+    getStartupInfo: async () => ({ process: P, main: P + 310, sessionRestored: P + 1900 }),
+    requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+    getBrowserInfo: browserInfo,
+    getPlatformInfo: platformInfo,
+    now: clock.now,
+    sleep: clock.sleep,
+  });
+  assert.ok(isRecord(record));
+  assert.deepEqual(record, {
+    id: `full-${P}`,
+    recordedAt: P + 3000,
+    mode: "full",
+    firefox: { version: "153.0", buildId: "20261101000000" },
+    os: "linux",
+    kernel: "6.18.44",
+    processStart: P,
+    milestones: { main: 310, sessionRestored: 1900 },
+    io: { readBytes: 301989888, majorFaults: 5120, treeReadBytes: 320000000, treeMajorFaults: 6100, sampledAt: 3000 },
+    // no plan_status from this host: classified against the documented fallback size
+    coldness: {
+      class: "cold",
+      treeReadBytes: 320000000,
+      treeMajorFaults: 6100,
+      readBytes: 301989888,
+      needBytes: FALLBACK_NEED_BYTES,
+      needFrom: "fallback",
+      rule: 1,
+    },
+    precision: { processStart: 1, milestones: 1 },
+    notes: [],
+  });
+});
+
+test("coldness against the learned plan, else the install folder, from plan_status", async () => {
+  const build = async (plan, io) =>
+    (
+      await buildRecord({
+        getStartupInfo: async () => ({ process: P, sessionRestored: P + 900 }),
+        requestHost: host({ hello: HELLO, firefox: { ...FIREFOX, io }, plan_status: plan }),
+        now: fakeClock().now,
+        sleep: fakeClock().sleep,
+      })
+    ).record.coldness;
+  const hotIo = { read_bytes: 0, major_faults: 0, tree_read_bytes: 1_000_000, tree_major_faults: 3 };
+  const planned = await build({ learned: true, planned_bytes: 335_600_000, install_bytes: 308_400_000 }, hotIo);
+  assert.equal(planned.needFrom, "plan");
+  assert.equal(planned.needBytes, 335_600_000);
+  assert.equal(planned.class, "hot");
+  const warmIo = { ...hotIo, tree_read_bytes: 100_000_000 };
+  const install = await build({ learned: false, planned_bytes: 0, install_bytes: 308_400_000 }, warmIo);
+  assert.deepEqual([install.needFrom, install.needBytes, install.class], ["install", 308_400_000, "warm"]);
+});
+
+test("a record without I/O figures is unknown, never guessed", async () => {
+  const { record } = await buildRecord({
+    getStartupInfo: async () => ({ process: P, sessionRestored: P + 900 }),
+    requestHost: host({}),
+    now: fakeClock().now,
+    sleep: fakeClock().sleep,
+  });
+  assert.equal(record.io, null);
+  assert.equal(record.coldness.class, "unknown");
+});
+
+test("full mode: no sessionRestored within the bound records what is there, with a note", async () => {
+  const clock = fakeClock();
+  const { record } = await buildRecord({
+    getStartupInfo: async () => ({ process: P, main: P + 310 }),
+    requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+    now: clock.now,
+    sleep: clock.sleep,
+    maxWait: 60000,
+  });
+  assert.equal(clock.slept.reduce((a, b) => a + b, 0), 60000, "waited the whole bound, no longer");
+  assert.deepEqual(record.milestones, { main: 310 });
+  assert.deepEqual(record.notes, [NOTES.noSessionRestored]);
+});
+
+test("full mode without the host: recorded, io null, noted; never throws", async () => {
+  const clock = fakeClock();
+  const { record } = await buildRecord({
+    getStartupInfo: async () => ({ process: P, sessionRestored: P + 1000 }),
+    requestHost: async () => {
+      throw new Error("No such native application about_startup");
+    },
+    getBrowserInfo: browserInfo,
+    now: clock.now,
+    sleep: clock.sleep,
+  });
+  assert.equal(record.io, null);
+  assert.equal(record.kernel, null);
+  assert.deepEqual(record.notes, [NOTES.hostUnavailable]);
+  assert.ok(isRecord(record));
+});
+
+test("basic mode: the host's process start (10 ms tick) and the add-on's own moment", async () => {
+  const clock = fakeClock();
+  const { record } = await buildRecord({
+    requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+    getBrowserInfo: browserInfo,
+    backgroundStartedAt: P + 1234.6,
+    now: clock.now,
+    sleep: clock.sleep,
+  });
+  assert.equal(record.mode, "basic");
+  assert.equal(record.id, `basic-${P - 3}`);
+  assert.equal(record.processStart, P - 3);
+  assert.deepEqual(record.milestones, { extensionBackground: 1238 });
+  assert.deepEqual(record.precision, { processStart: 10, milestones: 10 });
+  assert.deepEqual(clock.slept, [], "basic mode does not wait");
+});
+
+test("basic mode: an add-on installed during this run observed no startup moment", async () => {
+  const { record } = await buildRecord({
+    requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+    backgroundStartedAt: P + 600000,
+    addonStartedLater: () => true,
+  });
+  assert.deepEqual(record.milestones, {});
+  assert.deepEqual(record.notes, [NOTES.addonStartedLater]);
+});
+
+test("basic mode without the host: nothing to measure from, nothing recorded", async () => {
+  const storage = fakeStorage();
+  const result = await recordThisStart({ storage, requestHost: async () => Promise.reject(new Error("gone")) });
+  assert.equal(result.status, "no-process-start");
+  assert.deepEqual(storage.data, {});
+});
+
+test("recordThisStart: once per process start, even when the background runs again", async () => {
+  const storage = fakeStorage();
+  const options = {
+    storage,
+    getStartupInfo: async () => ({ process: P, sessionRestored: P + 1000 }),
+    requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+    getBrowserInfo: browserInfo,
+  };
+  const clock = fakeClock();
+  const first = await recordThisStart({ ...options, now: clock.now, sleep: clock.sleep });
+  assert.equal(first.status, "recorded");
+  clock.t += 600000; // an event page woken ten minutes later
+  const second = await recordThisStart({ ...options, now: clock.now, sleep: clock.sleep });
+  assert.equal(second.status, "duplicate");
+  assert.equal(storage.data[HISTORY_KEY].records.length, 1);
+  assert.equal(storage.data[HISTORY_KEY].records[0].recordedAt, P + 3000, "the first record stays");
+});

@@ -1,0 +1,158 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { DEFAULTS, niceStep, tickValues, timelineLayout } from "../../../../extension/lib/models/timeline.js";
+
+// One headless start of ESR 153 (NOTES), as ms since process.
+const START = [
+  { name: "process", value: 0 },
+  { name: "start", value: 41 },
+  { name: "main", value: 43 },
+  { name: "selectProfile", value: 120 },
+  { name: "afterProfileLocked", value: 122 },
+  { name: "startupCrashDetectionBegin", value: 290 },
+  { name: "createTopLevelWindow", value: 410 },
+  { name: "sessionRestoreInit", value: 700 },
+  { name: "firstPaint2", value: 1180 },
+  { name: "sessionRestored", value: 1410 },
+];
+
+test("niceStep: 1, 2 or 5 times a power of ten, at most maxTicks steps", () => {
+  assert.equal(niceStep(1410, 8), 200);
+  assert.equal(niceStep(100, 10), 10);
+  assert.equal(niceStep(9, 8), 2);
+  assert.equal(niceStep(0.7, 7), 0.1);
+  assert.equal(niceStep(0), 1);
+  assert.equal(niceStep(Number.NaN), 1);
+  for (const span of [1, 3, 17, 999, 1234, 98765]) {
+    const step = niceStep(span, 6);
+    assert.ok(span / step <= 6, `${span}/${step}`);
+    assert.match(String(step / 10 ** Math.floor(Math.log10(step))), /^(1|2|5)$/);
+  }
+});
+
+test("tickValues start at 0 and end on the first tick at or past the maximum", () => {
+  assert.deepEqual(tickValues(1410, 8), [0, 200, 400, 600, 800, 1000, 1200, 1400, 1600]);
+  assert.deepEqual(tickValues(1000, 5), [0, 200, 400, 600, 800, 1000]);
+  assert.deepEqual(tickValues(0), [0, 1]);
+});
+
+test("each milestone is one mark, in time order, x growing with time inside the plot", () => {
+  const layout = timelineLayout([...START].reverse());
+  assert.deepEqual(
+    layout.marks.map((m) => m.name),
+    START.map((s) => s.name),
+  );
+  assert.equal(layout.marks[0].x, layout.left, "process is at the axis origin");
+  for (let i = 1; i < layout.marks.length; i++) {
+    assert.ok(layout.marks[i].x >= layout.marks[i - 1].x);
+  }
+  for (const mark of layout.marks) {
+    assert.ok(mark.x >= layout.left && mark.x <= layout.right);
+  }
+  assert.equal(layout.ticks[0].x, layout.left);
+  assert.equal(layout.ticks.at(-1).x, layout.right);
+  assert.equal(layout.max, 1600);
+});
+
+test("missing milestones are absent, never drawn at 0", () => {
+  const layout = timelineLayout([
+    { name: "process", value: 0 },
+    { name: "firstPaint", value: null },
+    { name: "sessionRestored", value: Number.NaN },
+    { name: "negative", value: -5 },
+    { name: "text", value: "12" },
+    undefined,
+    { name: "main", value: 50 },
+  ]);
+  assert.deepEqual(
+    layout.marks.map((m) => m.name),
+    ["process", "main"],
+  );
+});
+
+test("labels in one lane never overlap, and stay inside the chart", () => {
+  const items = START.map((s) => ({ ...s, label: `${s.name} ${s.value} ms` }));
+  for (const width of [320, 480, 720, 1200]) {
+    const layout = timelineLayout(items, { width });
+    for (const mark of layout.marks) {
+      assert.ok(mark.textX0 >= 0 && mark.textX1 <= width + 1e-9, `${mark.name} inside ${width}px`);
+      assert.equal(mark.labelWidth, mark.label.length * DEFAULTS.charWidth);
+    }
+    for (let lane = 0; lane < layout.lanes; lane++) {
+      const inLane = layout.marks.filter((m) => m.lane === lane).sort((a, b) => a.x - b.x);
+      for (let i = 1; i < inLane.length; i++) {
+        const prevEnd = Math.max(inLane[i - 1].textX1, inLane[i - 1].x);
+        const start = Math.min(inLane[i].textX0, inLane[i].x);
+        assert.ok(start >= prevEnd + DEFAULTS.labelGap - 1e-9, `lane ${lane} at ${width}px: ${inLane[i - 1].name} / ${inLane[i].name}`);
+      }
+    }
+  }
+});
+
+test("close milestones go to more lanes; the chart grows to hold them", () => {
+  const spread = timelineLayout([
+    { name: "a", value: 0 },
+    { name: "b", value: 1000 },
+  ]);
+  const crowded = timelineLayout([
+    { name: "a", value: 0 },
+    { name: "b", value: 1 },
+    { name: "c", value: 2 },
+    { name: "d", value: 1000 },
+  ]);
+  assert.equal(spread.lanes, 1);
+  assert.equal(crowded.lanes, 3);
+  assert.ok(crowded.height > spread.height);
+  assert.deepEqual(
+    crowded.marks.map((m) => m.lane),
+    [0, 1, 2, 0],
+  );
+  // lane 0 is nearest the axis, the labels sit above it
+  for (const mark of crowded.marks) {
+    assert.ok(mark.labelY < crowded.axisY);
+  }
+  assert.ok(crowded.marks[2].labelY < crowded.marks[1].labelY);
+});
+
+test("a label near the right edge runs to the left of its mark", () => {
+  const layout = timelineLayout(
+    [
+      { name: "process", value: 0 },
+      { name: "sessionRestored", value: 1000 },
+    ],
+    { width: 400 },
+  );
+  const last = layout.marks.at(-1);
+  assert.equal(last.anchor, "end");
+  assert.equal(last.labelX, last.x - DEFAULTS.labelPad);
+  assert.equal(layout.marks[0].anchor, "start");
+});
+
+test("empty input gives an empty chart without NaN", () => {
+  const layout = timelineLayout([]);
+  assert.deepEqual(layout.marks, []);
+  assert.equal(layout.lanes, 1);
+  assert.ok(Number.isFinite(layout.height) && Number.isFinite(layout.axisY));
+  assert.ok(layout.ticks.every((t) => Number.isFinite(t.x)));
+  assert.deepEqual(timelineLayout(undefined).marks, []);
+});
+
+test("a measure function, when given, sets the label widths", () => {
+  const layout = timelineLayout([{ name: "main", value: 0, label: "main 0 ms" }], { measure: (text) => text.length * 10 });
+  assert.equal(layout.marks[0].labelWidth, 90);
+  assert.equal(layout.marks[0].textX1 - layout.marks[0].textX0, 90);
+});
+
+test("every string page/timeline.js and background.js use is in messages.json", async () => {
+  const fs = await import("node:fs");
+  const read = (rel) => fs.readFileSync(new URL(`../../../../${rel}`, import.meta.url), "utf8");
+  const messages = JSON.parse(read("extension/_locales/en/messages.json"));
+  const keys = [
+    ...read("extension/page/timeline.js").matchAll(/\bt\("(\w+)"/g),
+    ...read("extension/background.js").matchAll(/getMessage\("(\w+)"/g),
+  ].map((m) => m[1]);
+  assert.ok(keys.length >= 3);
+  for (const key of keys) {
+    assert.ok(messages[key]?.message, `messages.json lacks ${key}`);
+  }
+});

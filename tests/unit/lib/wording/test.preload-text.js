@@ -1,0 +1,42 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { endedAtText, preloadDoneText } from "../../../../extension/lib/wording/preload-text.js";
+import { formatDateTime, formatTime } from "../../../../extension/lib/wording/format.js";
+
+// Words as "key[subs]" so the test sees which message and figures were chosen.
+const t = (key, subs = []) => `${key}[${subs.join("|")}]`;
+const result = { bytes: 308_400_000, files: 40, elapsed_ms: 9800, mb_per_s: 31.5, method: "read" };
+
+test("page and popup word a preload with the same figures; the popup without the method", () => {
+  assert.equal(preloadDoneText(result, t, {}), "residencyPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s|read]");
+  assert.equal(preloadDoneText(result, t, { short: true }), "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s]");
+});
+
+test("a planned preload says what the plan named; failed files are counted", () => {
+  const planned = { ...result, planned: true, bytes_planned: 335_600_000, bytes_planned_system: 65_500_000, bytes_install: 308_400_000, order: "disk", errors: [{}, {}] };
+  assert.equal(
+    preloadDoneText(planned, t, { short: true }),
+    "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlanned[270.1 MB|88%|308.4 MB|65.5 MB|disk] residencyPreloadErrors[2]",
+  );
+  // a host older than the split: the total, said as install and system together
+  const old = { ...planned, bytes_planned_system: undefined, errors: [] };
+  assert.equal(preloadDoneText(old, t, { short: true }), "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlannedTotal[335.6 MB|disk]");
+  assert.match(preloadDoneText(null, t), /^residencyPreloadDone\[—\|—\|—\|—\|—\]$/);
+});
+
+test("one file and one failure take the One forms (tn)", () => {
+  const one = { ...result, files: 1, errors: [{}] };
+  assert.equal(preloadDoneText(one, t, { short: true }), "popupPreloadDoneOne[308.4 MB|1|9,800 ms|31.5 MB/s] residencyPreloadErrorsOne[1]");
+  assert.match(preloadDoneText(one, t), /^residencyPreloadDoneOne\[/);
+});
+
+test("a finished preload says when it ended: the time that day, the date too on another day", () => {
+  const endedAt = new Date(2026, 10, 23, 8, 4, 5).getTime(); // local time, so "that day" holds in any zone
+  const text = "popupPreloadDone[308.4 MB]";
+  assert.equal(endedAtText(text, endedAt, t, { now: endedAt + 60_000 }), `popupPreloadEndedAt[${formatTime(endedAt)}|${text}]`);
+  assert.equal(endedAtText(text, endedAt, t, { now: endedAt + 3 * 86_400_000 }), `popupPreloadEndedAt[${formatDateTime(endedAt)}|${text}]`);
+  assert.match(formatTime(endedAt, "en-US"), /^08:04:05$/, "the one 24-hour clock");
+  // no end time known (an operation from an older background): the text alone, never a "—" time
+  assert.equal(endedAtText(text, null, t), text);
+  assert.equal(endedAtText(text, undefined, t), text);
+});
