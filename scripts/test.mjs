@@ -3,6 +3,7 @@
 // and a user can install: scripts/lib/setup.mjs; so it works right after a clone).
 //   node scripts/test.mjs                 all stages
 //   node scripts/test.mjs --only unit,e2e only the named stages (names as printed)
+//   node scripts/test.mjs --only e2e --files tests/e2e/test.popup.js   only these test files
 import path from "node:path";
 import { HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { run } from "./lib/run.mjs";
@@ -28,9 +29,17 @@ function rootOnlyTests() {
   return run("cargo", ["test", ...M, "--test", "hidden", "--", "--ignored"], { cwd: ROOT });
 }
 
+// --files: only these test files of the stages that run (the rest of each stage's folder is left out).
+let onlyFiles = null;
+
 function nodeTest(dir, extra = [], env = () => process.env) {
   return () => {
-    const files = testFiles(path.join(ROOT, dir));
+    const all = testFiles(path.join(ROOT, dir));
+    const files = onlyFiles ? all.filter((file) => onlyFiles.has(file)) : all;
+    if (onlyFiles && files.length === 0) {
+      console.log(`no --files under ${dir}: stage left out`);
+      return Promise.resolve();
+    }
     if (files.length === 0) {
       throw new Error(`no test.*.js files under ${dir}`);
     }
@@ -81,7 +90,8 @@ function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-const USAGE = `npm test [-- --only STAGE[,STAGE…]]: every check, in order, stopping at the first failure.
+const USAGE = `npm test [-- --only STAGE[,STAGE…]] [--files FILE[,FILE…]]: every check, in order, stopping at
+the first failure. --files runs only those test files in the unit and e2e stages.
 Stages:
 ${STAGES.map(([name, label]) => `  ${name.padEnd(16)}${label}`).join("\n")}`;
 
@@ -98,6 +108,8 @@ function parseArgs(args) {
       if (unknown.length > 0) {
         throw new Error(`no stage named ${unknown.join(", ")}\n${USAGE}`);
       }
+    } else if (args[i] === "--files" && args[i + 1]) {
+      onlyFiles = new Set(args[++i].split(",").map((file) => path.resolve(file)));
     } else {
       throw new Error(`unknown argument ${args[i]}\n${USAGE}`);
     }
