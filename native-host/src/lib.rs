@@ -22,13 +22,15 @@
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap;
 //! - [`error`]: the library's [`Error`] and the protocol's error codes, shared by all;
 //! - [`note`]: the codes (and params) of the notes replies carry, for the extension to word;
+//! - [`invocation`]: how a person runs this binary (bare name or absolute path, with or without
+//!   sudo), for every command the page, `--help` and the CLI's notes print;
 //! - [`path_text`]: the one JSON encoding of a path (display text, plus the exact bytes where
 //!   they are not UTF-8), used by every serialised path field.
 //!
 //! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
 //! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error`,
-//! `note`, `path_text` are used by all and use none. `learn` and `trace` sit side by side:
+//! `note`, `path_text`, `invocation` are used by all and use none. `learn` and `trace` sit side by side:
 //! `learn::plan` reads stored traces (`trace::plan_source`), and `trace` takes the state folder
 //! from `learn::workingset`; neither file imports the other back. The one sideways edge is `cli`
 //! → `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
@@ -39,6 +41,7 @@ pub mod cli;
 pub mod error;
 pub mod firefox;
 pub mod host;
+pub mod invocation;
 pub mod learn;
 pub mod note;
 pub mod pagecache;

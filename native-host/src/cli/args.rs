@@ -11,17 +11,51 @@ use crate::pagecache::preload::Method;
 use crate::pagecache::Cache;
 use crate::EXTENSION_ID;
 
-pub(super) const EXAMPLES: &str = "\
-Examples:
-  about-startup-host residency                  which of Firefox's files are in the page cache
-  about-startup-host residency -v libxul.so     one file, with a map of its pages
-  about-startup-host residency --json | jq .summary
-  about-startup-host evict                      drop Firefox's files from the cache (cold start)
-  about-startup-host preload --idle             read them back in at idle I/O priority
-  about-startup-host install                    let the about:startup extension start this host
-
-Paths are relative to Firefox's install folder, or absolute inside it; without paths every file
+/// The examples under `--help`, with `cmd` (how this user runs this binary, crate::invocation)
+/// in front of each, so they run as printed.
+pub(super) fn examples(cmd: &str) -> String {
+    let rows = [
+        (
+            "residency",
+            "which of Firefox's files are in the page cache",
+        ),
+        (
+            "residency -v libxul.so",
+            "one file, with a map of its pages",
+        ),
+        ("residency --json | jq .summary", ""),
+        ("evict", "drop Firefox's files from the cache (cold start)"),
+        ("preload --idle", "read them back in at idle I/O priority"),
+        ("install", "let the about:startup extension start this host"),
+    ];
+    let width = rows
+        .iter()
+        .map(|(a, _)| cmd.len() + 1 + a.len())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let mut out = String::from("Examples:\n");
+    for (args, what) in rows {
+        let line = format!("{cmd} {args}");
+        if width <= 56 {
+            out += format!("  {line:<width$}{what}").trim_end();
+        } else if what.is_empty() {
+            out += &format!("  {line}");
+        } else {
+            // A long path: each command on its own line, under what it does.
+            out += &format!("  # {what}\n  {line}");
+        }
+        out.push('\n');
+    }
+    out += "\nPaths are relative to Firefox's install folder, or absolute inside it; without paths every file
 of the folder is used. Without --firefox the running Firefox is used, else the one on PATH.";
+    out
+}
+
+/// Where `preload --help` lists the knobs only the benchmark (`npm run bench`) turns: apart from
+/// the options a person uses.
+const BENCH_HEADING: &str =
+    "Benchmark options (scripts/bench.mjs turns these; not needed otherwise)";
 
 /// about:startup: measure and control how much of Firefox is in the page cache.
 ///
@@ -29,7 +63,7 @@ of the folder is used. Without --firefox the running Firefox is used, else the o
 /// extension id as arguments), it speaks native messaging on stdin/stdout instead; see
 /// docs/PROTOCOL.md.
 #[derive(Debug, Parser)]
-#[command(name = "about-startup-host", version, after_help = EXAMPLES)]
+#[command(name = "about-startup-host", version)]
 pub(super) struct Cli {
     #[command(subcommand)]
     pub(super) command: Cmd,
@@ -139,26 +173,26 @@ pub(super) struct PreloadArgs {
     pub(super) plan: bool,
     /// With --plan: use only the pages Firefox had mapped, as a user who cannot see page-cache
     /// residency would (for the benchmark).
-    #[arg(long, requires = "plan")]
+    #[arg(long, help_heading = BENCH_HEADING, requires = "plan")]
     pub(super) mapped_only: bool,
     /// With --plan: read in file order even where the filesystem gives disk positions (for the
     /// benchmark).
-    #[arg(long, requires = "plan")]
+    #[arg(long, help_heading = BENCH_HEADING, requires = "plan")]
     pub(super) file_order: bool,
     /// With --plan: where the plan's pages come from: `learned` (the working set `learn`
     /// records), `trace` (the pages the last traced cold starts of this Firefox build read
-    /// from disk and then used; record them with `sudo about-startup-host launch --cold
-    /// --trace`), or `trace-reads` (every page the newest trace read: the replay).
+    /// from disk and then used; record them with `launch --cold --trace` as root, see
+    /// `launch --help`), or `trace-reads` (every page the newest trace read: the replay).
     #[arg(long, value_enum, default_value_t = SourceArg::Learned, requires = "plan")]
     pub(super) source: SourceArg,
     /// With --plan: gaps between needed ranges up to this many KiB are read through rather
     /// than skipped [default: 256 for the learned plan; 0 for traced ones, swept in
     /// docs/benchmarks.md].
-    #[arg(long, value_name = "KIB", requires = "plan")]
+    #[arg(long, help_heading = BENCH_HEADING, value_name = "KIB", requires = "plan")]
     pub(super) gap_kib: Option<u64>,
     /// With --plan --source trace-reads: read in the order the traced start read, not in disk
     /// order (the replay of the benchmark).
-    #[arg(long, requires = "plan", conflicts_with = "file_order")]
+    #[arg(long, help_heading = BENCH_HEADING, requires = "plan", conflicts_with = "file_order")]
     pub(super) recorded_order: bool,
     /// Which cache to fill: a squashfs install (a Snap) has two, the files' decompressed pages
     /// and the compressed image behind its loop device.

@@ -79,7 +79,7 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
         } else {
             println!(
                 "plan: no trace of this build (with page use); record one: {}",
-                crate::trace::store::RECORD_COMMAND
+                crate::trace::store::record_command()
             );
         }
     } else if status.learned {
@@ -107,8 +107,19 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
         None => println!("uncached files: hidden (the kernel reports page-cache state only for files you own or can write)"),
         Some(files) if files.is_empty() => println!("uncached files: none"),
         Some(files) => {
-            let bytes: u64 = files.iter().map(|f| f.size).sum();
-            println!("uncached files: {} ({} MB): the next start reads them from disk", files.len(), megabytes(bytes));
+            // Only the files the learned starts read make the next start read from disk; a file
+            // no start touched (a `vulkantest` probe) is listed apart, without the alarm.
+            let (needed, unused): (Vec<_>, Vec<_>) =
+                files.iter().partition(|f| f.planned != Some(false));
+            let bytes: u64 = needed.iter().map(|f| f.size).sum();
+            if needed.is_empty() {
+                println!("uncached files the starts read: none");
+            } else {
+                println!("uncached files the starts read: {} ({} MB): the next start reads them from disk", needed.len(), megabytes(bytes));
+            }
+            if !unused.is_empty() {
+                println!("uncached files no learned start read: {} (not needed to start)", unused.len());
+            }
         }
     }
     print_autostart(&status.autostart);

@@ -22,7 +22,7 @@ mod trace;
 
 use std::ffi::OsString;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::host::manifest;
 
@@ -35,7 +35,7 @@ where
     T: Into<OsString> + Clone,
 {
     crate::pagecache::sys::default_sigpipe();
-    match Cli::parse_from(args).command {
+    match parse(args).command {
         Cmd::Residency(args) => residency::residency_cmd(&args),
         Cmd::Preload(args) => preload::preload_cmd(&args),
         Cmd::Evict(args) => evict::evict_cmd(&args),
@@ -58,4 +58,22 @@ where
             Ok(())
         }
     }
+}
+
+/// clap's parse, with the help texts naming this binary as the reader can run it
+/// (crate::invocation): the examples and the usage lines, and the trace commands' note on root.
+fn parse<I, T>(args: I) -> Cli
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let me = crate::invocation::current();
+    let note = trace::privilege_note(&me.as_root);
+    let command = Cli::command()
+        .bin_name(me.plain.clone())
+        .after_help(args::examples(&me.plain))
+        .mut_subcommand("launch", |c| c.after_help(note.clone()))
+        .mut_subcommand("trace", |c| c.after_help(note));
+    let matches = command.get_matches_from(args);
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }

@@ -126,14 +126,25 @@ pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::R
     if summary.cache != crate::pagecache::Cache::Files {
         println!("{}", super::evict::cache_line(summary.cache, "filled"));
     }
+    if let Some(cached) = summary.bytes_cached.filter(|b| *b > 0) {
+        println!(
+            "{} MB of the plan was cached already: not read again",
+            megabytes(cached)
+        );
+    }
     if let Some(pace) = summary.pace {
-        if pace.pressure_available {
+        if !pace.pressure_available {
+            println!("not paced: this kernel reports no I/O pressure (/proc/pressure/io)");
+        } else if pace.busy_probes == 0 {
             println!(
-                "yielded {} ms to others' I/O ({} busy probes, {} ms probing)",
-                pace.yielded_ms, pace.busy_probes, pace.probed_ms
+                "no other program was waiting on the disk: no pauses ({} ms spent checking)",
+                pace.probed_ms
             );
         } else {
-            println!("not paced: this kernel reports no I/O pressure (/proc/pressure/io)");
+            println!(
+                "paused {} ms in all to let other programs use the disk ({} times they were waiting; {} ms spent checking)",
+                pace.yielded_ms, pace.busy_probes, pace.probed_ms
+            );
         }
     }
     Ok(())

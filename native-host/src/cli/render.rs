@@ -60,11 +60,29 @@ pub(super) fn display_path(install: &Install, path: &Path) -> String {
         .to_string()
 }
 
-/// Decimal megabytes with one decimal, as `du --si` and the docs count them.
+/// Decimal megabytes with one decimal, as `du --si` and the docs count them, rounded half up as
+/// the page's `Intl.NumberFormat` does (so 250,000 bytes is "0.3" here and there: float
+/// formatting would round that tie to even).
 pub(super) fn megabytes(bytes: u64) -> String {
-    #[allow(clippy::cast_precision_loss)] // display only; f64 is exact far beyond any file size
-    let mb = bytes as f64 / 1e6;
-    format!("{mb:.1}")
+    let tenths = bytes.saturating_add(50_000) / 100_000;
+    format!("{}.{}", tenths / 10, tenths % 10)
+}
+
+/// `part` of `whole` as a whole percentage by the page's rule (lib/wording/format.js
+/// `formatShare`): rounded half up on the integers, but never "0%" for something nor "100%" for less than
+/// all ("<1%", ">99%"), so a few pages never read as nothing or as everything. "-" for 0 of 0.
+pub(super) fn share(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    let (part, whole) = (u128::from(part.min(whole)), u128::from(whole));
+    if part > 0 && part * 100 < whole {
+        return "<1%".into();
+    }
+    if part < whole && part * 100 > whole * 99 {
+        return ">99%".into();
+    }
+    format!("{}%", (part * 200 + whole) / (whole * 2))
 }
 
 /// "1 file", "2 files".
@@ -134,6 +152,24 @@ mod tests {
         assert_eq!(megabytes(308_500_000), "308.5");
         assert_eq!(percent(1, 3), "33.3%");
         assert_eq!(percent(0, 0), "-");
+        // Ties round up, as Intl does on the page.
+        assert_eq!(megabytes(250_000), "0.3");
+        assert_eq!(megabytes(249_999), "0.2");
+        assert_eq!(megabytes(0), "0.0");
+    }
+
+    #[test]
+    fn shares_follow_the_pages_percent_rule() {
+        assert_eq!(share(0, 0), "-");
+        assert_eq!(share(0, 10), "0%");
+        assert_eq!(share(1, 1000), "<1%");
+        assert_eq!(share(10, 1000), "1%");
+        assert_eq!(share(5, 1000), "<1%");
+        assert_eq!(share(15, 1000), "2%", "half up");
+        assert_eq!(share(994, 1000), ">99%");
+        assert_eq!(share(990, 1000), "99%");
+        assert_eq!(share(1000, 1000), "100%");
+        assert_eq!(share(2_810_000, 3_084_000), "91%");
         assert_eq!(count(1, "file"), "1 file");
         assert_eq!(count(0, "file"), "0 files");
     }

@@ -11,7 +11,7 @@ use crate::pagecache::residency;
 use crate::pagecache::residency::{FileReport, Group, GroupTotals, Status};
 
 use super::args::ResidencyArgs;
-use super::render::{count, display_path, megabytes, percent, print_json, print_table, Row};
+use super::render::{count, display_path, megabytes, percent, print_json, print_table, share, Row};
 use super::target::{find_firefox, select};
 
 /// `residency --json`: the whole scan as one object (tests and scripts rely on this shape).
@@ -105,7 +105,8 @@ pub(super) fn print_residency(
     }
     if any_hidden {
         println!(
-            "  for exact numbers run this as root (sudo); {}",
+            "  for exact numbers run `{}` (root sees every file), or use a Firefox whose files you own; {}",
+            crate::invocation::current().run_as_root("residency"),
             if show_mapped {
                 "MAPPED shows what the running Firefox has in memory"
             } else {
@@ -174,29 +175,33 @@ pub(super) fn residency_row(
 }
 
 pub(super) fn group_total(name: &str, totals: &GroupTotals, page_size: u64) -> String {
-    let head = format!(
-        "{name}: {}, {} MB",
-        count(totals.files, "file"),
-        megabytes(totals.size)
-    );
+    let head = format!("{name}: {}", count(totals.files, "file"));
+    // The page's and the popup's words and figures: "281.6 MB cached of 308.4 MB (91%)",
+    // from the same fields (docs/PROTOCOL.md, residency's group totals); of the exact files
+    // (all of them when none is hidden; unreadable ones are counted apart).
     let resident = match totals.resident_pages {
         Some(pages) => format!(
-            "{} resident ({} of {} pages)",
-            percent(pages, totals.pages),
+            "{} MB cached of {} MB ({}; {} of {} pages)",
+            megabytes(totals.exact_cached_bytes),
+            megabytes(totals.exact_size),
+            share(totals.exact_cached_bytes, totals.exact_size),
             pages,
-            totals.pages
+            totals.exact_total_pages
         ),
         None if totals.exact_files == 0 => {
             format!(
-                "residency hidden for all {}",
+                "{} MB, residency hidden for all {}",
+                megabytes(totals.size),
                 count(totals.hidden_files, "file")
             )
         }
         None => format!(
-            "residency hidden for {}; the {} exact have {} MB resident",
+            "{} MB, residency hidden for {}; the {} exact have {} MB cached of {} MB",
+            megabytes(totals.size),
             count(totals.hidden_files, "file"),
             totals.exact_files,
-            megabytes(totals.exact_pages * page_size)
+            megabytes(totals.exact_cached_bytes),
+            megabytes(totals.exact_size)
         ),
     };
     let mut parts = vec![head, resident];

@@ -12,14 +12,19 @@ use crate::trace::model::{Source, Trace};
 use crate::trace::record::{self, Launch, Stop, QUIET_MS};
 use crate::trace::{store, user};
 
-/// What `--help` says about privileges (also on the page).
-pub const PRIVILEGE_NOTE: &str = "The exact trace (every page entering the page cache, from the kernel's tracefs) needs root: \
-run `sudo about-startup-host launch --cold --trace` (or pkexec). Firefox is still started as you, never as root, \
+/// What `--help` and the sampled report say about privileges, with `root_cmd` (how this user
+/// runs this binary as root, crate::invocation) so the command runs as printed.
+pub fn privilege_note(root_cmd: &str) -> String {
+    format!(
+        "The exact trace (every page entering the page cache, from the kernel's tracefs) needs root: \
+run `{root_cmd} {}` (or pkexec). Firefox is still started as you, never as root, \
 and the trace is stored in your state folder (~/.local/state/about-startup/traces), owned by you. \
-Without root the trace falls back to sampling /proc/<pid>/io and major faults of the Firefox tree.";
+Without root the trace falls back to sampling /proc/<pid>/io and major faults of the Firefox tree.",
+        store::RECORD_ARGS
+    )
+}
 
 #[derive(Debug, Args)]
-#[command(after_help = PRIVILEGE_NOTE)]
 pub struct LaunchArgs {
     /// Evict Firefox's install folder from the page cache first (a selectively cold start).
     #[arg(long)]
@@ -42,7 +47,6 @@ pub struct LaunchArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = PRIVILEGE_NOTE)]
 pub struct TraceArgs {
     /// The Firefox (parent) process to attach to; reads before attaching are missed.
     #[arg(long, value_name = "PID")]
@@ -91,6 +95,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
 
 /// `trace --pid`.
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
+    check_pid(args.pid)?;
     let install = files::locate(None, Some(args.pid))?;
     let owner = user::invoking();
     let stop = Stop {
@@ -101,6 +106,17 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     finish(&trace, owner.as_ref(), args.json)
 }
 
+/// `trace --pid N` for a process that is not there says so, not "no Firefox found: cannot read
+/// the executable …".
+fn check_pid(pid: i32) -> anyhow::Result<()> {
+    if pid <= 0 || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        anyhow::bail!(
+            "no such process: {pid} (`pgrep -a firefox` lists the running Firefox processes)"
+        );
+    }
+    Ok(())
+}
+
 fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<()> {
     let stored = store::dir(owner).and_then(|d| store::save(&d, trace, owner));
     let mut out = std::io::stdout().lock();
@@ -108,7 +124,7 @@ fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Resu
         serde_json::to_writer(&mut out, trace)?;
         writeln!(out)?;
     } else {
-        print_human(&mut out, trace)?;
+        print_human(&mut out, trace, &crate::invocation::current().as_root)?;
     }
     match stored {
         Ok((id, path)) => eprintln!("stored as {id}: {}", path.display()),
@@ -122,7 +138,7 @@ fn mb(b: u64) -> String {
 }
 
 /// The human report: summary, the agreement with /proc, per-file table, access maps.
-pub fn print_human(out: &mut impl Write, t: &Trace) -> std::io::Result<()> {
+pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::Result<()> {
     writeln!(
         out,
         "Firefox {} (build {}), pid {}: recorded {:.0}–{:.0} ms after its start, ended by {}",
@@ -135,7 +151,7 @@ pub fn print_human(out: &mut impl Write, t: &Trace) -> std::io::Result<()> {
     )?;
     if t.source == Source::ProcSampler {
         writeln!(out, "source: /proc sampling only (no per-file trace)")?;
-        writeln!(out, "{PRIVILEGE_NOTE}")?;
+        writeln!(out, "{}", privilege_note(root_cmd))?;
     }
     if t.source == Source::ProcSampler {
         writeln!(
@@ -225,10 +241,19 @@ fn short(path: &str, install: &str) -> String {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_missing_process_is_no_such_process() {
+        // pid_max is at most 2^22 on Linux: this one never exists.
+        let e = super::check_pid(i32::MAX).unwrap_err().to_string();
+        assert!(e.starts_with("no such process: 2147483647"), "{e}");
+        assert!(super::check_pid(0).is_err());
+        assert!(super::check_pid(i32::try_from(std::process::id()).unwrap()).is_ok());
+    }
+
+    #[test]
     fn human_report_has_table_and_map() {
         let t = crate::trace::model::tests::fake();
         let mut out = Vec::new();
-        super::print_human(&mut out, &t).unwrap();
+        super::print_human(&mut out, &t, "sudo about-startup-host").unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("trace/proc = 100.0%"), "{s}");
         assert!(s.contains("libxul.so"));
@@ -246,7 +271,7 @@ mod tests {
             majflt: 3,
         });
         let mut out = Vec::new();
-        super::print_human(&mut out, &t).unwrap();
+        super::print_human(&mut out, &t, "sudo about-startup-host").unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(
             s.contains("sudo about-startup-host launch --cold --trace"),

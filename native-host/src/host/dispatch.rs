@@ -110,6 +110,7 @@ fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, Rep
         firefox_pid: ctx.firefox_pid,
         install_kind: ctx.install.as_ref().ok().map(|i| i.kind.clone()),
         firefox_found: ctx.found.clone(),
+        cli: crate::invocation::current(),
     }))
 }
 

@@ -348,6 +348,7 @@ mod tests {
             order: None,
             pace: None,
             cache: crate::pagecache::Cache::Files,
+            bytes_cached: None,
         };
         last_run::write(&d.state, &summary);
         let last = status_in(&d).last_run.unwrap();

@@ -111,6 +111,11 @@ pub struct Summary {
     /// Which cache was filled: `files`, `image` (a squashfs install's compressed image) or
     /// `all` (both); set by the caller that chose the paths.
     pub cache: crate::pagecache::Cache,
+    /// A planned preload: bytes of the plan found cached already and not read again (counted
+    /// only where this user sees residency exactly); `bytes` is what was read. Absent for a
+    /// whole-folder preload, which reads everything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_cached: Option<u64>,
 }
 
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
@@ -175,6 +180,7 @@ pub fn preload(
         order: None,
         pace: None,
         cache: crate::pagecache::Cache::Files,
+        bytes_cached: None,
     })
 }
 

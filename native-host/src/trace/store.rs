@@ -65,7 +65,7 @@ pub fn listing(dir: &Path, current: Option<(i32, u64)>) -> Listing {
         traces,
         current,
         dir: dir.to_string_lossy().into_owned(),
-        record_command: RECORD_COMMAND.into(),
+        record_command: record_command(),
     }
 }
 
@@ -89,8 +89,15 @@ pub fn mark_recorded(state_dir: &Path, pid: i32) {
     }
 }
 
-/// What the page and `--help` tell people to run.
-pub const RECORD_COMMAND: &str = "sudo about-startup-host launch --cold --trace";
+/// What the page and `--help` tell people to run to record a trace: as root, by the name or path
+/// that runs this binary for the user who reads it (crate::invocation).
+#[must_use]
+pub fn record_command() -> String {
+    crate::invocation::current().run_as_root(RECORD_ARGS)
+}
+
+/// The arguments of [`record_command`].
+pub const RECORD_ARGS: &str = "launch --cold --trace";
 
 /// One page of a stored trace's JSON text.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

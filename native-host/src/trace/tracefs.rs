@@ -34,7 +34,7 @@ pub enum TraceError {
     NoTracefs(io::Error),
     #[error("the tracefs instance {0} already exists: another about-startup-host trace is running (or a crashed one left it: `rmdir {0}` as root once none runs)")]
     InstanceTaken(PathBuf),
-    #[error("tracing needs root: the kernel's page-cache events are only for root. Run `sudo about-startup-host launch --trace …` (Firefox is still started as you, the trace is stored in your state folder)")]
+    #[error("tracing needs root: the kernel's page-cache events are only for root. Run `{} launch --trace …` (Firefox is still started as you, the trace is stored in your state folder)", crate::invocation::current().as_root)]
     NotRoot,
     #[error("{what}: {source}")]
     Io {

@@ -147,6 +147,9 @@ pub struct Hello {
     pub install_kind: Option<InstallKind>,
     /// How the served Firefox was found (its parent, or matched from `browser`), or why not.
     pub firefox_found: FirefoxFound,
+    /// How this user runs this binary from a shell, and how as root (appended): the page prints
+    /// its commands with these, so they run as printed.
+    pub cli: crate::invocation::Invocation,
 }
 
 /// `hello`'s `firefox_found`. `how` is the code to word; with `candidates` and `pids` it says

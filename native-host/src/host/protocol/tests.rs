@@ -58,6 +58,7 @@ fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
             .map(|_| plan::Uncached {
                 path: PathBuf::from("y".repeat(len)),
                 size: u64::MAX,
+                planned: Some(true),
             })
             .collect::<Vec<_>>()
     };
@@ -128,6 +129,7 @@ fn preload_errors_keep_the_first_ones() {
         order: None,
         pace: None,
         cache: crate::pagecache::Cache::Files,
+        bytes_cached: None,
     };
     let Reply::Preload(s) = Reply::Preload(summary).bounded() else {
         unreachable!()
@@ -499,6 +501,11 @@ fn typed_replies_and_events_keep_the_wire_shape() {
             candidates: None,
             pids: Vec::new(),
         },
+        cli: crate::invocation::Invocation {
+            plain: "about-startup-host".into(),
+            as_root: "sudo about-startup-host".into(),
+            on_path: true,
+        },
     });
     assert_eq!(
         serde_json::to_string(&Envelope::ok(1, hello)).unwrap(),
@@ -506,7 +513,8 @@ fn typed_replies_and_events_keep_the_wire_shape() {
             + r#""kernel":"6.18.44","euid":1000,"root":false,"#
             + r#""mincore_exact":"owned_or_writable","cachestat":true,"firefox_pid":4242,"#
             + r#""install_kind":null,"firefox_found":{"how":"parent","detail":null,"#
-            + r#""candidates":null,"pids":[]}}}"#
+            + r#""candidates":null,"pids":[]},"cli":{"command":"about-startup-host","#
+            + r#""root_command":"sudo about-startup-host","on_path":true}}}"#
     );
     let cancel = Envelope::ok(6, Reply::Cancel(Cancelled { target: 4 }));
     assert_eq!(

@@ -2,8 +2,33 @@
 
 use super::*;
 
+/// A plan file opened for reading, with its page-cache bitmap where this user sees it exactly.
+struct Opened {
+    file: File,
+    /// mincore of the file when it was opened (`None` where residency is hidden from this user:
+    /// then every range is read).
+    core: Option<Vec<u8>>,
+}
+
+impl Opened {
+    /// Whether every page of `len` bytes at `offset` was cached when the file was opened.
+    fn cached(&self, offset: u64, len: u64, page: u64) -> bool {
+        let Some(core) = &self.core else {
+            return false;
+        };
+        let (first, end) = (offset / page, (offset + len).div_ceil(page));
+        let (Ok(first), Ok(end)) = (usize::try_from(first), usize::try_from(end)) else {
+            return false;
+        };
+        len > 0 && end <= core.len() && core[first..end].iter().all(|b| b & 1 != 0)
+    }
+}
+
 /// Read the plan's ranges in its order (one reader: several would undo the disk order), the next
-/// range queued with readahead(2) while the current one is read.
+/// range queued with readahead(2) while the current one is read. A range already cached (where
+/// this user sees residency exactly) is skipped before any read or pacing probe: on a warm cache
+/// an idle run would otherwise probe the disk's pressure after every slice it copies from memory
+/// (issue 19: 2 s of probes to read nothing).
 pub fn run(
     plan: &Plan,
     idle: bool,
@@ -18,7 +43,10 @@ pub fn run(
     // An idle preload also yields by itself (pace.rs): priority classes alone did not keep it
     // out of a user's way at login.
     let mut pacer = idle.then(|| Pacer::new(pace::read_pressure, std::thread::sleep));
-    let mut open: HashMap<usize, Option<File>> = HashMap::new();
+    let mut open: HashMap<usize, Option<Opened>> = HashMap::new();
+    let viewer = Viewer::current();
+    let page = sys::page_size() as u64;
+    let mut bytes_cached = 0u64;
     let mut errors: Vec<FileError> = Vec::new();
     let mut reads_left: Vec<usize> = vec![0; plan.files.len()];
     for r in &plan.reads {
@@ -40,25 +68,41 @@ pub fn run(
         // Queue the next range while this one is read, unless pacing: a read in flight during a
         // probe would count as somebody else's stall.
         if let (Some(next), None) = (plan.reads.get(i + 1), &pacer) {
-            if let Some(Some(f)) = file_of(&mut open, plan, next.file, &mut errors) {
-                let _ = sys::readahead(f, next.offset, next.len);
+            if let Some(Some(f)) = file_of(&mut open, plan, next.file, &mut errors, &viewer) {
+                if !f.cached(next.offset, next.len, page) {
+                    let _ = sys::readahead(&f.file, next.offset, next.len);
+                }
             }
         }
-        if let Some(Some(f)) = file_of(&mut open, plan, read.file, &mut errors) {
-            let mut after_slice = |slice: Duration| {
-                if let Some(p) = pacer.as_mut() {
-                    p.after_slice(slice);
-                }
-            };
-            match read_range(f, read.offset, read.len, &mut buf, cancel, &mut after_slice) {
-                Ok(n) => progress.bytes_done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(Error::Cancelled),
-                Err(e) => {
-                    errors.push(FileError {
-                        path: plan.files[read.file].clone(),
-                        problem: crate::pagecache::problem::Problem::read(&e),
-                    });
-                    open.insert(read.file, None);
+        if let Some(Some(f)) = file_of(&mut open, plan, read.file, &mut errors, &viewer) {
+            if f.cached(read.offset, read.len, page) {
+                bytes_cached += read.len;
+                progress.bytes_done += read.len;
+            } else {
+                let mut after_slice = |slice: Duration| {
+                    if let Some(p) = pacer.as_mut() {
+                        p.after_slice(slice);
+                    }
+                };
+                match read_range(
+                    &f.file,
+                    read.offset,
+                    read.len,
+                    &mut buf,
+                    cancel,
+                    &mut after_slice,
+                ) {
+                    Ok(n) => progress.bytes_done += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                        return Err(Error::Cancelled)
+                    }
+                    Err(e) => {
+                        errors.push(FileError {
+                            path: plan.files[read.file].clone(),
+                            problem: crate::pagecache::problem::Problem::read(&e),
+                        });
+                        open.insert(read.file, None);
+                    }
                 }
             }
         }
@@ -77,11 +121,12 @@ pub fn run(
     errors.sort_by(|a, b| a.path.cmp(&b.path));
     errors.dedup_by(|a, b| a.path == b.path);
     let elapsed = started.elapsed();
+    let bytes_read = progress.bytes_done - bytes_cached;
     Ok(Summary {
         files: progress.files_done,
-        bytes: progress.bytes_done,
+        bytes: bytes_read,
         elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        mb_per_s: preload::mb_per_s(progress.bytes_done, elapsed),
+        mb_per_s: preload::mb_per_s(bytes_read, elapsed),
         method: Method::Read,
         jobs: 1,
         idle,
@@ -94,27 +139,35 @@ pub fn run(
         order: Some(plan.order),
         pace: pacer.map(|p| p.report()),
         cache: crate::pagecache::Cache::Files,
+        bytes_cached: Some(bytes_cached),
     })
 }
 
-/// The open file of the plan's file `index`, opened on first use (`None` once it failed).
+/// The open file of the plan's file `index`, opened on first use (`None` once it failed), with
+/// its residency where `viewer` sees it exactly.
 fn file_of<'a>(
-    open: &'a mut HashMap<usize, Option<File>>,
+    open: &'a mut HashMap<usize, Option<Opened>>,
     plan: &Plan,
     index: usize,
     errors: &mut Vec<FileError>,
-) -> Option<&'a Option<File>> {
+    viewer: &Viewer,
+) -> Option<&'a Option<Opened>> {
     Some(open.entry(index).or_insert_with(|| {
-        match plan.folders.open_file(&plan.files[index]) {
-            Ok((f, _)) => {
+        let path = &plan.files[index];
+        match plan.folders.open_file(path) {
+            Ok((f, meta)) => {
                 // No kernel readahead around our reads (read_ahead_kb is 8 MiB on some disks):
                 // read what the plan says, no more.
                 let _ = sys::fadvise(&f, 0, 0, Advice::Random);
-                Some(f)
+                let mut core = Vec::new();
+                let core = (viewer.sees(&f, &meta, path)
+                    && sys::mincore_file(&f, meta.len(), &mut core).is_ok())
+                .then_some(core);
+                Some(Opened { file: f, core })
             }
             Err(e) => {
                 errors.push(FileError {
-                    path: plan.files[index].clone(),
+                    path: path.clone(),
                     problem: crate::pagecache::problem::Problem::open(&e),
                 });
                 None

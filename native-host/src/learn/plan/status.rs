@@ -8,6 +8,10 @@ pub struct Uncached {
     #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
     pub size: u64,
+    /// Whether the plan reads it, i.e. the learned starts (or traces) used it: `false` for a file
+    /// no start touched (a `vulkantest` probe), which the next start will not read either;
+    /// `null` when nothing is learned, so nobody can tell (appended).
+    pub planned: Option<bool>,
 }
 
 /// `plan_status`'s data (docs/PROTOCOL.md).
@@ -137,10 +141,23 @@ pub fn status_of(
         changed_files: plan.changed,
         changed_files_omitted: 0,
         // The install folder the plan holds open: one descriptor for the whole request.
-        uncached_files: plan.folders.first().and_then(uncached),
+        uncached_files: plan
+            .folders
+            .first()
+            .and_then(uncached)
+            .map(|files| tag_planned(files, learned.then_some(&plan.files[..]))),
         uncached_files_omitted: 0,
         autostart: crate::learn::autostart::status(state_dir),
     })
+}
+
+/// Each uncached file marked with whether `planned` (the plan's files, `None` when nothing is
+/// learned) reads it.
+fn tag_planned(mut files: Vec<Uncached>, planned: Option<&[PathBuf]>) -> Vec<Uncached> {
+    for file in &mut files {
+        file.planned = planned.map(|p| p.contains(&file.path));
+    }
+    files
 }
 
 /// Install files with no resident page, or `None` if residency of any is hidden.
@@ -164,8 +181,35 @@ fn uncached(folder: &Folder) -> Option<Vec<Uncached>> {
             out.push(Uncached {
                 path,
                 size: meta.len(),
+                planned: None,
             });
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncached_files_say_whether_the_plan_reads_them() {
+        let file = |p: &str| Uncached {
+            path: PathBuf::from(p),
+            size: 14_000,
+            planned: None,
+        };
+        let plan = [PathBuf::from("/ff/libxul.so")];
+        let tagged = tag_planned(
+            vec![file("/ff/libxul.so"), file("/ff/vulkantest")],
+            Some(&plan),
+        );
+        let planned: Vec<_> = tagged.iter().map(|f| f.planned).collect();
+        assert_eq!(planned, [Some(true), Some(false)]);
+        // Nothing learned: nobody can tell.
+        assert_eq!(
+            tag_planned(vec![file("/ff/vulkantest")], None)[0].planned,
+            None
+        );
+    }
 }

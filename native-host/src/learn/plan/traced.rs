@@ -137,7 +137,10 @@ pub fn traced_plan(install_dir: &Path, state_dir: &Path, knobs: Knobs) -> Result
             None => "no stored trace of this Firefox build says which pages were used (recorded without root or /proc/kpageflags)".to_owned(),
         };
         return Err(Error::io(
-            format!("{why}; record one: {}", crate::trace::store::RECORD_COMMAND),
+            format!(
+                "{why}; record one: {}",
+                crate::trace::store::record_command()
+            ),
             io::Error::from(io::ErrorKind::NotFound),
         ));
     }

@@ -57,7 +57,7 @@ mod record;
 mod store;
 
 pub use model::{changed_files, union, FileSet, Identity, Start, State};
-pub use record::{learn, now_ms, record, LearnSummary, Sources};
+pub use record::{learn, now_ms, record, LearnSummary, ResidentUse, Sources};
 pub use store::{
     ensure_state_dir, home, load, parse_state, save_json, state_dir, with_state_lock, write_private,
 };

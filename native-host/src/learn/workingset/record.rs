@@ -6,8 +6,30 @@ use super::*;
 /// Files per source, in the reply of `learn`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Sources {
+    /// This start's files: every install file (untouched ones too) and the system files used.
     pub mapped: u64,
     pub resident: u64,
+    /// Files with at least one page in the process tree's page tables: what Firefox really
+    /// mapped (appended; `mapped` counts the untouched install files too).
+    pub mapped_files: u64,
+    /// Whether the page cache was used, and if not why, in the words the page shows
+    /// (appended): [`ResidentUse`].
+    pub resident_use: ResidentUse,
+}
+
+/// Whether `learn` used the page cache for this start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResidentUse {
+    /// A cold start (the tree read at least [`RESIDENT_EVIDENCE_BYTES`]) with exact residency:
+    /// what it brought into the cache was unioned in.
+    Used,
+    /// The start read less than that from storage: the cache says nothing about what it
+    /// needed, so only the mapped pages were learned.
+    #[default]
+    Warm,
+    /// A cold start, but the kernel hides the cache of the install's files from this user.
+    Hidden,
 }
 
 /// `learn`'s reply (docs/PROTOCOL.md): where the state went and the merged set's size.
@@ -25,7 +47,11 @@ pub struct LearnSummary {
 }
 
 /// Record the working set of the start of Firefox `pid` (install folder `install_dir`).
-pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start, Error> {
+pub fn record(
+    pid: i32,
+    install_dir: &Path,
+    cancel: &AtomicBool,
+) -> Result<(Start, ResidentUse), Error> {
     // In host mode this host is a child of Firefox: its own mappings are not Firefox's.
     let me = i32::try_from(std::process::id()).unwrap_or(-1);
     let mut maps: Vec<ProcMaps> = process::process_tree(pid)
@@ -62,6 +88,7 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
     let page = sys::page_size() as u64;
     let mut core = Vec::new();
     let mut out = Vec::new();
+    let mut hidden = false;
     for path in paths {
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
@@ -81,11 +108,9 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
         }
         let mut resident = false;
         let mut mapped_ranges = None;
-        if install
-            && started_cold
-            && viewer.sees(&file, &meta, &path)
-            && sys::mincore_file(&file, meta.len(), &mut core).is_ok()
-        {
+        let sees = install && started_cold && viewer.sees(&file, &meta, &path);
+        hidden |= install && started_cold && !sees;
+        if sees && sys::mincore_file(&file, meta.len(), &mut core).is_ok() {
             mapped_ranges = Some(run_lengths(bits.iter().map(|b| b & 1 != 0)));
             for (b, c) in bits.iter_mut().zip(&core) {
                 *b |= c & 1;
@@ -106,14 +131,24 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
         }
     }
     let (_, build_id) = crate::firefox::app_ini::read(&root);
-    Ok(Start {
-        at_ms: now_ms(),
-        pid,
-        install_dir: root,
-        page_size: page,
-        files: out,
-        build_id,
-    })
+    let used = if !started_cold {
+        ResidentUse::Warm
+    } else if hidden {
+        ResidentUse::Hidden
+    } else {
+        ResidentUse::Used
+    };
+    Ok((
+        Start {
+            at_ms: now_ms(),
+            pid,
+            install_dir: root,
+            page_size: page,
+            files: out,
+            build_id,
+        },
+        used,
+    ))
 }
 
 /// Record the start of `pid` and merge it into the state file in `state_dir`.
@@ -123,10 +158,16 @@ pub fn learn(
     state_dir: &Path,
     cancel: &AtomicBool,
 ) -> Result<LearnSummary, Error> {
-    let start = record(pid, install_dir, cancel)?;
+    let (start, resident_use) = record(pid, install_dir, cancel)?;
     let sources = Sources {
         mapped: start.files.len() as u64,
         resident: start.files.iter().filter(|f| f.resident).count() as u64,
+        mapped_files: start
+            .files
+            .iter()
+            .filter(|f| f.mapped().iter().any(|r| r[1] > 0))
+            .count() as u64,
+        resident_use,
     };
     let state_file = state_dir.join(STATE_FILE);
     let install = start.install_dir.clone();
@@ -174,6 +215,12 @@ mod tests {
             summary.pages > 0 && summary.sources.mapped > 0,
             "{summary:?}"
         );
+        // This test process read next to nothing from storage: a warm start, the cache unused.
+        assert!(
+            summary.sources.mapped_files > 0
+                && summary.sources.mapped_files <= summary.sources.mapped
+        );
+        assert_eq!(summary.sources.resident_use, ResidentUse::Warm);
         let state = load(&summary.state_file);
         let me = state
             .merged()

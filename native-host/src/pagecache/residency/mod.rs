@@ -117,8 +117,20 @@ pub struct GroupTotals {
     pub error_files: u64,
     /// `None` as soon as one file of the group is hidden.
     pub resident_pages: Option<u64>,
+    /// The resident pages of the exact files: the same number as `exact_resident_pages`, under
+    /// the name protocol 1 shipped with. Kept for older extensions; its name reads like a total,
+    /// which it is not (issue 19: a popup divided by it as if it were).
     pub exact_pages: u64,
     pub mapped_pages: u64,
+    /// Pages of the exact files that are in the page cache.
+    pub exact_resident_pages: u64,
+    /// All pages of the exact files, cached or not.
+    pub exact_total_pages: u64,
+    /// Bytes of the exact files in the page cache: each file's resident pages × page size, at
+    /// most its size (the last page reaches past the end of the file). "MB cached" everywhere.
+    pub exact_cached_bytes: u64,
+    /// Size in bytes of the exact files: what `exact_cached_bytes` is a share of.
+    pub exact_size: u64,
 }
 
 /// The final reply of `residency`.
@@ -148,7 +160,7 @@ impl GroupTotals {
         }
     }
 
-    fn add(&mut self, r: &FileReport) {
+    fn add(&mut self, r: &FileReport, page_size: u64) {
         self.files += 1;
         self.size += r.size;
         self.pages += r.pages;
@@ -157,6 +169,10 @@ impl GroupTotals {
                 let resident = r.resident_pages.unwrap_or(0);
                 self.exact_files += 1;
                 self.exact_pages += resident;
+                self.exact_resident_pages += resident;
+                self.exact_total_pages += r.pages;
+                self.exact_cached_bytes += cached_bytes(resident, page_size, r.size);
+                self.exact_size += r.size;
                 self.resident_pages = self.resident_pages.map(|n| n + resident);
             }
             // A sum of exact and unknown is unknown.
@@ -168,6 +184,14 @@ impl GroupTotals {
         }
         self.mapped_pages += r.mapped.as_ref().map_or(0, |m| m.pages);
     }
+}
+
+/// Bytes of a file in the page cache: `resident` pages of `page_size`, at most `size` (the last
+/// page reaches past the end of the file). The one rule for "MB cached" (the extension's
+/// lib/models/residency.js applies the same to a file's own figures).
+#[must_use]
+pub fn cached_bytes(resident: u64, page_size: u64, size: u64) -> u64 {
+    resident.saturating_mul(page_size).min(size)
 }
 
 impl FileReport {
@@ -268,13 +292,14 @@ mod tests {
         let mut exact = FileReport::new(Path::new("/a"), Group::Install);
         exact.status = Status::Exact;
         exact.pages = 10;
+        exact.size = 10 * 4096 - 100;
         exact.resident_pages = Some(4);
-        t.add(&exact);
+        t.add(&exact, 4096);
         assert_eq!((t.resident_pages, t.exact_pages), (Some(4), 4));
         let mut hidden = FileReport::new(Path::new("/b"), Group::Install);
         hidden.status = Status::Hidden;
-        t.add(&hidden);
-        t.add(&exact);
+        t.add(&hidden, 4096);
+        t.add(&exact, 4096);
         assert_eq!(
             (t.resident_pages, t.exact_pages, t.hidden_files),
             (None, 8, 1)
@@ -284,8 +309,46 @@ mod tests {
                 crate::pagecache::problem::FileErrorCode::Changed,
                 "x",
             )),
+            4096,
         );
         assert_eq!((t.files, t.error_files), (4, 1));
+    }
+
+    #[test]
+    fn totals_name_resident_and_total_pages_apart() {
+        // Issue 19: `exact_pages` counts resident pages; the named fields say which is which.
+        let mut t = GroupTotals::empty();
+        let mut part = FileReport::new(Path::new("/a"), Group::Install);
+        part.status = Status::Exact;
+        (part.pages, part.size, part.resident_pages) = (10, 10 * 4096, Some(4));
+        // A small file, all cached: its last page reaches past its 5000 bytes.
+        let mut small = FileReport::new(Path::new("/b"), Group::Install);
+        small.status = Status::Exact;
+        (small.pages, small.size, small.resident_pages) = (2, 5000, Some(2));
+        t.add(&part, 4096);
+        t.add(&small, 4096);
+        assert_eq!(t.exact_resident_pages, 6);
+        assert_eq!(
+            t.exact_pages, t.exact_resident_pages,
+            "the old name keeps its value"
+        );
+        assert_eq!(t.exact_total_pages, 12);
+        assert_eq!(t.exact_size, 10 * 4096 + 5000);
+        assert_eq!(
+            t.exact_cached_bytes,
+            4 * 4096 + 5000,
+            "capped at each file's size"
+        );
+        let mut hidden = FileReport::new(Path::new("/c"), Group::Install);
+        hidden.status = Status::Hidden;
+        (hidden.pages, hidden.size) = (7, 7 * 4096);
+        t.add(&hidden, 4096);
+        assert_eq!(
+            (t.exact_total_pages, t.exact_size),
+            (12, 10 * 4096 + 5000),
+            "hidden files are not exact"
+        );
+        assert_eq!(t.pages, 19);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn scan(
     for path in files {
         check(cancel)?;
         let report = scanner.scan_file(install, path, Group::Install);
-        totals.add(&report);
+        totals.add(&report, scanner.page);
         on_file(&report);
     }
     let mut groups = BTreeMap::from([("install", totals)]);
@@ -50,7 +50,7 @@ pub fn scan(
                 .failed(Problem::new(FileErrorCode::OpenFailed, "no folder")),
         };
         let mut totals = GroupTotals::empty();
-        totals.add(&report);
+        totals.add(&report, scanner.page);
         on_file(&report);
         groups.insert("image", totals);
     }
@@ -64,7 +64,7 @@ pub fn scan(
         for path in &outside {
             check(cancel)?;
             let report = scanner.scan_file(&slash, path, Group::System);
-            system.add(&report);
+            system.add(&report, scanner.page);
             on_file(&report);
         }
         groups.insert("system", system);
