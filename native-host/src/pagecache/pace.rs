@@ -21,8 +21,10 @@ pub const PRESSURE_IO: &str = "/proc/pressure/io";
 /// A probe that saw others stalled for more than this share of it means "someone is waiting".
 /// 5%: a probe of 20 ms tolerates 1 ms of stall (timer slack, a stray metadata read).
 const BUSY_SHARE: f64 = 0.05;
-/// The probe is a quarter of the last slice's time (so pacing costs ≤ 20% when nobody else
-/// reads), within these bounds.
+/// The probe is a quarter of the reading time since the last probe (so pacing costs ≤ 20% when
+/// nobody else reads), within these bounds; short slices (a page or two, or pages copied from
+/// the cache) are added up until they make one probe's worth, instead of a 5 ms probe after
+/// each one.
 const PROBE_MIN: Duration = Duration::from_millis(5);
 const PROBE_MAX: Duration = Duration::from_millis(50);
 /// Back-off pauses double from the first to the last while the disk stays busy.
@@ -66,6 +68,8 @@ where
     pressure: P,
     sleep: S,
     report: PaceReport,
+    /// Reading time since the last probe.
+    unprobed: Duration,
 }
 
 impl<P, S> Pacer<P, S>
@@ -83,16 +87,23 @@ where
                 pressure_available,
                 ..PaceReport::default()
             },
+            unprobed: Duration::ZERO,
         }
     }
 
-    /// Called after each slice of reading, with the time that slice took: probes, and backs
-    /// off while others wait on I/O. Returns once a probe is quiet (or at once without PSI).
+    /// Called after each slice of reading, with the time that slice took: once the reading since
+    /// the last probe is worth a probe, probes, and backs off while others wait on I/O. Returns
+    /// once a probe is quiet (or at once without PSI, or before a probe is due).
     pub fn after_slice(&mut self, slice: Duration) {
         if !self.report.pressure_available {
             return;
         }
-        let probe = (slice / 4).clamp(PROBE_MIN, PROBE_MAX);
+        self.unprobed += slice;
+        if self.unprobed < PROBE_MIN * 4 {
+            return;
+        }
+        let probe = (self.unprobed / 4).clamp(PROBE_MIN, PROBE_MAX);
+        self.unprobed = Duration::ZERO;
         let mut backoff = BACKOFF_FIRST;
         loop {
             let Some(before) = (self.pressure)() else {
@@ -173,9 +184,21 @@ mod tests {
         assert_eq!(report.yielded_ms, 0);
         assert_eq!(report.busy_probes, 0);
         assert!(report.pressure_available);
-        // The probe stays within its bounds for very short and very long slices.
-        assert_eq!(run(Duration::from_micros(100), 0).1, [PROBE_MIN]);
+        // The probe stays within its bounds for long slices; a short one is not worth a probe.
         assert_eq!(run(Duration::from_secs(3), 0).1, [PROBE_MAX]);
+        assert_eq!(run(Duration::from_micros(100), 0).1, []);
+    }
+
+    #[test]
+    fn short_slices_add_up_to_one_probe_of_a_quarter_of_their_time() {
+        // 200 slices of 0.1 ms (pages copied from the cache): one 5 ms probe, not 200.
+        let slept = RefCell::new(Vec::new());
+        let mut pacer = Pacer::new(|| Some(0), |d: Duration| slept.borrow_mut().push(d));
+        for _ in 0..200 {
+            pacer.after_slice(Duration::from_micros(100));
+        }
+        assert_eq!(*slept.borrow(), [PROBE_MIN]);
+        assert_eq!(pacer.report().probed_ms, 5);
     }
 
     #[test]

@@ -11,24 +11,43 @@ struct Opened {
 }
 
 impl Opened {
-    /// Whether every page of `len` bytes at `offset` was cached when the file was opened.
-    fn cached(&self, offset: u64, len: u64, page: u64) -> bool {
+    /// The parts of `len` bytes at `offset` that were not cached when the file was opened, as
+    /// (offset, len) in order: all of it where residency is hidden from this user.
+    fn uncached(&self, offset: u64, len: u64, page: u64) -> Vec<(u64, u64)> {
         let Some(core) = &self.core else {
-            return false;
+            return vec![(offset, len)];
         };
-        let (first, end) = (offset / page, (offset + len).div_ceil(page));
-        let (Ok(first), Ok(end)) = (usize::try_from(first), usize::try_from(end)) else {
-            return false;
-        };
-        len > 0 && end <= core.len() && core[first..end].iter().all(|b| b & 1 != 0)
+        uncached_parts(core, offset, len, page)
     }
 }
 
+/// The parts of `len` bytes at `offset` whose pages are not resident in `core` (mincore's
+/// vector: bit 0 of each page's byte), clipped to the range. A page past the vector (the file
+/// grew) counts as not resident.
+fn uncached_parts(core: &[u8], offset: u64, len: u64, page: u64) -> Vec<(u64, u64)> {
+    let end = offset + len;
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    let mut at = offset / page * page;
+    while at < end {
+        let index = usize::try_from(at / page).unwrap_or(usize::MAX);
+        let resident = core.get(index).is_some_and(|b| b & 1 != 0);
+        if !resident {
+            let (from, to) = (at.max(offset), (at + page).min(end));
+            match out.last_mut() {
+                Some((o, l)) if *o + *l == from => *l += to - from,
+                _ => out.push((from, to - from)),
+            }
+        }
+        at += page;
+    }
+    out
+}
+
 /// Read the plan's ranges in its order (one reader: several would undo the disk order), the next
-/// range queued with readahead(2) while the current one is read. A range already cached (where
-/// this user sees residency exactly) is skipped before any read or pacing probe: on a warm cache
-/// an idle run would otherwise probe the disk's pressure after every slice it copies from memory
-/// (issue 19: 2 s of probes to read nothing).
+/// range queued with readahead(2) while the current one is read. The parts of a range already
+/// cached (where this user sees residency exactly) are skipped before any read or pacing probe:
+/// on a warm cache an idle run would otherwise probe the disk's pressure after every slice it
+/// copies from memory (issue 19: 2 s of probes to read nothing).
 pub fn run(
     plan: &Plan,
     idle: bool,
@@ -69,29 +88,23 @@ pub fn run(
         // probe would count as somebody else's stall.
         if let (Some(next), None) = (plan.reads.get(i + 1), &pacer) {
             if let Some(Some(f)) = file_of(&mut open, plan, next.file, &mut errors, &viewer) {
-                if !f.cached(next.offset, next.len, page) {
-                    let _ = sys::readahead(&f.file, next.offset, next.len);
+                for (offset, len) in f.uncached(next.offset, next.len, page) {
+                    let _ = sys::readahead(&f.file, offset, len);
                 }
             }
         }
         if let Some(Some(f)) = file_of(&mut open, plan, read.file, &mut errors, &viewer) {
-            if f.cached(read.offset, read.len, page) {
-                bytes_cached += read.len;
-                progress.bytes_done += read.len;
-            } else {
+            let parts = f.uncached(read.offset, read.len, page);
+            let missing: u64 = parts.iter().map(|(_, len)| len).sum();
+            bytes_cached += read.len - missing;
+            progress.bytes_done += read.len - missing;
+            for (offset, len) in parts {
                 let mut after_slice = |slice: Duration| {
                     if let Some(p) = pacer.as_mut() {
                         p.after_slice(slice);
                     }
                 };
-                match read_range(
-                    &f.file,
-                    read.offset,
-                    read.len,
-                    &mut buf,
-                    cancel,
-                    &mut after_slice,
-                ) {
+                match read_range(&f.file, offset, len, &mut buf, cancel, &mut after_slice) {
                     Ok(n) => progress.bytes_done += n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                         return Err(Error::Cancelled)
@@ -102,6 +115,7 @@ pub fn run(
                             problem: crate::pagecache::problem::Problem::read(&e),
                         });
                         open.insert(read.file, None);
+                        break;
                     }
                 }
             }
@@ -229,4 +243,20 @@ pub fn preload_planned(
     let summary = run(&plan, idle, cancel, on_progress)?;
     crate::learn::last_run::write(state_dir, &summary);
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uncached_parts;
+
+    #[test]
+    fn only_the_pages_not_cached_are_read() {
+        // Pages 0 and 1 cached, 2 not, 3 cached, 4 and 5 not; the range starts inside page 0.
+        let core = [1u8, 1, 0, 1, 0, 0];
+        assert_eq!(uncached_parts(&core, 5, 55, 10), [(20, 10), (40, 20)]);
+        assert_eq!(uncached_parts(&[1, 1], 0, 20, 10), []);
+        // A range ending inside a page, and a page past the vector (the file grew): not cached.
+        assert_eq!(uncached_parts(&[0], 5, 3, 10), [(5, 3)]);
+        assert_eq!(uncached_parts(&[1], 5, 20, 10), [(10, 15)]);
+    }
 }
