@@ -6,7 +6,7 @@ import { t, tn } from "../lib/wording/i18n.js";
 import { CURRENT_START_KEY, dismissRecovered, HISTORY_KEY, loadHistory, MAX_RECORDS, RECOVERY } from "../lib/models/history.js";
 import { NOTES, recordId } from "../lib/models/record.js";
 import { formatMeanCi, groupRecords, milestoneOrder, trendPoints } from "../lib/models/stats.js";
-import { CLASS_KEYS, coldnessOf, hasMean } from "../lib/models/coldness.js";
+import { CLASS_KEYS, coldnessOf, hasMean, readBytesOf } from "../lib/models/coldness.js";
 import { coldHotVerdict, MILESTONE_OF_MODE } from "../lib/models/verdict.js";
 import { formatBytes, formatDateTime, formatMs, formatNumber, formatSeconds } from "../lib/wording/format.js";
 import { startupApi } from "../lib/models/mode.js";
@@ -135,7 +135,10 @@ function startRow(record, milestones, currentId) {
   const kind = el("td", { className: `coldness coldness-${coldness}` });
   kind.append(coldnessMark(coldness), ` ${t(COLDNESS_KEYS[coldness])}`);
   tr.append(kind);
-  tr.append(el("td", { text: formatBytes(record.coldness?.treeReadBytes ?? record.io?.treeReadBytes ?? record.io?.readBytes), className: "num" }));
+  const read = readBytesOf(record);
+  const readCell = el("td", { text: formatBytes(read), className: "num" });
+  readCell.dataset.readBytes = String(read ?? "");
+  tr.append(readCell);
   tr.append(el("td", { text: (record.notes ?? []).map((n) => t(NOTE_KEYS[n] ?? n)).join(" "), className: "detail" }));
   return tr;
 }

@@ -7,11 +7,12 @@ import { t } from "../lib/wording/i18n.js";
 import { HOST_MISSING } from "../lib/transport/host-client.js";
 import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/models/plan.js";
 import { PLAN_EVENT } from "./preload-verdict.js";
-import { relay } from "./relay.js";
+import { hostHello, relay } from "./relay.js";
+import { hostCommands } from "../lib/wording/commands.js";
 import { $, el } from "./dom.js";
 
 
-const state = { loading: false, again: false, view: null, running: new Set() };
+const state = { loading: false, again: false, view: null, running: new Set(), commands: hostCommands(null) };
 
 function updateButtons() {
   const changing = state.running.size > 0;
@@ -29,8 +30,9 @@ function showView(view) {
   section.dataset.installBytes = String(view.installBytes ?? "");
   section.dataset.autostart = view.autostart.enabled ? (view.autostart.kind ?? "on") : "off";
   section.dataset.uncached = String(view.uncached?.count ?? "");
+  section.dataset.uncachedUnused = String(view.uncached?.unused ?? "");
   $("plan-lines").replaceChildren(
-    ...planLines(view, t).map((line) => {
+    ...planLines(view, t, { commands: state.commands }).map((line) => {
       const p = el("p", { text: line.text, className: line.id === "note" || line.id === "damon" || line.id === "stale" ? "detail res-warning" : null });
       p.dataset.line = line.id;
       return p;
@@ -44,7 +46,7 @@ function showView(view) {
 
 async function hostVersion() {
   try {
-    return (await relay.request("hello"))?.host_version ?? null;
+    return (await hostHello())?.host_version ?? null;
   } catch {
     return null;
   }
@@ -71,7 +73,9 @@ export async function refreshPlan() {
   $("plan").dataset.state = "loading";
   updateButtons();
   try {
-    showView(planView(await relay.request("plan_status")));
+    const status = await relay.request("plan_status");
+    state.commands = hostCommands(await hostHello().catch(() => null));
+    showView(planView(status));
   } catch (error) {
     await showError(error);
   } finally {

@@ -5,3 +5,18 @@ import browser from "../lib/transport/browser.js";
 import { RELAY_PORT_NAME, RelayClient } from "../lib/transport/host-relay.js";
 
 export const relay = new RelayClient(() => browser.runtime.connect({ name: RELAY_PORT_NAME }));
+
+let hello = null;
+
+/**
+ * The host's `hello`, asked once per page and kept once it came (a failure is not kept: the next
+ * call asks again, after the host was installed or restarted). For what does not change while
+ * the page is open: the commands that run the host (lib/wording/commands.js).
+ */
+export function hostHello() {
+  hello ??= relay.request("hello").catch((error) => {
+    hello = null;
+    throw error;
+  });
+  return hello;
+}

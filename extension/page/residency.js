@@ -7,15 +7,17 @@ import { fileErrorText, hostErrorText, hostNoteText } from "../lib/wording/host-
 import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/transport/host-client.js";
 import {
   buildResidency,
+  cachedFigures,
   cachedText,
   evictRows,
   formatMB,
-  formatPercent,
+  hiddenReasons,
   progressView,
   stripSegments,
 } from "../lib/models/residency.js";
-import { formatCount, formatMs, formatTime } from "../lib/wording/format.js";
-import { relay } from "./relay.js";
+import { formatBytes, formatCount, formatMs, formatTime } from "../lib/wording/format.js";
+import { hostCommands } from "../lib/wording/commands.js";
+import { hostHello, relay } from "./relay.js";
 import { $, el, svgEl } from "./dom.js";
 
 /** How many evict rows to list before summing up the rest. */
@@ -67,12 +69,15 @@ function fileRow(view) {
     cached.append(el("span", { text: cachedText(view, t) }));
     map.append(strip(view.ranges, view.unitPages, view.pages, { label: t("residencyStripLabel", [view.name]) }));
   } else if (view.status === "hidden") {
+    // The reason and the fix are said once, above the table (groupSummary), not on every row.
     cached.append(el("strong", { text: t("residencyHidden"), className: "res-hidden" }));
-    cached.append(el("div", { text: view.hiddenCode ? hostNoteText(view.hiddenCode, t) : t("residencyHiddenNoReason"), className: "detail" }));
+    if (view.hiddenCode) {
+      tr.dataset.hiddenCode = view.hiddenCode;
+    }
     if (view.mapped) {
       cached.append(
         el("div", {
-          text: t("residencyMappedLowerBound", [formatMB(view.mapped.bytes), formatMB(view.size)]),
+          text: t("residencyMappedLowerBound", [formatBytes(view.mapped.bytes, undefined, { unitOf: view.size }), formatMB(view.size)]),
           className: "detail res-mapped",
         }),
       );
@@ -108,28 +113,46 @@ function fileTable(files, caption) {
   return table;
 }
 
-/** "MB cached of MB", a bar, and the hidden/mapped/error counts of one group. */
-function groupSummary(group, name) {
+/**
+ * "MB cached of MB", a bar, and the hidden/mapped/error counts of one group; for hidden files the
+ * kernel's reason once and what to do for exact figures (`commands`: lib/wording/commands.js).
+ */
+function groupSummary(group, name, commands) {
   const { totals } = group;
   const box = el("div", { className: "res-group-summary" });
   box.dataset.group = name;
-  if (typeof totals.cachedBytes === "number") {
-    const text = t("residencyGroupCached", [formatMB(totals.cachedBytes), formatMB(totals.size), formatPercent(totals.fraction)]);
-    box.append(el("p", { text, className: "res-total" }), bar(totals.fraction, text));
+  box.dataset.totals = totals.source ?? "";
+  const figures = cachedFigures(totals);
+  if (figures) {
+    const text = t("residencyGroupCached", figures);
+    box.append(el("p", { text, className: "res-total", attrs: { "data-testid": `residency-${name}-total` } }), bar(totals.fraction, text));
     box.dataset.cachedBytes = String(totals.cachedBytes);
+    box.dataset.exactSize = String(totals.exactSize);
   } else if (totals.files === 0) {
     box.append(el("p", { text: t("residencyNoFiles") }));
   } else {
+    box.dataset.hiddenFiles = String(totals.hiddenFiles);
     box.append(
-      el("p", { className: "res-total" }, el("strong", { text: t("residencyHidden"), className: "res-hidden" })),
+      el("p", { className: "res-total", attrs: { "data-testid": `residency-${name}-total` } }, el("strong", { text: t("residencyHidden"), className: "res-hidden" })),
       el("p", { text: tn("residencyGroupHidden", totals.files, [String(totals.hiddenFiles), String(totals.files)]), className: "detail" }),
     );
+    for (const reason of hiddenReasons(group.files)) {
+      const why = el("p", { text: t("residencyHiddenWhy", [reason.code ? hostNoteText(reason.code, t) : t("residencyHiddenNoReason")]), className: "detail res-hidden-why" });
+      why.dataset.code = reason.code ?? "";
+      box.append(why);
+    }
     if (totals.exactFiles > 0) {
-      box.append(el("p", { text: tn("residencyGroupExactPart", totals.exactFiles, [String(totals.exactFiles), formatMB(totals.exactBytes), formatMB(totals.exactSize)]), className: "detail" }));
+      box.append(el("p", { text: tn("residencyGroupExactPart", totals.exactFiles, [String(totals.exactFiles), formatBytes(totals.exactBytes, undefined, { unitOf: totals.exactSize }), formatMB(totals.exactSize)]), className: "detail" }));
     }
     if (typeof totals.mappedBytes === "number") {
-      const text = t("residencyMappedLowerBound", [formatMB(totals.mappedBytes), formatMB(totals.size)]);
-      box.append(el("p", { text, className: "res-mapped" }), bar(totals.mappedBytes / totals.size, text));
+      const text = t("residencyMappedLowerBound", [formatBytes(totals.mappedBytes, undefined, { unitOf: totals.size }), formatMB(totals.size)]);
+      box.append(el("p", { text, className: "res-mapped" }), bar(totals.size > 0 ? totals.mappedBytes / totals.size : 0, text));
+      box.dataset.mappedBytes = String(totals.mappedBytes);
+    }
+    if (totals.hiddenFiles > 0) {
+      const fix = el("p", { text: t("residencyHiddenFix", [commands.runAsRoot("residency")]), className: "detail res-hidden-fix" });
+      fix.dataset.testid = "residency-hidden-fix";
+      box.append(fix);
     }
   }
   if (totals.errorFiles > 0) {
@@ -141,13 +164,13 @@ function groupSummary(group, name) {
 /** What the panel shows last: the install folder names evict's files too. */
 const shown = { installDir: null };
 
-function showResidency(built) {
+function showResidency(built, commands) {
   shown.installDir = built.installDir;
   const install = built.groups.install ?? { files: [], totals: { files: 0 } };
   const system = built.groups.system ?? { files: [], totals: { files: 0 } };
   $("residency-install").replaceChildren(
     el("h3", { text: built.installDir ? t("residencyInstallHeadingDir", [built.installDir]) : t("residencyInstallHeading") }),
-    groupSummary(install, "install"),
+    groupSummary(install, "install", commands),
     fileTable(install.files, t("residencyInstallHeading")),
   );
   $("residency-install").hidden = false;
@@ -156,7 +179,7 @@ function showResidency(built) {
   const systemSummary = tn("residencySystemSummary", system.totals.files);
   details.replaceChildren(
     el("summary", { text: systemSummary }),
-    groupSummary(system, "system"),
+    groupSummary(system, "system", commands),
     fileTable(system.files, systemSummary),
   );
   details.hidden = system.totals.files === 0;
@@ -218,7 +241,8 @@ export async function refreshResidency() {
       },
     );
     showHostMissing(false);
-    showResidency(buildResidency(files, summary));
+    const hello = await hostHello().catch(() => null);
+    showResidency(buildResidency(files, summary), hostCommands(hello));
     // the export (page/compare.js) takes the latest summary's totals from here
     document.dispatchEvent(new CustomEvent("about-startup:residency", { detail: summary }));
   } catch (error) {

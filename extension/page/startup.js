@@ -8,7 +8,7 @@ import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
 import { detectMode, FULL, startupApi } from "../lib/models/mode.js";
-import { formatBytes, formatClock, formatCount, formatGap, formatMs } from "../lib/wording/format.js";
+import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatTime } from "../lib/wording/format.js";
 import { drawTimeline } from "./timeline.js";
 import { coldnessMark, historyState, initHistory, onHistoryChange } from "./history.js";
 import { answerSentences, thisStartAnswer } from "../lib/models/verdict.js";
@@ -132,9 +132,14 @@ function showFirefox(firefox) {
   setText("firefox-build-id", firefox.build_id);
   setText("firefox-exe", firefox.exe);
   setText("firefox-pid", firefox.pid == null ? null : String(firefox.pid));
-  setText("firefox-read-bytes", formatBytes(firefox.io?.read_bytes));
+  // Figures that keep growing while Firefox runs: each says when it was read, so it is not
+  // taken for the start's own (the answer line's and the history's, read when it was recorded).
+  const at = formatTime(Date.now());
+  const soFar = (bytes) => (typeof bytes === "number" ? t("readSoFarAt", [formatBytes(bytes), at]) : formatBytes(bytes));
+  setText("firefox-read-bytes", soFar(firefox.io?.read_bytes));
   setText("firefox-major-faults", formatCount(firefox.io?.major_faults));
-  setText("firefox-tree-read-bytes", formatBytes(firefox.io?.tree_read_bytes));
+  setText("firefox-tree-read-bytes", soFar(firefox.io?.tree_read_bytes));
+  $("firefox-tree-read-bytes").dataset.bytes = String(firefox.io?.tree_read_bytes ?? "");
   $("firefox-details").dataset.state = "ready";
   $("firefox-error").hidden = true;
 }
@@ -213,6 +218,8 @@ function showAnswer() {
   element.dataset.state = "ready";
   element.dataset.coldness = answer.coldness;
   element.dataset.milestone = answer.milestone;
+  element.dataset.ms = String(answer.ms ?? "");
+  element.dataset.readBytes = String(answer.readBytes ?? "");
   const { time, kind, means } = answerSentences(answer, t);
   const bold = ({ key, figures }) =>
     fill(

@@ -2,7 +2,7 @@
 // from ../lib/models/timeline.js. The milestones table stays the accessible source of the same figures;
 // the chart is one image with a title and a description.
 import { t, tn } from "../lib/wording/i18n.js";
-import { timelineLayout } from "../lib/models/timeline.js";
+import { startSpanEnd, timelineLayout } from "../lib/models/timeline.js";
 import { formatMs, formatNumber } from "../lib/wording/format.js";
 import { svgEl } from "./dom.js";
 
@@ -39,7 +39,12 @@ export function drawTimeline(rows, origin) {
   }
   section.hidden = false;
   const width = Math.max(320, Math.floor(container.clientWidth || 720));
-  const layout = timelineLayout(items, { width, measure: textMeasurer(container) });
+  // The axis spans the start (to sessionRestored); later milestones are listed at its edge.
+  const spanEnd = startSpanEnd(items);
+  const layout = timelineLayout(items, { width, measure: textMeasurer(container), spanEnd });
+  container.dataset.spanEnd = String(spanEnd ?? "");
+  container.dataset.axisMax = String(layout.max);
+  container.dataset.later = layout.later.map((m) => m.name).join(" ");
 
   const titleId = "timeline-title";
   const descId = "timeline-desc";
@@ -98,7 +103,14 @@ export function drawTimeline(rows, origin) {
     marks.append(group);
     labels.append(svgEl("text", { x: mark.labelX, y: mark.labelY, "text-anchor": mark.anchor }, mark.label));
   }
-  chart.append(gaps, axis, marks, labels);
+  // Milestones after the start's end: listed at the right edge under the axis, each with its
+  // time, after an arrow that says they are off the axis to the right.
+  const later = svgEl("g", { class: "timeline-later", "data-testid": "timeline-later" });
+  layout.later.forEach((mark, i) => {
+    const text = svgEl("text", { x: layout.right, y: layout.axisY + 18 + (i + 1) * 18, "text-anchor": "end", "data-milestone": mark.name }, t("timelineLater", [mark.name, formatMs(mark.value)]));
+    later.append(text);
+  });
+  chart.append(gaps, axis, marks, labels, later);
   container.replaceChildren(chart);
 }
 

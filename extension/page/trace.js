@@ -20,11 +20,12 @@ import {
   fileTable,
   findFile,
   readOverTime,
-  RECORD_COMMAND,
+  RECORD_ARGS,
   sectionBands,
   timeSpan,
 } from "../lib/models/trace.js";
-import { relay } from "./relay.js";
+import { hostHello, relay } from "./relay.js";
+import { hostCommands } from "../lib/wording/commands.js";
 import { el, svgEl } from "./dom.js";
 
 
@@ -66,6 +67,12 @@ function frame(span, yLabel, titleText) {
     svgEl("text", { x: 4, y: M.top + 8, fill: "currentColor" }, yLabel),
   );
   let lastLabel = -Infinity;
+  // Milestones after the start (startupCrashDetectionEnd, ~30 s on): listed at the right edge,
+  // not drawn on an axis they would stretch.
+  const later = state.milestones.filter((m) => m.sinceOrigin > span);
+  later.forEach((m, i) => {
+    svg.append(svgEl("text", { x: W - M.right - 4, y: M.top + 10 + i * 12, "text-anchor": "end", class: "trace-milestone-label trace-later", "font-size": 9, "data-milestone": m.name }, t("timelineLater", [m.name, formatMs(m.sinceOrigin)])));
+  });
   for (const m of state.milestones) {
     if (m.sinceOrigin > span) {
       continue;
@@ -198,18 +205,25 @@ function diskChart(trace, span) {
   );
 }
 
-function table(trace) {
-  const rows = fileTable(trace);
+/**
+ * The per-file table of one kind: files the start read from disk, or (`written`) files it
+ * wrote, whose pages entered the cache without a disk read: kept apart, so no written file is
+ * counted as a read.
+ */
+function table(trace, { written = false } = {}) {
+  const rows = fileTable(trace).filter((r) => r.written === written);
   const head = el(
     "tr",
     {},
-    ...["traceColFile", "traceColRead", "traceColShare", "traceColReads", "traceColFirst", "traceColLast"].map((k) => el("th", { text: t(k), attrs: { scope: "col" } })),
+    ...[written ? "traceColFileWritten" : "traceColFile", written ? "traceColWritten" : "traceColRead", "traceColShare", "traceColReads", "traceColFirst", "traceColLast"].map((k) =>
+      el("th", { text: t(k), attrs: { scope: "col" } }),
+    ),
   );
   const body = rows.slice(0, 60).map((r) => {
     const tr = el(
       "tr",
       {},
-      el("td", { text: r.written ? `${r.path} ${t("traceWritten")}` : r.path }),
+      el("td", { text: r.path }),
       el("td", { text: formatBytes(r.bytesRead), className: "num" }),
       el("td", { text: r.share === null ? "—" : formatPercent(r.share), className: "num" }),
       el("td", { text: String(r.requests ?? "—"), className: "num" }),
@@ -218,10 +232,10 @@ function table(trace) {
     );
     tr.dataset.path = r.path;
     tr.dataset.bytesRead = String(r.bytesRead);
+    tr.dataset.written = String(r.written);
     return tr;
   });
-  const tableEl = el("table", { attrs: { "data-testid": "trace-files" } }, el("thead", {}, head), el("tbody", {}, ...body));
-  return tableEl;
+  return el("table", { attrs: { "data-testid": written ? "trace-files-written" : "trace-files" } }, el("thead", {}, head), el("tbody", {}, ...body));
 }
 
 /**
@@ -241,7 +255,8 @@ export function showTrace(trace, origin = "host", milestones = null) {
   const root = section();
   root.dataset.state = "ready";
   root.dataset.origin = origin;
-  const span = timeSpan(trace, Math.max(0, ...state.milestones.map((m) => m.sinceOrigin)));
+  const span = timeSpan(trace, state.milestones);
+  root.dataset.span = String(span);
   const a = agreement(trace);
   root.dataset.lostEvents = String(a.lost);
   root.dataset.tracedBytes = String(a.traced);
@@ -299,17 +314,23 @@ export function showTrace(trace, origin = "host", milestones = null) {
     diskChart(trace, span),
     el("h3", { text: t("traceFilesHeading") }),
     table(trace),
+    ...(trace.files.some((f) => f.written) ? [el("h3", { text: t("traceWrittenHeading") }), el("p", { className: "detail", text: t("traceWrittenExplanation") }), table(trace, { written: true })] : []),
   );
 }
 
-function showNone(reasonKey, detail = "") {
+/**
+ * No trace of this start: why, and the command that records one, as the host says it runs here
+ * (`recordCommand`: trace_list's record_command; else hello's root command and RECORD_ARGS).
+ */
+function showNone(reasonKey, detail = "", recordCommand = null) {
   const root = section();
   root.dataset.state = "none";
+  const command = recordCommand ?? hostCommands(null).runAsRoot(RECORD_ARGS);
   root.replaceChildren(
     el("h2", { text: t("traceHeading"), attrs: { id: "trace-heading" } }),
     el("p", { text: t(reasonKey, [detail]) }),
     el("p", { text: t("traceHowTo") }),
-    el("pre", {}, el("code", { text: RECORD_COMMAND, attrs: { "data-testid": "trace-command" } })),
+    el("pre", {}, el("code", { text: command, attrs: { "data-testid": "trace-command" } })),
     el("p", { className: "detail", text: t("traceHowToDetail") }),
   );
 }
@@ -336,6 +357,14 @@ async function fetchTrace(id) {
   }
 }
 
+/** The command that records a trace: the host's own words for it, else made from its `hello`. */
+async function recordCommand(listing) {
+  if (typeof listing?.record_command === "string" && listing.record_command) {
+    return listing.record_command;
+  }
+  return hostCommands(await hostHello().catch(() => null)).runAsRoot(RECORD_ARGS);
+}
+
 /** Shows this process's trace if the host has one, else the command that records one. */
 export async function initTrace() {
   const root = section();
@@ -360,12 +389,12 @@ export async function initTrace() {
     } catch {
       // the explanation below stands without the pid
     }
-    showNone("traceNone", pid);
+    showNone("traceNone", pid, await recordCommand(listing));
     return;
   }
   try {
     showTrace(await fetchTrace(meta.id), "host");
   } catch (error) {
-    showNone("traceFetchError", String(error?.message ?? error));
+    showNone("traceFetchError", String(error?.message ?? error), await recordCommand(listing));
   }
 }

@@ -10,7 +10,8 @@ import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/transport/host-client.js
 import { hostErrorText } from "../lib/wording/host-notes.js";
 import { formatDateTime, formatMs } from "../lib/wording/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/models/page-url.js";
-import { formatMB, formatPercent, progressView, summaryTotals } from "../lib/models/residency.js";
+import { cachedFigures, formatMB, progressView, summaryTotals } from "../lib/models/residency.js";
+import { CLASS_KEYS, coldnessOf } from "../lib/models/coldness.js";
 import { popupPlanText } from "../lib/models/plan.js";
 import { relay } from "../page/relay.js";
 
@@ -45,15 +46,19 @@ async function showCached({ afterPreload = false } = {}) {
     const totals = summaryTotals(summary, "install") ?? { size: 0, cachedBytes: null, fraction: null, mappedBytes: null };
     hostMissing(false);
     const bar = $("popup-cached-bar");
-    if (typeof totals.cachedBytes === "number") {
+    // The same figures as the page's group line and the CLI's total (lib/models/residency.js).
+    const figures = cachedFigures(totals);
+    if (figures) {
       section.dataset.state = "exact";
       section.dataset.cachedBytes = String(totals.cachedBytes);
-      $("popup-cached").textContent = t("popupCachedOf", [formatMB(totals.cachedBytes), formatMB(totals.size), formatPercent(totals.fraction)]);
+      section.dataset.exactSize = String(totals.exactSize);
+      $("popup-cached").textContent = t("popupCachedOf", figures);
       bar.firstElementChild.style.width = `${totals.fraction * 100}%`;
       bar.hidden = false;
       $("popup-cached-detail").textContent = "";
     } else {
       section.dataset.state = "hidden";
+      section.dataset.mappedBytes = String(totals.mappedBytes ?? "");
       $("popup-cached").textContent = t("popupHidden");
       const mapped = typeof totals.mappedBytes === "number" ? ` ${t("popupMapped", [formatMB(totals.mappedBytes)])}` : "";
       $("popup-cached-detail").textContent = `${t("popupHiddenReason")}${mapped}`;
@@ -99,8 +104,11 @@ async function showLastStart() {
     return;
   }
   const ms = record.milestones?.sessionRestored;
+  const coldness = coldnessOf(record);
+  element.dataset.coldness = coldness;
   if (typeof ms === "number" && Number.isFinite(ms)) {
-    element.textContent = t("popupLastStart", [formatMs(ms), formatDateTime(record.processStart)]);
+    // The class as the page's answer line and history say it (lib/models/coldness.js).
+    element.textContent = t("popupLastStart", [formatMs(ms), t(CLASS_KEYS[coldness]), formatDateTime(record.processStart)]);
     element.dataset.state = "ready";
     element.dataset.ms = String(ms);
   } else {

@@ -116,7 +116,7 @@ describe("host missing (no manifest in HOME)", () => {
     assert.equal(page.hostState, "missing", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
     assert.equal(page.hostMissingShown, true);
     assert.match(page.hostStatus, /not installed/);
-    assert.equal(page.hostInstallCommand, "about-startup-host install");
+    assert.equal(page.hostInstallCommand, "native-host/target/release/about-startup-host install");
     assert.match(page.hostErrorDetail, /about_startup/);
     assert.equal(page.mode, "full", "milestones do not depend on the host");
     assert.ok(page.milestones.length > 0);
@@ -206,7 +206,7 @@ describe("host registered but unusable", () => {
     const page = await settledHostState();
     assert.equal(page.hostState, "missing", `host status: ${page.hostStatus} ${page.hostErrorDetail}`);
     assert.equal(page.hostMissingShown, true);
-    assert.equal(page.hostInstallCommand, "about-startup-host install");
+    assert.equal(page.hostInstallCommand, "native-host/target/release/about-startup-host install");
   });
 
   it("a host that exits without answering: says it ended", async () => {

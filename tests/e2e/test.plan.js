@@ -29,6 +29,7 @@ function readPlan(driver) {
       installBytes: Number(section?.dataset.installBytes || NaN),
       autostart: section?.dataset.autostart ?? null,
       uncachedCount: section?.dataset.uncached === "" ? null : Number(section?.dataset.uncached),
+      uncachedUnused: section?.dataset.uncachedUnused === undefined || section?.dataset.uncachedUnused === "" ? null : Number(section.dataset.uncachedUnused),
       lines: Object.fromEntries([...document.querySelectorAll("#plan-lines p")].map((p) => [p.dataset.line, p.textContent.trim()])),
       learn: shown("plan-learn") ? $("plan-learn").textContent.trim() : null,
       learnStatus: $("plan-learn")?.dataset.status ?? null,
@@ -96,13 +97,19 @@ describe("the preload plan with the real host", () => {
     assert.ok(share > 0 && share <= 100, `install share ${share} %`);
     assert.equal(learned.autostart, "off", "nothing enabled autostart in this HOME");
     assert.match(learned.lines.autostart, /^Autostart is off/);
-    assert.match(learned.learn, /^Last learned .+: \d+ files, [\d.,]+ (MB|kB) \(sources: \d+ mapped by Firefox, \d+ with exact residency\)\.$/);
+    // Where the plan came from, in words that match what happened: a warm start (the usual case
+    // here: the staged copy is cached) did not use the cache and says why, not "0 with exact
+    // residency" as root; a cold one says what it took from the cache.
+    assert.match(learned.learn, /^Last learned .+ from the pages Firefox had mapped in \d+ files; (the page cache was not used: this start read little from disk|and, for \d+ files?, what this cold start brought)/);
+    if (process.getuid?.() === 0) {
+      assert.doesNotMatch(learned.learn, /hides it from this user/, "root sees the cache");
+    }
     assert.equal(learned.buttons.preload, true, "a learned plan can be preloaded");
     await shotOfPlan(driver, "plan-learned");
     console.log(`plan: ${learned.lines.learned} ${learned.learn}`);
   });
 
-  it("files of Firefox not in the cache at all: the page says so and preloads exactly those", async (t) => {
+  it("files of Firefox not in the cache at all: no alarm for files no start read; the files the starts read stay partly cached", async (t) => {
     const { driver, home } = ctx.ff;
     const beforeEvict = await readPlan(driver);
     const exe = beforeEvict.firefoxExe;
@@ -113,28 +120,22 @@ describe("the preload plan with the real host", () => {
       stdio: ["ignore", "ignore", "inherit"],
     });
     await click(driver, "plan-refresh");
-    if (process.getuid?.() !== 0) {
-      const hidden = await settled(driver, (p) => p.state === "learned" && p.buttons.refresh, "the plan after evict", 30000);
-      if (hidden.uncachedCount === null) {
-        assert.equal(hidden.uncachedShown, false, "no claim about files whose residency is hidden");
-        t.skip("residency is hidden from this user: the host cannot tell which files are uncached");
-        return;
-      }
+    const after = await settled(driver, (p) => p.state === "learned" && p.buttons.refresh, "the plan after evict", 30000);
+    if (after.uncachedCount === null) {
+      assert.equal(process.getuid?.() === 0, false, "root sees every file exactly");
+      assert.equal(after.uncachedShown, false, "no claim about files whose residency is hidden");
+      t.skip("residency is hidden from this user: the host cannot tell which files are uncached");
+      return;
     }
-    const evicted = await settled(driver, (p) => p.state === "learned" && p.buttons.refresh && p.uncachedCount > 0, "the uncached files after evict", 30000);
-    // files no start ever read may be uncached already; the evict adds those Firefox read but does not keep mapped
-    assert.ok(evicted.uncachedCount >= (beforeEvict.uncachedCount ?? 0), `${beforeEvict.uncachedCount} uncached before the evict, ${evicted.uncachedCount} after`);
-    console.log(`uncached files: ${beforeEvict.uncachedCount} before the evict, ${evicted.uncachedCount} after`);
-    assert.equal(evicted.uncachedShown, true);
-    assert.match(evicted.uncachedText, /^\d+ files? of Firefox (are|is) not cached: the next start will read (them|it) from disk\.$/);
-    assert.ok(evicted.uncachedText.startsWith(`${evicted.uncachedCount} file`));
-    assert.equal(evicted.buttons.uncached, true);
-    await shotOfPlan(driver, "plan-uncached-files");
-    await click(driver, "plan-uncached-preload");
-    const done = await settled(driver, (p) => p.resultState === "preload-ok" && p.buttons.refresh && !p.uncachedShown, "the uncached files preloaded", 120000);
-    const files = Number(/\((\d+) files?\)/.exec(done.result)?.[1]);
-    assert.equal(files, evicted.uncachedCount, `the preload read exactly the uncached files: ${done.result}`);
-    assert.equal(done.uncachedCount, 0, "none uncached after it");
+    // The plan was learned from what Firefox mapped, and the running Firefox keeps those pages:
+    // every file the starts read still has pages cached. What the evict left with none are files
+    // no start read (crashreporter, vulkantest, …): the next start does not read them either,
+    // so the page raises no alarm for them (issue 19).
+    console.log(`uncached after the evict: ${after.uncachedCount} the starts read, ${after.uncachedUnused} no start read`);
+    assert.ok(after.uncachedUnused > 0, "the evict left some files no start reads uncached");
+    assert.equal(after.uncachedCount, 0);
+    assert.equal(after.uncachedShown, false);
+    await shotOfPlan(driver, "plan-after-evict");
   });
 
   it("Preload planned pages reads the plan, less than the install folder", async () => {

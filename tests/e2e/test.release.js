@@ -93,7 +93,7 @@ describe("the basic flavour npm start picks, on the Release stand-in", () => {
     const answer = await readyAnswer(ctx.ff.driver);
     assert.equal(answer.milestone, "extensionBackground");
     assert.match(answer.text, /^This start has no time: this add-on was installed or enabled after Firefox started/);
-    assert.match(answer.text, /A (cold|warm|hot) start: it read [\d.,]+ (MB|kB) from disk\. This build: cold starts /, "the host's I/O figures classify it");
+    assert.match(answer.text, /A (cold|warm|hot) start: it read [\d.,]+ (MB|kB) from disk by the time it was recorded\. This build: cold starts /, "the host's I/O figures classify it");
     assert.doesNotMatch(answer.text, /sessionRestored:|—|a unknown start/);
   });
 });

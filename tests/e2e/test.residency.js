@@ -263,7 +263,7 @@ describe("residency without the host", () => {
   it("says the host is missing and shows the install command; the milestones still work", async () => {
     const panel = await settled(ctx.ff.driver, (p) => p.state === "missing", "the missing-host message", 20000);
     assert.equal(panel.hostMissingShown, true);
-    assert.equal(panel.installCommand, "about-startup-host install");
+    assert.equal(panel.installCommand, "native-host/target/release/about-startup-host install");
     assert.match(panel.status, /native host is not installed/);
     assert.deepEqual(panel.buttons, { preload: true, evict: true, refresh: true });
     const milestones = await ctx.ff.driver.executeScript("return document.querySelectorAll('#milestones tbody tr').length");

@@ -185,3 +185,13 @@ export function likeWithLikeNote(aRecords, bRecords) {
   }
   return note === null ? null : { note, onlyA, onlyB };
 }
+
+/**
+ * What a start read from storage, all its processes, up to when it was recorded: the one figure
+ * the answer line and the history's Read column show for it (null when not known; the parent's
+ * own count alone is a different fact and is not shown in its place).
+ */
+export function readBytesOf(record) {
+  const known = (n) => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : null);
+  return known(record?.coldness?.treeReadBytes) ?? known(record?.io?.treeReadBytes);
+}

@@ -6,6 +6,7 @@ import { HOST_DISCONNECTED, HOST_MISSING } from "../transport/host-client.js";
 import { formatDateTime, formatMB, formatPercent, formatSeconds } from "../wording/format.js";
 import { hostErrorText, hostNoteText } from "../wording/host-notes.js";
 import { plural } from "../wording/i18n.js";
+import { hostCommands } from "../wording/commands.js";
 
 /** storage.local key of the last `learn` the background sent: {startId, at, status, result, error, lastLearned}. */
 export const LEARN_KEY = "plan.learn";
@@ -63,9 +64,11 @@ export function uncachedPreloadParams(view) {
 export function planView(status) {
   const autostart = status?.autostart ?? {};
   const lastRun = autostart.last_run ?? null;
-  const uncached = Array.isArray(status?.uncached_files)
-    ? status.uncached_files.filter((file) => typeof file?.path === "string")
-    : null;
+  const listed = Array.isArray(status?.uncached_files) ? status.uncached_files.filter((file) => typeof file?.path === "string") : null;
+  // Only files the plan reads (the learned starts used them) make the next start read from disk:
+  // a file no start touched (a 14 kB `vulkantest` probe) raises no alarm. `planned` is null when
+  // nothing is learned (no judgement: every file counts) and absent from older hosts.
+  const uncached = listed && listed.filter((file) => file.planned !== false);
   const plannedBytes = isCount(status?.planned_bytes) ? status.planned_bytes : null;
   const installBytes = isCount(status?.install_bytes) ? status.install_bytes : null;
   // The plan names system libraries too: only its install part is a share of the install folder.
@@ -95,6 +98,8 @@ export function planView(status) {
       // UTF-8"); null for the others. `paths` then holds only their display text.
       pathsB64: uncached.map((file) => (typeof file.path_b64 === "string" ? file.path_b64 : null)),
       bytes: uncached.reduce((sum, file) => sum + (isCount(file.size) ? file.size : 0), 0),
+      // uncached files no learned start read: not needed to start, so not in the alarm
+      unused: listed.length - uncached.length,
     },
     autostart: {
       enabled: Boolean(autostart.enabled),
@@ -142,7 +147,7 @@ const defaultWhen = (ms) => formatDateTime(ms);
  * The page's lines for a planView: [{id, text}], in order. `t(key, subs)` words them, `when(ms)`
  * formats a time.
  */
-export function planLines(view, t, { when = defaultWhen, locale = undefined } = {}) {
+export function planLines(view, t, { when = defaultWhen, locale = undefined, commands = hostCommands(null) } = {}) {
   const tn = plural(t);
   const lines = [];
   if (view.learned) {
@@ -171,7 +176,7 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined } = 
   const { autostart } = view;
   lines.push({
     id: "autostart",
-    text: autostart.enabled ? t("planAutostartOn", [autostart.kind ?? "—"]) : t("planAutostartOff"),
+    text: autostart.enabled ? t("planAutostartOn", [autostart.kind ?? "—"]) : t("planAutostartOff", [commands.run("autostart enable")]),
   });
   if (autostart.lastRun) {
     lines.push({ id: "last-run", text: lastRunText(autostart.lastRun, t, { when, locale }) });
@@ -199,26 +204,37 @@ export function uncachedText(view, t) {
     return null;
   }
   const tn = plural(t);
-  return tn("planUncached", view.uncached.count);
+  return view.learned ? tn("planUncached", view.uncached.count) : tn("planUncachedAny", view.uncached.count);
 }
 
-/** What the last `learn` of the background found (storage entry from learnOnce), as one line or null. */
-export function learnText(entry, t, { when = defaultWhen, locale = undefined } = {}) {
+/** How `learn` says it used the page cache (its `sources.resident_use`), worded. */
+export const RESIDENT_USE_KEYS = {
+  used: "planLearnCacheUsed",
+  warm: "planLearnCacheWarm",
+  hidden: "planLearnCacheHidden",
+};
+
+/**
+ * What the last `learn` of the background found (storage entry from learnOnce), as one line or
+ * null: when, from how many files Firefox really mapped, and whether the page cache was used and
+ * if not why, in the words of what happened (a warm start as root is "the start read little",
+ * not "0 with exact residency"). Its size is the plan's line's: this line gives none of its own.
+ */
+export function learnText(entry, t, { when = defaultWhen } = {}) {
   if (!entry) {
     return null;
   }
   const tn = plural(t);
   const learned = entry.lastLearned;
   const sources = learned?.result?.sources ?? {};
-  const learnedLine = learned
-    ? tn("planLearnLast", learned.result?.files, [
-        when(learned.at),
-        String(learned.result?.files ?? "—"),
-        formatMB(learned.result?.bytes, locale),
-        String(sources.mapped ?? 0),
-        String(sources.resident ?? 0),
-      ])
-    : null;
+  let learnedLine = null;
+  if (learned) {
+    const files = sources.mapped_files ?? sources.mapped;
+    const cache = RESIDENT_USE_KEYS[sources.resident_use]
+      ? tn(RESIDENT_USE_KEYS[sources.resident_use], sources.resident ?? 0)
+      : t("planLearnCacheOld", [String(sources.resident ?? 0)]);
+    learnedLine = tn("planLearnLast", files, [when(learned.at), String(files ?? "—"), cache]);
+  }
   if (entry.status === "learned" || entry.status === "learning") {
     return learnedLine;
   }

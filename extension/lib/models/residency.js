@@ -7,7 +7,7 @@
 export const DEFAULT_PAGE_SIZE = 4096;
 // The formatters live in the one formatter module; re-exported for the residency texts.
 export { formatMB, formatPercent, formatRate } from "../wording/format.js";
-import { formatMB, formatPercent } from "../wording/format.js";
+import { formatBytes, formatShare } from "../wording/format.js";
 import { fileErrorText, fileProblem } from "../wording/host-notes.js";
 
 const UNKNOWN = "—";
@@ -114,8 +114,11 @@ export function fileView(file, { pageSize = DEFAULT_PAGE_SIZE, installDir = null
     pages,
     status,
     residentPages: exact ? file.resident_pages : null,
-    // bytes cached, capped at the size (the last page is partly past the end of the file)
+    // bytes cached, capped at the size (the last page is partly past the end of the file): the
+    // host's rule for its totals too (native-host/src/pagecache/residency/mod.rs cached_bytes)
     cachedBytes: exact ? Math.min(file.resident_pages * pageSize, file.size ?? Infinity) : null,
+    // what cachedBytes is a share of
+    exactSize: exact ? (isCount(file.size) ? file.size : null) : null,
     fraction: exact ? (pages ? Math.min(1, file.resident_pages / pages) : 0) : null,
     ranges: exact && Array.isArray(file.resident_ranges) ? file.resident_ranges : null,
     unitPages: file?.range_unit_pages ?? 1,
@@ -131,7 +134,9 @@ export function fileView(file, { pageSize = DEFAULT_PAGE_SIZE, installDir = null
 /**
  * Totals of a list of fileView()s, by the host's rule: `cachedBytes` and `fraction` are null as
  * soon as one file is hidden (a sum of exact and unknown is unknown); `exactBytes` sums the exact
- * files and `mappedBytes` Firefox's mapped pages (a lower bound).
+ * files' cached bytes, `exactSize` their sizes (what the cached bytes are a share of: unreadable
+ * files are counted apart) and `mappedBytes` Firefox's mapped pages (a lower bound). The same
+ * fields as summaryTotals(), so a group reads the same from the host's totals and from its files.
  */
 export function groupTotals(views) {
   const totals = {
@@ -145,6 +150,7 @@ export function groupTotals(views) {
     mappedBytes: null,
     cachedBytes: null,
     fraction: null,
+    source: "files",
   };
   for (const view of views) {
     totals.size += view.size ?? 0;
@@ -163,16 +169,25 @@ export function groupTotals(views) {
   }
   if (totals.hiddenFiles === 0 && totals.exactFiles > 0) {
     totals.cachedBytes = totals.exactBytes;
-    // error files have no known residency: the fraction covers the files that were measured
-    totals.fraction = totals.exactSize > 0 ? totals.exactBytes / totals.exactSize : 0;
+    totals.fraction = share(totals.exactBytes, totals.exactSize);
   }
   return totals;
 }
 
+/** `part` of `whole` as a fraction 0…1 (bars), 0 for an empty whole. */
+const share = (part, whole) => (whole > 0 ? Math.min(1, part / whole) : 0);
+
 /**
  * A group's totals from the host's final `residency` reply alone (`summary.groups[name]`), in
  * groupTotals' shape, so a caller that needs only the totals (the popup) does not keep every
- * file's page map. Null when the reply has no such group.
+ * file's page map; the page takes its group totals from here too, so the two show one figure.
+ * Null when the reply has no such group.
+ *
+ * The figures are the host's `exact_cached_bytes` of `exact_size` (docs/PROTOCOL.md). A host
+ * older than those fields sent `exact_pages`, which counts the *resident* pages of the exact
+ * files (not their total: issue 19's popup divided by it and showed 100%); from such a host the
+ * cached bytes are those pages (at most the group's size) and, only when no file was unreadable,
+ * the share is of the group's size.
  */
 export function summaryTotals(summary, name = "install") {
   const group = summary?.groups?.[name];
@@ -182,21 +197,27 @@ export function summaryTotals(summary, name = "install") {
   const pageSize = summary.page_size ?? DEFAULT_PAGE_SIZE;
   const count = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null);
   const size = count(group.size) ?? 0;
-  const resident = count(group.resident_pages);
-  const exactPages = count(group.exact_pages);
   const exactFiles = count(group.exact_files) ?? 0;
   const hiddenFiles = count(group.hidden_files) ?? 0;
-  const known = resident !== null && hiddenFiles === 0 && exactFiles > 0;
+  const errorFiles = count(group.error_files) ?? 0;
+  const named = count(group.exact_cached_bytes) !== null && count(group.exact_size) !== null;
+  const oldResident = count(group.exact_resident_pages) ?? count(group.exact_pages);
+  const exactBytes = named ? group.exact_cached_bytes : oldResident === null ? null : Math.min(oldResident * pageSize, size);
+  const exactSize = named ? group.exact_size : errorFiles === 0 ? size : null;
+  const known = exactBytes !== null && exactSize !== null && hiddenFiles === 0 && exactFiles > 0;
   const mapped = count(group.mapped_pages);
   return {
     files: count(group.files) ?? 0,
     size,
     exactFiles,
     hiddenFiles,
-    errorFiles: count(group.error_files) ?? 0,
+    errorFiles,
+    exactBytes: exactBytes ?? 0,
+    exactSize: exactSize ?? 0,
     mappedBytes: mapped === null ? null : mapped * pageSize,
-    cachedBytes: known ? Math.min(resident * pageSize, size) : null,
-    fraction: known ? (exactPages ? Math.min(1, resident / exactPages) : 0) : null,
+    cachedBytes: known ? exactBytes : null,
+    fraction: known ? share(exactBytes, exactSize) : null,
+    source: "summary",
   };
 }
 
@@ -208,7 +229,8 @@ export function bySize(a, b) {
 /**
  * Assembles a residency request: the `file` events and the final reply's data (or null while
  * streaming). Returns {installDir, pageSize, elapsedMs, groups: {install, system}}, each group
- * {files (sorted by size), totals}.
+ * {files (sorted by size), totals}. A group's totals are the host's (summaryTotals), the figures
+ * the popup and the CLI show; summed from the files only while there is no final reply.
  */
 export function buildResidency(fileEvents, summary = null) {
   const installDir = summary?.install_dir ?? null;
@@ -221,9 +243,22 @@ export function buildResidency(fileEvents, summary = null) {
   const out = { installDir, pageSize, elapsedMs: summary?.elapsed_ms ?? null, groups: {} };
   for (const [name, views] of Object.entries(groups)) {
     views.sort(bySize);
-    out.groups[name] = { files: views, totals: groupTotals(views) };
+    out.groups[name] = { files: views, totals: summaryTotals(summary, name) ?? groupTotals(views) };
   }
   return out;
+}
+
+/**
+ * The three figures of "MB cached of MB (percent)" for a file view or a group's totals, in one
+ * unit (kB for small files) and by the one percentage rule (formatShare), for the page's rows
+ * and group lines and the popup. Null when the residency is not known exactly.
+ */
+export function cachedFigures(entry, locale = undefined) {
+  if (typeof entry?.cachedBytes !== "number") {
+    return null;
+  }
+  const of = typeof entry.exactSize === "number" ? entry.exactSize : entry.size;
+  return [formatBytes(entry.cachedBytes, locale, { unitOf: of }), formatBytes(of, locale), formatShare(entry.cachedBytes, of, locale)];
 }
 
 /** The one-line "cached" text for a file or a group's totals; `t(key, subs)` words it. */
@@ -231,11 +266,22 @@ export function cachedText(entry, t, locale = undefined) {
   if (entry.status === "error") {
     return t("residencyFileError", [fileErrorText(entry.error, t)]);
   }
-  const exact = typeof entry.cachedBytes === "number" && typeof entry.fraction === "number";
-  if (!exact) {
-    return t("residencyHidden");
+  const figures = cachedFigures(entry, locale);
+  return figures ? t("residencyCachedOf", figures) : t("residencyHidden");
+}
+
+/**
+ * The distinct reasons the kernel hides files of `views` ({code, files}), most files first: the
+ * page says each once per section, not on every row.
+ */
+export function hiddenReasons(views) {
+  const counts = new Map();
+  for (const view of views) {
+    if (view.status === "hidden") {
+      counts.set(view.hiddenCode, (counts.get(view.hiddenCode) ?? 0) + 1);
+    }
   }
-  return t("residencyCachedOf", [formatMB(entry.cachedBytes, locale), formatMB(entry.size, locale), formatPercent(entry.fraction, locale)]);
+  return [...counts].map(([code, files]) => ({ code, files })).sort((a, b) => b.files - a.files);
 }
 
 /** A preload progress event as numbers for a bar and words. */

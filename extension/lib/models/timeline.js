@@ -42,23 +42,50 @@ export const DEFAULTS = Object.freeze({
   maxTicks: 8,
 });
 
+/** The milestone that ends a start: its time axes stop there (plus the trace's last read). */
+export const START_END = "sessionRestored";
+
+/**
+ * Where the time axes of one start end (ms since the process began): at sessionRestored, or
+ * at `lastRead` (a trace's last read) if that is later, so the start fills the chart. Without
+ * sessionRestored (basic mode, or not yet reported) the last milestone or `lastRead`, whichever
+ * is later. Milestones after the end (startupCrashDetectionEnd ~30 s after the start, once a page
+ * is opened late) are listed at the chart's edge, not drawn on an axis they would stretch tenfold.
+ * `milestones`: [{name, value}] with value in ms; null when there is nothing to span.
+ */
+export function startSpanEnd(milestones, { lastRead = null } = {}) {
+  const usable = (milestones ?? []).filter((m) => typeof m?.value === "number" && Number.isFinite(m.value) && m.value >= 0);
+  const end = usable.find((m) => m.name === START_END)?.value ?? null;
+  const read = typeof lastRead === "number" && Number.isFinite(lastRead) && lastRead > 0 ? lastRead : null;
+  if (end !== null) {
+    return Math.max(end, read ?? 0);
+  }
+  const last = usable.length > 0 ? Math.max(...usable.map((m) => m.value)) : null;
+  return last === null && read === null ? null : Math.max(last ?? 0, read ?? 0);
+}
+
 /**
  * Lays out `items` ({name, value, label?}: value = ms since origin). `options` overrides DEFAULTS;
  * `options.measure(label)` gives a label's width in px (the page measures the real text), else
  * it is estimated from `charWidth`. Items without a finite value
  * ≥ 0 are left out: a missing milestone is absent from the chart, never drawn at 0.
- * Returns {width, height, axisY, left, right, max, ticks:[{value, x}], lanes,
+ * `options.spanEnd` (startSpanEnd's): the axis ends there; items after it are not on the axis but
+ * in `later` ({name, value, label}, in time order), for the chart to list at its right edge.
+ * Returns {width, height, axisY, left, right, max, ticks:[{value, x}], lanes, later,
  *          marks:[{name, value, label, x, lane, labelX, labelY, anchor, labelWidth, textX0, textX1}]}.
  */
 export function timelineLayout(items, options = {}) {
   const o = { ...DEFAULTS, ...options };
-  const usable = (items ?? [])
+  const all = (items ?? [])
     .filter((item) => typeof item?.value === "number" && Number.isFinite(item.value) && item.value >= 0)
     .map((item) => ({ name: String(item.name), value: item.value, label: String(item.label ?? item.name) }))
     .sort((a, b) => a.value - b.value);
+  const spanEnd = typeof o.spanEnd === "number" && Number.isFinite(o.spanEnd) && o.spanEnd > 0 ? o.spanEnd : null;
+  const usable = spanEnd === null ? all : all.filter((item) => item.value <= spanEnd);
+  const later = spanEnd === null ? [] : all.filter((item) => item.value > spanEnd);
   const left = o.marginLeft;
   const right = o.width - o.marginRight;
-  const dataMax = usable.length ? usable[usable.length - 1].value : 0;
+  const dataMax = spanEnd ?? (usable.length ? usable[usable.length - 1].value : 0);
   const ticksRaw = tickValues(dataMax, o.maxTicks);
   const max = ticksRaw[ticksRaw.length - 1];
   const x = (value) => left + (value / max) * (right - left);
@@ -103,7 +130,9 @@ export function timelineLayout(items, options = {}) {
   }));
   return {
     width: o.width,
-    height: axisY + o.tickLabelHeight,
+    // below the tick numbers, one line per later milestone
+    height: axisY + o.tickLabelHeight + later.length * o.laneHeight,
+    later,
     axisY,
     left,
     right,

@@ -2,11 +2,17 @@
 // checking one, and the aggregations the page draws. Pure: no DOM, no browser.*. Every chart is
 // aggregated into bins, so a start that reads 75,000 pages draws a few hundred shapes.
 
+import { startSpanEnd } from "./timeline.js";
+
 export const TRACE_VERSION = 1;
 export const PAGE = 4096;
 
-/** The exact command that records a trace of a cold start (the page shows it when none exists). */
-export const RECORD_COMMAND = "sudo about-startup-host launch --cold --trace";
+/**
+ * The arguments that record a trace of a cold start (the page shows the command when none
+ * exists): the host's `trace_list` says the whole command, by the path that runs it here
+ * (`record_command`); from an older host, these after its name as root.
+ */
+export const RECORD_ARGS = "launch --cold --trace";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const isNum = (v) => typeof v === "number" && Number.isFinite(v);
@@ -68,10 +74,42 @@ export function traceFor(list, pid, startTicks = null) {
   );
 }
 
-/** The span the charts share: 0 to the later of the trace's end and the last milestone. */
-export function timeSpan(trace, milestoneMax = 0) {
-  const last = Math.max(0, ...(trace.events ?? []).map((e) => e.t));
-  return Math.max(1, trace.ended_ms ?? 0, last, milestoneMax ?? 0);
+/**
+ * When the start's last read from disk was (ms since the process began): the last traced read
+ * of a file that was read (not written), else, without events (the /proc sampler), the last
+ * sample in which read_bytes grew; null when nothing was read.
+ */
+export function lastReadMs(trace) {
+  let last = null;
+  for (const e of trace.events ?? []) {
+    if (!trace.files?.[e.f]?.written && (last === null || e.t > last)) {
+      last = e.t;
+    }
+  }
+  if (last === null) {
+    let previous = 0;
+    for (const sample of trace.samples ?? []) {
+      if (sample.read_bytes > previous) {
+        last = sample.t;
+        previous = sample.read_bytes;
+      }
+    }
+  }
+  return last;
+}
+
+/**
+ * The span the charts share: 0 to the end of the start, that is sessionRestored or the trace's
+ * last read, whichever is later (lib/models/timeline.js startSpanEnd); `milestones` are
+ * [{name, sinceOrigin}]. Later milestones and the quiet seconds before the recording stopped
+ * are not on the axis. Without either, the recording's end.
+ */
+export function timeSpan(trace, milestones = []) {
+  const end = startSpanEnd(
+    (milestones ?? []).map((m) => ({ name: m.name, value: m.sinceOrigin })),
+    { lastRead: lastReadMs(trace) },
+  );
+  return Math.max(1, end ?? trace.ended_ms ?? 0);
 }
 
 /**

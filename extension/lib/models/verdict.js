@@ -1,6 +1,6 @@
 // The verdict line of the history: from the user's own starts of one build, what a cold start
 // costs against a hot one, or how many more starts of which kind it needs first. Pure.
-import { CLASS_KEYS, COLDNESS, coldnessOf } from "./coldness.js";
+import { CLASS_KEYS, COLDNESS, coldnessOf, readBytesOf } from "./coldness.js";
 import { formatBytes, formatDateTime, formatMB, formatSeconds } from "../wording/format.js";
 import { groupKey, summarize, welchTest } from "./stats.js";
 
@@ -98,7 +98,7 @@ export function thisStartAnswer(records, currentId, { milestone = null } = {}) {
     milestone: chosen,
     ms: timeTo(record, chosen),
     coldness: coldnessOf(record),
-    readBytes: record.coldness?.treeReadBytes ?? record.io?.treeReadBytes ?? null,
+    readBytes: readBytesOf(record),
     cold: means.cold,
     hot: means.hot,
   };

@@ -43,19 +43,25 @@ const KB = 1_000;
 /**
  * The one byte format of the page, the popup and their texts: decimal megabytes with one digit
  * through Intl ("292.6 MB"); below 0.1 MB, where that would read "0.0 MB" for the small
- * files, whole kilobytes ("4 kB"); 0 is "0.0 MB".
+ * files, whole kilobytes ("4 kB"); 0 is "0.0 MB". `unitOf`: use the unit `unitOf` would get, so
+ * the two figures of "0 kB cached of 14 kB" share one unit (not "0.0 MB cached of 14 kB").
+ * Rounded half up on the integer bytes, as the host's CLI rounds (native-host/src/cli/render.rs
+ * `megabytes`): both print the same figure for the same bytes.
  */
-export function formatBytes(bytes, locale = undefined) {
+export function formatBytes(bytes, locale = undefined, { unitOf = bytes } = {}) {
   if (typeof bytes !== "number" || !Number.isFinite(bytes) || bytes < 0) {
     return UNKNOWN;
   }
-  if (bytes > 0 && bytes < MB / 10) {
+  const reference = typeof unitOf === "number" && Number.isFinite(unitOf) && unitOf >= 0 ? unitOf : bytes;
+  if (reference > 0 && reference < MB / 10) {
+    const kB = Math.round(bytes / KB);
     return new Intl.NumberFormat(locale, { style: "unit", unit: "kilobyte", maximumFractionDigits: 0 }).format(
-      Math.max(1, Math.round(bytes / KB)),
+      bytes > 0 ? Math.max(1, kB) : 0,
     );
   }
+  const tenths = Math.floor((bytes + MB / 20) / (MB / 10));
   return new Intl.NumberFormat(locale, { style: "unit", unit: "megabyte", minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(
-    bytes / MB,
+    tenths / 10,
   );
 }
 
@@ -80,6 +86,27 @@ export function formatPercent(fraction, locale = undefined, { fractionDigits = 0
     return `>${format.format(1 - step)}`;
   }
   return format.format(fraction);
+}
+
+/**
+ * `part` of `whole` as a whole percentage, the one rule of the page, the popup and the host's
+ * CLI (native-host/src/cli/render.rs `share`): rounded half up on the integers (so both print
+ * the same figure; a float's 0.145 can round either way), never "0%" for something nor "100%"
+ * for less than all ("<1%", ">99%"). Unknown when either is unknown or `whole` is 0.
+ */
+export function formatShare(part, whole, locale = undefined) {
+  if (!known(part) || !known(whole) || whole <= 0 || part < 0) {
+    return UNKNOWN;
+  }
+  const capped = Math.min(part, whole);
+  const format = new Intl.NumberFormat(locale, { style: "percent", maximumFractionDigits: 0 });
+  if (capped > 0 && capped * 100 < whole) {
+    return `<${format.format(0.01)}`;
+  }
+  if (capped < whole && capped * 100 > whole * 99) {
+    return `>${format.format(0.99)}`;
+  }
+  return format.format(Math.floor((capped * 200 + whole) / (whole * 2)) / 100);
 }
 
 /** Megabytes per second with the locale's unit ("31.5 MB/s"). */

@@ -187,38 +187,56 @@ pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::
     for n in &t.notes {
         writeln!(out, "note: {n}")?;
     }
-    let rows = t.file_rows();
-    if rows.is_empty() {
+    // Files the start wrote are kept apart: their pages entered the cache without a disk read.
+    let (rows, written): (Vec<_>, Vec<_>) = t.file_rows().into_iter().partition(|r| !r.written);
+    if rows.is_empty() && written.is_empty() {
         return Ok(());
     }
     writeln!(out)?;
     writeln!(
         out,
-        "{:>10} {:>6} {:>6} {:>8} {:>8}  FILE",
+        "{:>10} {:>6} {:>6} {:>8} {:>8}  FILE READ FROM DISK",
         "READ", "SHARE", "READS", "FIRST", "LAST"
     )?;
     for r in rows.iter().take(40) {
         writeln!(
             out,
-            "{:>10} {:>6} {:>6} {:>8.0} {:>8.0}  {}{}",
+            "{:>10} {:>6} {:>6} {:>8.0} {:>8.0}  {}",
             mb(r.bytes_read),
             r.share.map_or("?".into(), |s| format!("{:.0}%", s * 100.0)),
             r.requests,
             r.first_ms,
             r.last_ms,
             short(&r.path, &t.install_dir),
-            if r.written { " (written)" } else { "" }
         )?;
     }
     if rows.len() > 40 {
         writeln!(out, "… and {} more files (--json has all)", rows.len() - 40)?;
+    }
+    if !written.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "files written during the start (their pages entered the cache without a disk read):"
+        )?;
+        for r in written.iter().take(20) {
+            writeln!(
+                out,
+                "{:>10}  {}",
+                mb(r.bytes_read),
+                short(&r.path, &t.install_dir)
+            )?;
+        }
+        if written.len() > 20 {
+            writeln!(out, "… and {} more (--json has all)", written.len() - 20)?;
+        }
     }
     writeln!(out)?;
     writeln!(
         out,
         "access map (64 columns across each file; digit = tenth of the recording in which that part was first read, '.' = not read):"
     )?;
-    for r in rows.iter().filter(|r| !r.written).take(10) {
+    for r in rows.iter().take(10) {
         if let Some(i) = t.files.iter().position(|f| f.path == r.path) {
             let i = u32::try_from(i).unwrap_or(u32::MAX);
             writeln!(
@@ -257,7 +275,20 @@ mod tests {
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("trace/proc = 100.0%"), "{s}");
         assert!(s.contains("libxul.so"));
-        assert!(s.contains("(written)"));
+        assert!(s.contains("files written during the start"), "{s}");
+        // A written file is not in the table of reads.
+        let reads = s.split("files written during").next().unwrap();
+        let written: Vec<_> = t
+            .files
+            .iter()
+            .filter(|f| f.written)
+            .map(|f| f.path.clone())
+            .collect();
+        assert!(!written.is_empty());
+        for path in written {
+            let name = path.rsplit('/').next().unwrap().to_owned();
+            assert!(!reads.contains(&name), "{name} among the reads: {s}");
+        }
         assert!(s.contains("|0"));
     }
 

@@ -13,12 +13,17 @@ import {
 } from "../../../../extension/lib/models/plan.js";
 import { HostError } from "../../../../extension/lib/transport/host-client.js";
 import { englishMessage, fakeStorage } from "../../fakes.js";
+import { recordedReply } from "../../host-replies.js";
+import { hostCommands } from "../../../../extension/lib/wording/commands.js";
 
 /** Words like browser.i18n.getMessage, from the real English strings (so a missing key fails). */
 const t = englishMessage;
 const when = (ms) => `T${ms}`;
 
-const LEARNED = { state_file: "/h/.local/state/about-startup/working-set.json", starts_kept: 1, files: 80, pages: 40000, bytes: 163840000, sources: { mapped: 80, resident: 60 } };
+// Real `learn` replies (tests/fixtures/host/): as root after a cold start (the cache was used),
+// and as nobody after a warm one (it was not).
+const LEARNED = recordedReply("learn-exact").reply;
+const LEARNED_WARM = recordedReply("learn-hidden").reply;
 
 test("learnOnce: asks the host once per start and stores what it learned", async () => {
   const storage = fakeStorage();
@@ -59,7 +64,7 @@ test("learnOnce: an old host (unknown_command), a missing host or a failure is k
     },
   });
   assert.equal(old.status, "unsupported");
-  assert.equal(storage.data[LEARN_KEY].lastLearned.result.files, 80, "the earlier learn is still shown");
+  assert.equal(storage.data[LEARN_KEY].lastLearned.result.files, LEARNED.files, "the earlier learn is still shown");
 
   const missing = await learnOnce({
     startId: "full-3",
@@ -77,7 +82,28 @@ test("learnOnce: an old host (unknown_command), a missing host or a failure is k
   });
   assert.equal(failed.status, "error");
   assert.deepEqual(storage.data[LEARN_KEY].error, { code: "firefox_not_found", message: "no parent Firefox" });
-  assert.equal(learnText(storage.data[LEARN_KEY], t, { when }), "Learning this start failed: no parent Firefox. Last learned T5: 80 files, 163.8 MB (sources: 80 mapped by Firefox, 60 with exact residency).");
+  const { mapped_files: mapped, resident } = LEARNED.sources;
+  assert.equal(
+    learnText(storage.data[LEARN_KEY], t, { when }),
+    `Learning this start failed: no parent Firefox. Last learned T5 from the pages Firefox had mapped in ${mapped} files; and, for ${resident} files, what this cold start brought into the page cache.`,
+  );
+});
+
+test("learnText says whether the page cache was used, and if not why, as it happened", () => {
+  const entry = (result) => ({ status: "learned", lastLearned: { at: 5, result } });
+  // A warm start (the recording as nobody followed the cold one): not "0 with exact residency".
+  assert.equal(LEARNED_WARM.sources.resident_use, "warm");
+  assert.match(learnText(entry(LEARNED_WARM), t, { when }), /mapped in \d+ files; the page cache was not used: this start read little from disk \(it was warm\)/);
+  const hidden = { ...LEARNED_WARM, sources: { ...LEARNED_WARM.sources, resident_use: "hidden" } };
+  assert.match(learnText(entry(hidden), t, { when }), /the kernel hides it from this user/);
+  // The files Firefox really mapped, not every install file the start's record lists.
+  assert.ok(LEARNED.sources.mapped_files < LEARNED.sources.mapped);
+  assert.match(learnText(entry(LEARNED), t, { when }), new RegExp(`mapped in ${LEARNED.sources.mapped_files} files`));
+  // An older host's reply (no resident_use, no mapped_files).
+  const old = { ...LEARNED.sources };
+  delete old.mapped_files;
+  delete old.resident_use;
+  assert.match(learnText(entry({ ...LEARNED, sources: old }), t, { when }), /older host/);
 });
 
 test("learnOnce: no start id, nothing asked", async () => {
@@ -97,8 +123,9 @@ const STATUS = {
   planned_system_bytes: 30_000_000,
   changed_files: [],
   uncached_files: [
-    { path: "/usr/lib/firefox-esr/libmozgtk.so", size: 20_000 },
-    { path: "/usr/lib/firefox-esr/crashreporter", size: 1_000_000 },
+    { path: "/usr/lib/firefox-esr/libmozgtk.so", size: 20_000, planned: true },
+    { path: "/usr/lib/firefox-esr/crashreporter", size: 1_000_000, planned: true },
+    { path: "/usr/lib/firefox-esr/vulkantest", size: 13_976, planned: false },
   ],
   autostart: {
     enabled: true,
@@ -113,7 +140,7 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
   const view = planView(STATUS);
   assert.equal(view.state, "learned");
   assert.equal(view.plannedFraction, 0.4, "the install part against the install folder, not the total");
-  assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], pathsB64: [null, null], bytes: 1_020_000 });
+  assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], pathsB64: [null, null], bytes: 1_020_000, unused: 1 });
   assert.deepEqual(uncachedPreloadParams(view), { files: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"] });
   assert.deepEqual(view.autostart, { enabled: true, kind: "systemd", lastRun: { at: 1_763_768_000_000, bytes: 150_000_000, elapsedMs: 4200, planned: true } });
   const lines = planLines(view, t, { when });
@@ -125,7 +152,26 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
   assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
   assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
   assert.equal(lines[3].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
-  assert.equal(uncachedText(view, t), "2 files of Firefox are not cached: the next start will read them from disk.");
+  assert.equal(uncachedText(view, t), "2 files that Firefox's starts read are not cached: the next start will read them from disk.");
+});
+
+test("the uncached-files alarm is judged by the plan: files no start read raise none", () => {
+  // Recorded as root right after a cold start: 7 install files have no cached page, and the
+  // host says the plan reads none of them (crashreporter, vulkantest, …).
+  const recorded = recordedReply("plan-status-exact").reply;
+  assert.ok(recorded.uncached_files.length > 0 && recorded.uncached_files.every((f) => f.planned === false));
+  const view = planView(recorded);
+  assert.equal(view.uncached.count, 0);
+  assert.equal(view.uncached.unused, recorded.uncached_files.length);
+  assert.equal(uncachedText(view, t), null, "no alarm for files starts never read");
+  assert.equal(uncachedPreloadParams(view), null);
+  // Residency hidden (recorded as nobody): nobody can tell, so no claim either way.
+  const hidden = planView(recordedReply("plan-status-hidden").reply);
+  assert.equal(hidden.uncached, null);
+  assert.equal(uncachedText(hidden, t), null);
+  // Nothing learned (an older host sends no `planned` either): every uncached file counts, said so.
+  const unjudged = planView({ ...recorded, learned: false, uncached_files: recorded.uncached_files.map((f) => ({ path: f.path, size: f.size })) });
+  assert.match(uncachedText(unjudged, t), /^7 files of Firefox are not cached: a start that needs them/);
 });
 
 test("uncachedPreloadParams: a name that is not UTF-8 is sent back with its exact bytes, not its display text", () => {
@@ -170,6 +216,11 @@ test("planView: no plan yet, autostart off, residency hidden (uncached null), ch
       "No plan learned yet: it is learned after the next start of Firefox (with the host installed).",
       "Autostart is off: enable it with about-startup-host autostart enable.",
     ],
+  );
+  // The command as the host says this user runs it (hello's cli, recorded as nobody).
+  assert.equal(
+    planLines(none, t, { commands: hostCommands(recordedReply("hello-user").reply.data) })[1].text,
+    `Autostart is off: enable it with ${recordedReply("hello-user").reply.data.cli.command} autostart enable.`,
   );
   const changed = planView({ ...STATUS, changed_files: ["/usr/lib/firefox-esr/libxul.so"], uncached_files: [] });
   assert.equal(uncachedText(changed, t), null, "nothing uncached: no line");

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   buildResidency,
+  cachedFigures,
   cachedText,
   displayName,
   evictRows,
@@ -9,42 +10,34 @@ import {
   formatMB,
   formatPercent,
   groupTotals,
+  hiddenReasons,
   progressView,
   rangesToRuns,
   stripSegments,
+  summaryTotals,
 } from "../../../../extension/lib/models/residency.js";
+import { recordedResidency } from "../../host-replies.js";
 
-const DIR = "/usr/lib/firefox-esr";
 const t = (key, subs = []) => `${key}(${subs.join("|")})`;
 
-const libxul = {
-  path: `${DIR}/libxul.so`,
-  group: "install",
-  size: 183672512,
-  pages: 44842,
-  status: "exact",
-  resident_pages: 40210,
-  resident_ranges: [
-    [0, 1200],
-    [1400, 39010],
-  ],
-  range_unit_pages: 1,
+// Real replies of the host (tests/fixtures/host/, scripts/record-host-replies.mjs): the same
+// install folder, a headless Firefox running from it, read as root (exact) and as nobody (hidden).
+const exact = recordedResidency("exact");
+const hidden = recordedResidency("hidden");
+const DIR = exact.summary.install_dir;
+const named = (reply, name) => {
+  const file = reply.files.find((f) => f.path === `${DIR}/${name}`);
+  assert.ok(file, `${name} is in the recorded reply`);
+  return file;
 };
-const omni = {
-  path: `${DIR}/omni.ja`,
-  group: "install",
-  size: 41000000,
-  pages: 10010,
-  status: "hidden",
-  hidden_reason: "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)",
-  hidden_code: "hidden_not_owner",
-  resident_pages: null,
-  resident_ranges: null,
-  mapped: { source: "pagemap", pid: 4242, pages: 9000, ranges: [[0, 9000]], range_unit_pages: 1 },
-};
-const small = { path: `${DIR}/libmozgtk.so`, group: "install", size: 10000, pages: 3, status: "exact", resident_pages: 3, resident_ranges: [[0, 3]], range_unit_pages: 1 };
-const gone = { path: `${DIR}/libgone.so`, group: "install", size: 5000, pages: 2, status: "error", error: "vanished (Firefox updated?)", error_code: "vanished" };
-const gtk = { path: "/usr/lib/x86_64-linux-gnu/libgtk-3.so.0", group: "system", size: 8000000, pages: 1954, status: "exact", resident_pages: 1954, resident_ranges: [[0, 1954]], range_unit_pages: 1 };
+const libxul = named(exact, "libxul.so");
+const omni = named(hidden, "omni.ja");
+// The one file of the recording whose last page is partly past its end and all cached.
+const small = exact.files.find((f) => f.group === "install" && f.status === "exact" && f.resident_pages === f.pages && f.size % 4096 !== 0 && f.size < 100_000);
+const gtk = exact.files.find((f) => f.group === "system" && f.path.includes("libgtk-3"));
+// A file that vanished during the scan: a recorded file with the problem the host reports then
+// (docs/PROTOCOL.md "Per-file error codes"; no recording can catch a Firefox update mid-scan).
+const gone = { ...named(exact, "libmozgtk.so"), status: "error", resident_pages: null, resident_ranges: null, error: "vanished (Firefox updated?)", error_code: "vanished" };
 
 test("formatMB: decimal megabytes with one digit; missing stays missing", () => {
   assert.equal(formatMB(308_500_000, "en"), "308.5 MB");
@@ -75,12 +68,14 @@ test("displayName is relative to the install folder, absolute elsewhere", () => 
 
 test("an exact file: cached bytes capped at its size, fraction of its pages", () => {
   const view = fileView(small, { installDir: DIR });
-  assert.equal(view.name, "libmozgtk.so");
-  assert.equal(view.cachedBytes, 10000, "3 pages of 4096 bytes, but the file is 10000 bytes");
+  assert.equal(view.name, small.path.slice(DIR.length + 1));
+  assert.equal(view.cachedBytes, small.size, "every page is cached, but the last one reaches past the end of the file");
+  assert.ok(small.pages * 4096 > small.size);
   assert.equal(view.fraction, 1);
   const xul = fileView(libxul, { installDir: DIR });
-  assert.equal(xul.cachedBytes, 40210 * 4096);
-  assert.equal(xul.fraction, 40210 / 44842);
+  assert.equal(xul.cachedBytes, libxul.resident_pages * 4096);
+  assert.equal(xul.fraction, libxul.resident_pages / libxul.pages);
+  assert.ok(xul.fraction > 0 && xul.fraction < 1, "the recorded start left libxul.so partly cached");
   assert.equal(xul.hiddenCode, null);
 });
 
@@ -91,7 +86,9 @@ test("a hidden file has no cached bytes and no fraction, keeps its reason's code
   assert.equal(view.fraction, null);
   assert.equal(view.hiddenCode, "hidden_not_owner");
   assert.equal("hiddenReason" in view, false, "the host's English is not carried to the page");
-  assert.deepEqual(view.mapped, { pages: 9000, bytes: 9000 * 4096, source: "pagemap", ranges: [[0, 9000]], unitPages: 1 });
+  assert.equal(view.mapped.pages, omni.mapped.pages);
+  assert.equal(view.mapped.bytes, Math.min(omni.mapped.pages * 4096, omni.size));
+  assert.equal(view.mapped.source, "pagemap");
 });
 
 test("hidden is never shown as a percentage, for a file or a group", () => {
@@ -100,11 +97,18 @@ test("hidden is never shown as a percentage, for a file or a group", () => {
   assert.doesNotMatch(text, /%/);
   const totals = groupTotals([fileView(libxul), fileView(omni)]);
   assert.equal(cachedText({ ...totals, status: "group" }, t), "residencyHidden()");
+  assert.equal(cachedFigures(summaryTotals(hidden.summary)), null);
 });
 
-test("an exact file's text says MB cached of MB and the percentage", () => {
-  assert.equal(cachedText(fileView(small), t, "en"), "residencyCachedOf(10 kB|10 kB|100%)");
-  assert.equal(cachedText(fileView(libxul), t, "en"), "residencyCachedOf(164.7 MB|183.7 MB|90%)");
+test("an exact file's text says MB cached of MB and the percentage, in one unit", () => {
+  const kB = Math.round(small.size / 1000);
+  assert.equal(cachedText(fileView(small), t, "en"), `residencyCachedOf(${kB} kB|${kB} kB|100%)`);
+  const xul = fileView(libxul);
+  assert.match(cachedText(xul, t, "en"), /^residencyCachedOf\(\d+\.\d MB\|183\.7 MB\|\d+%\)$/);
+  // A small file none of whose pages is cached: "0 kB of 14 kB", not "0.0 MB of 14 kB".
+  const vulkan = fileView(named(exact, "vulkantest"));
+  assert.equal(vulkan.cachedBytes, 0);
+  assert.equal(cachedText(vulkan, t, "en"), "residencyCachedOf(0 kB|14 kB|0%)");
 });
 
 test("an error file says its error in words", () => {
@@ -128,34 +132,55 @@ test("a file's error is worded from its code; the host's English only where no c
 
 test("group totals: exact sums; one hidden file makes the total unknown, never a sum of known parts", () => {
   const exactOnly = groupTotals([fileView(libxul), fileView(small)]);
-  assert.equal(exactOnly.cachedBytes, 40210 * 4096 + 10000);
-  assert.equal(exactOnly.size, 183672512 + 10000);
-  assert.equal(exactOnly.fraction, exactOnly.cachedBytes / exactOnly.size);
-  assert.equal(exactOnly.mappedBytes, null, "no file sent mapped: unknown, not 0");
+  assert.equal(exactOnly.cachedBytes, libxul.resident_pages * 4096 + small.size);
+  assert.equal(exactOnly.size, libxul.size + small.size);
+  assert.equal(exactOnly.fraction, exactOnly.cachedBytes / exactOnly.exactSize);
+  assert.equal(groupTotals([fileView({ ...small, mapped: undefined })]).mappedBytes, null, "no file sent mapped: unknown, not 0");
   const mixed = groupTotals([fileView(libxul), fileView(omni), fileView(gone)]);
   assert.equal(mixed.cachedBytes, null);
   assert.equal(mixed.fraction, null);
-  assert.equal(mixed.exactBytes, 40210 * 4096);
+  assert.equal(mixed.exactBytes, libxul.resident_pages * 4096);
   assert.equal(mixed.hiddenFiles, 1);
   assert.equal(mixed.errorFiles, 1);
-  assert.equal(mixed.mappedBytes, 9000 * 4096);
   const withError = groupTotals([fileView(small), fileView(gone)]);
-  assert.equal(withError.cachedBytes, 10000);
+  assert.equal(withError.cachedBytes, small.size);
   assert.equal(withError.fraction, 1, "the error file is left out of the fraction, not counted as cold");
+  assert.equal(withError.exactSize, small.size);
 });
 
-test("buildResidency groups by install/system, sorts by size, reads the summary", () => {
-  const built = buildResidency([small, gtk, omni, libxul, gone], { install_dir: DIR, page_size: 4096, elapsed_ms: 35 });
-  assert.deepEqual(
-    built.groups.install.files.map((f) => f.name),
-    ["libxul.so", "omni.ja", "libmozgtk.so", "libgone.so"],
-  );
-  assert.equal(built.groups.system.files[0].name, "/usr/lib/x86_64-linux-gnu/libgtk-3.so.0");
-  assert.equal(built.groups.install.totals.files, 4);
-  assert.equal(built.elapsedMs, 35);
+test("the host's totals and the sum of its files agree, so the page's rows, its total and the popup say one figure", () => {
+  for (const reply of [exact, hidden]) {
+    for (const name of ["install", "system"]) {
+      const fromHost = summaryTotals(reply.summary, name);
+      const fromFiles = groupTotals(reply.files.filter((f) => f.group === name).map((f) => fileView(f, { pageSize: reply.summary.page_size })));
+      for (const field of ["files", "size", "exactFiles", "hiddenFiles", "errorFiles", "exactBytes", "exactSize", "cachedBytes", "fraction"]) {
+        assert.equal(fromHost[field], fromFiles[field], `${name}.${field} of the ${reply === exact ? "exact" : "hidden"} reply`);
+      }
+    }
+  }
+});
+
+test("buildResidency groups by install/system, sorts by size, takes the host's totals", () => {
+  const built = buildResidency(exact.files, exact.summary);
+  assert.equal(built.groups.install.files[0].name, "libxul.so", "largest first");
+  assert.ok(built.groups.install.files.every((f, i, all) => i === 0 || (all[i - 1].size ?? -1) >= (f.size ?? -1)));
+  assert.ok(built.groups.system.files.length > 0);
+  assert.equal(built.groups.install.totals.files, exact.summary.groups.install.files);
+  assert.equal(built.groups.install.totals.source, "summary");
+  assert.equal(built.elapsedMs, exact.summary.elapsed_ms);
   const streaming = buildResidency([libxul], null);
   assert.equal(streaming.installDir, null);
-  assert.equal(streaming.groups.install.files[0].name, `${DIR}/libxul.so`);
+  assert.equal(streaming.groups.install.files[0].name, libxul.path);
+  assert.equal(streaming.groups.install.totals.source, "files", "while streaming, the files' sum");
+  if (gtk) {
+    assert.equal(built.groups.system.files.find((f) => f.path === gtk.path).status, "exact");
+  }
+});
+
+test("hiddenReasons: each reason once per group, with how many files it hides", () => {
+  const built = buildResidency(hidden.files, hidden.summary);
+  assert.deepEqual(hiddenReasons(built.groups.install.files), [{ code: "hidden_not_owner", files: built.groups.install.files.length }]);
+  assert.deepEqual(hiddenReasons(buildResidency(exact.files, exact.summary).groups.install.files), []);
 });
 
 test("rangesToRuns: units of pages, clipped to the file, bad entries skipped", () => {
@@ -232,24 +257,40 @@ test("evictRows: a failed file keeps its code and params for the page to word", 
   assert.equal(fine.error, null);
 });
 
-test("summaryTotals: the popup's totals from the reply's group summary alone", async () => {
-  const { summaryTotals } = await import("../../../../extension/lib/models/residency.js");
-  const exact = {
-    page_size: 4096,
-    groups: { install: { files: 2, size: 8192 * 10, pages: 20, exact_files: 2, hidden_files: 0, error_files: 0, resident_pages: 5, exact_pages: 20, mapped_pages: 3 } },
-  };
-  assert.deepEqual(summaryTotals(exact), {
-    files: 2,
-    size: 81920,
-    exactFiles: 2,
-    hiddenFiles: 0,
-    errorFiles: 0,
-    mappedBytes: 3 * 4096,
-    cachedBytes: 5 * 4096,
-    fraction: 0.25,
-  });
-  const hidden = { page_size: 4096, groups: { install: { ...exact.groups.install, hidden_files: 1, exact_files: 1, resident_pages: null } } };
-  assert.equal(summaryTotals(hidden).cachedBytes, null, "a sum of exact and hidden is unknown");
-  assert.equal(summaryTotals(hidden).fraction, null);
+test("summaryTotals: the popup's totals from the reply's group summary alone, resident against total pages", () => {
+  // The recorded start left 95% of the install cached. `exact_pages` counts the *resident* pages
+  // of the exact files: the popup once divided by it as if it were their total and said 100%.
+  const install = exact.summary.groups.install;
+  assert.ok(install.exact_resident_pages < install.exact_total_pages, "the recording is not all cached");
+  assert.equal(install.exact_pages, install.exact_resident_pages, "the old name is the resident count");
+  const totals = summaryTotals(exact.summary);
+  assert.equal(totals.cachedBytes, install.exact_cached_bytes);
+  assert.equal(totals.exactSize, install.exact_size);
+  assert.ok(totals.fraction < 1);
+  const [cached, of, percent] = cachedFigures(totals, "en");
+  assert.equal(of, formatMB(install.size, "en"));
+  assert.notEqual(percent, "100%");
+  assert.equal(cached, formatMB(install.exact_cached_bytes, "en"));
+  assert.equal(totals.mappedBytes, install.mapped_pages * 4096);
+  // Hidden: no total, the mapped pages as the lower bound.
+  const none = summaryTotals(hidden.summary);
+  assert.equal(none.cachedBytes, null, "a sum of exact and hidden is unknown");
+  assert.equal(none.fraction, null);
+  assert.equal(none.hiddenFiles, hidden.summary.groups.install.files);
+  assert.equal(none.mappedBytes, hidden.summary.groups.install.mapped_pages * 4096);
   assert.equal(summaryTotals({ groups: {} }), null);
+});
+
+test("summaryTotals from a host older than the named fields: exact_pages is resident pages, never the total", () => {
+  const old = { ...exact.summary.groups.install };
+  for (const field of ["exact_resident_pages", "exact_total_pages", "exact_cached_bytes", "exact_size"]) {
+    delete old[field];
+  }
+  const totals = summaryTotals({ ...exact.summary, groups: { install: old } });
+  assert.equal(totals.cachedBytes, Math.min(old.exact_pages * 4096, old.size));
+  assert.equal(totals.exactSize, old.size);
+  assert.ok(totals.fraction < 1, "95% cached reads as 95%, not 100%");
+  // With an unreadable file an older host does not say what the share is of: none is given.
+  const withError = summaryTotals({ ...exact.summary, groups: { install: { ...old, error_files: 1 } } });
+  assert.equal(withError.cachedBytes, null);
 });

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DEFAULTS, niceStep, tickValues, timelineLayout } from "../../../../extension/lib/models/timeline.js";
+import { DEFAULTS, niceStep, startSpanEnd, tickValues, timelineLayout } from "../../../../extension/lib/models/timeline.js";
 
 // One headless start of ESR 153 (NOTES), as ms since process.
 const START = [
@@ -52,6 +52,28 @@ test("each milestone is one mark, in time order, x growing with time inside the 
   assert.equal(layout.ticks[0].x, layout.left);
   assert.equal(layout.ticks.at(-1).x, layout.right);
   assert.equal(layout.max, 1600);
+});
+
+test("opened late: the axis spans the start, and a milestone 30 s later is listed at the edge", () => {
+  // The page opened more than 30 s after the start also reports startupCrashDetectionEnd.
+  const late = [...START, { name: "startupCrashDetectionEnd", value: 32_012 }];
+  const spanEnd = startSpanEnd(late);
+  assert.equal(spanEnd, 1410, "to sessionRestored");
+  const layout = timelineLayout(late, { spanEnd });
+  assert.equal(layout.max, 1600, "the start fills the axis (its last tick), not a tenth of it");
+  assert.deepEqual(layout.marks.map((m) => m.name), START.map((m) => m.name));
+  assert.deepEqual(layout.later.map((m) => [m.name, m.value]), [["startupCrashDetectionEnd", 32_012]]);
+  assert.ok(layout.height > timelineLayout(START, { spanEnd }).height, "room for the listed one");
+  // Opened early, nothing later: the same axis.
+  assert.equal(timelineLayout(START, { spanEnd: startSpanEnd(START) }).max, 1600);
+  // Without sessionRestored (basic mode, or not reported yet): every milestone on the axis.
+  const noEnd = START.filter((m) => m.name !== "sessionRestored");
+  assert.equal(startSpanEnd(noEnd), 1180);
+  assert.equal(startSpanEnd([]), null);
+  assert.equal(timelineLayout(late).later.length, 0, "no spanEnd, no cut");
+  // A trace's last read after sessionRestored extends the end.
+  assert.equal(startSpanEnd(START, { lastRead: 2000 }), 2000);
+  assert.equal(startSpanEnd(START, { lastRead: 900 }), 1410);
 });
 
 test("missing milestones are absent, never drawn at 0", () => {

@@ -8,8 +8,10 @@ import {
   diskView,
   fileTable,
   findFile,
+  lastReadMs,
   readOverTime,
-  RECORD_COMMAND,
+  RECORD_ARGS,
+  timeSpan,
   sectionBands,
   traceFor,
   traceProblems,
@@ -186,7 +188,27 @@ test("agreement and the command to record one", () => {
   const none = fake();
   none.tree_read_bytes = null;
   assert.equal(agreement(none).ratio, null);
-  assert.match(RECORD_COMMAND, /^sudo about-startup-host launch --cold --trace$/);
+  assert.equal(RECORD_ARGS, "launch --cold --trace", "the host's trace_list says the whole command");
+});
+
+test("the charts span the start: to sessionRestored or the last read, not to later milestones or the quiet end", () => {
+  const trace = fake();
+  trace.ended_ms = 3100; // the recording stopped after 3 s without reads
+  assert.equal(lastReadMs(trace), 95, "the last read, not the written file's event");
+  const milestones = [
+    { name: "main", sinceOrigin: 20 },
+    { name: "sessionRestored", sinceOrigin: 80 },
+    { name: "startupCrashDetectionEnd", sinceOrigin: 32_000 },
+  ];
+  assert.equal(timeSpan(trace, milestones), 95, "the last read is after sessionRestored here");
+  assert.equal(timeSpan(trace, [{ name: "sessionRestored", sinceOrigin: 900 }, milestones[2]]), 900);
+  // No milestones (an import without them): to the last read; nothing read: the recording's end.
+  assert.equal(timeSpan(trace, []), 95);
+  const empty = { ...fake(), events: [], samples: [], ended_ms: 3100 };
+  assert.equal(lastReadMs(empty), null);
+  assert.equal(timeSpan(empty, []), 3100);
+  // The /proc sampler: the last sample in which read_bytes grew.
+  assert.equal(lastReadMs({ ...fake(), events: [] }), 60);
 });
 
 test("the docs' access-pattern SVG: sections named, text escaped, cells bounded", async () => {

@@ -132,7 +132,7 @@ test("answerSentences: names the milestone the time is to, and words an unknown 
   const full = [start("cold", 8900), { ...start("hot", 700), coldness: { class: "hot", treeReadBytes: 0 } }];
   assert.equal(
     text(thisStartAnswer(full, full[1].id)),
-    "This start took 0.7s to sessionRestored. A hot start: it read 0.0 MB from disk. This build: cold starts 8.9s on average (n = 1), hot starts 0.7s on average (n = 1).",
+    "This start took 0.7s to sessionRestored. A hot start: it read 0.0 MB from disk by the time it was recorded. This build: cold starts 8.9s on average (n = 1), hot starts 0.7s on average (n = 1).",
   );
   const basic = [basicStart("cold", 2400), { ...basicStart("hot", 500), coldness: { class: "hot", treeReadBytes: 0 } }];
   const basicText = text(thisStartAnswer(basic, basic[1].id));
