@@ -16,10 +16,11 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { EXTENSION_DIR, EXTENSION_ID, HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { FirefoxNotFoundError } from "./lib/firefox.mjs";
-import { chooseFirefox, profileTmpDir, summaryLine } from "./lib/firefox-kind.mjs";
+import { chooseFirefox, label, profileTmpDir, summaryLine } from "./lib/firefox-kind.mjs";
 import { CommandError, run } from "./lib/run.mjs";
 import { ensureDependencies } from "./lib/deps.mjs";
 import { ensureSetup, SetupError } from "./lib/setup.mjs";
+import { hostPathLines } from "./lib/host-path.mjs";
 
 async function installHost() {
   console.log("building the native host (cargo build --release)");
@@ -31,6 +32,9 @@ async function installHost() {
   });
   console.log(`registering it for this user: ${path.relative(ROOT, HOST_BINARY)} install`);
   await run(HOST_BINARY, ["install", "--extension-id", EXTENSION_ID], { cwd: ROOT });
+  for (const line of hostPathLines(HOST_BINARY)) {
+    console.log(line);
+  }
 }
 
 /** Parses start's options; exported for the unit tests. */
@@ -89,7 +93,7 @@ async function main(args) {
   }
   const { default: webExt } = await import("web-ext");
   const headless = options.headless;
-  await webExt.cmd.run(
+  const runner = await webExt.cmd.run(
     {
       sourceDir,
       firefox: choice.install.launch,
@@ -100,6 +104,11 @@ async function main(args) {
     },
     { shouldExitProgram: false },
   );
+  // The last line says what happened and how to stop it (web-ext's own last lines are about
+  // reloading); when Firefox is closed, web-ext ends and so does this command.
+  const page = choice.flavour === "full" ? "about:startup" : "the about:startup page (the add-on's moz-extension:// page: basic flavour)";
+  console.log(`\n${page} is open in ${headless ? "headless " : ""}${label(choice.install)}. Ctrl-C here stops Firefox and npm start.`);
+  return runner;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -47,8 +47,15 @@ export function defaultRoots(env = process.env) {
     distribution: ["/usr/lib", "/usr/lib64", "/usr/lib32"],
     flatpak: ["/var/lib/flatpak", path.join(home, ".local", "share", "flatpak")],
     tarballs: [path.join(home, "firefox"), "/opt/firefox", "/opt/firefox-esr", "/opt/firefox-developer-edition"],
+    // The host CLI's usual folders (native-host/src/firefox/install.rs USUAL_DIRS): a Firefox
+    // installed there but not on PATH is found by `about-startup-host residency`, so `npm start`
+    // finds it too (issue 19).
+    installed: ["/usr/lib/firefox", "/usr/lib/firefox-esr", "/usr/lib64/firefox", "/usr/lib64/firefox-esr", "/usr/local/lib/firefox"],
   };
 }
+
+/** The executables an install folder may hold, as the host looks for them. */
+const INSTALL_BINARIES = ["firefox", "firefox-esr", "firefox-bin"];
 
 /** Parses an .ini file's text into {section: {key: value}}. */
 export function parseIni(text) {
@@ -266,6 +273,11 @@ export function findCandidates({ env = process.env, roots = defaultRoots(env), i
   for (const dir of roots.tarballs) {
     paths.push(path.join(dir, "firefox"));
   }
+  for (const dir of roots.installed ?? []) {
+    for (const name of INSTALL_BINARIES) {
+      paths.push(path.join(dir, name));
+    }
+  }
   paths.push(path.join(roots.snap, "bin", "firefox"));
   for (const root of roots.flatpak) {
     paths.push(path.join(root, "exports", "bin", "org.mozilla.firefox"));
@@ -327,7 +339,7 @@ export function chooseFirefox({ override = null, flavour = null, candidates = nu
     if (all.length === 0) {
       throw new Error(
         "No Firefox found (looked for " +
-          `${CANDIDATE_NAMES.join(", ")} on PATH, ~/firefox, /opt/firefox*, the Snap and the Flatpak).\n` +
+          `${CANDIDATE_NAMES.join(", ")} on PATH, ~/firefox, /opt/firefox*, /usr/lib*/firefox*, the Snap and the Flatpak).\n` +
           "Install one that honours extension experiments, as root: apt-get install firefox-esr\n" +
           "or pass --firefox PATH.",
       );

@@ -32,6 +32,7 @@ function machine() {
       distribution: [path.join(root, "usr", "lib")],
       flatpak: [path.join(root, "var", "lib", "flatpak")],
       tarballs: [path.join(root, "home", "u", "firefox")],
+      installed: [path.join(root, "usr", "lib", "firefox-esr"), path.join(root, "usr", "lib64", "firefox")],
     },
   };
   fs.mkdirSync(m.bin, { recursive: true });
@@ -105,6 +106,16 @@ test("Debian's firefox-esr as installed here: channel-prefs.js says esr → full
   assert.equal(choice.flavour, "full");
   assert.equal(choice.host, true);
   assert.match(summaryLine(choice), /^Firefox: Firefox ESR 153\.7\.0 \(distribution, .*firefox-esr\) → full flavour: ESR honours extension experiments \(defaults\/pref\/channel-prefs\.js: app\.update\.channel "esr"\)$/);
+});
+
+test("an ESR installed in /usr/lib/firefox-esr but not on PATH is found, as the host's CLI finds it", () => {
+  const m = machine();
+  const dir = path.join(m.root, "usr", "lib", "firefox-esr");
+  install(dir, { binary: "firefox-esr", remoting: "firefox-esr", channel: "esr", version: "153.7.0" });
+  // nothing on PATH (m.bin is empty)
+  const choice = chooseFirefox(m.opts);
+  assert.equal(choice.install.dir, dir);
+  assert.equal(choice.flavour, "full");
 });
 
 test("the channel is told by channel-prefs.js, else update-settings.ini, else application.ini, else the binary name", () => {
