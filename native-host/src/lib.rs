@@ -43,6 +43,7 @@ pub mod learn;
 pub mod note;
 pub mod pagecache;
 pub mod path_text;
+pub mod state;
 pub mod trace;
 
 pub use error::Error;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::model::{Source, Trace};
-use super::user::{self, User};
+use crate::state::user::{self, User};
 use crate::Error;
 
 pub const MAX_TRACES: usize = 20;

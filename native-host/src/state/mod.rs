@@ -1,0 +1,3 @@
+//! The state folder (see `user.rs` for whom).
+
+pub mod user;
