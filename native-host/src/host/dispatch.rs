@@ -7,8 +7,10 @@ use std::thread::JoinHandle;
 
 use serde_json::json;
 
+use super::context::Context;
+use super::guard::{finish, guarded};
+use super::shared::Shared;
 use super::work::spawn_long;
-use super::{finish, guarded, Context, Shared};
 use crate::firefox::process;
 use crate::firefox::served::{self, BrowserHint};
 use crate::host::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Context, Emit};
+use super::context::Context;
+use super::shared::Emit;
 use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, Event, Reply, ReplyError};

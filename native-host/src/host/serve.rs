@@ -1,50 +1,26 @@
-//! The native-messaging loop: one reader, quick commands answered inline, long commands on
-//! their own threads, one writer shared behind a mutex so frames never interleave.
+//! The native-messaging loop: one reader, quick commands answered inline (`dispatch`), long
+//! commands on their own threads (`work`), one writer shared behind a mutex so frames never
+//! interleave (`writer`).
 //!
 //! Generic over the reader and writer so tests drive it in-process. stdout carries frames only;
 //! every log line goes to stderr (Firefox shows it in the Browser Console).
-//!
-//! - here: [`run_stdio`] and [`serve`], the reader loop, and the helpers the others share;
-//! - `context`: the Firefox being served ([`Context`]);
-//! - `dispatch`: quick commands, answered on the reader's thread;
-//! - `work`: long commands on their own threads, with cancel flags;
-//! - `runner`: the real work of the long commands ([`run_long`]);
-//! - `writer`: the locked frame writer and its size guard;
-//! - [`framing`]: length-prefixed frames over any `Read`/`Write`;
-//! - [`protocol`]: the typed requests, replies, events and error codes (docs/PROTOCOL.md);
-//! - [`bench`]: `bench_record`, the startup benchmark's record written to a file;
-//! - [`manifest`]: the native-messaging manifest that registers this host with Firefox.
 
-use std::any::Any;
 use std::io::{self, Read, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 
 use anyhow::{bail, Context as _};
 use serde_json::json;
 
-use super::framing::{self, ReadOutcome, MAX_INCOMING};
-use crate::host::protocol::{
-    decode_request, Command, Envelope, ErrorCode, Event, Reply, ReplyError,
-};
-
-pub use super::context::Context;
+use super::context::Context;
 use super::dispatch::dispatch;
-pub use super::runner::run_long;
-use super::work::Running;
+use super::framing::{self, ReadOutcome, MAX_INCOMING};
+use super::log::log;
+use super::protocol::{decode_request, Envelope, ErrorCode, ReplyError};
+use super::runner::run_long;
+use super::running::Running;
+use super::shared::{LongRunner, Shared};
 use super::writer::Writer;
-
-/// Sends one event of a long command. When an event cannot be sent the host raises the command's
-/// cancel flag, so the command stops at its next check.
-pub type Emit<'a> = dyn FnMut(Event) + 'a;
-
-/// What a long command (`residency`, `preload`, `evict`) does. The real one is [`run_long`];
-/// tests pass fakes to exercise threads, cancel and panics without touching the kernel.
-pub type LongRunner = dyn Fn(&Context, &Command, &AtomicBool, &mut Emit<'_>) -> Result<Reply, ReplyError>
-    + Send
-    + Sync;
 
 /// Serve native messaging on stdin/stdout until stdin ends.
 pub fn run_stdio() -> anyhow::Result<()> {
@@ -94,27 +70,6 @@ where
         let _ = worker.join();
     }
     result
-}
-
-/// State shared by the reader loop and the workers.
-pub(super) struct Shared<W> {
-    pub(super) out: Writer<W>,
-    pub(super) running: Running,
-    /// Written only by `hello` when it matches the served Firefox (parent not Firefox); every
-    /// long command works on a copy taken when it starts.
-    pub(super) ctx: RwLock<Context>,
-    pub(super) runner: Box<LongRunner>,
-}
-
-impl<W> Shared<W> {
-    /// A copy of the context (a poisoned lock still holds a whole context: it is replaced in
-    /// one assignment).
-    pub(super) fn ctx(&self) -> Context {
-        self.ctx
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
 }
 
 fn read_loop<W: Write + Send + 'static>(
@@ -174,47 +129,6 @@ fn too_large(len: u32) -> ReplyError {
     )
 }
 
-/// The final message of request `id`.
-pub(super) fn finish(id: u64, result: Result<Reply, ReplyError>) -> Envelope {
-    match result {
-        Ok(data) => Envelope::ok(id, data),
-        Err(error) => Envelope::error(Some(id), error),
-    }
-}
-
-/// Run `f`, turning a panic into an `io_error` reply: a bug in one command must not take the
-/// whole host (and the extension's port) down with it.
-pub(super) fn guarded<T>(f: impl FnOnce() -> Result<T, ReplyError>) -> Result<T, ReplyError> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let message = panic_message(panic.as_ref());
-        log(&format!("a command panicked: {message}"));
-        Err(ReplyError::internal(&message))
-    })
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
-}
-
-/// Lock, ignoring poisoning: a panic elsewhere never leaves these maps or the writer half-done
-/// (a frame is written under the lock by code that does not panic).
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A line for the Browser Console. Never `eprintln!`: it panics when stderr is broken (a closed
-/// pipe, a hung-up terminal), and a log line must never stop the host.
-pub(super) fn log(message: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "about-startup-host: {message}");
-}
-
 #[cfg(test)]
 mod tests {
     use std::thread;
@@ -222,9 +136,9 @@ mod tests {
 
     use serde_json::{json, Value};
 
+    use super::super::test_support::{codes, evicted, probe, request, run};
     use super::*;
     use crate::host::framing::encode as frame;
-    use crate::host::test_support::{codes, evicted, probe, request, run};
 
     #[test]
     fn every_bad_input_gets_its_code_and_the_host_goes_on() {
