@@ -65,7 +65,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             install.dir.display()
         )
     })?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     eprintln!(
         "starting {} {}{}",
         binary.display(),
@@ -93,7 +93,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
 /// `trace --pid`.
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     let install = files::locate(None, Some(args.pid))?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     let stop = Stop {
         seconds: Some(args.seconds),
         quiet_ms: QUIET_MS,
@@ -103,7 +103,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
 }
 
 fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<()> {
-    let stored = store::dir(owner).and_then(|d| store::save(&d, trace, owner));
+    let stored = store::open(owner).and_then(|d| store::save(&d, trace));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, trace)?;

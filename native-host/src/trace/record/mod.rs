@@ -50,8 +50,9 @@ pub struct Stop {
     pub quiet_ms: u64,
 }
 
-/// The file whose appearance means the extension recorded this start (see store::mark_recorded).
-type Marker = Option<PathBuf>;
+/// The file (in a traces folder) whose appearance means the extension recorded this start (see
+/// store::mark_recorded).
+type Marker = Option<(crate::state::StateDir, String)>;
 
 /// What `launch` starts.
 #[derive(Debug)]
@@ -163,9 +164,9 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
     // With the about:startup extension in that Firefox, its `learn` after sessionRestored leaves
     // a marker in the state folder of the user Firefox runs as.
     let marker = super::store::process_start(pid).and_then(|ticks| {
-        crate::state::user::state_dir(opts.user.as_ref())
+        super::store::open(opts.user.as_ref())
             .ok()
-            .map(|d| super::store::recorded_marker(&d, pid, ticks))
+            .map(|d| (d, super::store::recorded_marker(pid, ticks)))
     });
     let ended_by = match run_loop(
         &mut rec,
