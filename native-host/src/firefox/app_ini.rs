@@ -73,7 +73,7 @@ pub(crate) mod tests {
         std::fs::remove_file(ff.join("application.ini")).unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &ff.join("application.ini"),
+            ff.join("application.ini"),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o600),
             0,
