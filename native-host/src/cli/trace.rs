@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::firefox::install as files;
+use crate::state::user;
 use crate::trace::model::{Source, Trace};
 use crate::trace::record::{self, Launch, Stop, QUIET_MS};
-use crate::trace::{store, user};
+use crate::trace::store;
 
 /// What `--help` and the sampled report say about privileges, with `root_cmd` (how this user
 /// runs this binary as root, crate::invocation) so the command runs as printed.
@@ -68,7 +69,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             install.dir.display()
         )
     })?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     eprintln!(
         "starting {} {}{}",
         binary.display(),
@@ -97,7 +98,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     check_pid(args.pid)?;
     let install = files::locate(None, Some(args.pid))?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     let stop = Stop {
         seconds: Some(args.seconds),
         quiet_ms: QUIET_MS,
@@ -118,7 +119,7 @@ fn check_pid(pid: i32) -> anyhow::Result<()> {
 }
 
 fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<()> {
-    let stored = store::dir(owner).and_then(|d| store::save(&d, trace, owner));
+    let stored = store::open(owner).and_then(|d| store::save(&d, trace));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, trace)?;
