@@ -121,6 +121,11 @@ export function defaultFirefox() {
  *   of the same profile); default: a fresh copy geckodriver makes and removes
  * - installAddon: false starts without installing (a second session of a profileDir that has the
  *   add-on installed permanently, as a user's Firefox starts)
+ * - asUser: a uid (65534, nobody) to run Firefox and its host as an ordinary user (root only):
+ *   geckodriver stays root and starts Firefox through a wrapper that hands it the profile and
+ *   switches user (setpriv); the host runs from a copy every user can reach (Debian's /root is
+ *   0700), registered in the throwaway HOME, which that user owns. `session.host` is the host
+ *   binary Firefox starts, `session.uid` the user.
  */
 export async function startFirefox({
   experiments = true,
@@ -131,6 +136,7 @@ export async function startFirefox({
   firefox: firefoxOption = null,
   profileDir = null,
   installAddon = true,
+  asUser = null,
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -139,9 +145,14 @@ export async function startFirefox({
   await fsp.mkdir(home, { recursive: true });
   await fsp.mkdir(tmp, { recursive: true });
   const state = { root, home, driver: null, geckodriver: null, log: null, stopped: false };
+  let hostBinary = HOST_BINARY;
 
   const session = {
     home,
+    uid: asUser ?? process.getuid?.() ?? null,
+    get host() {
+      return hostBinary;
+    },
     flavour,
     get driver() {
       return state.driver;
@@ -159,13 +170,20 @@ export async function startFirefox({
       throw new Error("geckodriver not found: set GECKODRIVER, put it on PATH, or `cargo install --locked geckodriver`");
     }
 
+    let firefoxToRun = firefoxBinary;
+    if (asUser !== null) {
+      if (process.getuid?.() !== 0) {
+        throw new Error("asUser needs root (to hand Firefox to another user)");
+      }
+      ({ host: hostBinary, firefox: firefoxToRun } = await stageForUser(root, asUser, firefoxBinary));
+    }
     if (installHost) {
       if (!fs.existsSync(HOST_BINARY)) {
         throw new Error(
           `${HOST_BINARY} is missing: cargo build --release --manifest-path native-host/Cargo.toml (npm test does it)`,
         );
       }
-      await run(HOST_BINARY, ["install", "--extension-id", EXTENSION_ID], {
+      await run(hostBinary, ["install", "--extension-id", EXTENSION_ID], {
         env: { ...process.env, HOME: home },
         stdio: ["ignore", "ignore", "inherit"],
       });
@@ -173,6 +191,10 @@ export async function startFirefox({
       if (!fs.existsSync(manifest)) {
         throw new Error(`about-startup-host install did not write ${manifest}`);
       }
+    }
+    if (asUser !== null) {
+      // The user owns its HOME (the manifest in it too) and the temp folder the profile goes in.
+      await run("chown", ["-R", `${asUser}:${asUser}`, home, tmp]);
     }
 
     const built = await buildExtension({ distDir: path.join(root, "dist") });
@@ -206,7 +228,7 @@ export async function startFirefox({
     );
 
     const options = new firefox.Options()
-      .setBinary(firefoxBinary)
+      .setBinary(firefoxToRun)
       .addArguments("-headless", "--width=1280", "--height=1024")
       .setPreference("extensions.experiments.enabled", experiments)
       .setPreference("extensions.webextensions.uuids", JSON.stringify({ [EXTENSION_ID]: EXTENSION_UUID }));
@@ -232,6 +254,38 @@ export async function startFirefox({
     await stop(state);
     throw error;
   }
+}
+
+/**
+ * For a Firefox run as `uid`: the folder made reachable, a copy of the host every user can run,
+ * and a wrapper geckodriver starts instead of Firefox, which gives the profile geckodriver made
+ * (as root) to `uid` and runs Firefox as `uid` with the same arguments and environment.
+ */
+async function stageForUser(root, uid, firefoxBinary) {
+  await fsp.chmod(root, 0o755);
+  const bin = path.join(root, "bin");
+  await fsp.mkdir(bin, { mode: 0o755 });
+  const host = path.join(bin, "about-startup-host");
+  await fsp.copyFile(HOST_BINARY, host);
+  await fsp.chmod(host, 0o755);
+  const wrapper = path.join(bin, "firefox-as-user");
+  const quote = (text) => `'${String(text).replace(/'/g, "'\\''")}'`;
+  await fsp.writeFile(
+    wrapper,
+    [
+      "#!/bin/sh",
+      "# geckodriver (root) made the profile: hand it to the user, then run Firefox as that user.",
+      'prev=""',
+      'for arg in "$@"; do',
+      `  if [ "$prev" = "-profile" ] || [ "$prev" = "--profile" ]; then chown -R ${uid}:${uid} "$arg"; fi`,
+      '  prev="$arg"',
+      "done",
+      `exec setpriv --reuid=${uid} --regid=${uid} --clear-groups -- ${quote(firefoxBinary)} "$@"`,
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  return { host, firefox: wrapper };
 }
 
 /**

@@ -1,0 +1,453 @@
+// One figure per fact: each fact read where a person sees it (the toolbar popup, each section of
+// the page, the CLI's table and its --json, the host's replies) must agree (issue 19). A real
+// headless Firefox with the real host; both residency modes: exact (Firefox, its host and the CLI
+// run as root) and hidden (all three as the ordinary user nobody, on the same root-owned install
+// folder); the page opened early (a few seconds after the start) and late (more than 30 s after
+// it, when Firefox has reported startupCrashDetectionEnd), one Firefox start per mode.
+//
+// The facts: MB cached and the percentage of the install folder (or "hidden" and the pages
+// Firefox mapped); what this start read from disk; its time to sessionRestored; its class. Also:
+// the page's time axis spans the start; every command the page prints runs as printed; the live
+// host replies in the shapes recorded in tests/fixtures/host/ (the unit tests' fakes).
+//
+// Needs root (to switch to nobody and to pause DAMON reclaim, so that the cache holds still
+// between the readings); without it the file is skipped with the reason printed.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { artifactsFolder, inChrome, useFirefox, waitFor } from "./harness.js";
+import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
+import { recordedReply } from "../unit/host-replies.js";
+
+const NOBODY = 65534;
+const isRoot = process.getuid?.() === 0;
+const setpriv = spawnSync("setpriv", ["--version"]).status === 0;
+const skip = !isRoot ? "needs root: the hidden mode runs Firefox as nobody, and DAMON is paused" : !setpriv ? "setpriv is missing (util-linux)" : false;
+if (skip) {
+  console.warn(`SKIPPED test.consistency.js: ${skip}`);
+}
+
+const PAGE = "page/startup.html";
+const POPUP = "popup/popup.html";
+/**
+ * A page opened this long after the start is "late" (most people open it then), once Firefox
+ * has also reported startupCrashDetectionEnd (here about 32.8 s after the process began).
+ */
+const LATE_MS = 31_000;
+/**
+ * Files of the install folder a running headless Firefox does not open (helpers run at a crash,
+ * at shutdown or at an update, a codec library of a feature off by default): dropped from the
+ * cache so the share is below 100% and stays put (a recorded start mapped none of them).
+ */
+const UNUSED_FILES = ["crashreporter", "pingsender", "libmozinference.so", "gmp-clearkey/0.1/libclearkey.so", "vaapitest", "vulkantest"];
+
+/** Runs `args` of the host as the session's user; returns {status, stdout, stderr}. */
+function hostAs(ff, args) {
+  return runAs(ff, [ff.host, ...args]);
+}
+
+function runAs(ff, argv, { shell = false } = {}) {
+  const env = { HOME: ff.home, PATH: process.env.PATH };
+  const command = shell ? ["sh", "-c", argv] : argv;
+  const full = ff.uid === 0 ? command : ["setpriv", `--reuid=${ff.uid}`, `--regid=${ff.uid}`, "--clear-groups", "env", "-i", `HOME=${env.HOME}`, `PATH=${env.PATH}`, ...command];
+  const result = spawnSync(full[0], full.slice(1), { encoding: "utf8", env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The sorted key paths of a JSON value, two levels deep (the shape of a reply). */
+function shape(value, depth = 2) {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || depth === 0) {
+    return [];
+  }
+  return Object.keys(value)
+    .flatMap((key) => [key, ...shape(value[key], depth - 1).map((sub) => `${key}.${sub}`)])
+    .sort();
+}
+
+/** "292.5 MB cached of 308.4 MB (95%)" → ["292.5 MB", "308.4 MB", "95%"]. */
+function figures(text) {
+  const match = /([\d.,]+\s?(?:MB|kB)) cached of ([\d.,]+\s?(?:MB|kB)) \(([^;)]+)/.exec(text ?? "");
+  return match ? match.slice(1, 4) : null;
+}
+
+async function switchTo(driver, handle) {
+  await driver.switchTo().window(handle);
+}
+
+/** Opens `page` in a new tab; returns its window handle. */
+async function open(ff, page) {
+  await ff.openExtensionPage(page);
+  return ff.driver.getWindowHandle();
+}
+
+/** The page's facts, after it has this start's record, its host answers and a fresh cache scan. */
+async function readPage(driver) {
+  await waitFor(
+    () =>
+      driver.executeScript(() => {
+        const $ = (id) => document.getElementById(id);
+        return (
+          $("answer").dataset.state === "ready" &&
+          $("firefox-details").dataset.state === "ready" &&
+          document.querySelector("#history-table tr[data-current=true]") !== null &&
+          ["ready", "none"].includes($("trace").dataset.state) &&
+          ["learned", "none"].includes($("plan").dataset.state)
+        );
+      }),
+    { timeout: 90000, interval: 500, message: "the page's answer line, host, history row, trace and plan" },
+  );
+  // A fresh scan, as the button does: its figures are from now, not from when the tab opened.
+  await driver.executeScript(() => document.getElementById("residency-refresh").click());
+  await waitFor(() => driver.executeScript(() => document.getElementById("residency").dataset.state === "ready" && !document.getElementById("residency").dataset.busy), {
+    timeout: 60000,
+    message: "the page's cache scan",
+  });
+  return driver.executeScript(() => {
+    const $ = (id) => document.getElementById(id);
+    const num = (v) => (v === undefined || v === "" ? null : Number(v));
+    const row = document.querySelector("#history-table tr[data-current=true]");
+    const group = document.querySelector('#residency-install .res-group-summary[data-group="install"]');
+    const milestones = Object.fromEntries([...document.querySelectorAll("#milestones tbody tr")].map((tr) => [tr.dataset.milestone, { since: Number(tr.dataset.sinceOrigin), at: Number(tr.dataset.ms) }]));
+    return {
+      answer: { text: $("answer").textContent.trim(), ms: num($("answer").dataset.ms), readBytes: num($("answer").dataset.readBytes), coldness: $("answer").dataset.coldness },
+      milestones,
+      history: {
+        ms: num(row.querySelector('td[data-milestone="sessionRestored"]')?.dataset.ms),
+        readBytes: num(row.querySelector("td[data-read-bytes]")?.dataset.readBytes),
+        readText: row.querySelector("td[data-read-bytes]")?.textContent.trim(),
+        coldness: row.dataset.coldness,
+      },
+      soFar: { bytes: num($("firefox-tree-read-bytes").dataset.bytes), text: $("firefox-tree-read-bytes").textContent.trim(), label: $("firefox-tree-read-bytes").previousElementSibling.textContent.trim() },
+      residency: {
+        text: group.querySelector(".res-total")?.textContent.trim(),
+        cachedBytes: num(group.dataset.cachedBytes),
+        exactSize: num(group.dataset.exactSize),
+        hiddenFiles: num(group.dataset.hiddenFiles),
+        mappedBytes: num(group.dataset.mappedBytes),
+        totalsFrom: group.dataset.totals,
+        rows: document.querySelectorAll("#residency-install tbody tr").length,
+        hiddenRows: document.querySelectorAll('#residency-install tbody tr[data-status="hidden"]').length,
+        whyLines: [...group.querySelectorAll(".res-hidden-why")].map((p) => p.textContent.trim()),
+        rowsWithReason: [...document.querySelectorAll("#residency-install tbody tr")].filter((tr) => /own or can write/.test(tr.textContent)).length,
+        fix: group.querySelector(".res-hidden-fix")?.textContent.trim() ?? null,
+      },
+      timeline: { spanEnd: num($("timeline").dataset.spanEnd), axisMax: num($("timeline").dataset.axisMax), later: ($("timeline").dataset.later ?? "").split(" ").filter(Boolean) },
+      trace: { state: $("trace").dataset.state, command: document.querySelector("[data-testid=trace-command]")?.textContent.trim() ?? null },
+      plan: { autostart: document.querySelector('#plan-lines p[data-line="autostart"]')?.textContent.trim() ?? null },
+    };
+  });
+}
+
+/** The popup's facts, from a fresh load (the popup reads the cache when it opens). */
+async function readPopup(driver) {
+  await driver.navigate().refresh();
+  await waitFor(() => driver.executeScript(() => document.body.dataset.ready === "true" && document.getElementById("popup-cache").dataset.state !== "loading" && document.getElementById("popup-last").dataset.state === "ready"), {
+    timeout: 30000,
+    message: "the popup's cache figure and last start",
+  });
+  return driver.executeScript(() => {
+    const $ = (id) => document.getElementById(id);
+    const num = (v) => (v === undefined || v === "" ? null : Number(v));
+    return {
+      state: $("popup-cache").dataset.state,
+      text: $("popup-cached").textContent.trim(),
+      detail: $("popup-cached-detail").textContent.trim(),
+      cachedBytes: num($("popup-cache").dataset.cachedBytes),
+      exactSize: num($("popup-cache").dataset.exactSize),
+      mappedBytes: num($("popup-cache").dataset.mappedBytes),
+      last: { text: $("popup-last").textContent.trim(), ms: num($("popup-last").dataset.ms), coldness: $("popup-last").dataset.coldness },
+    };
+  });
+}
+
+/** The CLI, as the session's user: its --json and the total line of its table. */
+function readCli(ff, installDir) {
+  const json = hostAs(ff, ["residency", "--firefox", installDir, "--json"]);
+  assert.equal(json.status, 0, json.stderr);
+  const table = hostAs(ff, ["residency", "--firefox", installDir]);
+  assert.equal(table.status, 0, table.stderr);
+  const reply = JSON.parse(json.stdout);
+  return { reply, total: table.stdout.split("\n").find((line) => line.startsWith("install:")) ?? "" };
+}
+
+/**
+ * Reads the page, the popup and the CLI until two page scans around them agree (the cache held
+ * still in between: a start may still read a file, a person may preload); then returns them.
+ */
+async function readAll(ff, handles, installDir) {
+  const { driver } = ff;
+  let last = null;
+  for (let attempt = 1; attempt <= 10; attempt++) {
+    await switchTo(driver, handles.page);
+    const page = await readPage(driver);
+    await switchTo(driver, handles.popup);
+    const popup = await readPopup(driver);
+    const cli = readCli(ff, installDir);
+    await switchTo(driver, handles.page);
+    const again = await readPage(driver);
+    last = { page, popup, cli, again };
+    const held = page.residency.cachedBytes === again.residency.cachedBytes && page.residency.mappedBytes === again.residency.mappedBytes && page.residency.text === again.residency.text;
+    if (held) {
+      return last;
+    }
+    const figure = (r) => `${r.text}, ${r.mappedBytes ?? "?"} bytes mapped`;
+    console.log(`attempt ${attempt}: the cache changed while it was read (${figure(page.residency)} → ${figure(again.residency)}); reading again`);
+    await sleep(2000);
+  }
+  assert.fail(`the cache never held still for one reading of page, popup and CLI: ${JSON.stringify(last?.page.residency)} / ${JSON.stringify(last?.again.residency)}`);
+}
+
+/** The facts every mode and timing must agree on. */
+function assertAgree({ page, popup, cli }, mode) {
+  const install = cli.reply.summary.groups.install;
+  // The host's replies still have the recorded shape the unit tests' fakes are made of.
+  const recorded = recordedReply(`residency-${mode}`).reply;
+  assert.deepEqual(shape(cli.reply.summary.groups.install), shape(recorded.summary.groups.install), "residency's group totals changed shape: re-record tests/fixtures/host (scripts/record-host-replies.mjs)");
+  const libxul = (reply) => reply.files.find((f) => f.path.endsWith("/libxul.so"));
+  assert.deepEqual(Object.keys(libxul(cli.reply)).sort(), Object.keys(libxul(recorded)).sort(), "a residency file event changed shape: re-record tests/fixtures/host");
+
+  // Time to sessionRestored: the answer line, the milestone table, the history row, the popup.
+  const restored = page.milestones.sessionRestored?.since;
+  assert.ok(Number.isFinite(restored), "sessionRestored is in the milestones table");
+  assert.equal(page.answer.ms, restored, "answer line = milestone table");
+  assert.equal(page.history.ms, restored, "history row = milestone table");
+  assert.equal(popup.last.ms, restored, "popup = milestone table");
+  const seconds = Number(/took ([\d.]+)\s?s to sessionRestored/.exec(page.answer.text)?.[1]);
+  assert.ok(Math.abs(seconds * 1000 - restored) <= 50, `the answer's ${seconds} s is ${restored} ms rounded`);
+  assert.match(popup.last.text, new RegExp(`^${restored.toLocaleString("en-US")} ms to sessionRestored`));
+
+  // The class: the answer line, the history row, the popup.
+  assert.ok(["cold", "warm", "hot"].includes(page.answer.coldness), page.answer.text);
+  assert.equal(page.history.coldness, page.answer.coldness);
+  assert.equal(popup.last.coldness, page.answer.coldness);
+  assert.match(popup.last.text, new RegExp(`\\(${page.answer.coldness} start, `));
+
+  // What this start read: one figure where it means "when recorded"; "so far" says so.
+  assert.equal(page.history.readBytes, page.answer.readBytes, "answer line = history row");
+  assert.ok(page.answer.text.includes(`it read ${page.history.readText} from disk by the time it was recorded`), `${page.answer.text} / ${page.history.readText}`);
+  // "So far" is the live process tree's sum now: it is not the recorded figure, and says so
+  // (it can even be lower, once a process that had read something has gone).
+  assert.ok(Number.isInteger(page.soFar.bytes) && page.soFar.bytes >= 0, `so far: ${page.soFar.text}`);
+  assert.match(page.soFar.label, /so far/);
+  assert.match(page.soFar.text, / by \d\d:\d\d:\d\d$/);
+
+  // The cache: the popup, the page's group line and the CLI's table and --json.
+  assert.equal(page.residency.totalsFrom, "summary", "the page's total is the host's, as the popup's");
+  if (mode === "exact") {
+    assert.equal(install.hidden_files, 0);
+    assert.equal(popup.state, "exact");
+    assert.equal(page.residency.cachedBytes, install.exact_cached_bytes, "page = host");
+    assert.equal(popup.cachedBytes, install.exact_cached_bytes, "popup = host");
+    assert.equal(page.residency.exactSize, install.exact_size);
+    assert.equal(popup.exactSize, install.exact_size);
+    assert.deepEqual(figures(popup.text), figures(page.residency.text), "popup text = page text");
+    assert.deepEqual(figures(cli.total), figures(page.residency.text), `the CLI's table says the same: ${cli.total}`);
+    // The issue's bug: resident pages divided by themselves. The share is of all pages.
+    assert.ok(install.exact_total_pages >= install.exact_resident_pages);
+    assert.ok(install.exact_resident_pages < install.exact_total_pages, "the evict left part of the folder uncached");
+    assert.notEqual(figures(popup.text)[2], "100%", "not everything is cached: not 100%");
+    assert.equal(page.residency.fix, null, "nothing hidden, no fix to offer");
+  } else {
+    assert.equal(install.hidden_files, install.files, "as nobody every root-owned file is hidden");
+    assert.equal(popup.state, "hidden");
+    assert.equal(popup.text, "hidden");
+    assert.equal(page.residency.hiddenFiles, install.hidden_files);
+    assert.equal(page.residency.text, "hidden");
+    assert.match(cli.total, /residency hidden for all \d+ files/);
+    assert.doesNotMatch(`${popup.text} ${page.residency.text} ${cli.total}`, /\d%/, "never a percentage when hidden");
+    // Mapped pages: the lower bound, the same figure in the popup and on the page (the host's).
+    assert.equal(page.residency.mappedBytes, install.mapped_pages * cli.reply.summary.page_size);
+    assert.equal(popup.mappedBytes, page.residency.mappedBytes);
+    // The reason once per section, not on each of the rows; and the fix where the files are shown.
+    assert.equal(page.residency.whyLines.length, 1, page.residency.whyLines.join(" | "));
+    assert.match(page.residency.whyLines[0], /own or can write/);
+    assert.equal(page.residency.rowsWithReason, 0, "no row repeats the reason");
+    assert.equal(page.residency.hiddenRows, page.residency.rows);
+    assert.match(page.residency.fix, /run .+ residency in a terminal .*or use a Firefox whose files you own/);
+  }
+}
+
+/** The axis spans the start; milestones after it are listed at the edge. */
+function assertChartFits(page) {
+  const restored = page.milestones.sessionRestored.since;
+  assert.equal(page.timeline.spanEnd, restored, "the axis ends at sessionRestored");
+  assert.ok(page.timeline.axisMax < 2 * restored, `axis to ${page.timeline.axisMax} ms for a ${restored} ms start`);
+  const later = Object.entries(page.milestones)
+    .filter(([, m]) => m.since > restored)
+    .map(([name]) => name);
+  assert.deepEqual(page.timeline.later, later, "every milestone after the start is listed at the edge");
+}
+
+/**
+ * The commands the page prints run as printed, as the user who sees them: the trace command's
+ * program (as root; `sudo` in front only for an ordinary user) and the autostart command, run.
+ */
+function assertCommandsRun(ff, page, installDir) {
+  const program = (command) => {
+    const words = command.split(" ");
+    return words[0] === "sudo" ? { root: true, exe: words[1], rest: words.slice(2) } : { root: false, exe: words[0], rest: words.slice(1) };
+  };
+  assert.equal(page.trace.state, "none", "no trace of this start");
+  const trace = program(page.trace.command);
+  assert.equal(trace.rest.join(" "), "launch --cold --trace");
+  assert.equal(trace.root, ff.uid !== 0, `sudo for an ordinary user only: ${page.trace.command}`);
+  // sudo's secure_path has no user folders: a sudo command names the host by its path.
+  assert.ok(!trace.root || trace.exe.startsWith("/"), page.trace.command);
+  const asRoot = { ...ff, uid: 0 };
+  // --help as the user who reads the page names the command as that user runs it.
+  const help = runAs(ff, `${trace.exe} launch --help`, { shell: true });
+  assert.equal(help.status, 0, `${page.trace.command}: ${help.stderr}`);
+  assert.match(help.stdout, new RegExp(`run \`${trace.root ? "sudo " : ""}${trace.exe.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} launch --cold --trace\``), "--help names the same command");
+
+  const enable = /enable it with (.+ autostart enable)\.$/.exec(page.plan.autostart ?? "")?.[1];
+  assert.ok(enable, `the plan's autostart line names its command: ${page.plan.autostart}`);
+  const enabled = runAs(ff, enable, { shell: true });
+  assert.equal(enabled.status, 0, `${enable}: ${enabled.stderr}`);
+  const disabled = runAs(ff, enable.replace(/ enable$/, " disable"), { shell: true });
+  assert.equal(disabled.status, 0, disabled.stderr);
+  if (page.residency.fix) {
+    const fix = /run (.+ residency) in a terminal/.exec(page.residency.fix)?.[1];
+    const printed = program(fix);
+    assert.equal(printed.root, true, fix);
+    const exact = runAs(asRoot, `${printed.exe} ${printed.rest.join(" ")} --firefox ${installDir} --json`, { shell: true });
+    assert.equal(exact.status, 0, exact.stderr);
+    assert.equal(JSON.parse(exact.stdout).summary.groups.install.hidden_files, 0, "as root every file is exact");
+  }
+}
+
+/**
+ * A screenshot of one section of the current tab, whole: artifacts/<name>.png. An element
+ * screenshot stops at the window's height (a long section lost its top), so everything beside
+ * the section is hidden for a full-page screenshot, then shown again.
+ */
+async function shot(driver, selector, name) {
+  const found = await driver.executeScript((css) => {
+    const keep = document.querySelector(css);
+    if (!keep) {
+      return false;
+    }
+    for (let node = keep; node.parentElement; node = node.parentElement) {
+      for (const sibling of node.parentElement.children) {
+        if (sibling !== node && sibling.style.display !== "none") {
+          sibling.dataset.e2eShotHidden = sibling.style.display;
+          sibling.style.display = "none";
+        }
+      }
+    }
+    return true;
+  }, selector);
+  if (!found) {
+    throw new Error(`no ${selector} on the page`);
+  }
+  try {
+    const data = await driver.takeFullPageScreenshot();
+    await fs.writeFile(path.join(artifactsFolder(), `${name}.png`), Buffer.from(data, "base64"));
+  } finally {
+    await driver.executeScript(() => {
+      for (const element of document.querySelectorAll("[data-e2e-shot-hidden]")) {
+        element.style.display = element.dataset.e2eShotHidden;
+        delete element.dataset.e2eShotHidden;
+      }
+    });
+  }
+}
+
+async function screenshots(ff, handles, name) {
+  const { driver } = ff;
+  await switchTo(driver, handles.page);
+  await ff.screenshot(`${name}-page`);
+  for (const [selector, section] of [
+    ["#answer", "answer"],
+    ["#this-start", "this-start"],
+    ["#trace", "trace"],
+    ["#history-section", "history"],
+    ["#residency", "residency"],
+    ["#plan", "plan"],
+  ]) {
+    await shot(driver, selector, `${name}-${section}`).catch((error) => console.log(`no screenshot of ${selector}: ${error.message}`));
+  }
+  await switchTo(driver, handles.popup);
+  const popup = await driver.takeFullPageScreenshot();
+  await fs.writeFile(path.join(artifactsFolder(), `${name}-popup.png`), Buffer.from(popup, "base64"));
+}
+
+function suite(mode) {
+  const asUser = mode === "hidden" ? NOBODY : null;
+  describe(`one figure per fact, ${mode} residency (${mode === "exact" ? "root" : "the ordinary user nobody"})`, { skip }, () => {
+    const ctx = useFirefox(() => ({ experiments: true, installHost: true, flavour: "full", asUser }));
+    const handles = {};
+    let reclaim = null;
+    let installDir = null;
+    let processStart = null;
+
+    before(async () => {
+      // Pages idle for a minute are paged out by DAMON here: the cache would move between readings.
+      reclaim = pauseProactiveReclaim();
+      handles.page = await open(ctx.ff, PAGE);
+      handles.popup = await open(ctx.ff, POPUP);
+      await switchTo(ctx.ff.driver, handles.page);
+      const exe = await waitFor(() => ctx.ff.driver.executeScript(() => document.getElementById("firefox-details").dataset.state === "ready" && document.getElementById("firefox-exe").textContent.trim()), {
+        timeout: 30000,
+        message: "the host's word on which Firefox this is",
+      });
+      installDir = path.dirname(exe);
+      // A cache that holds still and is not all there (issue 19's popup said 100% whatever it
+      // was): the whole folder read in, then the files a running Firefox never opens dropped.
+      // (Evicting everything instead left Firefox faulting pages back in between the readings.)
+      // The e2e runs on a copy of the install folder.
+      const preloaded = hostAs(ctx.ff, ["preload", "--firefox", installDir, "--json"]);
+      assert.equal(preloaded.status, 0, preloaded.stderr);
+      const unused = UNUSED_FILES.filter((file) => existsSync(path.join(installDir, file)));
+      assert.ok(unused.length > 0, `none of ${UNUSED_FILES.join(", ")} in ${installDir}`);
+      const evicted = hostAs(ctx.ff, ["evict", "--firefox", installDir, "--json", ...unused]);
+      assert.equal(evicted.status, 0, evicted.stderr);
+    });
+    after(() => reclaim?.restore());
+
+    it("opened early: the popup, every section of the page, the CLI and the host say the same", async () => {
+      const read = await readAll(ctx.ff, handles, installDir);
+      processStart = read.page.milestones.process.at;
+      const age = Date.now() - processStart;
+      console.log(`${mode}, early (read ${Math.round(age / 1000)} s after the start): ${read.page.answer.text} | popup: ${read.popup.text} ${read.popup.detail} | CLI: ${read.cli.total}`);
+      assert.ok(!("startupCrashDetectionEnd" in read.page.milestones), `read early, before Firefox ends its crash detection (${Math.round(age / 1000)} s after the start)`);
+      assertAgree(read, mode);
+      assertChartFits(read.page);
+      assertCommandsRun(ctx.ff, read.page, installDir);
+      await screenshots(ctx.ff, handles, `consistency-${mode}-early`);
+    });
+
+    it("opened late (> 30 s after the start): the same figures, and the time axis still spans the start", async () => {
+      assert.ok(processStart, "the early reading ran");
+      const wait = processStart + LATE_MS - Date.now();
+      if (wait > 0) {
+        await sleep(wait);
+      }
+      await waitFor(() => inChrome(ctx.ff.driver, "arguments[0](Boolean(Services.startup.getStartupInfo().startupCrashDetectionEnd))"), {
+        timeout: 60000,
+        interval: 1000,
+        message: "Firefox to report startupCrashDetectionEnd",
+      });
+      // A person opening the page now: a new tab, and a new popup.
+      await ctx.ff.driver.switchTo().window(handles.page);
+      await ctx.ff.driver.close();
+      handles.page = await open(ctx.ff, PAGE);
+      const read = await readAll(ctx.ff, handles, installDir);
+      const age = Date.now() - processStart;
+      console.log(`${mode}, late (read ${Math.round(age / 1000)} s after the start): milestones after the start: ${read.page.timeline.later.join(", ") || "none"}; axis to ${read.page.timeline.axisMax} ms`);
+      assert.ok(age > LATE_MS);
+      assert.ok("startupCrashDetectionEnd" in read.page.milestones, "Firefox has reported startupCrashDetectionEnd by now");
+      assert.ok(read.page.timeline.later.includes("startupCrashDetectionEnd"), "listed at the edge");
+      assert.ok(read.page.timeline.axisMax < read.page.milestones.startupCrashDetectionEnd.since / 4, "not stretched to it");
+      assertAgree(read, mode);
+      assertChartFits(read.page);
+      await screenshots(ctx.ff, handles, `consistency-${mode}-late`);
+    });
+  });
+}
+
+suite("exact");
+suite("hidden");
