@@ -19,6 +19,7 @@ import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { By } from "selenium-webdriver";
 import { artifactsFolder, inChrome, useFirefox, waitFor } from "./harness.js";
 import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
 import { recordedReply } from "../unit/host-replies.js";
@@ -371,7 +372,8 @@ async function screenshots(ff, handles, name) {
     await shot(driver, selector, `${name}-${section}`).catch((error) => console.log(`no screenshot of ${selector}: ${error.message}`));
   }
   await switchTo(driver, handles.popup);
-  const popup = await driver.takeFullPageScreenshot();
+  // The popup is small: its body, at the size the toolbar panel shows it.
+  const popup = await driver.findElement(By.css("body")).takeScreenshot(true);
   await fs.writeFile(path.join(artifactsFolder(), `${name}-popup.png`), Buffer.from(popup, "base64"));
 }
 
