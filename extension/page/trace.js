@@ -331,7 +331,8 @@ function showNone(reasonKey, detail = "", recordCommand = null) {
     el("p", { text: t(reasonKey, [detail]) }),
     el("p", { text: t("traceHowTo") }),
     el("pre", {}, el("code", { text: command, attrs: { "data-testid": "trace-command" } })),
-    el("p", { className: "detail", text: t("traceHowToDetail") }),
+    // The sudo advice only where the command has sudo (a host run as root prints none).
+    el("p", { className: "detail", text: t(command.startsWith("sudo ") ? "traceHowToDetail" : "traceHowToDetailRoot") }),
   );
 }
 
