@@ -79,6 +79,8 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         args: args.args.clone(),
         cold: args.cold,
         trace: args.trace,
+        faults: args.trace,
+        firefox_profile: false,
         user: owner.clone(),
     };
     let stop = Stop {

@@ -19,7 +19,7 @@ pub(super) fn finish(
     install_id: Option<(u64, u64, i64)>,
     cold: bool,
 ) -> anyhow::Result<Trace> {
-    let ended_ns = boot_ns();
+    let ended_ns = clock_ns();
     let mut lost = rec.lost_lines;
     if let Some(inst) = rec.instance.as_ref() {
         inst.stop()?;
@@ -61,7 +61,8 @@ pub(super) fn finish(
     let mut zero_desc = zero.1;
     let ticks = crate::trace::store::process_start(pid);
     if let Some(ticks) = ticks {
-        let proc_ns = ticks * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1));
+        let proc_ns =
+            boot_to_clock(ticks * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
         let diff = (proc_ns as f64 - zero.0 as f64) / 1e6;
         zero_desc.push_str(&format!(
             "; /proc/{pid}/stat starttime ({ticks} ticks) is {diff:+.1} ms from it"
@@ -198,6 +199,8 @@ pub(super) fn finish(
         notes: notes.iter().map(Note::english).collect(),
         note_codes: notes,
         use_counts,
+        zero_mono_ns: Some(zero.0),
+        code: Vec::new(),
     })
 }
 
