@@ -13,6 +13,8 @@
 //! - [`trace`]: the startup I/O trace: a private tracefs instance (or, without root, /proc
 //!   sampling) turned into which pages of which files the Firefox tree read, when and where on
 //!   the disk; stored traces for the page (its `launch`/`trace` commands are in `cli`);
+//! - [`export`]: the trace as a profile the Firefox Profiler loads: alone (processed format,
+//!   `fxprof-processed-profile`) or merged into Firefox's own startup profile (Gecko format);
 //! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
 //!   dispatch, long commands, writer), plus `manifest` (the native-messaging manifest that
 //!   registers this host with Firefox) and `bench` (the benchmark's `bench_record`): both are
@@ -25,7 +27,7 @@
 //! - [`path_text`]: the one JSON encoding of a path (display text, plus the exact bytes where
 //!   they are not UTF-8), used by every serialised path field.
 //!
-//! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
+//! The dependency rule: `cli`, `host` → `export` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
 //! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error`,
 //! `note`, `path_text` are used by all and use none. `learn` and `trace` sit side by side:
@@ -37,6 +39,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod export;
 pub mod firefox;
 pub mod host;
 pub mod learn;

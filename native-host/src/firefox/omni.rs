@@ -144,7 +144,9 @@ pub fn directory(dir: &[u8], count: usize, dir_offset: u64) -> Result<Vec<Entry>
 /// The entries of a whole archive held in memory (what the fuzz target drives).
 pub fn entries(data: &[u8]) -> Result<Vec<Entry>, ZipError> {
     let len = data.len() as u64;
-    let tail_start = data.len().saturating_sub(usize::try_from(MAX_TAIL).unwrap_or(usize::MAX));
+    let tail_start = data
+        .len()
+        .saturating_sub(usize::try_from(MAX_TAIL).unwrap_or(usize::MAX));
     let (offset, size, count) = end_record(&data[tail_start..], len)?;
     let (start, end) = (
         usize::try_from(offset).map_err(|_| ZipError::Unsupported)?,
@@ -164,7 +166,10 @@ pub fn entries_of(path: &Path) -> Result<Vec<Entry>, ZipError> {
         .map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(ZipError::Io(format!("{}: not a regular file", path.display())));
+        return Err(ZipError::Io(format!(
+            "{}: not a regular file",
+            path.display()
+        )));
     }
     let len = meta.len();
     let tail_len = len.min(MAX_TAIL);
@@ -181,7 +186,9 @@ pub fn entries_of(path: &Path) -> Result<Vec<Entry>, ZipError> {
 /// The entry holding byte `offset`, in entries sorted by offset.
 #[must_use]
 pub fn entry_at(entries: &[Entry], offset: u64) -> Option<usize> {
-    let i = entries.partition_point(|e| e.offset <= offset).checked_sub(1)?;
+    let i = entries
+        .partition_point(|e| e.offset <= offset)
+        .checked_sub(1)?;
     (offset - entries[i].offset < entries[i].span).then_some(i)
 }
 
@@ -233,13 +240,20 @@ pub(crate) mod tests {
         let data = zip(&[("a.js", b"hello"), ("modules/B.sys.mjs", &[7; 5000])]);
         let e = entries(&data).unwrap();
         assert_eq!(e.len(), 2);
-        assert_eq!((e[0].name.as_str(), e[0].offset, e[0].span), ("a.js", 0, 30 + 4 + 5));
+        assert_eq!(
+            (e[0].name.as_str(), e[0].offset, e[0].span),
+            ("a.js", 0, 30 + 4 + 5)
+        );
         assert_eq!(e[1].offset, 39);
         assert_eq!(e[1].span, 30 + 17 + 5000);
         assert_eq!(e[1].size, 5000);
         assert_eq!(entry_at(&e, 38), Some(0));
         assert_eq!(entry_at(&e, 39 + 4000), Some(1));
-        assert_eq!(entry_at(&e, 39 + 30 + 17 + 5000), None, "the directory is no entry");
+        assert_eq!(
+            entry_at(&e, 39 + 30 + 17 + 5000),
+            None,
+            "the directory is no entry"
+        );
     }
 
     #[test]
@@ -248,10 +262,16 @@ pub(crate) mod tests {
         let p = dir.path().join("omni.ja");
         std::fs::write(&p, zip(&[("x", b"1"), ("y", b"22")])).unwrap();
         let e = entries_of(&p).unwrap();
-        assert_eq!(e.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["x", "y"]);
+        assert_eq!(
+            e.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+            ["x", "y"]
+        );
         let link = dir.path().join("link.ja");
         std::os::unix::fs::symlink(&p, &link).unwrap();
-        assert!(matches!(entries_of(&link), Err(ZipError::Io(_))), "no symlink followed");
+        assert!(
+            matches!(entries_of(&link), Err(ZipError::Io(_))),
+            "no symlink followed"
+        );
     }
 
     #[test]
@@ -262,7 +282,10 @@ pub(crate) mod tests {
         let mut bad = good.clone();
         let n = bad.len();
         bad[n - 6..n - 2].copy_from_slice(&u32::MAX.wrapping_sub(1).to_le_bytes());
-        assert!(matches!(entries(&bad), Err(ZipError::DirectoryOutOfBounds { .. })));
+        assert!(matches!(
+            entries(&bad),
+            Err(ZipError::DirectoryOutOfBounds { .. })
+        ));
         // More entries claimed than the directory holds.
         let mut bad = good.clone();
         bad[n - 14..n - 12].copy_from_slice(&500u16.to_le_bytes());
@@ -276,6 +299,9 @@ pub(crate) mod tests {
         let mut bad = good;
         let cd = usize::try_from(u32_at(&bad, n - 6).unwrap()).unwrap();
         bad[cd + 42..cd + 46].copy_from_slice(&u32::try_from(cd).unwrap().to_le_bytes());
-        assert!(matches!(entries(&bad), Err(ZipError::EntryOutOfBounds { .. })));
+        assert!(matches!(
+            entries(&bad),
+            Err(ZipError::EntryOutOfBounds { .. })
+        ));
     }
 }

@@ -33,10 +33,32 @@ pub const ENTRIES: &str = "8000000";
 pub const MAX_BYTES: u64 = 1024 * 1024 * 1024;
 /// How long Firefox may take to gather and write it.
 pub const WAIT: Duration = Duration::from_secs(90);
+/// A dump whose size held this long without the gathering log is taken as finished.
+pub const SETTLE: Duration = Duration::from_secs(5);
+
+/// Whether the dump's last bytes hold the gathering log Firefox writes after the children's
+/// profiles (a bounded read of the tail).
+fn gathered(path: &Path) -> bool {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut tail = Vec::new();
+    f.seek(SeekFrom::Start(len.saturating_sub(1 << 20))).is_ok()
+        && f.take(1 << 20).read_to_end(&mut tail).is_ok()
+        && tail.windows(21).any(|w| w == b"\"profileGatheringLog\"")
+}
 
 #[derive(Debug, Error)]
 pub enum ProfileError {
-    #[error("Firefox (pid {pid}) is gone: it exited or crashed before its profile could be collected")]
+    #[error(
+        "Firefox (pid {pid}) is gone: it exited or crashed before its profile could be collected"
+    )]
     Gone { pid: i32 },
     #[error("Firefox wrote no profile within {secs} s of SIGUSR2 (looked for profile_*_{pid}.json in {looked})")]
     NotWritten { pid: i32, secs: u64, looked: String },
@@ -139,7 +161,7 @@ pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, Profile
     })?;
     let start = Instant::now();
     let mut seen: Option<PathBuf> = None;
-    let mut last_size = None;
+    let mut stable: Option<(u64, Instant)> = None;
     while start.elapsed() < wait {
         std::thread::sleep(Duration::from_millis(100));
         if !proc_dir.exists() {
@@ -147,7 +169,8 @@ pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, Profile
         }
         if let Some(p) = open_dump(pid) {
             seen = Some(p);
-            continue; // still being written
+            stable = None;
+            continue; // being written
         }
         let found = seen.clone().or_else(|| {
             candidates(home).into_iter().find_map(|dir| {
@@ -157,19 +180,25 @@ pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, Profile
                         .metadata()
                         .and_then(|m| m.modified())
                         .is_ok_and(|m| m >= asked);
-                    (fresh && name.to_str().is_some_and(|n| is_dump_name(n, pid)))
-                        .then(|| e.path())
+                    (fresh && name.to_str().is_some_and(|n| is_dump_name(n, pid))).then(|| e.path())
                 })
             })
         });
-        if let Some(p) = found {
-            // Closed, and the same size twice in a row: written.
-            let size = std::fs::symlink_metadata(&p).map(|m| m.len()).ok();
-            if size.is_some() && size == last_size {
-                return Ok(p);
+        let Some(p) = found else { continue };
+        seen = Some(p.clone());
+        // Firefox writes the dump in two steps (checked on ESR 153): the parent's profile,
+        // closed, then the child processes' appended once they answer, ending with
+        // `profileGatheringLog`. Done when that member is there and the size holds, or when
+        // the size has held for `SETTLE` (a Firefox without children or without the log).
+        let size = std::fs::symlink_metadata(&p).map(|m| m.len()).unwrap_or(0);
+        match stable {
+            Some((s, since)) if s == size => {
+                let held = since.elapsed();
+                if held >= SETTLE || (held >= Duration::from_millis(300) && gathered(&p)) {
+                    return Ok(p);
+                }
             }
-            last_size = size;
-            seen = Some(p);
+            _ => stable = Some((size, Instant::now())),
         }
     }
     Err(ProfileError::NotWritten {
@@ -231,7 +260,11 @@ pub fn parse(bytes: &[u8]) -> Result<serde_json::Value, String> {
         return Err("a gzip-compressed profile: decompress it first (gunzip)".into());
     }
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-    if value.pointer("/meta/version").and_then(serde_json::Value::as_u64).is_none() {
+    if value
+        .pointer("/meta/version")
+        .and_then(serde_json::Value::as_u64)
+        .is_none()
+    {
         return Err("no meta.version: not a Gecko-format profile".into());
     }
     Ok(value)
@@ -317,20 +350,36 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("meta.version"));
-        assert!(matches!(read(&good, uid, 5), Err(ProfileError::Refused { .. })));
-        assert!(matches!(read(&good, uid + 1, MAX_BYTES), Err(ProfileError::Refused { .. })));
+        assert!(matches!(
+            read(&good, uid, 5),
+            Err(ProfileError::Refused { .. })
+        ));
+        assert!(matches!(
+            read(&good, uid + 1, MAX_BYTES),
+            Err(ProfileError::Refused { .. })
+        ));
         let link = dir.path().join("profile_0_9.json");
         std::os::unix::fs::symlink(&good, &link).unwrap();
-        assert!(matches!(read(&link, uid, MAX_BYTES), Err(ProfileError::Io { .. })));
+        assert!(matches!(
+            read(&link, uid, MAX_BYTES),
+            Err(ProfileError::Io { .. })
+        ));
         // Removal goes through the folder and refuses what is not the user's.
-        assert!(matches!(remove(&good, uid + 1), Err(ProfileError::Refused { .. })));
+        assert!(matches!(
+            remove(&good, uid + 1),
+            Err(ProfileError::Refused { .. })
+        ));
         remove(&good, uid).unwrap();
         assert!(!good.exists());
     }
 
     #[test]
     fn a_gone_process_is_said() {
-        let e = request(i32::MAX - 1, Path::new("/nonexistent"), Duration::from_millis(10));
+        let e = request(
+            i32::MAX - 1,
+            Path::new("/nonexistent"),
+            Duration::from_millis(10),
+        );
         assert!(matches!(e, Err(ProfileError::Gone { .. })), "{e:?}");
     }
 }

@@ -107,7 +107,10 @@ impl ElfIndex {
     /// The function symbol covering virtual address `addr`.
     #[must_use]
     pub fn symbol_at(&self, addr: u64) -> Option<&str> {
-        let i = self.symbols.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        let i = self
+            .symbols
+            .partition_point(|s| s.0 <= addr)
+            .checked_sub(1)?;
         let (start, size, name) = &self.symbols[i];
         (addr - start < *size).then_some(name.as_str())
     }

@@ -36,6 +36,8 @@ pub fn entries_read(f: u32, events: &[Read], entries: &[Entry]) -> Vec<EntryRead
                 len: entry.span,
                 bytes_read: 0,
                 first_ms: e.t,
+                module: None,
+                module_ms: None,
             });
             slot.bytes_read += end.saturating_sub(start);
             slot.first_ms = slot.first_ms.min(e.t);
@@ -43,7 +45,11 @@ pub fn entries_read(f: u32, events: &[Read], entries: &[Entry]) -> Vec<EntryRead
         }
     }
     let mut read: Vec<EntryRead> = out.into_iter().flatten().collect();
-    read.sort_by(|a, b| b.bytes_read.cmp(&a.bytes_read).then(a.offset.cmp(&b.offset)));
+    read.sort_by(|a, b| {
+        b.bytes_read
+            .cmp(&a.bytes_read)
+            .then(a.offset.cmp(&b.offset))
+    });
     read
 }
 
@@ -66,6 +72,58 @@ pub fn fill(files: &mut [FileEntry], events: &[Read]) -> Vec<(String, String)> {
     problems
 }
 
+/// The entry name a module URL is loaded from in the archive `archive` (its path inside the
+/// install folder: `omni.ja` or `browser/omni.ja`): `resource://gre/X` is the GRE archive's `X`,
+/// `resource:///X` and `resource://app/X` the browser archive's; other URLs (chrome://,
+/// moz-src:///, other resource hosts) by the end of the entry's name: their last two path
+/// components, or for `chrome://PKG/content/X` the packed `content/PKG/X`.
+#[must_use]
+pub fn candidates(url: &str, archive: &str) -> (Option<String>, String) {
+    let exact = if archive == "omni.ja" {
+        url.strip_prefix("resource://gre/")
+    } else {
+        url.strip_prefix("resource:///")
+            .or_else(|| url.strip_prefix("resource://app/"))
+    };
+    // chrome://PKG/content/X is packed as …/content/PKG/X.
+    if let Some((pkg, rest)) = url
+        .strip_prefix("chrome://")
+        .and_then(|r| r.split_once("/content/"))
+    {
+        return (exact.map(str::to_owned), format!("content/{pkg}/{rest}"));
+    }
+    let path = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let parts: Vec<&str> = path.rsplit('/').take(2).collect();
+    let tail = parts.into_iter().rev().collect::<Vec<_>>().join("/");
+    (exact.map(str::to_owned), tail)
+}
+
+/// Line the entries read up with the module loads of Firefox's own profile (`loads`: URL and ms
+/// since the process start, in time order): each entry gets the first module loaded from it.
+pub fn line_up(files: &mut [FileEntry], install_dir: &str, loads: &[(String, f64)]) {
+    for file in files.iter_mut() {
+        let archive = file
+            .path
+            .strip_prefix(install_dir)
+            .map_or(file.path.as_str(), |p| p.trim_start_matches('/'))
+            .to_owned();
+        let Some(entries) = file.entries.as_mut() else {
+            continue;
+        };
+        for (url, t) in loads {
+            let (exact, tail) = candidates(url, &archive);
+            let hit = entries.iter_mut().find(|e| match &exact {
+                Some(name) => &e.name == name,
+                None => e.name == tail || e.name.ends_with(&format!("/{tail}")),
+            });
+            if let Some(e) = hit.filter(|e| e.module.is_none()) {
+                e.module = Some(url.clone());
+                e.module_ms = Some(*t);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,19 +144,84 @@ mod tests {
     #[test]
     fn reads_are_laid_over_entries() {
         // a.js fills most of page 0, big.bin pages 0..3, c.js the rest.
-        let data = zip(&[("a.js", &[1; 4000]), ("big.bin", &[2; 3 * 4096]), ("c.js", b"c")]);
+        let data = zip(&[
+            ("a.js", &[1; 4000]),
+            ("big.bin", &[2; 3 * 4096]),
+            ("c.js", b"c"),
+        ]);
         let e = entries(&data).unwrap();
         let events = [read(5.0, 0, 0, 1), read(9.0, 0, 3, 1), read(1.0, 1, 0, 9)];
         let got = entries_read(0, &events, &e);
-        let names: Vec<_> = got.iter().map(|r| (r.name.as_str(), r.bytes_read)).collect();
+        let names: Vec<_> = got
+            .iter()
+            .map(|r| (r.name.as_str(), r.bytes_read))
+            .collect();
         // Page 0: a.js whole (4034 bytes) and the first 62 of big.bin (4034..16359); page 3
         // (12288..16384): big.bin's last 4071 bytes and the first 25 of c.js.
         assert_eq!((e[0].span, e[1].offset + e[1].span), (4034, 16359));
-        assert_eq!(names, [("big.bin", 62 + 4071), ("a.js", 4034), ("c.js", 25)]);
+        assert_eq!(
+            names,
+            [("big.bin", 62 + 4071), ("a.js", 4034), ("c.js", 25)]
+        );
         assert!((got.iter().find(|r| r.name == "big.bin").unwrap().first_ms - 5.0).abs() < 1e-9);
         assert!((got[2].first_ms - 9.0).abs() < 1e-9);
         // Another file's reads do not count.
         assert!(entries_read(2, &events, &e).is_empty());
+    }
+
+    #[test]
+    fn module_loads_are_lined_up_with_the_entries_read() {
+        let entry = |name: &str| EntryRead {
+            name: name.into(),
+            offset: 0,
+            len: 1,
+            bytes_read: 1,
+            first_ms: 1.0,
+            module: None,
+            module_ms: None,
+        };
+        let mut files = vec![
+            FileEntry {
+                entries: Some(vec![entry("modules/AppConstants.sys.mjs")]),
+                ..crate::trace::model::tests::fake().files[2].clone()
+            },
+            FileEntry {
+                path: "/ff/browser/omni.ja".into(),
+                entries: Some(vec![
+                    entry("modules/sessionstore/SessionStartup.sys.mjs"),
+                    entry("chrome/browser/content/browser/browser.js"),
+                ]),
+                ..crate::trace::model::tests::fake().files[2].clone()
+            },
+        ];
+        let loads = [
+            (
+                "resource://gre/modules/AppConstants.sys.mjs".to_owned(),
+                5.0,
+            ),
+            (
+                "resource:///modules/sessionstore/SessionStartup.sys.mjs".to_owned(),
+                7.0,
+            ),
+            (
+                "resource://gre/modules/AppConstants.sys.mjs".to_owned(),
+                9.0,
+            ),
+            ("chrome://browser/content/browser.js".to_owned(), 11.0),
+        ];
+        line_up(&mut files, "/ff", &loads);
+        let got = |f: usize, i: usize| {
+            let e = &files[f].entries.as_ref().unwrap()[i];
+            (e.module.clone(), e.module_ms)
+        };
+        assert_eq!(
+            got(0, 0),
+            (Some(loads[0].0.clone()), Some(5.0)),
+            "the first load counts"
+        );
+        assert_eq!(got(1, 0), (Some(loads[1].0.clone()), Some(7.0)));
+        // chrome://browser/content/browser.js: packed as …/content/browser/browser.js.
+        assert_eq!(got(1, 1), (Some(loads[3].0.clone()), Some(11.0)));
     }
 
     #[test]

@@ -385,7 +385,10 @@ mod tests {
                 ip: 0x7f8e_41b1_67ad
             }
         );
-        assert!(parse_line("x-1 (1) [000] d.... 1.0: page_fault_user: address=zz ip=0x1 error_code=0x6").is_none());
+        assert!(parse_line(
+            "x-1 (1) [000] d.... 1.0: page_fault_user: address=zz ip=0x1 error_code=0x6"
+        )
+        .is_none());
     }
 
     #[test]

@@ -88,6 +88,10 @@ pub struct Trace {
     /// instruction, which reads point at with `c` (trace/code.rs). Empty without the event.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub code: Vec<CodeSite>,
+    /// The start's milestones (ms since the process start) where the recording learned them:
+    /// from Firefox's own profile (`launch --firefox-profile`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestones: Option<std::collections::BTreeMap<String, f64>>,
 }
 
 /// One faulting instruction: the library file it is in, its offset in that file, and the ELF
@@ -115,6 +119,12 @@ pub struct EntryRead {
     /// Bytes of those read from disk during the start, and when the first of them came in.
     pub bytes_read: u64,
     pub first_ms: f64,
+    /// The first module Firefox evaluated from this entry and when (ms since the process
+    /// start), from its own profile's `ModuleEvaluation`/`importESModule` markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module_ms: Option<f64>,
 }
 
 /// Pages of the trace by what /proc/kpageflags said when the recording ended (trace/used.rs).
@@ -339,6 +349,7 @@ pub(crate) mod tests {
             note_codes: vec![],
             zero_mono_ns: Some(1_000_000_000),
             code: vec![],
+            milestones: None,
         }
     }
 

@@ -166,7 +166,7 @@ pub fn save(dir: &Path, trace: &Trace, owner: Option<&User>) -> Result<(String, 
 /// owns, so nothing goes by path: a new uniquely named temporary file (O_EXCL, never a planted
 /// symlink), handed over with fchown on its descriptor, then renamed over `path` (which replaces
 /// a symlink there instead of following it).
-fn write_owned(path: &Path, bytes: &[u8], owner: Option<&User>) -> std::io::Result<()> {
+pub(crate) fn write_owned(path: &Path, bytes: &[u8], owner: Option<&User>) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(".trace-")

@@ -128,6 +128,7 @@ pub(super) fn finish(
             field_note_owned = true;
         }
     }
+    let code = super::enrich::enrich(&mut built, &sampler, &mut notes);
     let unresolved = built.files.iter().filter(|f| !f.resolved).count();
     if unresolved > 0 {
         notes.push(Note::new(note::UNRESOLVED_FILES).with("count", unresolved));
@@ -200,7 +201,8 @@ pub(super) fn finish(
         note_codes: notes,
         use_counts,
         zero_mono_ns: Some(zero.0),
-        code: Vec::new(),
+        code,
+        milestones: None,
     })
 }
 

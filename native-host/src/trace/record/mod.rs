@@ -6,7 +6,8 @@
 //! `sampler.rs` is the /proc side (also the unprivileged fallback), `recording.rs` the tracefs
 //! side and the loop that decides when the start is over, `finish.rs` the step from a stopped
 //! recording to the [`Trace`], `files.rs` which files the trace names (dev+inode resolved to
-//! paths, and the residency fallback without tracefs).
+//! paths, and the residency fallback without tracefs), `enrich.rs` what issue 21 adds to a
+//! finished trace (the code behind each fault, omni.ja's entries behind each read).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
@@ -104,6 +105,7 @@ pub fn firefox_binary(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+mod enrich;
 mod files;
 mod finish;
 mod recording;
@@ -131,6 +133,9 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
     let install_id = install_identity(&opts.install.dir);
     let mut rec = Recording::arm(opts.trace, opts.faults);
     let mut cmd = Command::new(&opts.binary);
+    if opts.firefox_profile {
+        cmd.envs(crate::firefox::startup_profile::env());
+    }
     cmd.args(&opts.args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -239,9 +244,8 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
 /// `trace --pid`: attach to a running Firefox; what it read before is missed (said in notes).
 pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::Result<Trace> {
     let stat = firefox::read_stat(pid).with_context(|| format!("no process {pid}"))?;
-    let zero_ns = boot_to_clock(
-        stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)),
-    );
+    let zero_ns =
+        boot_to_clock(stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
     let install_id = install_identity(&install.dir);
     let mut rec = Recording::arm(trace, trace);
     let mut sampler = Sampler {

@@ -1,0 +1,125 @@
+//! The trace as a profile the Firefox Profiler loads (issue 21), fed by the trace's model:
+//!
+//! - [`view`]: the trace as markers, milestones, bytes-over-time series and summaries (pure);
+//! - [`schema`]: our marker schemas, defined once for both formats;
+//! - [`processed`]: a trace alone, as a processed profile (`fxprof-processed-profile`);
+//! - [`gecko`]: a trace merged into Firefox's own startup profile (Gecko format), on one clock.
+//!
+//! [`firefox_profiler`] picks: with Firefox's profile the merge, without it the trace alone.
+//! Used by the CLI (`trace export`, `launch --firefox-profile`) and the host (`trace_profile`).
+
+pub mod gecko;
+pub mod processed;
+pub mod schema;
+pub mod view;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::trace::model::Trace;
+
+#[derive(Debug, Error)]
+pub enum ExportError {
+    #[error("not a Firefox (Gecko-format) profile this host merges: {0}")]
+    NotGecko(String),
+    #[error("this trace was recorded by an older host on the boot clock (no zero_mono_ns): it exports alone, but cannot be lined up with a Firefox profile")]
+    OldClock,
+    #[error("Firefox's profile is of another process (pid {profile_pid}) or another start than the trace's (pid {trace_pid}): record both at once with `launch --cold --trace --firefox-profile`")]
+    OtherProcess { profile_pid: i64, trace_pid: i32 },
+    #[error("encode the profile: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// What an export says about itself (the CLI prints it, the page shows it).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    /// "merged" (Firefox's profile with the trace) or "trace" (the trace alone).
+    pub kind: &'static str,
+    pub processes: usize,
+    pub markers: usize,
+    pub bytes: u64,
+    pub milestones: usize,
+    /// (code region, bytes), most first.
+    pub top_code: Vec<(String, u64)>,
+    /// (archive, entry, bytes), most first.
+    pub top_entries: Vec<(String, String, u64)>,
+    /// What the export lacks, in English (no Firefox profile, no fault sites, …).
+    pub missing: Vec<String>,
+}
+
+/// One exported profile: the JSON bytes and what is in them.
+#[derive(Debug)]
+pub struct Exported {
+    pub json: Vec<u8>,
+    pub summary: Summary,
+}
+
+/// The line the profile's own summary marker carries.
+#[must_use]
+pub fn summary_line(trace: &Trace, view: &view::View) -> String {
+    format!(
+        "{:.1} MB read from disk in {} reads by {} processes, {:.0}–{:.0} ms after the process start{}",
+        view.total_bytes as f64 / 1e6,
+        view.processes.iter().map(|p| p.markers.len()).sum::<usize>(),
+        view.processes.len(),
+        trace.attached_ms.max(0.0),
+        trace.ended_ms,
+        if trace.lost_events > 0 {
+            format!("; {} trace events lost", trace.lost_events)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// `trace` (with `milestones` where known, ms since the process start) as a Firefox Profiler
+/// profile: merged into `firefox` (Firefox's own Gecko profile of the same start) when given,
+/// else alone. A Firefox profile that cannot be merged is an error: the caller may export the
+/// trace alone and say why.
+pub fn firefox_profiler(
+    trace: &Trace,
+    firefox: Option<serde_json::Value>,
+    milestones: &BTreeMap<String, f64>,
+) -> Result<Exported, ExportError> {
+    let mut known = trace.milestones.clone().unwrap_or_default();
+    known.extend(milestones.iter().map(|(k, v)| (k.clone(), *v)));
+    let v = view::view(trace, &known);
+    let mut missing = Vec::new();
+    if trace.source == crate::trace::model::Source::ProcSampler {
+        missing.push("no per-file trace (no root or no tracefs): /proc figures only".to_owned());
+    }
+    if trace.code.is_empty() {
+        missing
+            .push("no fault sites (the trace has no exceptions:page_fault_user events)".to_owned());
+    }
+    if known.is_empty() {
+        missing
+            .push("no milestones (the trace does not carry them; the page adds them)".to_owned());
+    }
+    let (json, kind) = match firefox {
+        Some(mut gecko) => {
+            gecko::merge(&mut gecko, trace, &v)?;
+            (serde_json::to_vec(&gecko)?, "merged")
+        }
+        None => {
+            missing
+                .push("Firefox's own profile (record with `launch --firefox-profile`)".to_owned());
+            (processed::write(trace, &v)?, "trace")
+        }
+    };
+    Ok(Exported {
+        json,
+        summary: Summary {
+            kind,
+            processes: v.processes.len(),
+            markers: v.processes.iter().map(|p| p.markers.len()).sum(),
+            bytes: v.total_bytes,
+            milestones: v.milestones.len(),
+            top_code: v.top_code,
+            top_entries: v.top_entries,
+            missing,
+        },
+    })
+}

@@ -1,0 +1,114 @@
+//! Firefox's own startup profiles kept beside the traces they were recorded with (issue 21):
+//! `<state folder>/profiles/<trace id>.gecko.json` (and the merged `<trace id>.profile.json`
+//! that `launch --firefox-profile` writes there), written as the trace's owner like the trace
+//! itself (crate::trace::store), at most [`MAX_PROFILES`] of each and only while their trace is
+//! stored.
+//! `trace export` and the page's "Open in the Firefox Profiler" merge the trace into it.
+
+use std::path::{Path, PathBuf};
+
+use super::user::{self, User};
+use crate::Error;
+
+/// Profiles kept (each 20–60 MB for a cold start).
+pub const MAX_PROFILES: usize = 5;
+
+/// `<state>/profiles` of `user` (or the current user).
+pub fn dir(owner: Option<&User>) -> Result<PathBuf, Error> {
+    Ok(user::state_dir(owner)?.join("profiles"))
+}
+
+fn path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.gecko.json"))
+}
+
+/// Store `bytes` as the Firefox profile of trace `id`; then prune: only the newest
+/// [`MAX_PROFILES`] whose trace is still in `traces_dir` stay.
+pub fn save(
+    dir: &Path,
+    id: &str,
+    bytes: &[u8],
+    owner: Option<&User>,
+    traces_dir: &Path,
+) -> Result<PathBuf, Error> {
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create the profiles folder", e))?;
+        user::chown(dir, owner);
+    }
+    let p = path(dir, id);
+    super::store::write_owned(&p, bytes, owner)
+        .map_err(|e| Error::io("write Firefox's profile", e))?;
+    prune(dir, traces_dir, MAX_PROFILES);
+    Ok(p)
+}
+
+/// The stored Firefox profile of trace `id`, if there is one.
+#[must_use]
+pub fn find(dir: &Path, id: &str) -> Option<PathBuf> {
+    let p = path(dir, id);
+    std::fs::symlink_metadata(&p)
+        .is_ok_and(|m| m.is_file())
+        .then_some(p)
+}
+
+/// Keep the newest `max` profiles whose trace (`<id>.json` in `traces_dir`) still exists.
+pub fn prune(dir: &Path, traces_dir: &Path, max: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_owned();
+            let id = name
+                .strip_suffix(".gecko.json")
+                .or_else(|| name.strip_suffix(".profile.json"))?
+                .to_owned();
+            Some((id, e.path()))
+        })
+        .collect();
+    // Ids start with the recording's wall-clock ms: newest first by number.
+    found.sort_by_key(|(id, _)| {
+        std::cmp::Reverse(
+            id.split('-')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0),
+        )
+    });
+    let mut ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
+    ids.dedup();
+    for (id, p) in &found {
+        let rank = ids.iter().position(|i| i == id).unwrap_or(usize::MAX);
+        if rank >= max || !traces_dir.join(format!("{id}.json")).exists() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_beside_their_traces_and_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let traces = tmp.path().join("traces");
+        let dir = tmp.path().join("profiles");
+        std::fs::create_dir_all(&traces).unwrap();
+        for i in 0..7u64 {
+            std::fs::write(traces.join(format!("{i}-1-2.json")), b"{}").unwrap();
+            save(&dir, &format!("{i}-1-2"), b"{}", None, &traces).unwrap();
+        }
+        let left: Vec<_> = (0..7u64)
+            .filter(|i| find(&dir, &format!("{i}-1-2")).is_some())
+            .collect();
+        assert_eq!(left, [2, 3, 4, 5, 6]);
+        std::fs::remove_file(traces.join("6-1-2.json")).unwrap();
+        prune(&dir, &traces, MAX_PROFILES);
+        assert!(
+            find(&dir, "6-1-2").is_none(),
+            "a profile goes with its trace"
+        );
+    }
+}
