@@ -200,3 +200,47 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
     }
     serde_json::to_vec(&w.profile)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::view::view;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn the_trace_alone_is_a_processed_profile_with_our_schemas_markers_and_counters() {
+        let t: Trace = serde_json::from_str(include_str!(
+            "../../tests/fixtures/profiler/trace-esr153-cold.json"
+        ))
+        .unwrap();
+        let v = view(
+            &t,
+            &BTreeMap::from([("sessionRestored".to_owned(), 5139.5)]),
+        );
+        let p: serde_json::Value = serde_json::from_slice(&write(&t, &v).unwrap()).unwrap();
+        assert!(p["meta"]["preprocessedProfileVersion"].as_u64().unwrap() >= 50);
+        let schemas = p["meta"]["markerSchema"].as_array().unwrap();
+        let read = schemas
+            .iter()
+            .find(|s| s["name"] == "AboutStartupDiskRead")
+            .unwrap();
+        assert!(read["display"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("timeline-fileio")));
+        assert!(read.to_string().contains("file-path"));
+        let threads = p["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), v.processes.len().max(1));
+        let markers: usize = threads
+            .iter()
+            .map(|t| t["markers"]["length"].as_u64().unwrap() as usize)
+            .sum();
+        let reads: usize = v.processes.iter().map(|p| p.markers.len()).sum();
+        assert_eq!(markers, reads + 2, "every read, the milestone, the summary");
+        let counters = p["counters"].as_array().unwrap();
+        assert_eq!(counters.len(), v.series.len());
+        assert!(counters
+            .iter()
+            .any(|c| c["name"] == "Disk reads: libxul.so"));
+    }
+}
