@@ -25,6 +25,7 @@ import {
   timeSpan,
 } from "../lib/models/trace.js";
 import { relay } from "./relay.js";
+import { profilerControls } from "./profiler.js";
 import { el, svgEl } from "./dom.js";
 
 
@@ -36,7 +37,7 @@ const SECTION_COLOURS = 8;
 
 // `own`: this Firefox's milestones; `milestones`: those drawn with the trace shown (its own
 // process's only: an imported trace brings its export's current record's, or none).
-const state = { trace: null, origin: "host", own: [], milestones: [], picked: null };
+const state = { trace: null, origin: "host", own: [], milestones: [], picked: null, id: null };
 
 /** The trace shown now (null without one), for the JSON export. */
 export function currentTrace() {
@@ -284,12 +285,19 @@ export function showTrace(trace, origin = "host", milestones = null) {
     drawPattern();
   });
   drawPattern();
+  // The Firefox Profiler (issue 21): the host exports the traces it stores; an imported one is
+  // exported with the CLI (its `trace export` reads an about:startup export file).
+  const profiler =
+    origin === "host" && state.id
+      ? profilerControls(state.id, { request: (command, params) => relay.request(command, params) })
+      : el("p", { className: "detail", attrs: { "data-testid": "profiler-imported" }, text: t("profilerImported") });
   root.replaceChildren(
     el("h2", { text: t("traceHeading"), attrs: { id: "trace-heading" } }),
     summary,
     lost,
     about,
     ...notes,
+    profiler,
     el("h3", { text: t("traceReadHeading") }),
     readChart(trace, span),
     el("h3", { text: t("tracePatternHeading") }),
@@ -364,6 +372,7 @@ export async function initTrace() {
     return;
   }
   try {
+    state.id = meta.id;
     showTrace(await fetchTrace(meta.id), "host");
   } catch (error) {
     showNone("traceFetchError", String(error?.message ?? error));

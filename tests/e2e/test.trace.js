@@ -259,6 +259,26 @@ describe("the page draws a trace", () => {
     assert.match(page.text, /ended by: the time asked for ran out/);
     assert.doesNotMatch(page.text, /attached \d+ ms after|ended by: seconds/);
     await shot(ctx.ff.driver, "trace-host");
+
+    // "Open in the Firefox Profiler" (issue 21): the host writes the profile, the page saves it
+    // and hands it to profiler.firefox.com; with no network here the Profiler never answers, so
+    // the page must say where the file is and how to load it.
+    await ctx.ff.driver.findElement(By.css("[data-testid=profiler-open]")).click();
+    const profiler = await waitFor(
+      () => ctx.ff.driver.executeScript(() => {
+        const s = document.querySelector("[data-testid=profiler-status]");
+        return ["injected", "timeout", "offline", "blocked", "error"].includes(s?.dataset.state) ? { ...s.dataset, text: s.textContent } : null;
+      }),
+      { timeout: 60000, message: "the profiler button's outcome" },
+    );
+    console.log(`Open in the Firefox Profiler: ${profiler.state}: ${profiler.text}`);
+    assert.notEqual(profiler.state, "error", profiler.text);
+    assert.equal(profiler.kind, "trace", "a trace --pid trace has no Firefox profile: the trace alone");
+    assert.match(profiler.filename, /^about-startup-.*\.profile\.json$/);
+    if (profiler.state !== "injected") {
+      assert.match(profiler.text, /Load a profile from file/);
+    }
+    await shot(ctx.ff.driver, "trace-host-profiler");
   });
 });
 

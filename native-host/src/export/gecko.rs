@@ -151,7 +151,7 @@ fn own_thread(like: &Value, pid: i32, kind: &str) -> Value {
     json!({
         "processType": "default",
         "name": "Disk reads (kernel)",
-        "processName": format!("Firefox {kind} process (not in Firefox's profile)"),
+        "processName": format!("{} (not in Firefox's profile)", super::view::process_label(kind)),
         "registerTime": 0,
         "unregisterTime": null,
         "pid": pid,
@@ -305,6 +305,22 @@ pub fn merge(gecko: &mut Value, trace: &Trace, view: &View) -> Result<(), Export
             threads.extend(extra);
         }
         o.insert("processes".into(), subs);
+    }
+    // The Profiler shows nothing before `meta.profilingStartTime` (the Gecko profiler's own
+    // start, a few ms into the process): the kernel saw the dynamic loader's reads before it,
+    // so the recording's start moves back to the earliest of them.
+    let first = super::view::earliest(view)
+        .into_iter()
+        .chain([trace.attached_ms.max(0.0)])
+        .min_by(f64::total_cmp)
+        .map(|t| t + off);
+    if let (Some(first), Some(meta)) = (first, gecko.get_mut("meta").and_then(Value::as_object_mut))
+    {
+        let start = meta.get("profilingStartTime").and_then(Value::as_f64);
+        // Negative when the process started before the Gecko profiler's zero: it loads so.
+        if start.is_some_and(|s| first < s) {
+            meta.insert("profilingStartTime".into(), json!(first));
+        }
     }
     Ok(())
 }
@@ -557,6 +573,13 @@ mod tests {
         assert!(m.iter().any(|(s, e, d)| e.is_none()
             && d["type"] == "AboutStartupMilestone"
             && (s - (5139.5 + off)).abs() < 1e-6));
+        // The recording's start moves back to the kernel's first read (the Profiler shows
+        // nothing before it).
+        let first = crate::export::view::earliest(&v)
+            .unwrap()
+            .min(t.attached_ms.max(0.0))
+            + off;
+        assert!(g["meta"]["profilingStartTime"].as_f64().unwrap() <= first + 1e-9);
         // A child process's reads sit on its own GeckoMain, on its own clock.
         let child = &g["processes"][0];
         let child_pid = child["threads"][0]["pid"].as_i64().unwrap();

@@ -123,3 +123,56 @@ pub fn firefox_profiler(
         },
     })
 }
+
+/// What `trace_profile` replies: the export of a stored trace, written for `trace_profile_fetch`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StoredExport {
+    pub trace: String,
+    /// The file written (`<state>/profiles/page/<id>.json`), its size, and what it holds.
+    pub file: String,
+    pub bytes: u64,
+    pub summary: Summary,
+    /// Why Firefox's stored profile was left out (it could not be merged), if it was.
+    pub firefox_profile_error: Option<String>,
+}
+
+/// Export stored trace `id` of `traces_dir` (merged with its stored Firefox profile from
+/// `profiles_dir` when there is one and it merges; else alone, saying why) into
+/// `<profiles_dir>/page/<id>.json`, for the page to fetch in pages.
+pub fn stored(
+    traces_dir: &std::path::Path,
+    profiles_dir: &std::path::Path,
+    id: &str,
+) -> Result<StoredExport, crate::Error> {
+    let io = |what: &str, e: std::io::Error| crate::Error::io(what.to_owned(), e);
+    let bytes = crate::trace::profiles::read_trace(traces_dir, id)?;
+    let trace: Trace = serde_json::from_slice(&bytes)
+        .map_err(|e| io("read the stored trace", std::io::Error::other(e)))?;
+    let mut firefox_profile_error = None;
+    let gecko = crate::trace::profiles::find(profiles_dir, id).and_then(|p| {
+        let read = std::fs::read(&p)
+            .map_err(|e| e.to_string())
+            .and_then(|b| crate::firefox::startup_profile::parse(&b));
+        read.map_err(|e| firefox_profile_error = Some(e)).ok()
+    });
+    let exported = match firefox_profiler(&trace, gecko, &BTreeMap::new()) {
+        Ok(e) => e,
+        Err(e) => {
+            firefox_profile_error = Some(e.to_string());
+            firefox_profiler(&trace, None, &BTreeMap::new())
+                .map_err(|e| io("export the trace", std::io::Error::other(e)))?
+        }
+    };
+    let dir = profiles_dir.join("page");
+    std::fs::create_dir_all(&dir).map_err(|e| io("create the profiles folder", e))?;
+    let file = dir.join(format!("{id}.json"));
+    crate::trace::store::write_owned(&file, &exported.json, None)
+        .map_err(|e| io("write the profile", e))?;
+    Ok(StoredExport {
+        trace: id.to_owned(),
+        file: crate::path_text::display(&file),
+        bytes: exported.json.len() as u64,
+        summary: exported.summary,
+        firefox_profile_error,
+    })
+}

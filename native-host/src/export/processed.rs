@@ -128,7 +128,7 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
     }
     for (pid, kind) in pids {
         let process = w.profile.add_process(
-            &format!("Firefox {kind} process"),
+            &super::view::process_label(&kind),
             u32::try_from(pid).unwrap_or(0),
             ts(0.0),
         );

@@ -79,6 +79,27 @@ pub fn how(kind: &str) -> &'static str {
     }
 }
 
+/// A process's name in the profile, from its kind ("parent", "tab", "forkserver", …).
+#[must_use]
+pub fn process_label(kind: &str) -> String {
+    match kind {
+        "process" | "" => "Firefox process".to_owned(),
+        "forkserver" => "Firefox fork server".to_owned(),
+        k => format!("Firefox {k} process"),
+    }
+}
+
+/// The earliest moment the view draws (ms since the process start), if it draws anything.
+#[must_use]
+pub fn earliest(v: &View) -> Option<f64> {
+    v.processes
+        .iter()
+        .flat_map(|p| p.markers.iter().map(|m| m.t))
+        .chain(v.milestones.iter().map(|(_, t)| *t))
+        .chain(v.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
+        .min_by(f64::total_cmp)
+}
+
 /// The file group of `path`: libxul.so, omni.ja, other libraries, the rest of the install,
 /// anything else.
 #[must_use]
@@ -208,21 +229,36 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
     let mut series: Vec<Series> = GROUPS
         .iter()
         .filter_map(|&g| {
-            let mut points: Vec<(f64, u64, u32)> = buckets
+            let mut filled: Vec<(i64, u64, u32)> = buckets
                 .iter()
                 .filter(|((bg, _), _)| *bg == g)
-                .map(|((_, i), (bytes, n))| (*i as f64 * BUCKET_MS, *bytes, *n))
+                .map(|((_, i), (bytes, n))| (*i, *bytes, *n))
                 .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            filled.sort_unstable_by_key(|b| b.0);
+            // A rate counter's sample holds what came since the previous one: each bucket's
+            // bytes sit at its end, after a zero at its start where the bucket before was empty
+            // (else the Profiler has no start for the first, and drops it from its totals).
+            let mut points = Vec::with_capacity(filled.len() * 2);
+            let mut prev: Option<i64> = None;
+            for (i, bytes, n) in filled {
+                if prev != Some(i - 1) {
+                    points.push((i as f64 * BUCKET_MS, 0, 0));
+                }
+                points.push(((i + 1) as f64 * BUCKET_MS, bytes, n));
+                prev = Some(i);
+            }
             (!points.is_empty()).then_some(Series { group: g, points })
         })
         .collect();
     if trace.events.is_empty() && trace.samples.len() > 1 {
         // Without tracefs (an ordinary user): the tree's /proc read_bytes, sampled.
-        let points = trace
-            .samples
-            .windows(2)
-            .map(|w| (w[1].t, w[1].read_bytes.saturating_sub(w[0].read_bytes), 1))
+        let points = std::iter::once((trace.samples[0].t, 0, 0))
+            .chain(
+                trace
+                    .samples
+                    .windows(2)
+                    .map(|w| (w[1].t, w[1].read_bytes.saturating_sub(w[0].read_bytes), 1)),
+            )
             .collect();
         series.push(Series {
             group: "whole tree (/proc read_bytes)",
@@ -348,7 +384,11 @@ mod tests {
         assert_eq!(v.top_entries[0].1, "modules/A.sys.mjs");
         assert_eq!(v.milestones[0].0, "main");
         let libxul = v.series.iter().find(|s| s.group == "libxul.so").unwrap();
-        assert_eq!(libxul.points, [(0.0, 4096, 1), (90.0, 8192, 1)]);
+        // Each bucket's bytes at its end, after a zero at its start (the bucket before empty).
+        assert_eq!(
+            libxul.points,
+            [(0.0, 0, 0), (10.0, 4096, 1), (90.0, 0, 0), (100.0, 8192, 1)]
+        );
     }
 
     #[test]
@@ -375,7 +415,10 @@ mod tests {
         let v = view(&t, &BTreeMap::new());
         assert!(v.processes.is_empty());
         assert_eq!(v.series[0].group, "whole tree (/proc read_bytes)");
-        assert_eq!(v.series[0].points, [(10.0, 4096, 1), (20.0, 2048, 1)]);
+        assert_eq!(
+            v.series[0].points,
+            [(0.0, 0, 0), (10.0, 4096, 1), (20.0, 2048, 1)]
+        );
     }
 
     #[test]

@@ -57,6 +57,23 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                     other => ReplyError::from(other),
                 })
         }),
+        Command::TraceProfileFetch { trace, offset } => guarded(|| {
+            let dir = crate::trace::profiles::dir(None)?.join("page");
+            crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
+                .map(Reply::TraceProfileFetch)
+                .map_err(|e| match e {
+                    crate::Error::Io { source, .. }
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        ReplyError::new(
+                            ErrorCode::NoSuchTrace,
+                            format!("no profile of trace {trace}: ask trace_profile first"),
+                            json!({ "trace": trace }),
+                        )
+                    }
+                    other => ReplyError::from(other),
+                })
+        }),
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
@@ -70,6 +87,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         | Command::Evict { .. }
         | Command::Learn
         | Command::PlanStatus { .. }
+        | Command::TraceProfile { .. }
         | Command::Telemetry { .. } => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {

@@ -158,12 +158,29 @@ fn run(
                 source.unwrap_or_default(),
             )?)))
         }
+        Command::TraceProfile { trace } => {
+            let traces = crate::trace::store::dir(None)?;
+            let profiles = crate::trace::profiles::dir(None)?;
+            crate::export::stored(&traces, &profiles, trace)
+                .map(|e| Reply::TraceProfile(Box::new(e)))
+                .map_err(|e| match e {
+                    Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                        ReplyError::new(
+                            crate::error::ErrorCode::NoSuchTrace,
+                            format!("no stored trace {trace}"),
+                            serde_json::json!({ "trace": trace }),
+                        )
+                    }
+                    other => ReplyError::from(other),
+                })
+        }
         Command::Hello { .. }
         | Command::Firefox
         | Command::Cancel { .. }
         | Command::BenchRecord { .. }
         | Command::TraceList
         | Command::TraceFetch { .. }
+        | Command::TraceProfileFetch { .. }
         | Command::Telemetry { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",

@@ -84,6 +84,62 @@ pub fn prune(dir: &Path, traces_dir: &Path, max: usize) {
             let _ = std::fs::remove_file(p);
         }
     }
+    // The page's exports (`page/<id>.json`) go with their trace too.
+    if let Ok(entries) = std::fs::read_dir(dir.join("page")) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name
+                .strip_suffix(".json")
+                .is_none_or(|id| !traces_dir.join(format!("{id}.json")).exists())
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// A stored trace larger than this is refused (the store keeps at most 512 MiB in all; a cold
+/// start's trace is a few MB).
+pub const MAX_TRACE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The JSON bytes of stored trace `id` (a store id: letters, digits, `-`, `_`), read through a
+/// descriptor that follows no symlink, at most [`MAX_TRACE_BYTES`]; NotFound when not stored.
+pub fn read_trace(traces_dir: &Path, id: &str) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let not_found = || {
+        Error::io(
+            format!("no stored trace {id}"),
+            std::io::ErrorKind::NotFound.into(),
+        )
+    };
+    if id.is_empty()
+        || id.len() > 100
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(not_found());
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(traces_dir.join(format!("{id}.json")))
+        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
+    if !meta.is_file() || meta.len() > MAX_TRACE_BYTES {
+        return Err(Error::io(
+            format!("trace {id} is not a regular file of at most {MAX_TRACE_BYTES} bytes"),
+            std::io::ErrorKind::InvalidData.into(),
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TRACE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
+    Ok(bytes)
 }
 
 #[cfg(test)]
