@@ -14,8 +14,9 @@ use serde_json::Value;
 use crate::export::{self, Exported};
 use crate::firefox::startup_profile::{self, ProfileError};
 use crate::note::{self, Note};
+use crate::state::{user, StateDir};
 use crate::trace::model::Trace;
-use crate::trace::{entries, profiles, store, user};
+use crate::trace::{entries, profiles, store};
 
 /// Export formats.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -29,7 +30,7 @@ pub enum ExportFormat {
 pub const HOW_TO_OPEN: &str = "open https://profiler.firefox.com and drop the file on it \
 (or \"Load a profile from file\"); offline, any copy of the Profiler loads it the same way";
 
-/// A stored trace larger than this is refused (the store keeps at most 512 MiB in all; a cold
+/// A trace file larger than this is refused (the store keeps at most 512 MiB in all; a cold
 /// start's trace is a few MB).
 pub const MAX_TRACE_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -108,64 +109,60 @@ pub fn parse_trace(bytes: &[u8]) -> anyhow::Result<Trace> {
         .context("not an about:startup trace (fields missing or of the wrong kind)")
 }
 
-/// Which trace: (id if stored, the trace).
-fn load(arg: Option<&str>, dir: &Path) -> anyhow::Result<(Option<String>, Trace)> {
-    let id = match arg {
-        None => Some(
+/// Which trace: (id if stored, the trace). A stored one is read from the state folder (held
+/// open, the user's own files only); a FILE as named on the command line, bounded.
+fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<String>, Trace)> {
+    let stored_id = |id: String| -> anyhow::Result<(Option<String>, Trace)> {
+        let trace = store::read(dir, &id).with_context(|| {
+            format!(
+                "no stored trace {id} in {} (or it is not a trace this host reads): the page and `ls` there list them",
+                dir.path().display()
+            )
+        })?;
+        Ok((Some(id), trace))
+    };
+    match arg {
+        None => stored_id(
             store::list(dir)
                 .first()
                 .map(|m| m.id.clone())
                 .with_context(|| {
                     format!(
                         "no stored trace in {}: record one with `{}`",
-                        dir.display(),
+                        dir.path().display(),
                         store::RECORD_COMMAND
                     )
                 })?,
         ),
-        Some(a) if !a.contains('/') && !a.ends_with(".json") => Some(a.to_owned()),
-        Some(_) => None,
-    };
-    let path = match (&id, arg) {
-        (Some(id), _) => dir.join(format!("{id}.json")),
-        (None, Some(a)) => PathBuf::from(a),
-        (None, None) => unreachable!("no argument means the newest stored trace"),
-    };
-    if id.is_some() && !path.exists() {
-        bail!(
-            "no stored trace {}: the page and {} list them",
-            id.unwrap_or_default(),
-            dir.display()
-        );
+        Some(a) if store::valid_id(a) && !Path::new(a).exists() => stored_id(a.to_owned()),
+        Some(a) => {
+            let path = Path::new(a);
+            let bytes = read_bounded(path, MAX_TRACE_BYTES)?;
+            let trace = parse_trace(&bytes)
+                .with_context(|| format!("read the trace {}", path.display()))?;
+            Ok((None, trace))
+        }
     }
-    let bytes = read_bounded(&path, MAX_TRACE_BYTES)?;
-    let trace =
-        parse_trace(&bytes).with_context(|| format!("read the trace {}", path.display()))?;
-    Ok((id, trace))
 }
 
 /// `trace export`.
 pub fn export_cmd(args: &ExportArgs) -> anyhow::Result<()> {
     let ExportFormat::FirefoxProfiler = args.format;
-    let owner = user::invoking();
-    let dir = store::dir(owner.as_ref())?;
+    let owner = crate::state::acting_for()?;
+    let state = crate::state::open(owner.as_ref())?;
+    let dir = store::in_state(&state)?;
     let (id, trace) = load(args.trace.as_deref(), &dir)?;
-    let stored = (!args.trace_only)
-        .then(|| {
-            id.as_deref()
-                .and_then(|id| profiles::find(&profiles::dir(owner.as_ref()).ok()?, id))
-        })
-        .flatten();
-    let firefox = match args.firefox_profile.as_ref().or(stored.as_ref()) {
-        Some(p) if !args.trace_only => {
-            let bytes = read_bounded(p, startup_profile::MAX_BYTES)?;
-            Some(
-                startup_profile::parse(&bytes)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
-            )
+    let bytes = match (&args.firefox_profile, &id) {
+        _ if args.trace_only => None,
+        (Some(p), _) => Some(read_bounded(p, startup_profile::MAX_BYTES)?),
+        (None, Some(id)) => {
+            profiles::read(&profiles::in_state(&state)?, id, startup_profile::MAX_BYTES)?
         }
-        _ => None,
+        (None, None) => None,
     };
+    let firefox = bytes
+        .map(|b| startup_profile::parse(&b).map_err(|e| anyhow::anyhow!("Firefox's profile: {e}")))
+        .transpose()?;
     let started = std::time::Instant::now();
     let exported = export::firefox_profiler(&trace, firefox, &BTreeMap::new())?;
     let name = id
@@ -179,6 +176,9 @@ pub fn export_cmd(args: &ExportArgs) -> anyhow::Result<()> {
     report(&out, &exported, started.elapsed(), args.json)
 }
 
+/// Write the profile to `out` (`-`: stdout). Under sudo the file is the invoking user's: a new
+/// uniquely named file beside it (O_EXCL, never a planted symlink), handed over with fchown on
+/// its descriptor, then renamed over `out` (which replaces a symlink there, never follows it).
 fn write_out(out: &Path, exported: &Exported, owner: Option<&user::User>) -> anyhow::Result<()> {
     if out == Path::new("-") {
         std::io::stdout().lock().write_all(&exported.json)?;
@@ -188,10 +188,18 @@ fn write_out(out: &Path, exported: &Exported, owner: Option<&user::User>) -> any
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    // Written as the invoking user's file under sudo, never through a symlink (store.rs).
-    let target = dir.join(out.file_name().context("-o names no file")?);
-    store::write_owned(&target, &exported.json, owner)
-        .with_context(|| format!("write {}", target.display()))
+    let write = || -> std::io::Result<()> {
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".profile-")
+            .tempfile_in(dir)?;
+        tmp.write_all(&exported.json)?;
+        if let Some(u) = owner {
+            std::os::unix::fs::fchown(tmp.as_file(), Some(u.uid), Some(u.gid))?;
+        }
+        tmp.persist(out).map_err(|e| e.error)?;
+        Ok(())
+    };
+    write().with_context(|| format!("write {}", out.display()))
 }
 
 fn report(out: &Path, e: &Exported, took: std::time::Duration, json: bool) -> anyhow::Result<()> {
@@ -248,7 +256,7 @@ pub fn collect(trace: &mut Trace, owner: Option<&user::User>) -> Option<Value> {
         Some(u) => (u.uid, u.home.clone()),
         None => (
             crate::pagecache::sys::geteuid(),
-            crate::learn::workingset::home().unwrap_or_default(),
+            crate::state::home().unwrap_or_default(),
         ),
     };
     eprintln!(
@@ -333,18 +341,28 @@ pub fn store_and_write(
     owner: Option<&user::User>,
     out: Option<&Path>,
 ) -> anyhow::Result<()> {
-    let dir = profiles::dir(owner)?;
-    let traces = store::dir(owner)?;
+    let state = crate::state::open(owner)?;
+    let dir = profiles::in_state(&state)?;
+    let traces = store::in_state(&state)?;
     let raw = serde_json::to_vec(&gecko)?;
-    let kept = profiles::save(&dir, id, &raw, owner, &traces)?;
+    profiles::save(&dir, id, &raw, &traces)?;
     drop(raw);
-    let started = std::time::Instant::now();
-    let exported = export::firefox_profiler(trace, Some(gecko), &BTreeMap::new())?;
-    let out = out.map_or_else(|| dir.join(format!("{id}.profile.json")), Path::to_path_buf);
-    write_out(&out, &exported, owner)?;
     eprintln!(
         "Firefox's own profile kept with the trace: {}",
-        kept.display()
+        dir.path_of(&profiles::gecko_name(id)).display()
     );
+    let started = std::time::Instant::now();
+    let exported = export::firefox_profiler(trace, Some(gecko), &BTreeMap::new())?;
+    let out = match out {
+        Some(p) => {
+            write_out(p, &exported, owner)?;
+            p.to_path_buf()
+        }
+        None => {
+            let name = profiles::merged_name(id);
+            dir.write(&name, &exported.json)?;
+            dir.path_of(&name)
+        }
+    };
     report(&out, &exported, started.elapsed(), false)
 }

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::firefox::install as files;
+use crate::state::user;
 use crate::trace::model::{Source, Trace};
 use crate::trace::record::{self, Launch, Stop, QUIET_MS};
-use crate::trace::{store, user};
+use crate::trace::store;
 
 /// What `--help` says about privileges (also on the page).
 pub const PRIVILEGE_NOTE: &str = "The exact trace (every page entering the page cache, from the kernel's tracefs) needs root: \
@@ -90,7 +91,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             install.dir.display()
         )
     })?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     eprintln!(
         "starting {} {}{}",
         binary.display(),
@@ -141,7 +142,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
         anyhow::bail!("trace needs --pid and --seconds (or the export subcommand)");
     };
     let install = files::locate(None, Some(pid))?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     let stop = Stop {
         seconds: Some(seconds),
         quiet_ms: QUIET_MS,
@@ -152,7 +153,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
 
 /// Print and store the trace; its id when stored.
 fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<Option<String>> {
-    let stored = store::dir(owner).and_then(|d| store::save(&d, trace, owner));
+    let stored = store::open(owner).and_then(|d| store::save(&d, trace));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, trace)?;

@@ -136,25 +136,36 @@ pub struct StoredExport {
     pub firefox_profile_error: Option<String>,
 }
 
-/// Export stored trace `id` of `traces_dir` (merged with its stored Firefox profile from
-/// `profiles_dir` when there is one and it merges; else alone, saying why) into
-/// `<profiles_dir>/page/<id>.json`, for the page to fetch in pages.
+/// Export stored trace `id` of `traces` (merged with its Firefox profile stored in `profiles`
+/// when there is one and it merges; else alone, saying why) into `profiles/page/<id>.json`,
+/// for the page to fetch in pages.
 pub fn stored(
-    traces_dir: &std::path::Path,
-    profiles_dir: &std::path::Path,
+    traces: &crate::state::StateDir,
+    profiles: &crate::state::StateDir,
     id: &str,
 ) -> Result<StoredExport, crate::Error> {
     let io = |what: &str, e: std::io::Error| crate::Error::io(what.to_owned(), e);
-    let bytes = crate::trace::profiles::read_trace(traces_dir, id)?;
-    let trace: Trace = serde_json::from_slice(&bytes)
-        .map_err(|e| io("read the stored trace", std::io::Error::other(e)))?;
+    let trace = crate::trace::store::read(traces, id).ok_or_else(|| {
+        io(
+            &format!("no stored trace {id}"),
+            std::io::ErrorKind::NotFound.into(),
+        )
+    })?;
     let mut firefox_profile_error = None;
-    let gecko = crate::trace::profiles::find(profiles_dir, id).and_then(|p| {
-        let read = std::fs::read(&p)
-            .map_err(|e| e.to_string())
-            .and_then(|b| crate::firefox::startup_profile::parse(&b));
-        read.map_err(|e| firefox_profile_error = Some(e)).ok()
-    });
+    let gecko = match crate::trace::profiles::read(
+        profiles,
+        id,
+        crate::firefox::startup_profile::MAX_BYTES,
+    ) {
+        Ok(Some(bytes)) => crate::firefox::startup_profile::parse(&bytes)
+            .map_err(|e| firefox_profile_error = Some(e))
+            .ok(),
+        Ok(None) => None,
+        Err(e) => {
+            firefox_profile_error = Some(e.to_string());
+            None
+        }
+    };
     let exported = match firefox_profiler(&trace, gecko, &BTreeMap::new()) {
         Ok(e) => e,
         Err(e) => {
@@ -163,14 +174,13 @@ pub fn stored(
                 .map_err(|e| io("export the trace", std::io::Error::other(e)))?
         }
     };
-    let dir = profiles_dir.join("page");
-    std::fs::create_dir_all(&dir).map_err(|e| io("create the profiles folder", e))?;
-    let file = dir.join(format!("{id}.json"));
-    crate::trace::store::write_owned(&file, &exported.json, None)
-        .map_err(|e| io("write the profile", e))?;
+    let page = crate::trace::profiles::page(profiles)?;
+    let name = format!("{id}.json");
+    page.write(&name, &exported.json)?;
+    crate::trace::profiles::prune(profiles, traces, crate::trace::profiles::MAX_PROFILES);
     Ok(StoredExport {
         trace: id.to_owned(),
-        file: crate::path_text::display(&file),
+        file: crate::path_text::display(&page.path_of(&name)),
         bytes: exported.json.len() as u64,
         summary: exported.summary,
         firefox_profile_error,

@@ -9,11 +9,8 @@
 //! (`native-host/fuzz/fuzz_targets/zip.rs`).
 //!
 //! An entry's span is from its local header to the next entry's (or the directory): its header,
-//! name, data and any data descriptor, i.e. every byte a read of that entry touches.
-
-use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+//! name, data and any data descriptor, i.e. every byte a read of that entry touches. The file
+//! itself comes opened from the caller (the trace opens each file once, beneath a held folder).
 
 use thiserror::Error;
 
@@ -155,31 +152,23 @@ pub fn entries(data: &[u8]) -> Result<Vec<Entry>, ZipError> {
     directory(&data[start..end], count, offset)
 }
 
-/// The entries of the archive at `path`: its tail and its directory only are read, through a
-/// descriptor opened without following a symlink and checked to be a regular file.
-pub fn entries_of(path: &Path) -> Result<Vec<Entry>, ZipError> {
-    let io = |e: std::io::Error| ZipError::Io(format!("{}: {e}", path.display()));
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(io)?;
+/// The entries of the archive open as `file` (a descriptor the caller opened and checked: the
+/// trace's recording opens each traced file once, beneath a held folder): its tail and its
+/// directory only are read.
+pub fn entries_of(file: &std::fs::File) -> Result<Vec<Entry>, ZipError> {
+    use std::os::unix::fs::FileExt;
+    let io = |e: std::io::Error| ZipError::Io(e.to_string());
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(ZipError::Io(format!(
-            "{}: not a regular file",
-            path.display()
-        )));
+        return Err(ZipError::Io("not a regular file".into()));
     }
     let len = meta.len();
     let tail_len = len.min(MAX_TAIL);
     let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(0)];
-    file.seek(SeekFrom::Start(len - tail_len)).map_err(io)?;
-    file.read_exact(&mut tail).map_err(io)?;
+    file.read_exact_at(&mut tail, len - tail_len).map_err(io)?;
     let (offset, size, count) = end_record(&tail, len)?;
     let mut dir = vec![0u8; usize::try_from(size).unwrap_or(0)];
-    file.seek(SeekFrom::Start(offset)).map_err(io)?;
-    file.read_exact(&mut dir).map_err(io)?;
+    file.read_exact_at(&mut dir, offset).map_err(io)?;
     directory(&dir, count, offset)
 }
 
@@ -261,17 +250,15 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("omni.ja");
         std::fs::write(&p, zip(&[("x", b"1"), ("y", b"22")])).unwrap();
-        let e = entries_of(&p).unwrap();
+        let e = entries_of(&std::fs::File::open(&p).unwrap()).unwrap();
         assert_eq!(
             e.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
             ["x", "y"]
         );
-        let link = dir.path().join("link.ja");
-        std::os::unix::fs::symlink(&p, &link).unwrap();
-        assert!(
-            matches!(entries_of(&link), Err(ZipError::Io(_))),
-            "no symlink followed"
-        );
+        // A file cut short after the check: refused, not read past its end.
+        std::fs::write(&p, b"PK").unwrap();
+        let short = entries_of(&std::fs::File::open(&p).unwrap());
+        assert_eq!(short, Err(ZipError::NoEndRecord));
     }
 
     #[test]

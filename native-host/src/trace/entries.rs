@@ -53,23 +53,13 @@ pub fn entries_read(f: u32, events: &[Read], entries: &[Entry]) -> Vec<EntryRead
     read
 }
 
-/// Fill `entries` of every archive among `files` from the archive on disk (bounded parse); an
-/// archive that cannot be parsed keeps none and is named in the returned list with the reason.
-pub fn fill(files: &mut [FileEntry], events: &[Read]) -> Vec<(String, String)> {
-    let mut problems = Vec::new();
-    for (i, file) in files.iter_mut().enumerate() {
-        if !file.resolved || file.written || !is_archive(&file.path) {
-            continue;
-        }
-        match crate::firefox::omni::entries_of(std::path::Path::new(&file.path)) {
-            Ok(entries) => {
-                let f = u32::try_from(i).unwrap_or(u32::MAX);
-                file.entries = Some(entries_read(f, events, &entries));
-            }
-            Err(e) => problems.push((file.path.clone(), e.to_string())),
-        }
-    }
-    problems
+/// The entries of archive `files[f]`, open as `file`, that `events` covered (bounded parse).
+pub fn of_archive(
+    f: u32,
+    events: &[Read],
+    file: &std::fs::File,
+) -> Result<Vec<EntryRead>, crate::firefox::omni::ZipError> {
+    crate::firefox::omni::entries_of(file).map(|entries| entries_read(f, events, &entries))
 }
 
 /// The entry name a module URL is loaded from in the archive `archive` (its path inside the

@@ -91,7 +91,7 @@ impl Sampler {
                 }
             }
         }
-        if let Ok(maps) = std::fs::read(format!("/proc/{pid}/maps")) {
+        if let Ok(maps) = crate::pagecache::maps::read_maps(pid) {
             let seen = self.maps.entry(pid).or_default();
             for l in maps.split(|b| *b == b'\n') {
                 if let Some(m) = parse_maps_line(l) {
