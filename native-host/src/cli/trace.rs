@@ -72,6 +72,10 @@ pub struct TraceArgs {
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Leave out which code faulted each page in (exceptions:page_fault_user): the trace then
+    /// costs less (the benchmark's cold-traced-no-faults).
+    #[arg(long)]
+    pub no_fault_sites: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -147,7 +151,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
         seconds: Some(seconds),
         quiet_ms: QUIET_MS,
     };
-    let trace = record::attach(pid, &install, true, stop)?;
+    let trace = record::attach(pid, &install, true, !args.no_fault_sites, stop)?;
     finish(&trace, owner.as_ref(), args.json).map(drop)
 }
 

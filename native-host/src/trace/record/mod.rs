@@ -243,12 +243,18 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
 }
 
 /// `trace --pid`: attach to a running Firefox; what it read before is missed (said in notes).
-pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::Result<Trace> {
+pub fn attach(
+    pid: i32,
+    install: &Install,
+    trace: bool,
+    faults: bool,
+    stop: Stop,
+) -> anyhow::Result<Trace> {
     let stat = firefox::read_stat(pid).with_context(|| format!("no process {pid}"))?;
     let zero_ns =
         boot_to_clock(stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
     let install_id = install_identity(&install.dir);
-    let mut rec = Recording::arm(trace, trace);
+    let mut rec = Recording::arm(trace, trace && faults);
     let mut sampler = Sampler {
         root: pid,
         ..Sampler::default()
