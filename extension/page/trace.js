@@ -2,7 +2,8 @@
 // (recorded by `about-startup-host launch --trace`, fetched from the host in pages) or of an
 // imported export. Four views over ../lib/models/trace.js: read over time on the milestone axis, seed
 // 000's access pattern (ELF sections shaded and named), seed 003's disk position against time,
-// and the per-file table. Everything is built with createElement/createElementNS; geometry is in
+// and the per-file table (an omni.ja row opens into its zip entries), then which code faulted
+// the pages in and which entries were read the most (./trace-sources.js). Everything is built with createElement/createElementNS; geometry is in
 // attributes, colours are CSS classes (startup.css, "Trace charts"), so high-contrast mode can
 // give them system colours, and page faults differ from other reads by shape as well.
 import browser from "../lib/transport/browser.js";
@@ -26,6 +27,7 @@ import {
 } from "../lib/models/trace.js";
 import { relay } from "./relay.js";
 import { profilerControls } from "./profiler.js";
+import { codeSection, entriesSection, fileCell } from "./trace-sources.js";
 import { el, svgEl } from "./dom.js";
 
 
@@ -210,7 +212,7 @@ function table(trace) {
     const tr = el(
       "tr",
       {},
-      el("td", { text: r.written ? `${r.path} ${t("traceWritten")}` : r.path }),
+      fileCell(trace.files[r.index], r.written ? `${r.path} ${t("traceWritten")}` : r.path),
       el("td", { text: formatBytes(r.bytesRead), className: "num" }),
       el("td", { text: r.share === null ? "—" : formatPercent(r.share), className: "num" }),
       el("td", { text: String(r.requests ?? "—"), className: "num" }),
@@ -307,6 +309,10 @@ export function showTrace(trace, origin = "host", milestones = null) {
     diskChart(trace, span),
     el("h3", { text: t("traceFilesHeading") }),
     table(trace),
+    el("h3", { text: t("traceCodeHeading") }),
+    codeSection(trace),
+    el("h3", { text: t("traceEntriesHeading") }),
+    entriesSection(trace),
   );
 }
 

@@ -16,6 +16,8 @@ import { HOST_BINARY, ROOT } from "../../scripts/lib/project.mjs";
 import { profilerNode } from "../../scripts/lib/setup.mjs";
 
 const isRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+const setpriv = spawnSync("setpriv", ["--version"]).status === 0;
 const CLI = path.join(ROOT, "node_modules", "@firefox-devtools", "profiler-cli", "dist", "profiler-cli.js");
 
 /** Runs the host CLI; resolves with stdout (stderr goes to an artifact). */
@@ -185,5 +187,74 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
     // The stored Firefox profile merges again without --trace-only.
     const again = JSON.parse((await host(["trace", "export", "-o", path.join(work, "again.json"), "--json"], env, "profiler-export-merged")).out);
     assert.equal(again.kind, "merged");
+  });
+});
+
+// Most users are not root: no tracefs, so the kernel's side is the /proc figures of the Firefox
+// tree. The host run as `nobody` (setpriv, its own HOME, a clean environment) must still collect
+// Firefox's own profile and write one merged file with those figures as a bandwidth track.
+const userSkip = !isRoot ? "needs root to switch to an ordinary user (setpriv); run npm test as root" : !setpriv ? "setpriv is missing (util-linux)" : false;
+describe("as an ordinary user: Firefox's own profile with the /proc read figures", { skip: userSkip }, () => {
+  const stage = fs.mkdtempSync(path.join(os.tmpdir(), "as-prof-user-"));
+  const home = path.join(stage, "home");
+  const profile = path.join(home, "p");
+  const hostCopy = path.join(stage, "about-startup-host");
+  const merged = path.join(home, "merged.profile.json");
+  const sessions = path.join(stage, "pq");
+  let trace = null;
+
+  before(() => {
+    // /root and Debian's home folders are 0700: stage where nobody can reach it.
+    fs.chmodSync(stage, 0o755);
+    fs.mkdirSync(profile, { recursive: true });
+    spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, home]);
+    fs.copyFileSync(HOST_BINARY, hostCopy);
+    fs.chmodSync(hostCopy, 0o755);
+    const started = Date.now();
+    const r = spawnSync(
+      "setpriv",
+      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "env", "-i", `HOME=${home}`, "PATH=/usr/bin:/bin", hostCopy,
+        "launch", "--trace", "--firefox-profile", "--profile-out", merged, "--json", "--", "--headless", "--no-remote", "-profile", profile],
+      { encoding: "utf8", maxBuffer: 256 * 1024 * 1024, timeout: 240000 },
+    );
+    fs.writeFileSync(path.join(artifactsFolder(), "profiler-user-launch.stderr.txt"), r.stderr ?? "");
+    assert.equal(r.status, 0, `launch as nobody: ${r.stderr}`);
+    trace = JSON.parse(r.stdout);
+    console.log(`launch --firefox-profile as nobody: ${Math.round((Date.now() - started) / 1000)} s`);
+  });
+
+  after(async () => {
+    spawnSync(profilerNode(), [CLI, "stop", "--all"], { env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessions } });
+    if (trace?.pid) {
+      try {
+        process.kill(trace.pid, "SIGTERM");
+        await waitFor(() => !fs.existsSync(`/proc/${trace.pid}`), { timeout: 20000, message: "Firefox to exit" });
+      } catch {
+        try {
+          process.kill(trace.pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    }
+    fs.rmSync(stage, { recursive: true, force: true });
+  });
+
+  it("writes the merged profile: Firefox's processes, its milestones, the tree's read_bytes as a track", () => {
+    assert.equal(trace.source, "proc_sampler", "no tracefs for an ordinary user");
+    assert.ok(!trace.note_codes?.some((n) => n.code === "firefox_profile_missing"), JSON.stringify(trace.note_codes));
+    assert.ok(fs.existsSync(merged), "the merged profile");
+    assert.equal(fs.statSync(merged).uid, NOBODY, "written as the user, in the user's folder");
+    fs.copyFileSync(merged, path.join(artifactsFolder(), "merged-user.profile.json"));
+    const q = load(sessions, "user", merged);
+    const info = q("profile", "info", "--all");
+    const parent = info.processes.find((p) => p.pid === String(trace.pid));
+    assert.ok(parent?.threads.some((t) => t.name === "GeckoMain"), `Firefox's parent process: ${info.processes.map((p) => `${p.name} ${p.pid}`)}`);
+    assert.ok(info.processCount >= 3, `Firefox's child processes too: ${info.processCount}`);
+    const counters = q("counter", "list").counters.filter((c) => c.name.startsWith("Disk reads"));
+    assert.ok(counters.length > 0, "the /proc read figures as a bandwidth track");
+    const ms = q("thread", "markers", "--thread", "t-0", "--search", "sessionRestored");
+    assert.ok(ms.filteredMarkerCount >= 1, "Firefox's sessionRestored");
+    console.log(`as nobody: ${info.processCount} processes, counters ${counters.map((c) => c.name).join(", ")}`);
   });
 });
