@@ -73,7 +73,11 @@ function diskReads(q, info) {
   return out;
 }
 
-describe("the Firefox Profiler loads what launch --firefox-profile and trace export write", { skip: isRoot ? false : "tracefs needs root: run the e2e suite as root (CI does)" }, () => {
+const rootSkip = isRoot ? false : "tracefs needs root: run the e2e suite as root (CI does)";
+if (rootSkip) {
+  console.warn(`SKIPPED test.profiler.js: ${rootSkip}`);
+}
+describe("the Firefox Profiler loads what launch --firefox-profile and trace export write", { skip: rootSkip }, () => {
   // Short: the loader's Unix socket lives in the session folder (108 bytes on Linux).
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "as-prof-"));
   const home = path.join(work, "home");
@@ -194,6 +198,9 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
 // tree. The host run as `nobody` (setpriv, its own HOME, a clean environment) must still collect
 // Firefox's own profile and write one merged file with those figures as a bandwidth track.
 const userSkip = !isRoot ? "needs root to switch to an ordinary user (setpriv); run npm test as root" : !setpriv ? "setpriv is missing (util-linux)" : false;
+if (userSkip) {
+  console.warn(`SKIPPED test.profiler.js (ordinary user): ${userSkip}`);
+}
 describe("as an ordinary user: Firefox's own profile with the /proc read figures", { skip: userSkip }, () => {
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), "as-prof-user-"));
   const home = path.join(stage, "home");
