@@ -46,6 +46,8 @@ function pq(sessionDir, session, ...args) {
     env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessionDir },
     encoding: "utf8",
     timeout: 120000,
+    // A listing of every marker of a 128 KiB-readahead start is several MB of JSON.
+    maxBuffer: 512 * 1024 * 1024,
   });
   if (r.status !== 0) {
     throw new Error(`profiler-cli ${args.join(" ")}: ${r.stderr || r.stdout}`);
@@ -139,7 +141,7 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
     const count = reads.reduce((s, r) => s + r.count, 0);
     const expected = trace.events.filter((e) => !trace.files[e.f].written).length;
     assert.equal(count, expected, `one marker per read: ${JSON.stringify(reads)}`);
-    const main = q("thread", "markers", "--thread", "t-0", "--search", "Disk read", "--list", "--limit", "2000");
+    const main = q("thread", "markers", "--thread", "t-0", "--search", "Disk read", "--list", "--limit", "100000");
     const labels = main.flatMarkers ?? [];
     assert.ok(labels.some((m) => m.label.includes("/libxul.so")), "libxul.so by name");
     assert.ok(labels.some((m) => m.label.includes("/omni.ja")), "omni.ja by name");

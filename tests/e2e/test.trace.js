@@ -161,7 +161,7 @@ describe("the page draws a trace", () => {
         omniFolds: [...document.querySelectorAll("[data-testid=trace-files] [data-testid=trace-file-entries]")].map((d) => ({
           path: d.closest("tr").dataset.path,
           summary: d.querySelector("summary").textContent,
-          rows: d.querySelectorAll("tbody tr").length,
+          rows: d.querySelectorAll(":scope > table > tbody > tr").length,
         })),
         nodes: document.querySelectorAll("#trace *").length,
         picked: document.querySelector("[data-testid=trace-file-picker]")?.selectedOptions[0]?.textContent ?? null,
