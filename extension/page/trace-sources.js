@@ -4,7 +4,7 @@
 // its entries. Built from ../lib/models/trace-sources.js with createElement only.
 import { t, tn } from "../lib/wording/i18n.js";
 import { formatBytes, formatMs } from "../lib/wording/format.js";
-import { entryRows, faultSiteCoverage, topCode, topEntries } from "../lib/models/trace-sources.js";
+import { entryRows, faultSiteCoverage, installName, topCode, topEntries } from "../lib/models/trace-sources.js";
 import { el } from "./dom.js";
 
 /** How many entries an omni.ja row opens into (the rest are counted). */
@@ -32,7 +32,7 @@ export function codeSection(trace) {
   const body = rows.map((r) => {
     const what = r.read
       .slice(0, 3)
-      .map((x) => `${x.path.slice(x.path.lastIndexOf("/") + 1)} ${formatBytes(x.bytes)}`)
+      .map((x) => `${installName(x.path, trace.install_dir ?? null)} ${formatBytes(x.bytes)}`)
       .join(", ");
     const tr = el(
       "tr",

@@ -255,10 +255,9 @@ describe("the page draws a trace", () => {
       assert.match(fold.summary, new RegExp(`${file.entries.length} entr(y|ies) read`));
     }
     await shot(driver, "trace-imported");
-    await driver.executeScript(() => {
-      document.querySelector("[data-testid=trace-files] details")?.setAttribute("open", "");
-    });
-    for (const id of ["trace-files", "trace-code", "trace-entries"]) {
+    // An omni.ja row opened: its entries, as a person clicking it sees them.
+    await driver.findElement(By.css("[data-testid=trace-file-entries] summary")).click();
+    for (const id of ["trace-file-entries", "trace-code", "trace-entries"]) {
       const node = await driver.findElement(By.css(`[data-testid=${id}]`));
       await driver.executeScript((n) => n.scrollIntoView(), node);
       fs.writeFileSync(path.join(artifactsFolder(), `trace-imported-${id}.png`), Buffer.from(await node.takeScreenshot(true), "base64"));

@@ -103,10 +103,10 @@ export function entryRows(file) {
 }
 
 /**
- * The archive's name as Firefox's install folder has it ("omni.ja", "browser/omni.ja"): the
- * path's tail from the install folder, which the trace names as `install_dir` when it knows it.
+ * A file's name as a person tells it apart: inside Firefox's install folder (the trace's
+ * `install_dir`) its path there ("omni.ja", "browser/omni.ja"), else its base name ("libc.so.6").
  */
-export function archiveName(path, installDir = null) {
+export function installName(path, installDir = null) {
   if (installDir && path.startsWith(`${installDir}/`)) {
     return path.slice(installDir.length + 1);
   }
@@ -116,7 +116,7 @@ export function archiveName(path, installDir = null) {
 /** The entries this start read the most, across its archives: [{archive, ...entryRow}], at most `limit`. */
 export function topEntries(trace, limit = 10) {
   return trace.files
-    .flatMap((f) => (entryRows(f) ?? []).map((row) => ({ archive: archiveName(f.path, trace.install_dir ?? null), ...row })))
+    .flatMap((f) => (entryRows(f) ?? []).map((row) => ({ archive: installName(f.path, trace.install_dir ?? null), ...row })))
     .sort((a, b) => b.bytesRead - a.bytesRead || a.name.localeCompare(b.name))
     .slice(0, limit);
 }

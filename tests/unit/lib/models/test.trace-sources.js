@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { archiveName, codeLabel, codeRegion, entryRows, faultSiteCoverage, topCode, topEntries } from "../../../../extension/lib/models/trace-sources.js";
+import { installName, codeLabel, codeRegion, entryRows, faultSiteCoverage, topCode, topEntries } from "../../../../extension/lib/models/trace-sources.js";
 
 // A real trace of an ESR 153 cold start, trimmed (the host's cargo tests use the same file).
 const REAL = JSON.parse(fs.readFileSync(new URL("../../../../native-host/tests/fixtures/profiler/trace-esr153-cold.json", import.meta.url), "utf8"));
@@ -63,7 +63,9 @@ test("the entries this start read the most, named by archive across omni.ja and 
     ["omni.ja", "chrome/pdfjs/content/build/pdf.worker.mjs"],
     ["omni.ja", "modules/translations/cld-worker.js.mem"],
   ]);
-  assert.equal(archiveName("/opt/ff/browser/omni.ja"), "browser/omni.ja");
-  assert.equal(archiveName("/opt/ff/omni.ja", "/opt/ff"), "omni.ja");
+  assert.equal(installName("/opt/ff/browser/omni.ja"), "browser/omni.ja");
+  assert.equal(installName("/opt/ff/omni.ja", "/opt/ff"), "omni.ja");
+  assert.equal(installName("/opt/ff/browser/omni.ja", "/opt/ff"), "browser/omni.ja");
+  assert.equal(installName("/usr/lib/x86_64-linux-gnu/libc.so.6", "/opt/ff"), "libc.so.6");
   assert.deepEqual(topEntries({ files: [{ path: "/x/libxul.so" }] }), []);
 });
