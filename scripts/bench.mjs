@@ -55,8 +55,8 @@ function compare({ a, b }) {
  * (outside the slow-disk group), stopped with SIGINT once the start is recorded (the host keeps
  * what it has, removes its tracefs instance and prints the trace). finish() → summary or null.
  */
-function attachTracer(pid, stateHome) {
-  const child = spawn(HOST_BINARY, ["trace", "--pid", String(pid), "--seconds", "300", "--json"], {
+function attachTracer(pid, stateHome, { faults = true } = {}) {
+  const child = spawn(HOST_BINARY, ["trace", "--pid", String(pid), "--seconds", "300", "--json", ...(faults ? [] : ["--no-fault-sites"])], {
     env: { ...process.env, XDG_STATE_HOME: stateHome },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -236,8 +236,9 @@ async function benchmark(options, argv) {
     },
     launch: async (step) => {
       freshProfile(paths);
-      if (step?.scenario === "cold-traced") {
-        return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome) });
+      if (step?.scenario === "cold-traced" || step?.scenario === "cold-traced-no-faults") {
+        const faults = step.scenario === "cold-traced";
+        return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome, { faults }) });
       }
       // The learned working set outlives the per-launch HOME copy: the extension's `learn` after
       // every start writes it here, and preload-plan reads it from here.

@@ -2,7 +2,8 @@
 // (recorded by `about-startup-host launch --trace`, fetched from the host in pages) or of an
 // imported export. Four views over ../lib/models/trace.js: read over time on the milestone axis, seed
 // 000's access pattern (ELF sections shaded and named), seed 003's disk position against time,
-// and the per-file table. Everything is built with createElement/createElementNS; geometry is in
+// and the per-file table (an omni.ja row opens into its zip entries), then which code faulted
+// the pages in and which entries were read the most (./trace-sources.js). Everything is built with createElement/createElementNS; geometry is in
 // attributes, colours are CSS classes (startup.css, "Trace charts"), so high-contrast mode can
 // give them system colours, and page faults differ from other reads by shape as well.
 import browser from "../lib/transport/browser.js";
@@ -26,6 +27,8 @@ import {
 } from "../lib/models/trace.js";
 import { hostHello, relay } from "./relay.js";
 import { hostCommands } from "../lib/wording/commands.js";
+import { profilerControls } from "./profiler.js";
+import { codeSection, entriesSection, fileCell } from "./trace-sources.js";
 import { el, svgEl } from "./dom.js";
 
 
@@ -37,7 +40,7 @@ const SECTION_COLOURS = 8;
 
 // `own`: this Firefox's milestones; `milestones`: those drawn with the trace shown (its own
 // process's only: an imported trace brings its export's current record's, or none).
-const state = { trace: null, origin: "host", own: [], milestones: [], picked: null };
+const state = { trace: null, origin: "host", own: [], milestones: [], picked: null, id: null };
 
 /** The trace shown now (null without one), for the JSON export. */
 export function currentTrace() {
@@ -223,7 +226,7 @@ function table(trace, { written = false } = {}) {
     const tr = el(
       "tr",
       {},
-      el("td", { text: r.path }),
+      fileCell(trace.files[r.index], r.path),
       el("td", { text: formatBytes(r.bytesRead), className: "num" }),
       el("td", { text: r.share === null ? "—" : formatPercent(r.share), className: "num" }),
       el("td", { text: String(r.requests ?? "—"), className: "num" }),
@@ -299,12 +302,19 @@ export function showTrace(trace, origin = "host", milestones = null) {
     drawPattern();
   });
   drawPattern();
+  // The Firefox Profiler (issue 21): the host exports the traces it stores; an imported one is
+  // exported with the CLI (its `trace export` reads an about:startup export file).
+  const profiler =
+    origin === "host" && state.id
+      ? profilerControls(state.id, { request: (command, params) => relay.request(command, params) })
+      : el("p", { className: "detail", attrs: { "data-testid": "profiler-imported" }, text: t("profilerImported") });
   root.replaceChildren(
     el("h2", { text: t("traceHeading"), attrs: { id: "trace-heading" } }),
     summary,
     lost,
     about,
     ...notes,
+    profiler,
     el("h3", { text: t("traceReadHeading") }),
     readChart(trace, span),
     el("h3", { text: t("tracePatternHeading") }),
@@ -315,6 +325,10 @@ export function showTrace(trace, origin = "host", milestones = null) {
     el("h3", { text: t("traceFilesHeading") }),
     table(trace),
     ...(trace.files.some((f) => f.written) ? [el("h3", { text: t("traceWrittenHeading") }), el("p", { className: "detail", text: t("traceWrittenExplanation") }), table(trace, { written: true })] : []),
+    el("h3", { text: t("traceCodeHeading") }),
+    codeSection(trace),
+    el("h3", { text: t("traceEntriesHeading") }),
+    entriesSection(trace),
   );
 }
 
@@ -394,6 +408,7 @@ export async function initTrace() {
     return;
   }
   try {
+    state.id = meta.id;
     showTrace(await fetchTrace(meta.id), "host");
   } catch (error) {
     showNone("traceFetchError", String(error?.message ?? error), await recordCommand(listing));

@@ -43,6 +43,12 @@ pub const START_INCOMPLETE: &str = "start_incomplete";
 /// Trace: attached `ms` after the process started: reads before that are missed.
 pub const ATTACHED_LATE: &str = "attached_late";
 
+/// Trace: the zip archive `path` (omni.ja) could not be read for its entries (`detail`, English).
+pub const ARCHIVE_UNREADABLE: &str = "archive_unreadable";
+/// Trace: Firefox's own startup profile was asked for but is missing or unusable (`detail`,
+/// English; `reason`: `gone`, `not_written`, `truncated`, `refused`, `io` or `clock`).
+pub const FIREFOX_PROFILE_MISSING: &str = "firefox_profile_missing";
+
 /// Trace: which read pages were then used is unknown (params: `reason`, one of the
 /// `PAGE_USE_*` codes; `os_error` for [`PAGE_USE_KPAGEFLAGS`] where there is one; `detail`, the
 /// same in English).
@@ -150,6 +156,15 @@ impl Note {
                 p("ms")
             ),
             PAGE_USE_UNKNOWN => format!("which read pages were used is unknown: {}", p("detail")),
+            ARCHIVE_UNREADABLE => format!(
+                "the entries of {} are unknown: {}",
+                p("path"),
+                p("detail")
+            ),
+            FIREFOX_PROFILE_MISSING => format!(
+                "Firefox's own profile is missing, the trace stands alone: {}",
+                p("detail")
+            ),
             other => other.to_owned(),
         }
     }

@@ -8,7 +8,7 @@ import { parseReadAheadKb } from "../lib/read-ahead.mjs";
 import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "cold-traced", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "login", "login-no-preload", "hot"];
+export const SCENARIOS = ["cold", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "login", "login-no-preload", "hot"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -32,6 +32,8 @@ every milestone through the extension and the native host.
   cold     Firefox's own files evicted from the page cache (the rest of the system stays warm)
   cold-traced  cold, with \`about-startup-host trace --pid\` attached at spawn (root): the
            trace's own cost
+  cold-traced-no-faults  the same with \`--no-fault-sites\`: what recording which code
+           faulted (exceptions:page_fault_user) adds
   preload  evicted, then read back with \`about-startup-host preload\`; its time is reported
            beside the start and added to it
   preload-image  a squashfs install only (the Snap stand-in): evicted, then only the compressed

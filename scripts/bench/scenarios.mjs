@@ -77,9 +77,9 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
     return { preloadMs: null, evicted: null, preloadMbPerS: null };
   }
   const evicted = host(exec, hostBinary, args("evict"));
-  // cold-traced: the same cold state; the benchmark attaches the trace to the launch (the
+  // cold-traced(-no-faults): the same cold state; the benchmark attaches the trace to the launch (the
   // trace's own cost, docs/benchmarks.md).
-  if (scenario === "cold" || scenario === "cold-traced") {
+  if (scenario === "cold" || scenario === "cold-traced" || scenario === "cold-traced-no-faults") {
     return { preloadMs: null, evicted: evicted.pages_dropped ?? null, preloadMbPerS: null };
   }
   if (scenario === "preload" || scenario === "preload-image") {

@@ -15,13 +15,26 @@ import { run } from "./run.mjs";
 /** Where `cargo install --root` puts geckodriver: <project>/.cache/geckodriver/bin/geckodriver. */
 export const GECKODRIVER_CACHE = path.join(ROOT, ".cache", "geckodriver");
 
+/**
+ * A Node ≥ 24 for the Firefox Profiler's own loader (`@firefox-devtools/profiler-cli`, a
+ * devDependency, needs it; this project runs on Node ≥ 20): npm's `node` package, installed once
+ * into <project>/.cache/node24 (the package fetches the official build for this platform).
+ */
+export const NODE24_CACHE = path.join(ROOT, ".cache", "node24");
+const NODE24_BIN = path.join(NODE24_CACHE, "node_modules", ".bin", "node");
+
+/** The node binary the profiler loader runs on: this one when it is ≥ 24, else the cached one. */
+export function profilerNode({ version = process.versions.node, execPath = process.execPath } = {}) {
+  return Number(version.split(".")[0]) >= 24 ? execPath : NODE24_BIN;
+}
+
 /** What each `npm test` stage needs besides node modules. */
 const NEEDS = {
   fmt: ["cargo", "rustfmt"],
   clippy: ["cargo", "clippy"],
   "cargo-test": ["cargo"],
   "host-release": ["cargo"],
-  e2e: ["cargo", "firefox", "geckodriver"],
+  e2e: ["cargo", "firefox", "geckodriver", "node24"],
   start: ["cargo", "firefox"],
 };
 
@@ -35,10 +48,10 @@ export class SetupError extends Error {
 /**
  * Returns {steps: [{why, command, args}], root: [{why, command}], missing: [{why, command}]} for
  * the given stages. `have` says what is there: {nodeModules, cargo, rustup, rustfmt, clippy,
- * firefox, geckodriver} (booleans). `root` lists what only root can install (the caller stops
+ * firefox, geckodriver, node24} (booleans). `root` lists what only root can install (the caller stops
  * with it); `missing` what a user can install but this script will not (Rust itself).
  */
-export function planSetup(stages, have, { geckodriverCache = GECKODRIVER_CACHE } = {}) {
+export function planSetup(stages, have, { geckodriverCache = GECKODRIVER_CACHE, node24Cache = NODE24_CACHE } = {}) {
   const needs = new Set(stages.flatMap((stage) => NEEDS[stage] ?? []));
   const steps = [];
   const root = [];
@@ -78,6 +91,13 @@ export function planSetup(stages, have, { geckodriverCache = GECKODRIVER_CACHE }
       args: ["install", "--locked", "geckodriver", "--root", geckodriverCache],
     });
   }
+  if (needs.has("node24") && !have.node24) {
+    steps.push({
+      why: "the Firefox Profiler's loader (profiler-cli) needs Node ≥ 24",
+      command: "npm",
+      args: ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", node24Cache, "node@24"],
+    });
+  }
   return { steps, root, missing };
 }
 
@@ -108,6 +128,7 @@ export function probe(env = process.env) {
     clippy: cargo && succeeds("cargo", ["clippy", "--version"]),
     firefox: Boolean(env.FIREFOX) || findCandidates({ env }).length > 0,
     geckodriver: findGeckodriver({ env }) !== null,
+    node24: profilerNode() === process.execPath || succeeds(NODE24_BIN, ["-e", "process.exit(Number(process.versions.node.split('.')[0]) >= 24 ? 0 : 1)"]),
   };
 }
 

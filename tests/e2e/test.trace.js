@@ -152,7 +152,17 @@ describe("the page draws a trace", () => {
         command: document.querySelector("[data-testid=trace-command]")?.textContent ?? null,
         charts: ["trace-read-chart", "trace-pattern-chart", "trace-disk-chart"].map((id) => document.querySelector(`[data-testid=${id}]`)?.querySelectorAll("rect").length ?? -1),
         sections: [...document.querySelectorAll("[data-testid=trace-pattern-chart] [data-section]")].map((g) => g.dataset.section),
-        rows: document.querySelectorAll("[data-testid=trace-files] tbody tr").length,
+        rows: document.querySelectorAll("[data-testid=trace-files] > tbody > tr").length,
+        // Which code, which resources (issue 21)
+        code: document.querySelector("[data-testid=trace-code]")?.dataset.state ?? null,
+        codeRows: [...document.querySelectorAll("[data-testid=trace-code] tbody tr")].map((tr) => ({ code: tr.dataset.code, bytes: Number(tr.dataset.bytes) })),
+        entries: document.querySelector("[data-testid=trace-entries]")?.dataset.state ?? null,
+        entryRows: [...document.querySelectorAll("[data-testid=trace-entries] tbody tr")].map((tr) => tr.dataset.entry),
+        omniFolds: [...document.querySelectorAll("[data-testid=trace-files] [data-testid=trace-file-entries]")].map((d) => ({
+          path: d.closest("tr").dataset.path,
+          summary: d.querySelector("summary").textContent,
+          rows: d.querySelectorAll(":scope > table > tbody > tr").length,
+        })),
         nodes: document.querySelectorAll("#trace *").length,
         picked: document.querySelector("[data-testid=trace-file-picker]")?.selectedOptions[0]?.textContent ?? null,
         marks: [...document.querySelectorAll("[data-testid=trace-pattern-chart] rect[data-mark]")].map((r) => r.dataset.mark),
@@ -228,7 +238,30 @@ describe("the page draws a trace", () => {
     const pages = trace.events.reduce((s, e) => s + e.n, 0);
     assert.ok(page.nodes < 30000, `${page.nodes} nodes for ${pages} pages: aggregated`);
     console.log(`page: ${page.summary} (${page.nodes} nodes for ${pages} pages)`);
+    // Which code faulted the pages in: the regions the trace's fault sites name, most first.
+    assert.equal(page.code, "ready", "a launch --trace records fault sites");
+    assert.ok(page.codeRows.length > 0 && page.codeRows.every((r) => r.code && r.bytes > 0), JSON.stringify(page.codeRows));
+    assert.ok(page.codeRows.every((r, i) => i === 0 || page.codeRows[i - 1].bytes >= r.bytes), "most first");
+    assert.ok(page.codeRows.some((r) => r.code.startsWith("libxul.so ")), `libxul.so's own code faults: ${page.codeRows.map((r) => r.code)}`);
+    // Which resources: omni.ja's rows open into their entries, and the most read are listed.
+    const archives = trace.files.filter((f) => f.entries?.length > 0);
+    assert.ok(archives.length > 0, "the cold start read omni.ja and the host mapped its entries");
+    assert.equal(page.entries, "ready");
+    assert.ok(page.entryRows.length > 0, "the entries read the most");
+    assert.deepEqual(page.omniFolds.map((f) => f.path).sort(), archives.map((f) => f.path).sort());
+    for (const fold of page.omniFolds) {
+      const file = trace.files.find((f) => f.path === fold.path);
+      assert.equal(fold.rows, Math.min(100, file.entries.length), `${fold.path}: ${fold.summary}`);
+      assert.match(fold.summary, new RegExp(`${file.entries.length} entr(y|ies) read`));
+    }
     await shot(driver, "trace-imported");
+    // An omni.ja row opened: its entries, as a person clicking it sees them.
+    await driver.findElement(By.css("[data-testid=trace-file-entries] summary")).click();
+    for (const id of ["trace-file-entries", "trace-code", "trace-entries"]) {
+      const node = await driver.findElement(By.css(`[data-testid=${id}]`));
+      await driver.executeScript((n) => n.scrollIntoView(), node);
+      fs.writeFileSync(path.join(artifactsFolder(), `trace-imported-${id}.png`), Buffer.from(await node.takeScreenshot(true), "base64"));
+    }
   });
 
   it("a trace of the page's own Firefox (trace --pid) comes from the host", { skip: isRoot ? false : "tracefs needs root" }, async () => {
@@ -259,6 +292,26 @@ describe("the page draws a trace", () => {
     assert.match(page.text, /ended by: the time asked for ran out/);
     assert.doesNotMatch(page.text, /attached \d+ ms after|ended by: seconds/);
     await shot(ctx.ff.driver, "trace-host");
+
+    // "Open in the Firefox Profiler" (issue 21): the host writes the profile, the page saves it
+    // and hands it to profiler.firefox.com; with no network here the Profiler never answers, so
+    // the page must say where the file is and how to load it.
+    await ctx.ff.driver.findElement(By.css("[data-testid=profiler-open]")).click();
+    const profiler = await waitFor(
+      () => ctx.ff.driver.executeScript(() => {
+        const s = document.querySelector("[data-testid=profiler-status]");
+        return ["injected", "timeout", "offline", "blocked", "error"].includes(s?.dataset.state) ? { ...s.dataset, text: s.textContent } : null;
+      }),
+      { timeout: 60000, message: "the profiler button's outcome" },
+    );
+    console.log(`Open in the Firefox Profiler: ${profiler.state}: ${profiler.text}`);
+    assert.notEqual(profiler.state, "error", profiler.text);
+    assert.equal(profiler.kind, "trace", "a trace --pid trace has no Firefox profile: the trace alone");
+    assert.match(profiler.filename, /^about-startup-.*\.profile\.json$/);
+    if (profiler.state !== "injected") {
+      assert.match(profiler.text, /Load a profile from file/);
+    }
+    await shot(ctx.ff.driver, "trace-host-profiler");
   });
 });
 

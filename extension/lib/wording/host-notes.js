@@ -19,6 +19,18 @@ export const HOST_NOTE_KEYS = {
   start_incomplete: "hostNoteStartIncomplete",
   attached_late: "hostNoteAttachedLate",
   page_use_unknown: "hostNotePageUseUnknown",
+  archive_unreadable: "hostNoteArchiveUnreadable",
+  firefox_profile_missing: "hostNoteFirefoxProfileMissing",
+};
+
+/** Why Firefox's own startup profile is missing (firefox_profile_missing's `reason`). */
+export const FIREFOX_PROFILE_REASON_KEYS = {
+  gone: "firefoxProfileReasonGone",
+  not_written: "firefoxProfileReasonNotWritten",
+  truncated: "firefoxProfileReasonTruncated",
+  refused: "firefoxProfileReasonRefused",
+  io: "firefoxProfileReasonIo",
+  clock: "firefoxProfileReasonClock",
 };
 
 /** Why a trace is not exact (no_exact_trace's `reason`). */
@@ -151,6 +163,8 @@ const SUBS = {
   cold_evicted: (p) => [count(p.files), count(p.pages)],
   attached_late: (p) => [formatMs(p.ms)],
   page_use_unknown: (p, t) => [pageUseReason(p, t)],
+  archive_unreadable: (p) => [String(p.path ?? "—")],
+  firefox_profile_missing: (p, t) => [FIREFOX_PROFILE_REASON_KEYS[p.reason] ? t(FIREFOX_PROFILE_REASON_KEYS[p.reason]) : String(p.detail ?? "—")],
   no_exact_trace: (p, t) => [NO_TRACE_REASON_KEYS[p.reason] ? t(NO_TRACE_REASON_KEYS[p.reason]) : t("traceReasonUnknown", [String(p.reason ?? "—")])],
 };
 

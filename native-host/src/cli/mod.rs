@@ -5,6 +5,8 @@
 //! - [`args`]: the clap definitions (the only place that knows clap);
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
 //!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`);
+//! - [`profile`]: `trace export --format firefox-profiler` and `launch --firefox-profile`'s
+//!   collection of Firefox's own profile;
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
 //! - [`render`]: tables, the progress bar, number formatting and `--json` output.
 
@@ -14,6 +16,7 @@ mod evict;
 mod install;
 mod learn;
 mod preload;
+mod profile;
 mod render;
 mod residency;
 mod target;

@@ -42,22 +42,49 @@ pub struct LaunchArgs {
     /// Stop after N seconds instead of when the tree has read nothing for 3 s.
     #[arg(long, value_name = "N")]
     pub seconds: Option<f64>,
+    /// Also record Firefox's own startup profile (its Gecko profiler from the first instant:
+    /// js, stackwalk, cpu, fileio), collect it without quitting once the start is recorded, and
+    /// write one profile for the Firefox Profiler with the trace merged in, on one clock.
+    #[arg(long)]
+    pub firefox_profile: bool,
+    /// Where to write that merged profile [default: the state folder's profiles/<id>.profile.json].
+    #[arg(long, value_name = "FILE", requires = "firefox_profile")]
+    pub profile_out: Option<PathBuf>,
+    /// Leave out which code faulted each page in (exceptions:page_fault_user, ~100k events in a
+    /// start): the trace then costs less.
+    #[arg(long)]
+    pub no_fault_sites: bool,
     /// Arguments for Firefox (after `--`), e.g. `-- --headless -profile /tmp/p`.
     #[arg(last = true, value_name = "FIREFOX_ARGS")]
     pub args: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct TraceArgs {
+    #[command(subcommand)]
+    pub action: Option<TraceAction>,
     /// The Firefox (parent) process to attach to; reads before attaching are missed.
-    #[arg(long, value_name = "PID")]
-    pub pid: i32,
+    #[arg(long, value_name = "PID", required = true)]
+    pub pid: Option<i32>,
     /// How long to record.
-    #[arg(long, value_name = "N")]
-    pub seconds: f64,
+    #[arg(long, value_name = "N", required = true)]
+    pub seconds: Option<f64>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Leave out which code faulted each page in (exceptions:page_fault_user): the trace then
+    /// costs less (the benchmark's cold-traced-no-faults).
+    #[arg(long)]
+    pub no_fault_sites: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum TraceAction {
+    /// Write a stored or given trace as a profile for the Firefox Profiler
+    /// (`--format firefox-profiler`): merged into Firefox's own startup profile where
+    /// `launch --firefox-profile` recorded one, else the trace alone.
+    Export(super::profile::ExportArgs),
 }
 
 /// `launch`.
@@ -84,27 +111,50 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         args: args.args.clone(),
         cold: args.cold,
         trace: args.trace,
+        faults: args.trace && !args.no_fault_sites,
+        firefox_profile: args.firefox_profile,
         user: owner.clone(),
     };
     let stop = Stop {
         seconds: args.seconds,
         quiet_ms: QUIET_MS,
     };
-    let (trace, _child) = record::launch(&opts, stop)?;
-    finish(&trace, owner.as_ref(), args.json)
+    let (mut trace, _child) = record::launch(&opts, stop)?;
+    let gecko = if args.firefox_profile {
+        super::profile::collect(&mut trace, owner.as_ref())
+    } else {
+        None
+    };
+    let id = finish(&trace, owner.as_ref(), args.json)?;
+    if let (Some(gecko), Some(id)) = (gecko, id) {
+        super::profile::store_and_write(
+            &id,
+            &trace,
+            gecko,
+            owner.as_ref(),
+            args.profile_out.as_deref(),
+        )?;
+    }
+    Ok(())
 }
 
-/// `trace --pid`.
+/// `trace --pid`, or `trace export`.
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
-    check_pid(args.pid)?;
-    let install = files::locate(None, Some(args.pid))?;
+    if let Some(TraceAction::Export(e)) = &args.action {
+        return super::profile::export_cmd(e);
+    }
+    let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
+        anyhow::bail!("trace needs --pid and --seconds (or the export subcommand)");
+    };
+    check_pid(pid)?;
+    let install = files::locate(None, Some(pid))?;
     let owner = crate::state::acting_for()?;
     let stop = Stop {
-        seconds: Some(args.seconds),
+        seconds: Some(seconds),
         quiet_ms: QUIET_MS,
     };
-    let trace = record::attach(args.pid, &install, true, stop)?;
-    finish(&trace, owner.as_ref(), args.json)
+    let trace = record::attach(pid, &install, true, !args.no_fault_sites, stop)?;
+    finish(&trace, owner.as_ref(), args.json).map(drop)
 }
 
 /// `trace --pid N` for a process that is not there says so, not "no Firefox found: cannot read
@@ -118,7 +168,8 @@ fn check_pid(pid: i32) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<()> {
+/// Print and store the trace; its id when stored.
+fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<Option<String>> {
     let stored = store::open(owner).and_then(|d| store::save(&d, trace));
     let mut out = std::io::stdout().lock();
     if json {
@@ -128,10 +179,15 @@ fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Resu
         print_human(&mut out, trace, &crate::invocation::current().as_root)?;
     }
     match stored {
-        Ok((id, path)) => eprintln!("stored as {id}: {}", path.display()),
-        Err(e) => eprintln!("about-startup-host: warning: the trace was not stored: {e}"),
+        Ok((id, path)) => {
+            eprintln!("stored as {id}: {}", path.display());
+            Ok(Some(id))
+        }
+        Err(e) => {
+            eprintln!("about-startup-host: warning: the trace was not stored: {e}");
+            Ok(None)
+        }
     }
-    Ok(())
 }
 
 fn mb(b: u64) -> String {

@@ -4,13 +4,17 @@
 //! the mount it is on, [`mount`], with a Snap's loop image), the running Firefox's process tree
 //! and `/proc` figures ([`process`]), which Firefox the host serves when its parent is not
 //! Firefox ([`served`]), and past sessions' milestones from the profile's archived Telemetry
-//! pings ([`telemetry`]). It depends only on [`crate::pagecache::sys`] (euid, clock ticks);
+//! pings ([`telemetry`]); the entries of its `omni.ja` archives ([`omni`], a bounded zip directory
+//! parser) and its own startup profile ([`startup_profile`]: the Gecko profiler's environment, the
+//! signal that dumps it, and reading the dump). It depends only on [`crate::pagecache::sys`] (euid, clock ticks);
 //! learning, the host and the CLI build on it.
 
 pub mod app_ini;
 pub mod install;
 pub mod kind;
 pub mod mount;
+pub mod omni;
 pub mod process;
 pub mod served;
+pub mod startup_profile;
 pub mod telemetry;

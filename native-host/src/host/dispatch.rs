@@ -59,6 +59,24 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                     other => ReplyError::from(other),
                 })
         }),
+        Command::TraceProfileFetch { trace, offset } => guarded(|| {
+            let state = crate::state::open(crate::state::acting_for()?.as_ref())?;
+            let dir = crate::trace::profiles::page(&crate::trace::profiles::in_state(&state)?)?;
+            crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
+                .map(Reply::TraceProfileFetch)
+                .map_err(|e| match e {
+                    crate::Error::Io { source, .. }
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        ReplyError::new(
+                            ErrorCode::NoSuchTrace,
+                            format!("no profile of trace {trace}: ask trace_profile first"),
+                            json!({ "trace": trace }),
+                        )
+                    }
+                    other => ReplyError::from(other),
+                })
+        }),
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
@@ -72,6 +90,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         | Command::Evict { .. }
         | Command::Learn
         | Command::PlanStatus { .. }
+        | Command::TraceProfile { .. }
         | Command::Telemetry { .. } => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {

@@ -161,12 +161,30 @@ fn run(
                 source.unwrap_or_default(),
             )?)))
         }
+        Command::TraceProfile { trace } => {
+            let state = crate::state::open(crate::state::acting_for()?.as_ref())?;
+            let traces = crate::trace::store::in_state(&state)?;
+            let profiles = crate::trace::profiles::in_state(&state)?;
+            crate::export::stored(&traces, &profiles, trace)
+                .map(|e| Reply::TraceProfile(Box::new(e)))
+                .map_err(|e| match e {
+                    Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                        ReplyError::new(
+                            crate::error::ErrorCode::NoSuchTrace,
+                            format!("no stored trace {trace}"),
+                            serde_json::json!({ "trace": trace }),
+                        )
+                    }
+                    other => ReplyError::from(other),
+                })
+        }
         Command::Hello { .. }
         | Command::Firefox
         | Command::Cancel { .. }
         | Command::BenchRecord { .. }
         | Command::TraceList
         | Command::TraceFetch { .. }
+        | Command::TraceProfileFetch { .. }
         | Command::Telemetry { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",

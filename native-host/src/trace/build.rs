@@ -44,6 +44,9 @@ pub struct Built {
     /// Every folio read for the tree (written files left out) whose frame the kernel named:
     /// what trace/used.rs asks /proc/kpageflags about.
     pub pages: Vec<super::used::PageIn>,
+    /// The faulting instructions (process, address) that reads point at with `Read::c`, in
+    /// first-seen order; trace/code.rs names them.
+    pub sites: Vec<(i32, u64)>,
 }
 
 #[derive(Clone, Copy)]
@@ -78,6 +81,10 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
     let mut open_run: HashMap<i32, usize> = HashMap::new();
     let mut pending: HashMap<((u32, u32), u64), (usize, u64)> = HashMap::new();
     let mut pids: HashSet<i32> = HashSet::new();
+    // Which code faulted (issue 21): a thread's last user fault, then the file fault it became.
+    let mut last_ip: HashMap<i32, u64> = HashMap::new();
+    let mut fault_ip: HashMap<i32, ((u32, u32), u64, u64)> = HashMap::new();
+    let mut site_idx: HashMap<(i32, u64), u32> = HashMap::new();
     let ms = |ts: u64| (ts as f64 - ctx.zero_ns as f64) / 1e6;
 
     for line in lines {
@@ -130,8 +137,15 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                     },
                 );
             }
+            Event::UserFault { ip, .. } => {
+                last_ip.insert(line.tid, ip);
+            }
             Event::Fault { dev, ino, .. } => {
                 faults.insert(line.tid, (dev, ino));
+                match last_ip.remove(&line.tid) {
+                    Some(ip) => fault_ip.insert(line.tid, (dev, ino, ip)),
+                    None => fault_ip.remove(&line.tid),
+                };
             }
             Event::PageAdd {
                 dev,
@@ -162,6 +176,7 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                         sections: Vec::new(),
                         extents: Vec::new(),
                         used: None,
+                        entries: None,
                     });
                     next
                 });
@@ -193,6 +208,17 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                     Some(i) => out.events[i].n += n,
                     None => {
                         entry.requests += 1;
+                        let c = match fault_ip.get(&line.tid) {
+                            Some(&(d, i, ip)) if d == dev && i == ino => {
+                                let next = u32::try_from(out.sites.len()).unwrap_or(u32::MAX);
+                                let c = *site_idx.entry((process, ip)).or_insert(next);
+                                if c == next {
+                                    out.sites.push((process, ip));
+                                }
+                                Some(c)
+                            }
+                            _ => None,
+                        };
                         out.events.push(Read {
                             t,
                             f,
@@ -200,6 +226,7 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                             n,
                             p: process,
                             k: kind.to_owned(),
+                            c,
                         });
                         open_run.insert(line.tid, out.events.len() - 1);
                     }
@@ -275,6 +302,7 @@ ff-100 (100) [000] ..... 1.002002: mm_filemap_add_to_page_cache: dev 254:0 ino a
 ff-100 (100) [000] ..... 1.002003: mm_filemap_add_to_page_cache: dev 254:0 ino a pfn=0x2 ofs=12288 order=0
 ff-100 (100) [000] ..... 1.002100: block_rq_issue: 254,0 R 16384 () 800 + 32 none,0,0 [ff]
 <idle>-0 (-------) [001] d.h1. 1.004100: block_rq_complete: 254,0 R () 800 + 32 none,0,0 [0]
+ff-101 (-------) [001] d.... 1.009999: page_fault_user: address=0x7f0000064000 ip=0x7f00000a1234 error_code=0x14
 ff-101 (-------) [001] ..... 1.010000: mm_filemap_fault: dev=254:0 ino=a ofs=409600
 ff-101 (-------) [001] ..... 1.010001: mm_filemap_add_to_page_cache: dev 254:0 ino a pfn=0x9 ofs=409600 order=0
 ff-101 (100) [001] ..... 1.020000: mm_filemap_add_to_page_cache: dev 254:0 ino b pfn=0x9 ofs=0 order=0
@@ -296,6 +324,10 @@ ff-100 (100) [000] ..... 1.040000: mm_filemap_add_to_page_cache: dev 254:0 ino c
             (b.events[1].o, b.events[1].k.as_str(), b.events[1].p),
             (100, "fault", 100)
         );
+        // The fault's instruction is its cause; reads through a readahead window have none.
+        assert_eq!(b.events[1].c, Some(0));
+        assert_eq!(b.sites, [(100, 0x7f00_000a_1234)]);
+        assert_eq!(b.events[0].c, None);
         assert!((b.events[0].t - 2.001).abs() < 1e-9);
         // The other process's read of the same file is left out.
         assert_eq!(b.files[0].bytes_read, 5 * 4096);

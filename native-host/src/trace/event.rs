@@ -56,6 +56,10 @@ pub enum Event {
     Fork { parent: i32, child: i32 },
     /// `sched:sched_process_exec`.
     Exec { pid: i32, filename: String },
+    /// `exceptions:page_fault_user`: the instruction at `ip` touched `address`, which was not
+    /// mapped (or not writable) yet. Every user fault, anonymous memory too: the build keeps
+    /// those followed by a `mm_filemap_fault` on the same thread.
+    UserFault { address: u64, ip: u64 },
 }
 
 /// Which readahead path opened a window.
@@ -232,6 +236,15 @@ fn parse_event(name: &str, payload: &str) -> Option<Event> {
             })
         }
         "block_rq_issue" | "block_rq_complete" => parse_block(name == "block_rq_issue", payload),
+        "page_fault_user" => {
+            let f = fields(payload);
+            // `%ps` of a user address prints it in hex ("0x7f3a…").
+            let addr = |k| u64::from_str_radix(field(&f, k)?.trim_start_matches("0x"), 16).ok();
+            Some(Event::UserFault {
+                address: addr("address")?,
+                ip: addr("ip")?,
+            })
+        }
         "sched_process_fork" => {
             let f = fields(payload);
             Some(Event::Fork {
@@ -369,6 +382,23 @@ mod tests {
                 sectors: 256
             }
         );
+    }
+
+    #[test]
+    fn user_faults() {
+        let l = parse_line("firefox-esr-30025 (  30025) [001] d....  6690.392385: page_fault_user: address=0x7f8e41b2ee06 ip=0x7f8e41b167ad error_code=0x6").unwrap();
+        assert_eq!((l.tid, l.tgid), (30025, Some(30025)));
+        assert_eq!(
+            l.event,
+            Event::UserFault {
+                address: 0x7f8e_41b2_ee06,
+                ip: 0x7f8e_41b1_67ad
+            }
+        );
+        assert!(parse_line(
+            "x-1 (1) [000] d.... 1.0: page_fault_user: address=zz ip=0x1 error_code=0x6"
+        )
+        .is_none());
     }
 
     #[test]

@@ -7,18 +7,24 @@
 //! - [`record`]: arming, starting or attaching to Firefox, the /proc sampler (also the
 //!   unprivileged fallback), resolution of dev+inode, FIEMAP extents;
 //! - [`elf`]: section headers for the access-pattern chart;
+//! - [`code`]: which code faulted (a fault's instruction named as library, section, symbol);
+//! - [`entries`]: which of omni.ja's entries the reads covered;
 //! - [`model`]: the serialized trace and its per-file table and text access map;
 //! - [`store`]: stored traces in the state folder, bounded, paged for the protocol;
+//! - [`profiles`]: Firefox's own startup profiles stored beside their traces;
 //! - [`user`]: the invoking user under sudo/pkexec;
 //! - [`used`]: which read pages were then used (/proc/kpageflags for the traced page frames);
 //! - [`plan_source`]: the page ranges stored traces of one install and build read and used, for
 //!   `preload --plan --source trace` (learn/plan/traced.rs);
 
 pub mod build;
+pub mod code;
 pub mod elf;
+pub mod entries;
 pub mod event;
 pub mod model;
 pub mod plan_source;
+pub mod profiles;
 pub mod record;
 pub mod store;
 pub mod tracefs;

@@ -37,9 +37,15 @@ pub struct Trace {
     pub build_id: Option<String>,
     /// Wall clock (ms since the epoch) when recording began.
     pub recorded_at_ms: u64,
-    /// Every `t` below is ms since the Firefox process started, on CLOCK_BOOTTIME (tracefs
-    /// `trace_clock` "boot"); `zero` says how that start was found.
+    /// Every `t` below is ms since the Firefox process started, on CLOCK_MONOTONIC (tracefs
+    /// `trace_clock` "mono"; CLOCK_BOOTTIME, "boot", in traces without `zero_mono_ns`); `zero`
+    /// says how that start was found.
     pub zero: String,
+    /// Time zero on CLOCK_MONOTONIC, ns: what lines the trace up with a Firefox profile's
+    /// `meta.startTimeAsClockMonotonicNanosecondsSinceBoot` (crate::export). Absent in traces of
+    /// an older host, which recorded on the boot clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_mono_ns: Option<u64>,
     /// ms since the process start when recording began (> 0 for `trace --pid`: reads before it
     /// are missed) and ended.
     pub attached_ms: f64,
@@ -78,6 +84,47 @@ pub struct Trace {
     /// (/proc/kpageflags when the recording ended; absent without root or pfns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub use_counts: Option<UseCounts>,
+    /// The code whose page faults read from disk (`exceptions:page_fault_user`): one entry per
+    /// instruction, which reads point at with `c` (trace/code.rs). Empty without the event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<CodeSite>,
+    /// The start's milestones (ms since the process start) where the recording learned them:
+    /// from Firefox's own profile (`launch --firefox-profile`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestones: Option<std::collections::BTreeMap<String, f64>>,
+}
+
+/// One faulting instruction: the library file it is in, its offset in that file, and the ELF
+/// section and symbol there (the symbol only where the file, or its debug file, has a .symtab).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CodeSite {
+    /// The mapped file the instruction is in, or "[anon]" for JIT code and other anonymous memory.
+    pub lib: String,
+    /// File offset of the instruction (for "[anon]": the address).
+    pub offset: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+}
+
+/// The part of one zip entry of omni.ja a start read (firefox/omni.rs, trace/entries.rs).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EntryRead {
+    /// The entry's name in the archive ("modules/AppConstants.sys.mjs").
+    pub name: String,
+    /// Where the entry's bytes lie in the file (local header to the end of its data).
+    pub offset: u64,
+    pub len: u64,
+    /// Bytes of those read from disk during the start, and when the first of them came in.
+    pub bytes_read: u64,
+    pub first_ms: f64,
+    /// The first module Firefox evaluated from this entry and when (ms since the process
+    /// start), from its own profile's `ModuleEvaluation`/`importESModule` markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module_ms: Option<f64>,
 }
 
 /// Pages of the trace by what /proc/kpageflags said when the recording ended (trace/used.rs).
@@ -121,6 +168,10 @@ pub struct FileEntry {
     /// mapped; /proc/kpageflags); absent when the flags could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used: Option<Vec<[u64; 2]>>,
+    /// For a zip archive (omni.ja, browser/omni.ja): the entries its reads covered, most bytes
+    /// first; absent for other files and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<EntryRead>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -143,6 +194,9 @@ pub struct Read {
     /// (readahead(2)/WILLNEED), "order" (large-folio window), "fault" (a page fault without a
     /// window), "read" (neither seen).
     pub k: String,
+    /// The faulting instruction that caused it (an index into `code`), when the fault was traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -293,6 +347,9 @@ pub(crate) mod tests {
             notes: vec![],
             use_counts: None,
             note_codes: vec![],
+            zero_mono_ns: Some(1_000_000_000),
+            code: vec![],
+            milestones: None,
         }
     }
 
@@ -312,6 +369,7 @@ pub(crate) mod tests {
             sections: vec![],
             extents: vec![],
             used: None,
+            entries: None,
         }
     }
 
@@ -323,6 +381,7 @@ pub(crate) mod tests {
             n,
             p: 10,
             k: "sync".into(),
+            c: None,
         }
     }
 

@@ -214,6 +214,7 @@ mod tests {
             n: 2,
             p: 10,
             k: "forced".into(),
+            c: None,
         });
         let picked = of_build(&traces, Some("B2"), Pages::Used);
         assert_eq!(picked.len(), 2);
@@ -251,6 +252,7 @@ mod tests {
             n: 2,
             p: 10,
             k: "sync".into(),
+            c: None,
         });
         let traces = vec![("only".to_owned(), t)];
         let picked = of_build(&traces, None, Pages::Read);

@@ -114,6 +114,17 @@ pub enum Command {
         #[serde(default)]
         offset: Option<u64>,
     },
+    /// A stored trace as a profile for the Firefox Profiler (issue 21): merged into the
+    /// Firefox profile stored with it, else alone; written for `trace_profile_fetch`.
+    TraceProfile {
+        trace: String,
+    },
+    /// One page (under the 1 MiB frame limit) of what `trace_profile` wrote.
+    TraceProfileFetch {
+        trace: String,
+        #[serde(default)]
+        offset: Option<u64>,
+    },
     /// Past sessions' milestones from the parent Firefox profile's archived Telemetry pings
     /// (firefox/telemetry.rs), newest first.
     Telemetry {
@@ -141,6 +152,8 @@ impl Command {
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",
             Command::TraceFetch { .. } => "trace_fetch",
+            Command::TraceProfile { .. } => "trace_profile",
+            Command::TraceProfileFetch { .. } => "trace_profile_fetch",
             Command::Telemetry { .. } => "telemetry",
             Command::Unknown => "unknown",
         }
@@ -324,7 +337,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list and trace_fetch",
+                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch, trace_profile and trace_profile_fetch",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),

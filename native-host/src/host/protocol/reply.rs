@@ -38,6 +38,8 @@ pub enum Reply {
     PlanStatus(Box<plan::PlanStatus>),
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
+    TraceProfile(Box<crate::export::StoredExport>),
+    TraceProfileFetch(crate::trace::store::Chunk),
     Telemetry(crate::firefox::telemetry::Archive),
 }
 

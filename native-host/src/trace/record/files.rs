@@ -106,6 +106,7 @@ pub(super) fn owned_residency(install: &Path, t_end: f64) -> Vec<crate::trace::m
             sections: Vec::new(),
             extents: Vec::new(),
             used: None,
+            entries: None,
         });
     }
     out

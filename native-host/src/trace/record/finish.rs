@@ -20,7 +20,7 @@ pub(super) fn finish(
     install_id: Option<(u64, u64, i64)>,
     cold: bool,
 ) -> anyhow::Result<Trace> {
-    let ended_ns = boot_ns();
+    let ended_ns = clock_ns();
     let mut lost = rec.lost_lines;
     if let Some(inst) = rec.instance.as_ref() {
         inst.stop()?;
@@ -62,7 +62,8 @@ pub(super) fn finish(
     let mut zero_desc = zero.1;
     let ticks = crate::trace::store::process_start(pid);
     if let Some(ticks) = ticks {
-        let proc_ns = ticks * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1));
+        let proc_ns =
+            boot_to_clock(ticks * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
         let diff = (proc_ns as f64 - zero.0 as f64) / 1e6;
         zero_desc.push_str(&format!(
             "; /proc/{pid}/stat starttime ({ticks} ticks) is {diff:+.1} ms from it"
@@ -71,7 +72,8 @@ pub(super) fn finish(
     // Each file opened once, and only if it is still the traced one: a path renamed to
     // another file since it was resolved (a race the user controls under sudo) gives nothing.
     let root = Folder::open(Path::new("/")).ok();
-    for f in &mut built.files {
+    for i in 0..built.files.len() {
+        let f = &mut built.files[i];
         if !f.resolved {
             continue;
         }
@@ -85,6 +87,7 @@ pub(super) fn finish(
                 .collect();
         }
         f.sections = crate::trace::elf::sections(&file);
+        super::enrich::archive_entries(&mut built, i, &file, &mut notes); // issue 21
     }
     let use_counts = match frames {
         Some(Ok(flags)) if !built.pages.is_empty() => {
@@ -131,6 +134,7 @@ pub(super) fn finish(
             field_note_owned = true;
         }
     }
+    let code = super::enrich::code_sites(&built, &sampler);
     let unresolved = built.files.iter().filter(|f| !f.resolved).count();
     if unresolved > 0 {
         notes.push(Note::new(note::UNRESOLVED_FILES).with("count", unresolved));
@@ -202,6 +206,9 @@ pub(super) fn finish(
         notes: notes.iter().map(Note::english).collect(),
         note_codes: notes,
         use_counts,
+        zero_mono_ns: Some(zero.0),
+        code,
+        milestones: None,
     })
 }
 
@@ -258,6 +265,7 @@ mod tests {
             sections: Vec::new(),
             extents: Vec::new(),
             used: None,
+            entries: None,
         }
     }
 

@@ -6,7 +6,8 @@
 //! `sampler.rs` is the /proc side (also the unprivileged fallback), `recording.rs` the tracefs
 //! side and the loop that decides when the start is over, `finish.rs` the step from a stopped
 //! recording to the [`Trace`], `files.rs` which files the trace names (dev+inode resolved to
-//! paths, and the residency fallback without tracefs).
+//! paths, and the residency fallback without tracefs), `enrich.rs` what issue 21 adds to a
+//! finished trace (the code behind each fault, omni.ja's entries behind each read).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
@@ -62,19 +63,32 @@ pub struct Launch {
     pub args: Vec<OsString>,
     pub cold: bool,
     pub trace: bool,
+    /// Also trace which instructions faulted (exceptions:page_fault_user; issue 21).
+    pub faults: bool,
+    /// Start Firefox with its own startup profiler on and collect its profile (issue 21).
+    pub firefox_profile: bool,
     pub user: Option<User>,
 }
 
-/// CLOCK_BOOTTIME now, ns (the tracefs "boot" clock and /proc starttime's clock).
+/// The recording's clock now, ns: CLOCK_MONOTONIC, the tracefs "mono" clock and the clock of a
+/// Firefox profile's `meta.startTimeAsClockMonotonicNanosecondsSinceBoot` (issue 21).
 #[must_use]
-pub fn boot_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-parameter.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+pub fn clock_ns() -> u64 {
+    ns(rustix::time::ClockId::Monotonic)
+}
+
+fn ns(clock: rustix::time::ClockId) -> u64 {
+    let ts = rustix::time::clock_gettime(clock);
     u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
+}
+
+/// A CLOCK_BOOTTIME instant (/proc starttime's clock) on CLOCK_MONOTONIC: the two differ by the
+/// time the machine was suspended, which is the same now as at any moment since `boot_ns`
+/// unless it suspended in between.
+#[must_use]
+pub fn boot_to_clock(boot_ns: u64) -> u64 {
+    let boot_now = ns(rustix::time::ClockId::Boottime);
+    boot_ns.saturating_sub(boot_now.saturating_sub(clock_ns()))
 }
 
 fn now_ms() -> u64 {
@@ -92,6 +106,7 @@ pub fn firefox_binary(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+mod enrich;
 mod files;
 mod finish;
 mod recording;
@@ -117,8 +132,11 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
         );
     }
     let install_id = install_identity(&opts.install.dir);
-    let mut rec = Recording::arm(opts.trace);
+    let mut rec = Recording::arm(opts.trace, opts.faults);
     let mut cmd = Command::new(&opts.binary);
+    if opts.firefox_profile {
+        cmd.envs(crate::firefox::startup_profile::env());
+    }
     cmd.args(&opts.args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -152,7 +170,7 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
     } else if crate::pagecache::sys::geteuid() == 0 {
         notes.push(Note::new(note::STARTED_AS_ROOT));
     }
-    let spawn_ns = boot_ns();
+    let spawn_ns = clock_ns();
     let mut child = cmd
         .spawn()
         .with_context(|| format!("start {}", opts.binary.display()))?;
@@ -203,11 +221,11 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
     let zero = match probe {
         Some(ns) => (
             ns,
-            "the traced fork of the Firefox process (CLOCK_BOOTTIME)".to_owned(),
+            "the traced fork of the Firefox process (CLOCK_MONOTONIC)".to_owned(),
         ),
         None => (
             spawn_ns,
-            "the host's spawn call (CLOCK_BOOTTIME)".to_owned(),
+            "the host's spawn call (CLOCK_MONOTONIC)".to_owned(),
         ),
     };
     let trace = finish(
@@ -225,11 +243,18 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
 }
 
 /// `trace --pid`: attach to a running Firefox; what it read before is missed (said in notes).
-pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::Result<Trace> {
+pub fn attach(
+    pid: i32,
+    install: &Install,
+    trace: bool,
+    faults: bool,
+    stop: Stop,
+) -> anyhow::Result<Trace> {
     let stat = firefox::read_stat(pid).with_context(|| format!("no process {pid}"))?;
-    let zero_ns = stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1));
+    let zero_ns =
+        boot_to_clock(stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
     let install_id = install_identity(&install.dir);
-    let mut rec = Recording::arm(trace);
+    let mut rec = Recording::arm(trace, trace && faults);
     let mut sampler = Sampler {
         root: pid,
         ..Sampler::default()
@@ -259,7 +284,7 @@ pub fn attach(pid: i32, install: &Install, trace: bool, stop: Stop) -> anyhow::R
         pid,
         (
             zero_ns,
-            "/proc/<pid>/stat starttime (CLOCK_BOOTTIME, clock-tick resolution)".into(),
+            "/proc/<pid>/stat starttime (CLOCK_BOOTTIME, clock-tick resolution, on CLOCK_MONOTONIC)".into(),
         ),
         ended_by,
         notes,

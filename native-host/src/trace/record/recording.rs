@@ -16,7 +16,7 @@ pub(super) struct Recording {
 }
 
 impl Recording {
-    pub(super) fn arm(trace: bool) -> Self {
+    pub(super) fn arm(trace: bool, faults: bool) -> Self {
         let mut rec = Recording {
             instance: None,
             fallback_reason: None,
@@ -28,7 +28,7 @@ impl Recording {
         };
         if trace {
             let name = format!("about-startup-{}", std::process::id());
-            match Instance::create(&name, BUFFER_KB) {
+            match Instance::create(&name, BUFFER_KB, faults) {
                 Ok(i) => rec.instance = Some(i),
                 Err(e) => {
                     let code = match e {
@@ -43,7 +43,7 @@ impl Recording {
         } else {
             rec.fallback_reason = Some((note::NO_TRACE_NOT_ASKED, "--trace not given".into()));
         }
-        rec.armed_ns = boot_ns();
+        rec.armed_ns = clock_ns();
         rec.armed_wall = SystemTime::now();
         rec
     }
@@ -106,7 +106,7 @@ pub(super) fn run_loop(
         rec.pump()?;
         if last_sample.elapsed() >= period {
             let full = last_full.elapsed() >= Duration::from_millis(250);
-            let t = (boot_ns().saturating_sub(zero_ns)) as f64 / 1e6;
+            let t = (clock_ns().saturating_sub(zero_ns)) as f64 / 1e6;
             sampler.sample(t, full);
             if full {
                 last_full = Instant::now();

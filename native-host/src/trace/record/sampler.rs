@@ -49,6 +49,9 @@ pub(super) struct Sampler {
     pub(super) paths: HashSet<PathBuf>,
     pub(super) profile: Option<PathBuf>,
     pub(super) samples: Vec<Sample>,
+    /// Every mapping seen per process (start address → line): where a faulting instruction
+    /// lies (trace/code.rs).
+    pub(super) maps: crate::trace::code::Mappings,
 }
 
 impl Sampler {
@@ -89,11 +92,13 @@ impl Sampler {
             }
         }
         if let Ok(maps) = crate::pagecache::maps::read_maps(pid) {
+            let seen = self.maps.entry(pid).or_default();
             for l in maps.split(|b| *b == b'\n') {
                 if let Some(m) = parse_maps_line(l) {
-                    if let Some(p) = m.path.filter(|p| p.is_absolute()) {
-                        self.paths.insert(p);
+                    if let Some(p) = m.path.as_ref().filter(|p| p.is_absolute()) {
+                        self.paths.insert(p.clone());
                     }
+                    seen.insert(m.start, m);
                 }
             }
         }

@@ -1,11 +1,11 @@
 // What `npm test` and `npm start` set up alone on a fresh machine, and where they stop for root.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ensureSetup, planSetup, SetupError } from "../../../../scripts/lib/setup.mjs";
+import { ensureSetup, planSetup, profilerNode, SetupError } from "../../../../scripts/lib/setup.mjs";
 import { findGeckodriver } from "../../../../scripts/lib/firefox.mjs";
 
 const ALL = ["fmt", "clippy", "cargo-test", "eslint", "web-ext-lint", "unit", "host-release", "e2e"];
-const everything = { nodeModules: true, cargo: true, rustup: true, rustfmt: true, clippy: true, firefox: true, geckodriver: true };
+const everything = { nodeModules: true, cargo: true, rustup: true, rustfmt: true, clippy: true, firefox: true, geckodriver: true, node24: true };
 const cmd = (step) => [step.command, ...step.args].join(" ");
 
 test("a ready machine: nothing to do", () => {
@@ -21,6 +21,14 @@ test("a fresh machine with rustup and firefox-esr: npm ci, rustup component add,
     "cargo install --locked geckodriver --root /p/.cache/geckodriver",
   ]);
   assert.deepEqual(plan.root, []);
+});
+
+test("the e2e stage gets a Node ≥ 24 for the Profiler's loader from npm's node@24, into the project cache", () => {
+  const plan = planSetup(["e2e"], { ...everything, node24: false }, { node24Cache: "/p/.cache/node24" });
+  assert.deepEqual(plan.steps.map(cmd), ["npm install --no-save --no-package-lock --no-audit --no-fund --prefix /p/.cache/node24 node@24"]);
+  assert.deepEqual(planSetup(["unit"], { ...everything, node24: false }).steps, [], "only e2e loads profiles");
+  assert.equal(profilerNode({ version: "24.1.0", execPath: "/usr/bin/node" }), "/usr/bin/node");
+  assert.match(profilerNode({ version: "20.20.2", execPath: "/usr/bin/node" }), /\.cache\/node24\/node_modules\/\.bin\/node$/);
 });
 
 test("only the stages asked for: --only fmt needs rustfmt, not clippy, geckodriver or Firefox", () => {

@@ -1,0 +1,368 @@
+//! The Firefox Profiler side of the CLI (issue 21): `trace export --format firefox-profiler`,
+//! and what `launch --firefox-profile` does once the start is recorded (collect Firefox's own
+//! profile, learn its milestones and module loads, store it beside the trace, write the merged
+//! profile).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+
+use crate::export::{self, Exported};
+use crate::firefox::startup_profile::{self, ProfileError};
+use crate::note::{self, Note};
+use crate::state::{user, StateDir};
+use crate::trace::model::Trace;
+use crate::trace::{entries, profiles, store};
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    /// A profile for the Firefox Profiler (profiler.firefox.com): the trace merged into
+    /// Firefox's own startup profile when one was recorded with it, else the trace alone.
+    FirefoxProfiler,
+}
+
+/// What the CLI and the docs say about opening the file.
+pub const HOW_TO_OPEN: &str = "open https://profiler.firefox.com and drop the file on it \
+(or \"Load a profile from file\"); offline, any copy of the Profiler loads it the same way";
+
+/// A trace file larger than this is refused (the store keeps at most 512 MiB in all; a cold
+/// start's trace is a few MB).
+pub const MAX_TRACE_BYTES: u64 = 256 * 1024 * 1024;
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A stored trace's id (see the page or `ls ~/.local/state/about-startup/traces`), a trace
+    /// JSON file (`launch --json` output, a stored trace) or an about:startup export holding one
+    /// [default: the newest stored trace].
+    #[arg(value_name = "ID|FILE")]
+    pub trace: Option<String>,
+    /// The format to write.
+    #[arg(long, value_enum, default_value = "firefox-profiler")]
+    pub format: ExportFormat,
+    /// Firefox's own (Gecko-format) profile of the same start to merge with [default: the one
+    /// stored with the trace by `launch --firefox-profile`, if any].
+    #[arg(long, value_name = "FILE")]
+    pub firefox_profile: Option<PathBuf>,
+    /// Leave Firefox's profile out even where one is stored: the trace alone.
+    #[arg(long, conflicts_with = "firefox_profile")]
+    pub trace_only: bool,
+    /// Where to write the profile (`-` for stdout) [default: about-startup-<id>.profile.json].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print what the export holds as one JSON object on stdout (not with `-o -`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Read at most `max` bytes of `path` (a regular file), or say why not.
+fn read_bounded(path: &Path, max: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("open {}", path.display()))?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
+    if meta.len() > max {
+        bail!(
+            "{} is {} MB, more than the {} MB this command reads: not a trace this host wrote",
+            path.display(),
+            meta.len() / 1_000_000,
+            max / 1_000_000
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// A trace from JSON: the trace itself, or an about:startup export document with `trace`.
+pub fn parse_trace(bytes: &[u8]) -> anyhow::Result<Trace> {
+    let value: Value = serde_json::from_slice(bytes).context("not JSON (cut short?)")?;
+    let inner = if value.get("format").and_then(Value::as_str) == Some("about-startup-export") {
+        value
+            .get("trace")
+            .filter(|t| !t.is_null())
+            .cloned()
+            .context("this about:startup export holds no trace")?
+    } else {
+        value
+    };
+    let version = inner.get("version").and_then(Value::as_u64);
+    if version.is_some_and(|v| v > u64::from(crate::trace::TRACE_VERSION)) {
+        bail!(
+            "a trace of version {} from a newer host (this one reads up to {}): update about-startup-host",
+            version.unwrap_or(0),
+            crate::trace::TRACE_VERSION
+        );
+    }
+    serde_json::from_value(inner)
+        .context("not an about:startup trace (fields missing or of the wrong kind)")
+}
+
+/// Which trace: (id if stored, the trace). A stored one is read from the state folder (held
+/// open, the user's own files only); a FILE as named on the command line, bounded.
+fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<String>, Trace)> {
+    let stored_id = |id: String| -> anyhow::Result<(Option<String>, Trace)> {
+        let trace = store::read(dir, &id).with_context(|| {
+            format!(
+                "no stored trace {id} in {} (or it is not a trace this host reads): the page and `ls` there list them",
+                dir.path().display()
+            )
+        })?;
+        Ok((Some(id), trace))
+    };
+    match arg {
+        None => stored_id(
+            store::list(dir)
+                .first()
+                .map(|m| m.id.clone())
+                .with_context(|| {
+                    format!(
+                        "no stored trace in {}: record one with `{}`",
+                        dir.path().display(),
+                        store::record_command()
+                    )
+                })?,
+        ),
+        Some(a) if store::valid_id(a) && !Path::new(a).exists() => stored_id(a.to_owned()),
+        Some(a) => {
+            let path = Path::new(a);
+            let bytes = read_bounded(path, MAX_TRACE_BYTES)?;
+            let trace = parse_trace(&bytes)
+                .with_context(|| format!("read the trace {}", path.display()))?;
+            Ok((None, trace))
+        }
+    }
+}
+
+/// `trace export`.
+pub fn export_cmd(args: &ExportArgs) -> anyhow::Result<()> {
+    let ExportFormat::FirefoxProfiler = args.format;
+    let owner = crate::state::acting_for()?;
+    let state = crate::state::open(owner.as_ref())?;
+    let dir = store::in_state(&state)?;
+    let (id, trace) = load(args.trace.as_deref(), &dir)?;
+    let bytes = match (&args.firefox_profile, &id) {
+        _ if args.trace_only => None,
+        (Some(p), _) => Some(read_bounded(p, startup_profile::MAX_BYTES)?),
+        (None, Some(id)) => {
+            profiles::read(&profiles::in_state(&state)?, id, startup_profile::MAX_BYTES)?
+        }
+        (None, None) => None,
+    };
+    let firefox = bytes
+        .map(|b| startup_profile::parse(&b).map_err(|e| anyhow::anyhow!("Firefox's profile: {e}")))
+        .transpose()?;
+    let started = std::time::Instant::now();
+    let exported = export::firefox_profiler(&trace, firefox, &BTreeMap::new())?;
+    let name = id
+        .clone()
+        .unwrap_or_else(|| format!("{}-{}", trace.recorded_at_ms, trace.pid));
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("about-startup-{name}.profile.json")));
+    write_out(&out, &exported, owner.as_ref())?;
+    report(&out, &exported, started.elapsed(), args.json)
+}
+
+/// Write the profile to `out` (`-`: stdout). Under sudo the file is the invoking user's: a new
+/// uniquely named file beside it (O_EXCL, never a planted symlink), handed over with fchown on
+/// its descriptor, then renamed over `out` (which replaces a symlink there, never follows it).
+fn write_out(out: &Path, exported: &Exported, owner: Option<&user::User>) -> anyhow::Result<()> {
+    if out == Path::new("-") {
+        std::io::stdout().lock().write_all(&exported.json)?;
+        return Ok(());
+    }
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let write = || -> std::io::Result<()> {
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".profile-")
+            .tempfile_in(dir)?;
+        tmp.write_all(&exported.json)?;
+        if let Some(u) = owner {
+            std::os::unix::fs::fchown(tmp.as_file(), Some(u.uid), Some(u.gid))?;
+        }
+        tmp.persist(out).map_err(|e| e.error)?;
+        Ok(())
+    };
+    write().with_context(|| format!("write {}", out.display()))
+}
+
+fn report(out: &Path, e: &Exported, took: std::time::Duration, json: bool) -> anyhow::Result<()> {
+    if json {
+        let mut o = serde_json::to_value(&e.summary)?;
+        o["file"] = Value::from(out.to_string_lossy().into_owned());
+        o["bytes_written"] = Value::from(e.json.len());
+        o["elapsed_ms"] = Value::from(took.as_millis() as u64);
+        println!("{o}");
+        return Ok(());
+    }
+    let s = &e.summary;
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "wrote {} ({:.1} MB, {} ms): {}, {} I/O markers ({:.1} MB read) in {} processes, {} milestones",
+        out.display(),
+        e.json.len() as f64 / 1e6,
+        took.as_millis(),
+        if s.kind == "merged" { "Firefox's own profile with the trace merged in" } else { "the trace alone" },
+        s.markers,
+        s.bytes as f64 / 1e6,
+        s.processes,
+        s.milestones
+    )?;
+    for (region, bytes) in s.top_code.iter().take(5) {
+        writeln!(
+            err,
+            "  faulted in {:>6.1} MB: {region}",
+            *bytes as f64 / 1e6
+        )?;
+    }
+    for (archive, entry, bytes) in s.top_entries.iter().take(5) {
+        writeln!(
+            err,
+            "  read {:>6.2} MB of {archive}: {entry}",
+            *bytes as f64 / 1e6
+        )?;
+    }
+    for m in &s.missing {
+        writeln!(err, "  missing: {m}")?;
+    }
+    if out != Path::new("-") {
+        writeln!(err, "To see it: {HOW_TO_OPEN}.")?;
+    }
+    Ok(())
+}
+
+/// After `launch --firefox-profile` recorded the start of Firefox `pid` (running as `owner`):
+/// collect its profile, learn milestones and module loads into `trace`. A profile that cannot
+/// be had becomes a note on the trace (which stands alone then).
+pub fn collect(trace: &mut Trace, owner: Option<&user::User>) -> Option<Value> {
+    let (uid, home) = match owner {
+        Some(u) => (u.uid, u.home.clone()),
+        None => (
+            crate::pagecache::sys::geteuid(),
+            crate::state::home().unwrap_or_default(),
+        ),
+    };
+    eprintln!(
+        "asking Firefox (pid {}) for its startup profile (SIGUSR2)…",
+        trace.pid
+    );
+    let got = startup_profile::request(trace.pid, &home, startup_profile::WAIT).and_then(|path| {
+        let v = startup_profile::read(&path, uid, startup_profile::MAX_BYTES);
+        if let Err(e) = startup_profile::remove(&path, uid) {
+            eprintln!("about-startup-host: warning: {e}");
+        }
+        v
+    });
+    let gecko = match got {
+        Ok(g) => g,
+        Err(e) => {
+            let reason = match e {
+                ProfileError::Gone { .. } => "gone",
+                ProfileError::NotWritten { .. } => "not_written",
+                ProfileError::Truncated { .. } => "truncated",
+                ProfileError::Refused { .. } => "refused",
+                ProfileError::Io { .. } => "io",
+            };
+            add_note(
+                trace,
+                Note::new(note::FIREFOX_PROFILE_MISSING)
+                    .with("reason", reason)
+                    .with("detail", e.to_string()),
+            );
+            return None;
+        }
+    };
+    if let Err(e) = export::gecko::check(&gecko, trace) {
+        add_note(
+            trace,
+            Note::new(note::FIREFOX_PROFILE_MISSING)
+                .with("reason", "clock")
+                .with("detail", e.to_string()),
+        );
+        return None;
+    }
+    if let Some(zero) = trace.zero_mono_ns {
+        let ms = export::gecko::milestones(&gecko, zero, &MILESTONES);
+        if !ms.is_empty() {
+            trace.milestones = Some(ms);
+        }
+        let loads = export::gecko::module_loads(&gecko, zero);
+        let install = trace.install_dir.clone();
+        entries::line_up(&mut trace.files, &install, &loads);
+    }
+    Some(gecko)
+}
+
+/// The startup milestones Firefox's profile marks by name (Services.startup.getStartupInfo()'s
+/// keys on ESR 153, and the older `firstPaint`).
+pub const MILESTONES: [&str; 11] = [
+    "main",
+    "selectProfile",
+    "afterProfileLocked",
+    "startupCrashDetectionBegin",
+    "createTopLevelWindow",
+    "sessionRestoreInit",
+    "firstPaint",
+    "firstPaint2",
+    "sessionRestored",
+    "startupCrashDetectionEnd",
+    "delayedStartupFinished",
+];
+
+fn add_note(trace: &mut Trace, n: Note) {
+    eprintln!("about-startup-host: warning: {}", n.english());
+    trace.notes.push(n.english());
+    trace.note_codes.push(n);
+}
+
+/// After the trace is stored as `id`: keep Firefox's profile beside it and write the merged
+/// profile to `out` (default: the profiles folder), saying where.
+pub fn store_and_write(
+    id: &str,
+    trace: &Trace,
+    gecko: Value,
+    owner: Option<&user::User>,
+    out: Option<&Path>,
+) -> anyhow::Result<()> {
+    let state = crate::state::open(owner)?;
+    let dir = profiles::in_state(&state)?;
+    let traces = store::in_state(&state)?;
+    let raw = serde_json::to_vec(&gecko)?;
+    profiles::save(&dir, id, &raw, &traces)?;
+    drop(raw);
+    eprintln!(
+        "Firefox's own profile kept with the trace: {}",
+        dir.path_of(&profiles::gecko_name(id)).display()
+    );
+    let started = std::time::Instant::now();
+    let exported = export::firefox_profiler(trace, Some(gecko), &BTreeMap::new())?;
+    let out = match out {
+        Some(p) => {
+            write_out(p, &exported, owner)?;
+            p.to_path_buf()
+        }
+        None => {
+            let name = profiles::merged_name(id);
+            dir.write(&name, &exported.json)?;
+            dir.path_of(&name)
+        }
+    };
+    report(&out, &exported, started.elapsed(), false)
+}

@@ -1,0 +1,640 @@
+//! The trace merged into Firefox's own startup profile (Gecko format, `meta.version` 34 on ESR
+//! 153). `fxprof-processed-profile` builds processed profiles from scratch and cannot read or
+//! extend a Gecko profile, and converting Firefox's profile into the processed format is the
+//! Profiler's own job (its `processGeckoProfile`, in JavaScript); so this module adds to the
+//! Gecko profile as Firefox wrote it, through `serde_json::Value`, touching nothing of Firefox's:
+//!
+//! - our marker schemas appended to every process's `meta.markerSchema`, and a "Disk I/O
+//!   (kernel)" category appended to `meta.categories`;
+//! - per Firefox process, the I/O markers appended to its GeckoMain thread (so they sit in that
+//!   track's file-I/O strip and marker chart beside Firefox's own FileIO and module markers); a
+//!   process the profile lacks gets a thread of its own;
+//! - the milestones and the trace's summary on the parent's GeckoMain, and one Bandwidth
+//!   counter per file group in the parent's `counters` (bytes read over time).
+//!
+//! One clock: the trace's times are ms since the process start on CLOCK_MONOTONIC
+//! (`Trace::zero_mono_ns`), a Gecko profile's are ms since its `meta.startTime`, whose
+//! CLOCK_MONOTONIC value is `meta.startTimeAsClockMonotonicNanosecondsSinceBoot` (each
+//! subprocess has its own meta); [`offset_ms`] is the difference.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::schema;
+use super::view::{IoMarker, View};
+use super::ExportError;
+use crate::trace::model::Trace;
+
+/// The Gecko-format versions this merge was written against (ESR 153 writes 34; the Profiler
+/// upgrades older ones, and a newer one may have moved what is added here).
+pub const VERSIONS: std::ops::RangeInclusive<u64> = 20..=40;
+
+/// ms to add to a trace time (since the process start) to get a time of the (sub)process
+/// profile whose start is `meta_mono_ns` on CLOCK_MONOTONIC.
+#[must_use]
+pub fn offset_ms(zero_mono_ns: u64, meta_mono_ns: u64) -> f64 {
+    (zero_mono_ns as f64 - meta_mono_ns as f64) / 1e6
+}
+
+fn mono(meta: &Value) -> Option<u64> {
+    meta.get("startTimeAsClockMonotonicNanosecondsSinceBoot")?
+        .as_f64()
+        .filter(|v| *v > 0.0)
+        .map(|v| v as u64)
+}
+
+/// The pid of a (sub)process profile: its GeckoMain thread's, else its first thread's.
+fn pid_of(p: &Value) -> Option<i64> {
+    let threads = p.get("threads")?.as_array()?;
+    threads
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
+        .or_else(|| threads.first())?
+        .get("pid")?
+        .as_i64()
+}
+
+/// Check `gecko` is Firefox's profile of the trace's process and the two can share a clock.
+pub fn check(gecko: &Value, trace: &Trace) -> Result<(u64, u64), ExportError> {
+    let version = gecko
+        .pointer("/meta/version")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| ExportError::NotGecko("no meta.version".into()))?;
+    if !VERSIONS.contains(&version) {
+        return Err(ExportError::NotGecko(format!(
+            "Gecko profile version {version}, outside the {}–{} this host merges",
+            VERSIONS.start(),
+            VERSIONS.end()
+        )));
+    }
+    let zero = trace.zero_mono_ns.ok_or(ExportError::OldClock)?;
+    let meta_mono = gecko.get("meta").and_then(mono).ok_or_else(|| {
+        ExportError::NotGecko("no meta.startTimeAsClockMonotonicNanosecondsSinceBoot".into())
+    })?;
+    let pid = pid_of(gecko).unwrap_or(-1);
+    if pid != i64::from(trace.pid) {
+        return Err(ExportError::OtherProcess {
+            profile_pid: pid,
+            trace_pid: trace.pid,
+        });
+    }
+    // Firefox's profiler starts with its process: a start more than a minute away from the
+    // traced process start is another boot or another start.
+    let off = offset_ms(zero, meta_mono);
+    if off.abs() > 60_000.0 {
+        return Err(ExportError::OtherProcess {
+            profile_pid: pid,
+            trace_pid: trace.pid,
+        });
+    }
+    Ok((zero, meta_mono))
+}
+
+fn push_str(thread: &mut Value, s: &str) -> usize {
+    let table = thread
+        .as_object_mut()
+        .map(|t| t.entry("stringTable").or_insert_with(|| json!([])));
+    match table {
+        Some(Value::Array(a)) => {
+            a.push(json!(s));
+            a.len() - 1
+        }
+        _ => 0,
+    }
+}
+
+fn push_marker(
+    thread: &mut Value,
+    name: usize,
+    start: f64,
+    end: Option<f64>,
+    cat: usize,
+    data: Value,
+) {
+    if let Some(Value::Array(rows)) = thread.pointer_mut("/markers/data") {
+        // [name, startTime, endTime, phase (0 instant, 1 interval), category, data]
+        rows.push(json!([
+            name,
+            start,
+            end,
+            i32::from(end.is_some()),
+            cat,
+            data
+        ]));
+    }
+}
+
+fn io_data(m: &IoMarker) -> Value {
+    json!({
+        "type": schema::DISK_READ.name,
+        "filename": m.path,
+        "operation": "read",
+        "how": m.how,
+        "offset": m.offset,
+        "size": m.bytes,
+        "region": m.region,
+        "used": m.used,
+        "code": m.cause,
+        "group": m.group,
+    })
+}
+
+/// A thread of our own for a process the profile lacks (or has no GeckoMain for), shaped like
+/// `like` (a thread of the same profile: same table schemas).
+fn own_thread(like: &Value, pid: i32, kind: &str) -> Value {
+    let schema_of = |key: &str| {
+        like.pointer(&format!("/{key}/schema"))
+            .cloned()
+            .unwrap_or(json!({}))
+    };
+    json!({
+        "processType": "default",
+        "name": "Disk reads (kernel)",
+        "processName": format!("{} (not in Firefox's profile)", super::view::process_label(kind)),
+        "registerTime": 0,
+        "unregisterTime": null,
+        "pid": pid,
+        // Firefox's tids are Linux tids (< 2^22); this one cannot collide.
+        "tid": 1_i64 << 40 | i64::from(pid),
+        "samples": {"schema": schema_of("samples"), "data": []},
+        "markers": {"schema": schema_of("markers"), "data": []},
+        "stackTable": {"schema": schema_of("stackTable"), "data": []},
+        "frameTable": {"schema": schema_of("frameTable"), "data": []},
+        "stringTable": [],
+    })
+}
+
+/// What every (sub)process gets from the merge.
+struct Merge<'a> {
+    trace: &'a Trace,
+    view: &'a View,
+    zero: u64,
+    category_index: usize,
+    by_pid: BTreeMap<i32, &'a super::view::ProcessView>,
+}
+
+impl Merge<'_> {
+    /// Add to one (sub)process profile `p`: schemas, category, its markers, and for the parent
+    /// the milestones, the summary and the counters.
+    fn process(&mut self, p: &mut Value) {
+        let Some(meta) = p.get_mut("meta").and_then(Value::as_object_mut) else {
+            return;
+        };
+        let meta_mono = meta
+            .get("startTimeAsClockMonotonicNanosecondsSinceBoot")
+            .and_then(Value::as_f64)
+            .filter(|v| *v > 0.0)
+            .map(|v| v as u64);
+        if let Some(Value::Array(schemas)) = meta.get_mut("markerSchema") {
+            for s in schema::ALL {
+                if !schemas
+                    .iter()
+                    .any(|x| x.get("name").and_then(Value::as_str) == Some(s.name))
+                {
+                    schemas.push(s.gecko());
+                }
+            }
+        }
+        if let Some(Value::Array(cats)) = meta.get_mut("categories") {
+            if cats.len() == self.category_index {
+                cats.push(json!({"name": "Disk I/O (kernel)", "color": "orange", "subcategories": ["Other"]}));
+            }
+        }
+        let Some(meta_mono) = meta_mono else { return };
+        let off = offset_ms(self.zero, meta_mono);
+        let Some(pid) = pid_of(p).and_then(|x| i32::try_from(x).ok()) else {
+            return;
+        };
+        let cat = self.category_index;
+        let Some(main) = p
+            .get_mut("threads")
+            .and_then(Value::as_array_mut)
+            .and_then(|ts| {
+                ts.iter_mut()
+                    .find(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
+            })
+        else {
+            return;
+        };
+        if let Some(pv) = self.by_pid.remove(&pid) {
+            let name = push_str(main, "Disk read");
+            for m in &pv.markers {
+                push_marker(main, name, m.t + off, Some(m.t + off), cat, io_data(m));
+            }
+        }
+        if pid != self.trace.pid {
+            return;
+        }
+        for (ms_name, t) in &self.view.milestones {
+            let name = push_str(main, ms_name);
+            let data = json!({"type": schema::MILESTONE.name, "milestone": ms_name});
+            push_marker(main, name, t + off, None, cat, data);
+        }
+        let name = push_str(main, "about:startup trace");
+        let data = json!({
+            "type": schema::RECORDING.name,
+            "summary": super::summary_line(self.trace, self.view),
+            "notes": self.trace.notes.join("; "),
+        });
+        let (from, to) = (self.trace.attached_ms + off, self.trace.ended_ms + off);
+        push_marker(main, name, from, Some(to), cat, data);
+        let counters = p
+            .as_object_mut()
+            .map(|o| o.entry("counters").or_insert_with(|| json!([])));
+        if let Some(Value::Array(counters)) = counters {
+            for s in &self.view.series {
+                counters.push(json!({
+                    "name": format!("Disk reads: {}", s.group),
+                    "category": "Bandwidth",
+                    "description": format!("Bytes read from disk into the page cache for {} (kernel trace, about:startup)", s.group),
+                    "samples": {
+                        "schema": {"time": 0, "count": 1, "number": 2},
+                        "data": s.points.iter().map(|(t, b, n)| json!([t + off, b, n])).collect::<Vec<_>>(),
+                    },
+                }));
+            }
+        }
+    }
+}
+
+/// Merge `view` of `trace` into `gecko` (checked with [`check`] first).
+pub fn merge(gecko: &mut Value, trace: &Trace, view: &View) -> Result<(), ExportError> {
+    let (zero, parent_mono) = check(gecko, trace)?;
+    let mut m = Merge {
+        trace,
+        view,
+        zero,
+        category_index: gecko
+            .pointer("/meta/categories")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len),
+        by_pid: view.processes.iter().map(|p| (p.pid, p)).collect(),
+    };
+    let like = gecko.pointer("/threads/0").cloned().unwrap_or(json!({}));
+    // The parent, then each subprocess (taken out and put back: one borrow at a time).
+    let mut subs = gecko
+        .as_object_mut()
+        .and_then(|o| o.remove("processes"))
+        .unwrap_or_else(|| json!([]));
+    m.process(gecko);
+    if let Value::Array(list) = &mut subs {
+        list.iter_mut().for_each(|p| m.process(p));
+    }
+    // Processes Firefox's profile does not have (the fork server, a crash helper, one that
+    // exited before the dump): a thread of their own in the parent's list, on its clock.
+    let off = offset_ms(zero, parent_mono);
+    let mut extra = Vec::new();
+    for (pid, pv) in std::mem::take(&mut m.by_pid) {
+        let mut t = own_thread(&like, pid, &pv.kind);
+        let name = push_str(&mut t, "Disk read");
+        for mk in &pv.markers {
+            push_marker(
+                &mut t,
+                name,
+                mk.t + off,
+                Some(mk.t + off),
+                m.category_index,
+                io_data(mk),
+            );
+        }
+        extra.push(t);
+    }
+    if let Some(o) = gecko.as_object_mut() {
+        if let Some(Value::Array(threads)) = o.get_mut("threads") {
+            threads.extend(extra);
+        }
+        o.insert("processes".into(), subs);
+    }
+    // The Profiler shows nothing before `meta.profilingStartTime` (the Gecko profiler's own
+    // start, a few ms into the process): the kernel saw the dynamic loader's reads before it,
+    // so the recording's start moves back to the earliest of them.
+    let first = super::view::earliest(view)
+        .into_iter()
+        .chain([trace.attached_ms.max(0.0)])
+        .min_by(f64::total_cmp)
+        .map(|t| t + off);
+    if let (Some(first), Some(meta)) = (first, gecko.get_mut("meta").and_then(Value::as_object_mut))
+    {
+        let start = meta.get("profilingStartTime").and_then(Value::as_f64);
+        // Negative when the process started before the Gecko profiler's zero: it loads so.
+        if start.is_some_and(|s| first < s) {
+            meta.insert("profilingStartTime".into(), json!(first));
+        }
+    }
+    Ok(())
+}
+
+/// The module loads of Firefox's profile (`ChromeUtils.importESModule` markers of every
+/// GeckoMain, and `ModuleEvaluation` ones where they name their module: on ESR 153 they carry
+/// no URL), as (URL, ms on the trace's axis): what omni.ja's entries are lined up with
+/// (crate::trace::entries::line_up).
+#[must_use]
+pub fn module_loads(gecko: &Value, zero_mono_ns: u64) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    let mut visit = |p: &Value| {
+        let Some(off) = p
+            .get("meta")
+            .and_then(mono)
+            .map(|m| offset_ms(zero_mono_ns, m))
+        else {
+            return;
+        };
+        let Some(threads) = p.get("threads").and_then(Value::as_array) else {
+            return;
+        };
+        for t in threads
+            .iter()
+            .filter(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
+        {
+            let strings = t.get("stringTable").and_then(Value::as_array);
+            let rows = t.pointer("/markers/data").and_then(Value::as_array);
+            let (Some(strings), Some(rows)) = (strings, rows) else {
+                continue;
+            };
+            for r in rows {
+                let name = r
+                    .get(0)
+                    .and_then(Value::as_u64)
+                    .and_then(|i| strings.get(usize::try_from(i).ok()?))
+                    .and_then(Value::as_str);
+                if !matches!(
+                    name,
+                    Some("ModuleEvaluation" | "ChromeUtils.importESModule")
+                ) {
+                    continue;
+                }
+                let (Some(start), Some(url)) = (
+                    r.get(1).and_then(Value::as_f64),
+                    r.pointer("/5/name")
+                        .and_then(Value::as_str)
+                        .filter(|u| !u.is_empty()),
+                ) else {
+                    continue;
+                };
+                out.push((url.to_owned(), start - off));
+            }
+        }
+    };
+    visit(gecko);
+    if let Some(subs) = gecko.get("processes").and_then(Value::as_array) {
+        subs.iter().for_each(&mut visit);
+    }
+    out.sort_by(|a, b| a.1.total_cmp(&b.1));
+    out
+}
+
+/// The startup milestones Firefox's profile marks on the parent's GeckoMain (`selectProfile`,
+/// `sessionRestored`, … as markers of those names), ms on the trace's axis.
+#[must_use]
+pub fn milestones(gecko: &Value, zero_mono_ns: u64, names: &[&str]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let Some(off) = gecko
+        .get("meta")
+        .and_then(mono)
+        .map(|m| offset_ms(zero_mono_ns, m))
+    else {
+        return out;
+    };
+    let Some(main) = gecko
+        .get("threads")
+        .and_then(Value::as_array)
+        .and_then(|t| {
+            t.iter()
+                .find(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
+        })
+    else {
+        return out;
+    };
+    let strings = main.get("stringTable").and_then(Value::as_array);
+    let rows = main.pointer("/markers/data").and_then(Value::as_array);
+    let (Some(strings), Some(rows)) = (strings, rows) else {
+        return out;
+    };
+    for r in rows {
+        let name = r
+            .get(0)
+            .and_then(Value::as_u64)
+            .and_then(|i| strings.get(usize::try_from(i).ok()?))
+            .and_then(Value::as_str);
+        if let (Some(name), Some(t)) = (name, r.get(1).and_then(Value::as_f64)) {
+            if names.contains(&name) {
+                out.entry(name.to_owned()).or_insert(t - off);
+            }
+        }
+    }
+    out
+}
+
+/// Keep only what is ours in an object (used by tests to read a merged profile back).
+#[must_use]
+pub fn our_markers(thread: &Value) -> Vec<Map<String, Value>> {
+    thread
+        .pointer("/markers/data")
+        .and_then(Value::as_array)
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| r.get(5)?.as_object().cloned())
+                .filter(|d| {
+                    d.get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.starts_with("AboutStartup"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    //! On a real cold start of ESR 153 recorded here with `launch --cold --trace
+    //! --firefox-profile` (tests/fixtures/profiler/: the trace and Firefox's own profile,
+    //! trimmed to the libraries' reads and a few dozen markers).
+    use super::*;
+    use crate::export::view::view;
+
+    fn trace() -> Trace {
+        serde_json::from_str(include_str!(
+            "../../tests/fixtures/profiler/trace-esr153-cold.json"
+        ))
+        .unwrap()
+    }
+
+    fn gecko() -> Value {
+        serde_json::from_str(include_str!(
+            "../../tests/fixtures/profiler/gecko-esr153-cold.json"
+        ))
+        .unwrap()
+    }
+
+    fn named(thread: &Value, name: &str) -> Vec<(f64, Option<f64>, Value)> {
+        let strings = thread["stringTable"].as_array().unwrap();
+        thread["markers"]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| strings[usize::try_from(r[0].as_u64().unwrap()).unwrap()] == name)
+            .map(|r| (r[1].as_f64().unwrap(), r[2].as_f64(), r[5].clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_real_cold_start_lines_up_with_firefoxs_own_readahead_markers_within_1_ms() {
+        let t = trace();
+        let mut g = gecko();
+        merge(&mut g, &t, &view(&t, &BTreeMap::new())).unwrap();
+        let main = &g["threads"][0];
+        // Firefox's ReadAheadLib marker spans its readahead(2) of a library; the kernel adds
+        // the pages to the cache inside that call, so our "Firefox's own readahead(2)" read of
+        // the same file must fall inside it, on one clock, give or take 1 ms.
+        let ra = named(main, "ReadAheadLib");
+        let ours = named(main, "Disk read");
+        let mut checked = 0;
+        for (start, end, data) in &ra {
+            let lib = data["name"].as_str().unwrap();
+            let Some((t0, _, _)) = ours
+                .iter()
+                .find(|(_, _, d)| d["filename"] == lib && d["how"] == "Firefox's own readahead(2)")
+            else {
+                continue;
+            };
+            let end = end.unwrap();
+            assert!(
+                *t0 >= start - 1.0 && *t0 <= end + 1.0,
+                "{lib}: our read at {t0:.3} ms, Firefox's readahead {start:.3}–{end:.3} ms"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 8, "{checked} libraries lined up");
+    }
+
+    #[test]
+    fn merged_markers_schemas_counters_and_milestones_sit_on_the_parents_main_thread() {
+        let t = trace();
+        let mut g = gecko();
+        let before = g["threads"][0]["markers"]["data"].as_array().unwrap().len();
+        let ms = BTreeMap::from([("sessionRestored".to_owned(), 5139.5)]);
+        let v = view(&t, &ms);
+        merge(&mut g, &t, &v).unwrap();
+        let main = &g["threads"][0];
+        let ours = our_markers(main);
+        let parent_reads = v
+            .processes
+            .iter()
+            .find(|p| p.pid == t.pid)
+            .unwrap()
+            .markers
+            .len();
+        assert_eq!(
+            ours.len(),
+            parent_reads + 2,
+            "reads, one milestone, the summary"
+        );
+        assert_eq!(
+            main["markers"]["data"].as_array().unwrap().len(),
+            before + ours.len()
+        );
+        let all_threads = g["threads"].as_array().unwrap().iter().chain(
+            g["processes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|p| p["threads"].as_array().unwrap()),
+        );
+        let bytes: u64 = all_threads
+            .flat_map(our_markers)
+            .filter_map(|d| d.get("size")?.as_u64())
+            .sum();
+        assert_eq!(
+            bytes, t.traced_read_bytes,
+            "the markers add up to the trace"
+        );
+        let schemas = g["meta"]["markerSchema"].as_array().unwrap();
+        let read = schemas
+            .iter()
+            .find(|s| s["name"] == "AboutStartupDiskRead")
+            .unwrap();
+        assert!(read["display"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("timeline-fileio")));
+        assert_eq!(read["data"][0]["format"], "file-path");
+        assert_eq!(
+            g["meta"]["categories"].as_array().unwrap().last().unwrap()["name"],
+            "Disk I/O (kernel)"
+        );
+        let counters = g["counters"].as_array().unwrap();
+        assert!(counters
+            .iter()
+            .any(|c| c["name"] == "Disk reads: libxul.so" && c["category"] == "Bandwidth"));
+        // The milestone sits at its trace time plus the clock offset.
+        let off = offset_ms(t.zero_mono_ns.unwrap(), mono(&g["meta"]).unwrap());
+        let m = named(main, "sessionRestored");
+        assert!(m.iter().any(|(s, e, d)| e.is_none()
+            && d["type"] == "AboutStartupMilestone"
+            && (s - (5139.5 + off)).abs() < 1e-6));
+        // The recording's start moves back to the kernel's first read (the Profiler shows
+        // nothing before it).
+        let first = crate::export::view::earliest(&v)
+            .unwrap()
+            .min(t.attached_ms.max(0.0))
+            + off;
+        assert!(g["meta"]["profilingStartTime"].as_f64().unwrap() <= first + 1e-9);
+        // A child process's reads sit on its own GeckoMain, on its own clock.
+        let child = &g["processes"][0];
+        let child_pid = child["threads"][0]["pid"].as_i64().unwrap();
+        let child_reads = v
+            .processes
+            .iter()
+            .find(|p| i64::from(p.pid) == child_pid)
+            .unwrap();
+        let on_child = our_markers(&child["threads"][0]);
+        assert_eq!(on_child.len(), child_reads.markers.len());
+        let child_off = offset_ms(t.zero_mono_ns.unwrap(), mono(&child["meta"]).unwrap());
+        let first = named(&child["threads"][0], "Disk read")[0].0;
+        assert!((first - (child_reads.markers[0].t + child_off)).abs() < 1e-6);
+        // Processes the profile lacks get a thread of their own, in the parent's list.
+        let own: Vec<_> = g["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["name"] == "Disk reads (kernel)")
+            .collect();
+        let lacking = v
+            .processes
+            .iter()
+            .filter(|p| p.pid != t.pid && i64::from(p.pid) != child_pid);
+        assert_eq!(own.len(), lacking.count());
+        // Module loads and milestones read back on the trace's axis.
+        let loads = module_loads(&gecko(), t.zero_mono_ns.unwrap());
+        assert!(loads.iter().all(|(u, _)| !u.is_empty()) && !loads.is_empty());
+        let got = milestones(&gecko(), t.zero_mono_ns.unwrap(), &["sessionRestored"]);
+        assert!(got["sessionRestored"] > 1000.0, "{got:?}");
+    }
+
+    #[test]
+    fn another_start_an_old_clock_or_not_a_gecko_profile_is_refused() {
+        let mut t = trace();
+        t.pid += 1;
+        assert!(matches!(
+            check(&gecko(), &t),
+            Err(ExportError::OtherProcess { .. })
+        ));
+        let mut t = trace();
+        t.zero_mono_ns = Some(t.zero_mono_ns.unwrap() + 3_600_000_000_000);
+        assert!(
+            matches!(check(&gecko(), &t), Err(ExportError::OtherProcess { .. })),
+            "an hour apart"
+        );
+        let mut t = trace();
+        t.zero_mono_ns = None;
+        assert!(matches!(check(&gecko(), &t), Err(ExportError::OldClock)));
+        let mut g = gecko();
+        g["meta"]["version"] = json!(99);
+        assert!(matches!(check(&g, &trace()), Err(ExportError::NotGecko(_))));
+        assert!(matches!(
+            check(&json!({"a": 1}), &trace()),
+            Err(ExportError::NotGecko(_))
+        ));
+    }
+}

@@ -1,0 +1,246 @@
+//! A trace alone as a processed profile, written by `fxprof-processed-profile` (samply's crate,
+//! the Profiler's format without hand-written JSON): one process per Firefox process of the
+//! trace, each with a "Disk reads (kernel)" thread carrying its I/O markers (file-path field,
+//! file-I/O strip), the milestones and the trace's own summary on the parent's thread, and one
+//! bytes-read track per file group (Bandwidth counters of the parent).
+//!
+//! Times: the profile's zero is the Firefox process start (the trace's axis), its reference the
+//! wall-clock moment of that start.
+
+use fxprof_processed_profile::{
+    CategoryColor, CategoryHandle, Marker, MarkerTiming, MarkerTypeHandle, Profile,
+    ReferenceTimestamp, SamplingInterval, StringHandle, Timestamp,
+};
+
+use super::schema::{self, Format, Schema};
+use super::view::View;
+use crate::trace::model::Trace;
+
+/// One marker of one of our schemas, its field values in schema order.
+struct SchemaMarker {
+    ty: MarkerTypeHandle,
+    name: StringHandle,
+    category: CategoryHandle,
+    strings: Vec<Option<StringHandle>>,
+    numbers: Vec<f64>,
+}
+
+impl Marker for SchemaMarker {
+    fn marker_type(&self, _: &mut Profile) -> MarkerTypeHandle {
+        self.ty
+    }
+    fn name(&self, _: &mut Profile) -> StringHandle {
+        self.name
+    }
+    fn category(&self, _: &mut Profile) -> CategoryHandle {
+        self.category
+    }
+    fn string_field_value(&self, field_index: u32) -> StringHandle {
+        self.strings[field_index as usize].unwrap_or(self.name)
+    }
+    fn number_field_value(&self, field_index: u32) -> f64 {
+        self.numbers[field_index as usize]
+    }
+}
+
+/// A field value: text or number.
+pub enum V<'a> {
+    S(&'a str),
+    N(f64),
+}
+
+struct Writer {
+    profile: Profile,
+    category: CategoryHandle,
+    types: Vec<MarkerTypeHandle>,
+}
+
+impl Writer {
+    fn marker(&mut self, schema: &Schema, name: &str, values: &[V]) -> SchemaMarker {
+        let i = schema::ALL
+            .iter()
+            .position(|s| s.name == schema.name)
+            .unwrap_or(0);
+        let mut strings = Vec::with_capacity(values.len());
+        let mut numbers = Vec::with_capacity(values.len());
+        for (field, v) in schema.fields.iter().zip(values) {
+            match (field.format, v) {
+                (Format::FilePath | Format::Text, V::S(s)) => {
+                    strings.push(Some(self.profile.intern_string(s)));
+                    numbers.push(0.0);
+                }
+                (_, V::N(n)) => {
+                    strings.push(None);
+                    numbers.push(*n);
+                }
+                (_, V::S(_)) => {
+                    strings.push(None);
+                    numbers.push(0.0);
+                }
+            }
+        }
+        SchemaMarker {
+            ty: self.types[i],
+            name: self.profile.intern_string(name),
+            category: self.category,
+            strings,
+            numbers,
+        }
+    }
+}
+
+fn ts(ms: f64) -> Timestamp {
+    Timestamp::from_millis_since_reference(ms.max(0.0))
+}
+
+/// The processed profile of `trace` as drawn by `view`, serialised.
+pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
+    // The recording ended `ended_ms` after the process start, at about `recorded_at_ms`.
+    let start_wall = trace.recorded_at_ms as f64 - trace.ended_ms.max(0.0);
+    let mut profile = Profile::new(
+        &format!(
+            "Firefox {} startup I/O (about:startup trace)",
+            trace.firefox_version.as_deref().unwrap_or("?")
+        ),
+        ReferenceTimestamp::from_millis_since_unix_epoch(start_wall),
+        SamplingInterval::from_millis(1),
+    );
+    profile.set_os_name("Linux");
+    let category = profile.add_category("Disk I/O (kernel)", CategoryColor::Orange);
+    let types = schema::ALL
+        .iter()
+        .map(|s| profile.register_marker_type(s.processed()))
+        .collect();
+    let mut w = Writer {
+        profile,
+        category,
+        types,
+    };
+    let mut parent_thread = None;
+    let mut parent_process = None;
+    let mut pids: Vec<(i32, String)> = view
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.kind.clone()))
+        .collect();
+    if !pids.iter().any(|(p, _)| *p == trace.pid) {
+        pids.insert(0, (trace.pid, "parent".into()));
+    }
+    for (pid, kind) in pids {
+        let process = w.profile.add_process(
+            &super::view::process_label(&kind),
+            u32::try_from(pid).unwrap_or(0),
+            ts(0.0),
+        );
+        let thread = w
+            .profile
+            .add_thread(process, u32::try_from(pid).unwrap_or(0), ts(0.0), true);
+        w.profile.set_thread_name(thread, "Disk reads (kernel)");
+        w.profile.set_thread_show_markers_in_timeline(thread, true);
+        if pid == trace.pid {
+            parent_thread = Some(thread);
+            parent_process = Some(process);
+        }
+        let Some(pv) = view.processes.iter().find(|p| p.pid == pid) else {
+            continue;
+        };
+        for m in &pv.markers {
+            let marker = w.marker(
+                &schema::DISK_READ,
+                "Disk read",
+                &[
+                    V::S(&m.path),
+                    V::S("read"),
+                    V::S(m.how),
+                    V::N(m.offset as f64),
+                    V::N(m.bytes as f64),
+                    V::S(&m.region),
+                    V::S(&m.used),
+                    V::S(&m.cause),
+                    V::S(m.group),
+                ],
+            );
+            w.profile
+                .add_marker(thread, MarkerTiming::Interval(ts(m.t), ts(m.t)), marker);
+        }
+    }
+    if let (Some(thread), Some(process)) = (parent_thread, parent_process) {
+        for (name, t) in &view.milestones {
+            let marker = w.marker(&schema::MILESTONE, name, &[V::S(name)]);
+            w.profile
+                .add_marker(thread, MarkerTiming::Instant(ts(*t)), marker);
+        }
+        let summary = super::summary_line(trace, view);
+        let notes = trace.notes.join("; ");
+        let marker = w.marker(
+            &schema::RECORDING,
+            "about:startup trace",
+            &[V::S(&summary), V::S(&notes)],
+        );
+        w.profile.add_marker(
+            thread,
+            MarkerTiming::Interval(ts(trace.attached_ms), ts(trace.ended_ms)),
+            marker,
+        );
+        for s in &view.series {
+            let counter = w.profile.add_counter(
+                process,
+                &format!("Disk reads: {}", s.group),
+                "Bandwidth",
+                &format!(
+                    "Bytes read from disk into the page cache for {} (kernel trace)",
+                    s.group
+                ),
+            );
+            for (t, bytes, n) in &s.points {
+                w.profile
+                    .add_counter_sample(counter, ts(*t), *bytes as f64, *n);
+            }
+        }
+    }
+    serde_json::to_vec(&w.profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::view::view;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn the_trace_alone_is_a_processed_profile_with_our_schemas_markers_and_counters() {
+        let t: Trace = serde_json::from_str(include_str!(
+            "../../tests/fixtures/profiler/trace-esr153-cold.json"
+        ))
+        .unwrap();
+        let v = view(
+            &t,
+            &BTreeMap::from([("sessionRestored".to_owned(), 5139.5)]),
+        );
+        let p: serde_json::Value = serde_json::from_slice(&write(&t, &v).unwrap()).unwrap();
+        assert!(p["meta"]["preprocessedProfileVersion"].as_u64().unwrap() >= 50);
+        let schemas = p["meta"]["markerSchema"].as_array().unwrap();
+        let read = schemas
+            .iter()
+            .find(|s| s["name"] == "AboutStartupDiskRead")
+            .unwrap();
+        assert!(read["display"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("timeline-fileio")));
+        assert!(read.to_string().contains("file-path"));
+        let threads = p["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), v.processes.len().max(1));
+        let markers: usize = threads
+            .iter()
+            .map(|t| t["markers"]["length"].as_u64().unwrap() as usize)
+            .sum();
+        let reads: usize = v.processes.iter().map(|p| p.markers.len()).sum();
+        assert_eq!(markers, reads + 2, "every read, the milestone, the summary");
+        let counters = p["counters"].as_array().unwrap();
+        assert_eq!(counters.len(), v.series.len());
+        assert!(counters
+            .iter()
+            .any(|c| c["name"] == "Disk reads: libxul.so"));
+    }
+}

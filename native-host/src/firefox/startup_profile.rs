@@ -1,0 +1,385 @@
+//! Firefox's own startup profile (issue 21): the Gecko profiler started from the first instant
+//! by its environment variables, and its profile collected **without quitting** through the
+//! profiler's POSIX signal control: `SIGUSR2` to the parent process stops the profiler, gathers
+//! every process's data over IPC and writes `profile_<n>_<pid>.json` into Firefox's downloads
+//! folder (checked on ESR 153: a 19 MB Gecko-format profile in `$HOME/Downloads`, Firefox left
+//! running). A graceful quit (`MOZ_PROFILER_SHUTDOWN`) would also write it, but `launch` leaves
+//! the user's Firefox running, and SIGTERM writes nothing.
+//!
+//! The dump is a file in a folder the user owns, read by a host that may run as root: it is
+//! found through the parent's open descriptors while Firefox writes it (else among the
+//! downloads-folder candidates), opened without following a symlink, accepted only as a
+//! regular file owned by the user Firefox runs as, bounded in size, parsed with serde_json,
+//! then removed through a descriptor of its folder.
+
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use thiserror::Error;
+
+/// The features asked for: JS and native stacks, CPU use per thread, and Firefox's own
+/// main-thread file I/O markers.
+pub const FEATURES: &str = "js,stackwalk,cpu,fileio";
+/// The threads that do a start's work: the main threads, painting, workers, the file-stream,
+/// storage and background I/O pools. A `MOZ_PROFILER_STARTUP_FILTERS` of the caller wins.
+pub const THREADS: &str =
+    "GeckoMain,Compositor,Renderer,DOM Worker,StreamTrans,BgIOThreadPool,IndexedDB,mozStorage,Socket Thread";
+/// Buffer entries (8 bytes each, allocated in chunks as used): room for a 120 s cold start at
+/// 1 ms samples without the beginning being overwritten.
+pub const ENTRIES: &str = "8000000";
+/// A profile larger than this is refused rather than parsed (a cold start's is 20–60 MB).
+pub const MAX_BYTES: u64 = 1024 * 1024 * 1024;
+/// How long Firefox may take to gather and write it.
+pub const WAIT: Duration = Duration::from_secs(90);
+/// A dump whose size held this long without the gathering log is taken as finished.
+pub const SETTLE: Duration = Duration::from_secs(5);
+
+/// Whether the dump's last bytes hold the gathering log Firefox writes after the children's
+/// profiles (a bounded read of the tail).
+fn gathered(path: &Path) -> bool {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut tail = Vec::new();
+    f.seek(SeekFrom::Start(len.saturating_sub(1 << 20))).is_ok()
+        && f.take(1 << 20).read_to_end(&mut tail).is_ok()
+        && tail.windows(21).any(|w| w == b"\"profileGatheringLog\"")
+}
+
+#[derive(Debug, Error)]
+pub enum ProfileError {
+    #[error(
+        "Firefox (pid {pid}) is gone: it exited or crashed before its profile could be collected"
+    )]
+    Gone { pid: i32 },
+    #[error("Firefox wrote no profile within {secs} s of SIGUSR2 (looked for profile_*_{pid}.json in {looked})")]
+    NotWritten { pid: i32, secs: u64, looked: String },
+    #[error("Firefox's profile {path} is cut short or not JSON ({detail}): Firefox was killed or crashed while writing it")]
+    Truncated { path: PathBuf, detail: String },
+    #[error("{path} is not a profile this host reads: {why}")]
+    Refused { path: PathBuf, why: String },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The environment that starts the Gecko profiler with the process (caller's own values kept).
+#[must_use]
+pub fn env() -> Vec<(&'static str, String)> {
+    let keep = |k: &str, v: &str| std::env::var(k).unwrap_or_else(|_| v.to_owned());
+    vec![
+        ("MOZ_PROFILER_STARTUP", "1".into()),
+        (
+            "MOZ_PROFILER_STARTUP_FEATURES",
+            keep("MOZ_PROFILER_STARTUP_FEATURES", FEATURES),
+        ),
+        (
+            "MOZ_PROFILER_STARTUP_FILTERS",
+            keep("MOZ_PROFILER_STARTUP_FILTERS", THREADS),
+        ),
+        (
+            "MOZ_PROFILER_STARTUP_ENTRIES",
+            keep("MOZ_PROFILER_STARTUP_ENTRIES", ENTRIES),
+        ),
+    ]
+}
+
+/// Whether `name` is the dump of process `pid` (`profile_<n>_<pid>.json`).
+#[must_use]
+pub fn is_dump_name(name: &str, pid: i32) -> bool {
+    name.strip_prefix("profile_")
+        .and_then(|r| r.strip_suffix(".json"))
+        .and_then(|r| r.rsplit_once('_'))
+        .is_some_and(|(n, p)| n.bytes().all(|b| b.is_ascii_digit()) && p == pid.to_string())
+}
+
+/// The downloads folder of `home` from `~/.config/user-dirs.dirs` (`XDG_DOWNLOAD_DIR`), a pure
+/// reading of that file's text.
+#[must_use]
+pub fn xdg_download_dir(user_dirs: &str, home: &Path) -> Option<PathBuf> {
+    let line = user_dirs
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("XDG_DOWNLOAD_DIR="))?;
+    let value = line["XDG_DOWNLOAD_DIR=".len()..].trim_matches('"');
+    let path = match value.strip_prefix("$HOME") {
+        Some(rest) => home.join(rest.trim_start_matches('/')),
+        None => PathBuf::from(value),
+    };
+    path.is_absolute().then_some(path)
+}
+
+fn candidates(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(home.join(".config/user-dirs.dirs")) {
+        out.extend(xdg_download_dir(&text, home));
+    }
+    out.push(home.join("Downloads"));
+    out.dedup();
+    out
+}
+
+/// The dump `pid` holds open right now, if any (from /proc/<pid>/fd).
+fn open_dump(pid: i32) -> Option<PathBuf> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()?
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .find(|t| {
+            t.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| is_dump_name(n, pid))
+        })
+}
+
+/// Ask Firefox `pid` (running as `uid`, home `home`) for its profile and wait until it is
+/// written; returns the dump's path.
+pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, ProfileError> {
+    let asked = SystemTime::now();
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    if !proc_dir.exists() {
+        return Err(ProfileError::Gone { pid });
+    }
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).ok_or(ProfileError::Gone { pid })?,
+        rustix::process::Signal::USR2,
+    )
+    .map_err(|e| ProfileError::Io {
+        what: format!("send SIGUSR2 to Firefox (pid {pid})"),
+        source: e.into(),
+    })?;
+    let start = Instant::now();
+    let mut seen: Option<PathBuf> = None;
+    let mut stable: Option<(u64, Instant)> = None;
+    while start.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(100));
+        if !proc_dir.exists() {
+            return Err(ProfileError::Gone { pid });
+        }
+        if let Some(p) = open_dump(pid) {
+            seen = Some(p);
+            stable = None;
+            continue; // being written
+        }
+        let found = seen.clone().or_else(|| {
+            candidates(home).into_iter().find_map(|dir| {
+                std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+                    let name = e.file_name();
+                    let fresh = e
+                        .metadata()
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|m| m >= asked);
+                    (fresh && name.to_str().is_some_and(|n| is_dump_name(n, pid))).then(|| e.path())
+                })
+            })
+        });
+        let Some(p) = found else { continue };
+        seen = Some(p.clone());
+        // Firefox writes the dump in two steps (checked on ESR 153): the parent's profile,
+        // closed, then the child processes' appended once they answer, ending with
+        // `profileGatheringLog`. Done when that member is there and the size holds, or when
+        // the size has held for `SETTLE` (a Firefox without children or without the log).
+        let size = std::fs::symlink_metadata(&p).map(|m| m.len()).unwrap_or(0);
+        match stable {
+            Some((s, since)) if s == size => {
+                let held = since.elapsed();
+                if held >= SETTLE || (held >= Duration::from_millis(300) && gathered(&p)) {
+                    return Ok(p);
+                }
+            }
+            _ => stable = Some((size, Instant::now())),
+        }
+    }
+    Err(ProfileError::NotWritten {
+        pid,
+        secs: wait.as_secs(),
+        looked: candidates(home)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// Read and parse the dump at `path` as `uid`'s regular file (no symlink followed), at most
+/// `max` bytes.
+pub fn read(path: &Path, uid: u32, max: u64) -> Result<serde_json::Value, ProfileError> {
+    let io = |what: &str| {
+        let what = format!("{what} {}", path.display());
+        move |source| ProfileError::Io { what, source }
+    };
+    let refused = |why: String| ProfileError::Refused {
+        path: path.to_path_buf(),
+        why,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io("open"))?;
+    let meta = file.metadata().map_err(io("stat"))?;
+    if !meta.is_file() {
+        return Err(refused("not a regular file".into()));
+    }
+    if meta.uid() != uid {
+        return Err(refused(format!(
+            "owned by uid {}, not by the user Firefox runs as ({uid})",
+            meta.uid()
+        )));
+    }
+    if meta.len() > max {
+        return Err(refused(format!(
+            "{} bytes, more than the {max}-byte bound",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io("read"))?;
+    parse(&bytes).map_err(|detail| ProfileError::Truncated {
+        path: path.to_path_buf(),
+        detail,
+    })
+}
+
+/// Parse a Gecko profile's bytes: JSON with a `meta.version`, or why not.
+pub fn parse(bytes: &[u8]) -> Result<serde_json::Value, String> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err("a gzip-compressed profile: decompress it first (gunzip)".into());
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    if value
+        .pointer("/meta/version")
+        .and_then(serde_json::Value::as_u64)
+        .is_none()
+    {
+        return Err("no meta.version: not a Gecko-format profile".into());
+    }
+    Ok(value)
+}
+
+/// Remove the dump: through a descriptor of its folder, only if that folder and the file are
+/// `uid`'s and the name is still the same regular file (best effort; a warning otherwise).
+pub fn remove(path: &Path, uid: u32) -> Result<(), ProfileError> {
+    use rustix::fs::{openat, statat, unlinkat, AtFlags, Mode, OFlags, CWD};
+    let err = |what: &str| {
+        let what = format!("{what} {}", path.display());
+        move |e: rustix::io::Errno| ProfileError::Io {
+            what,
+            source: e.into(),
+        }
+    };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(());
+    };
+    let dirfd = openat(
+        CWD,
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(err("open the folder of"))?;
+    let dir_stat = rustix::fs::fstat(&dirfd).map_err(err("stat the folder of"))?;
+    let file_stat = statat(&dirfd, name, AtFlags::SYMLINK_NOFOLLOW).map_err(err("stat"))?;
+    let regular = rustix::fs::FileType::from_raw_mode(file_stat.st_mode).is_file();
+    if dir_stat.st_uid != uid || file_stat.st_uid != uid || !regular {
+        return Err(ProfileError::Refused {
+            path: path.to_path_buf(),
+            why: "left in place: the file or its folder is not the user's".into(),
+        });
+    }
+    unlinkat(&dirfd, name, AtFlags::empty()).map_err(err("remove"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dump_names() {
+        assert!(is_dump_name("profile_0_26732.json", 26732));
+        assert!(!is_dump_name("profile_0_26732.json", 2673));
+        assert!(!is_dump_name("profile_x_1.json", 1));
+        assert!(!is_dump_name("profile_0_1.json.part", 1));
+    }
+
+    #[test]
+    fn downloads_folder_from_user_dirs() {
+        let home = Path::new("/home/a");
+        let text = "# comment\nXDG_DESKTOP_DIR=\"$HOME/Desktop\"\nXDG_DOWNLOAD_DIR=\"$HOME/Téléchargements\"\n";
+        assert_eq!(
+            xdg_download_dir(text, home),
+            Some(PathBuf::from("/home/a/Téléchargements"))
+        );
+        assert_eq!(
+            xdg_download_dir("XDG_DOWNLOAD_DIR=\"/data/dl\"", home),
+            Some(PathBuf::from("/data/dl"))
+        );
+        assert_eq!(xdg_download_dir("XDG_DOWNLOAD_DIR=\"rel\"", home), None);
+        assert_eq!(xdg_download_dir("", home), None);
+    }
+
+    #[test]
+    fn truncated_foreign_and_hostile_dumps_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let uid = crate::pagecache::sys::geteuid();
+        let good = dir.path().join("profile_0_7.json");
+        std::fs::write(&good, br#"{"meta":{"version":34},"threads":[]}"#).unwrap();
+        assert!(read(&good, uid, MAX_BYTES).is_ok());
+        // Cut short, as when Firefox is killed while writing.
+        let cut = dir.path().join("profile_0_8.json");
+        std::fs::write(&cut, br#"{"meta":{"version":34},"threads":[{"na"#).unwrap();
+        let e = read(&cut, uid, MAX_BYTES).unwrap_err();
+        assert!(matches!(e, ProfileError::Truncated { .. }), "{e}");
+        assert!(e.to_string().contains("killed or crashed"));
+        // Not a Gecko profile, too large, someone else's, a symlink.
+        std::fs::write(&cut, br#"{"a":1}"#).unwrap();
+        assert!(read(&cut, uid, MAX_BYTES)
+            .unwrap_err()
+            .to_string()
+            .contains("meta.version"));
+        assert!(matches!(
+            read(&good, uid, 5),
+            Err(ProfileError::Refused { .. })
+        ));
+        assert!(matches!(
+            read(&good, uid + 1, MAX_BYTES),
+            Err(ProfileError::Refused { .. })
+        ));
+        let link = dir.path().join("profile_0_9.json");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        assert!(matches!(
+            read(&link, uid, MAX_BYTES),
+            Err(ProfileError::Io { .. })
+        ));
+        // Removal goes through the folder and refuses what is not the user's.
+        assert!(matches!(
+            remove(&good, uid + 1),
+            Err(ProfileError::Refused { .. })
+        ));
+        remove(&good, uid).unwrap();
+        assert!(!good.exists());
+    }
+
+    #[test]
+    fn a_gone_process_is_said() {
+        let e = request(
+            i32::MAX - 1,
+            Path::new("/nonexistent"),
+            Duration::from_millis(10),
+        );
+        assert!(matches!(e, Err(ProfileError::Gone { .. })), "{e:?}");
+    }
+}

@@ -1,0 +1,271 @@
+// The Firefox Profiler end to end (issue 21): `launch --cold --trace --firefox-profile` records a
+// real cold start and Firefox's own startup profile at once, and every file it and `trace export`
+// write is loaded with the Firefox Profiler's own loader (@firefox-devtools/profiler-cli, on the
+// Node ≥ 24 that `npm test`'s setup provides) and checked for what a person looks for: Firefox's
+// processes and threads, the I/O markers with file names, their bytes adding up to the trace's
+// total, the milestones, and one clock (our reads through Firefox's own readahead(2) of each
+// library inside Firefox's ReadAheadLib markers, within 1 ms).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { artifactsFolder, waitFor } from "./harness.js";
+import { HOST_BINARY, ROOT } from "../../scripts/lib/project.mjs";
+import { profilerNode } from "../../scripts/lib/setup.mjs";
+
+const isRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+const setpriv = spawnSync("setpriv", ["--version"]).status === 0;
+const CLI = path.join(ROOT, "node_modules", "@firefox-devtools", "profiler-cli", "dist", "profiler-cli.js");
+
+/** Runs the host CLI; resolves with stdout (stderr goes to an artifact). */
+function host(args, env, name) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(HOST_BINARY, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      fs.writeFileSync(path.join(artifactsFolder(), `${name}.stderr.txt`), err);
+      if (code === 0) {
+        resolve({ out, err });
+      } else {
+        reject(new Error(`${HOST_BINARY} ${args.join(" ")} exited with ${code}: ${err}`));
+      }
+    });
+  });
+}
+
+/** The Profiler's loader: `profiler-cli ARGS --json` in session `session`, parsed. */
+function pq(sessionDir, session, ...args) {
+  const r = spawnSync(profilerNode(), [CLI, ...args, "--session", session], {
+    env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessionDir },
+    encoding: "utf8",
+    timeout: 120000,
+    // A listing of every marker of a 128 KiB-readahead start is several MB of JSON.
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  if (r.status !== 0) {
+    throw new Error(`profiler-cli ${args.join(" ")}: ${r.stderr || r.stdout}`);
+  }
+  return args.includes("--json") ? JSON.parse(r.stdout) : r.stdout;
+}
+
+/** Loads `file` with the Profiler's own loader; returns a query function for that session. */
+function load(sessionDir, session, file) {
+  pq(sessionDir, session, "load", file);
+  return (...args) => pq(sessionDir, session, ...args, "--json");
+}
+
+/** Every I/O marker the loader sees, per thread: [{thread, count, labels}]. */
+function diskReads(q, info) {
+  const out = [];
+  for (const p of info.processes) {
+    for (const t of p.threads) {
+      const m = q("thread", "markers", "--thread", t.threadHandle, "--search", "Disk read");
+      if (m.filteredMarkerCount > 0) {
+        out.push({ thread: t.threadHandle, name: t.name, pid: p.pid, count: m.filteredMarkerCount });
+      }
+    }
+  }
+  return out;
+}
+
+const rootSkip = isRoot ? false : "tracefs needs root: run the e2e suite as root (CI does)";
+if (rootSkip) {
+  console.warn(`SKIPPED test.profiler.js: ${rootSkip}`);
+}
+describe("the Firefox Profiler loads what launch --firefox-profile and trace export write", { skip: rootSkip }, () => {
+  // Short: the loader's Unix socket lives in the session folder (108 bytes on Linux).
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "as-prof-"));
+  const home = path.join(work, "home");
+  const profile = path.join(work, "p");
+  const sessions = path.join(work, "pq");
+  fs.mkdirSync(home);
+  fs.mkdirSync(profile);
+  const env = { ...process.env, HOME: home };
+  delete env.XDG_STATE_HOME;
+  const merged = path.join(work, "merged.profile.json");
+  let trace = null;
+  let launchErr = "";
+
+  before(async () => {
+    const started = Date.now();
+    const r = await host(
+      ["launch", "--cold", "--trace", "--firefox-profile", "--profile-out", merged, "--json", "--", "--headless", "--no-remote", "-profile", profile],
+      env,
+      "profiler-launch",
+    );
+    trace = JSON.parse(r.out);
+    launchErr = r.err;
+    console.log(`launch --firefox-profile: ${Math.round((Date.now() - started) / 1000)} s; ${r.err.split("\n").find((l) => l.startsWith("wrote")) ?? ""}`);
+  });
+
+  after(async () => {
+    spawnSync(profilerNode(), [CLI, "stop", "--all"], { env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessions } });
+    if (trace?.pid) {
+      try {
+        process.kill(trace.pid, "SIGTERM");
+        await waitFor(() => !fs.existsSync(`/proc/${trace.pid}`), { timeout: 20000, message: "Firefox to exit" });
+      } catch {
+        try {
+          process.kill(trace.pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    }
+    // The files worth keeping were copied to the artifacts; the rest is 100 MB or so.
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it("writes one merged profile with Firefox's processes and threads and the kernel's reads, on one clock", () => {
+    assert.ok(fs.existsSync(merged), `the merged profile: ${launchErr}`);
+    fs.copyFileSync(merged, path.join(artifactsFolder(), "merged.profile.json"));
+    assert.ok(trace.zero_mono_ns > 0, "time zero on CLOCK_MONOTONIC");
+    assert.ok(trace.milestones?.sessionRestored > 0, `milestones from Firefox's profile: ${JSON.stringify(trace.milestones)}`);
+    const q = load(sessions, "merged", merged);
+    const info = q("profile", "info", "--all");
+    const names = info.processes.map((p) => p.name);
+    console.log(`loaded: ${info.processCount} processes, ${info.threadCount} threads: ${names.join(", ")}`);
+    const parent = info.processes.find((p) => p.pid === String(trace.pid));
+    assert.ok(parent, `the traced parent ${trace.pid} is a process of the profile`);
+    assert.ok(parent.threads.some((t) => t.name === "GeckoMain"), "with its main thread");
+    assert.ok(info.processCount >= 4, `Firefox's child processes too: ${names}`);
+    assert.ok(names.some((n) => /Web Content|Isolated|WebExtensions|Privileged/.test(n)), `content processes: ${names}`);
+
+    // The I/O markers, with file names, on the processes that read.
+    const reads = diskReads(q, info);
+    const count = reads.reduce((s, r) => s + r.count, 0);
+    const expected = trace.events.filter((e) => !trace.files[e.f].written).length;
+    assert.equal(count, expected, `one marker per read: ${JSON.stringify(reads)}`);
+    const main = q("thread", "markers", "--thread", "t-0", "--search", "Disk read", "--list", "--limit", "100000");
+    const labels = main.flatMarkers ?? [];
+    assert.ok(labels.some((m) => m.label.includes("/libxul.so")), "libxul.so by name");
+    assert.ok(labels.some((m) => m.label.includes("/omni.ja")), "omni.ja by name");
+
+    // Bytes: the loader's own per-range totals of our counters add up to the trace's total.
+    const counters = q("counter", "list").counters.filter((c) => c.name.startsWith("Disk reads: "));
+    const bytes = counters.reduce((s, c) => s + c.stats.find((x) => x.source === "count-range").value, 0);
+    assert.equal(bytes, trace.traced_read_bytes, `counters ${counters.map((c) => c.name)}`);
+
+    // Milestones: Firefox's own and ours.
+    const ms = q("thread", "markers", "--thread", "t-0", "--search", "sessionRestored");
+    assert.ok(ms.filteredMarkerCount >= 2, `sessionRestored, Firefox's marker and our milestone: ${ms.filteredMarkerCount}`);
+
+    // One clock: Firefox's ReadAheadLib markers span its readahead(2) of each library; the
+    // kernel adds the pages inside that call, so our read of the library must fall inside.
+    const ra = q("thread", "markers", "--thread", "t-0", "--search", "ReadAheadLib", "--list", "--limit", "200").flatMarkers;
+    const forced = labels.filter((m) => m.label.startsWith("Firefox's own readahead(2): "));
+    let lined = 0;
+    for (const r of ra) {
+      const lib = r.label.match(/(\/\S+\.so)/)?.[1];
+      // The first read through Firefox's own readahead(2) of that library.
+      const ours = forced.filter((m) => lib && m.label.includes(`${lib} `)).sort((a, b) => a.start - b.start)[0];
+      if (!ours) {
+        continue;
+      }
+      assert.ok(ours.start >= r.start - 1 && ours.start <= r.start + r.duration + 1, `${lib}: ours at ${ours.start} ms, Firefox's ${r.start}+${r.duration} ms`);
+      lined += 1;
+    }
+    console.log(`clock: ${lined} libraries' readahead lined up within 1 ms`);
+    assert.ok(lined >= 5, `${lined} libraries lined up (ReadAheadLib markers: ${ra.length})`);
+  });
+
+  it("exports the same trace alone (trace export --trace-only), which loads too", async () => {
+    const alone = path.join(work, "alone.profile.json");
+    const started = Date.now();
+    const { out } = await host(["trace", "export", "--trace-only", "-o", alone, "--json"], env, "profiler-export-alone");
+    const summary = JSON.parse(out);
+    console.log(`trace export (alone): ${Date.now() - started} ms, ${summary.bytes_written} bytes`);
+    assert.equal(summary.kind, "trace");
+    assert.ok(summary.missing.some((m) => m.includes("Firefox's own profile")), "says what it lacks");
+    fs.copyFileSync(alone, path.join(artifactsFolder(), "alone.profile.json"));
+    const q = load(sessions, "alone", alone);
+    const info = q("profile", "info", "--all");
+    const reads = diskReads(q, info);
+    assert.equal(reads.reduce((s, r) => s + r.count, 0), trace.events.filter((e) => !trace.files[e.f].written).length);
+    assert.ok(info.processes.every((p) => p.name.startsWith("Firefox ")), `our processes: ${info.processes.map((p) => p.name)}`);
+    const counters = q("counter", "list").counters.filter((c) => c.name.startsWith("Disk reads: "));
+    assert.equal(counters.reduce((s, c) => s + c.stats.find((x) => x.source === "count-range").value, 0), trace.traced_read_bytes);
+    // The stored Firefox profile merges again without --trace-only.
+    const again = JSON.parse((await host(["trace", "export", "-o", path.join(work, "again.json"), "--json"], env, "profiler-export-merged")).out);
+    assert.equal(again.kind, "merged");
+  });
+});
+
+// Most users are not root: no tracefs, so the kernel's side is the /proc figures of the Firefox
+// tree. The host run as `nobody` (setpriv, its own HOME, a clean environment) must still collect
+// Firefox's own profile and write one merged file with those figures as a bandwidth track.
+const userSkip = !isRoot ? "needs root to switch to an ordinary user (setpriv); run npm test as root" : !setpriv ? "setpriv is missing (util-linux)" : false;
+if (userSkip) {
+  console.warn(`SKIPPED test.profiler.js (ordinary user): ${userSkip}`);
+}
+describe("as an ordinary user: Firefox's own profile with the /proc read figures", { skip: userSkip }, () => {
+  const stage = fs.mkdtempSync(path.join(os.tmpdir(), "as-prof-user-"));
+  const home = path.join(stage, "home");
+  const profile = path.join(home, "p");
+  const hostCopy = path.join(stage, "about-startup-host");
+  const merged = path.join(home, "merged.profile.json");
+  const sessions = path.join(stage, "pq");
+  let trace = null;
+
+  before(() => {
+    // /root and Debian's home folders are 0700: stage where nobody can reach it.
+    fs.chmodSync(stage, 0o755);
+    fs.mkdirSync(profile, { recursive: true });
+    spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, home]);
+    fs.copyFileSync(HOST_BINARY, hostCopy);
+    fs.chmodSync(hostCopy, 0o755);
+    const started = Date.now();
+    const r = spawnSync(
+      "setpriv",
+      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "env", "-i", `HOME=${home}`, "PATH=/usr/bin:/bin", hostCopy,
+        "launch", "--trace", "--firefox-profile", "--profile-out", merged, "--json", "--", "--headless", "--no-remote", "-profile", profile],
+      { encoding: "utf8", maxBuffer: 256 * 1024 * 1024, timeout: 240000 },
+    );
+    fs.writeFileSync(path.join(artifactsFolder(), "profiler-user-launch.stderr.txt"), r.stderr ?? "");
+    assert.equal(r.status, 0, `launch as nobody: ${r.stderr}`);
+    trace = JSON.parse(r.stdout);
+    console.log(`launch --firefox-profile as nobody: ${Math.round((Date.now() - started) / 1000)} s`);
+  });
+
+  after(async () => {
+    spawnSync(profilerNode(), [CLI, "stop", "--all"], { env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessions } });
+    if (trace?.pid) {
+      try {
+        process.kill(trace.pid, "SIGTERM");
+        await waitFor(() => !fs.existsSync(`/proc/${trace.pid}`), { timeout: 20000, message: "Firefox to exit" });
+      } catch {
+        try {
+          process.kill(trace.pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    }
+    fs.rmSync(stage, { recursive: true, force: true });
+  });
+
+  it("writes the merged profile: Firefox's processes, its milestones, the tree's read_bytes as a track", () => {
+    assert.equal(trace.source, "proc_sampler", "no tracefs for an ordinary user");
+    assert.ok(!trace.note_codes?.some((n) => n.code === "firefox_profile_missing"), JSON.stringify(trace.note_codes));
+    assert.ok(fs.existsSync(merged), "the merged profile");
+    assert.equal(fs.statSync(merged).uid, NOBODY, "written as the user, in the user's folder");
+    fs.copyFileSync(merged, path.join(artifactsFolder(), "merged-user.profile.json"));
+    const q = load(sessions, "user", merged);
+    const info = q("profile", "info", "--all");
+    const parent = info.processes.find((p) => p.pid === String(trace.pid));
+    assert.ok(parent?.threads.some((t) => t.name === "GeckoMain"), `Firefox's parent process: ${info.processes.map((p) => `${p.name} ${p.pid}`)}`);
+    assert.ok(info.processCount >= 3, `Firefox's child processes too: ${info.processCount}`);
+    const counters = q("counter", "list").counters.filter((c) => c.name.startsWith("Disk reads"));
+    assert.ok(counters.length > 0, "the /proc read figures as a bandwidth track");
+    const ms = q("thread", "markers", "--thread", "t-0", "--search", "sessionRestored");
+    assert.ok(ms.filteredMarkerCount >= 1, "Firefox's sessionRestored");
+    console.log(`as nobody: ${info.processCount} processes, counters ${counters.map((c) => c.name).join(", ")}`);
+  });
+});
