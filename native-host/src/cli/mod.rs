@@ -4,7 +4,8 @@
 //!
 //! - [`args`]: the clap definitions (the only place that knows clap);
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
-//!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`);
+//!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`), [`trace`] (`launch`, `trace`)
+//!   and [`launch`] (`launch --prefetch`);
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
 //! - [`render`]: tables, the progress bar, number formatting and `--json` output.
 
@@ -12,6 +13,7 @@ mod args;
 mod autostart;
 mod evict;
 mod install;
+mod launch;
 mod learn;
 mod preload;
 mod render;

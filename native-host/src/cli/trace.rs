@@ -19,7 +19,7 @@ and the trace is stored in your state folder (~/.local/state/about-startup/trace
 Without root the trace falls back to sampling /proc/<pid>/io and major faults of the Firefox tree.";
 
 #[derive(Debug, Args)]
-#[command(after_help = PRIVILEGE_NOTE)]
+#[command(after_help = LAUNCH_HELP)]
 pub struct LaunchArgs {
     /// Evict Firefox's install folder from the page cache first (a selectively cold start).
     #[arg(long)]
@@ -27,10 +27,23 @@ pub struct LaunchArgs {
     /// Record which pages of which files the start reads (root: tracefs; else /proc sampling).
     #[arg(long)]
     pub trace: bool,
+    /// Start Firefox at once and read what its start needs beside it: the traced plan of this
+    /// build in first-use order (else the learned plan, saying so). This process becomes
+    /// Firefox; the prefetcher runs detached and records what it did in last-prefetch.json.
+    #[arg(long, conflicts_with_all = ["trace", "json", "seconds"])]
+    pub prefetch: bool,
+    /// With --prefetch: yield to others' I/O (pressure stall information), as `preload --idle`.
+    #[arg(long, requires = "prefetch")]
+    pub idle: bool,
+    /// With --prefetch: batch sizes in MiB, the first and the largest (first-use order is cut
+    /// into batches, each read in disk order; each twice the last) [default: 4:32].
+    #[arg(long, value_name = "FIRST:MAX", requires = "prefetch", value_parser = parse_batches)]
+    pub batches: Option<(u64, u64)>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Firefox's install folder (the one holding application.ini), instead of finding it.
+    /// Firefox's install folder (the one holding application.ini), or its executable, instead
+    /// of finding it.
     #[arg(long, value_name = "DIR")]
     pub firefox: Option<PathBuf>,
     /// Stop after N seconds instead of when the tree has read nothing for 3 s.
@@ -55,8 +68,42 @@ pub struct TraceArgs {
     pub json: bool,
 }
 
+/// `launch --help`'s text after the options: the prefetch, then the trace's privileges.
+const LAUNCH_HELP: &str = concat!(
+    "With --prefetch no privilege is needed: the prefetcher reads only files you can read, and ",
+    "where the kernel hides page-cache state from you it probes instead (a few non-blocking reads). ",
+    "A failing prefetch (no plan, an unreadable state folder, files replaced by an update) never ",
+    "stops Firefox: Firefox is started first. Examples:\n",
+    "  about-startup-host launch --prefetch -- %u\n",
+    "  about-startup-host launch --prefetch --firefox /usr/lib/firefox-esr/firefox-esr -- --new-window\n\n",
+    "The exact trace (every page entering the page cache, from the kernel's tracefs) needs root: ",
+    "run `sudo about-startup-host launch --cold --trace` (or pkexec). Firefox is still started as you, never as root, ",
+    "and the trace is stored in your state folder (~/.local/state/about-startup/traces), owned by you. ",
+    "Without root the trace falls back to sampling /proc/<pid>/io and major faults of the Firefox tree."
+);
+
+/// `--batches FIRST:MAX` in MiB.
+fn parse_batches(text: &str) -> Result<(u64, u64), String> {
+    let bad =
+        || format!("{text:?}: give two sizes in MiB, the first and the largest batch, e.g. 4:32");
+    let (first, max) = text.split_once(':').ok_or_else(bad)?;
+    let (first, max): (u64, u64) = (
+        first.parse().map_err(|_| bad())?,
+        max.parse().map_err(|_| bad())?,
+    );
+    if first == 0 || max < first || max > 4096 {
+        return Err(format!(
+            "{text:?}: the sizes must be 1 ≤ FIRST ≤ MAX ≤ 4096 MiB"
+        ));
+    }
+    Ok((first, max))
+}
+
 /// `launch`.
 pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
+    if args.prefetch {
+        return super::launch::prefetch_cmd(args);
+    }
     let install = files::locate(args.firefox.as_deref(), None)?;
     let binary = record::firefox_binary(&install.dir).ok_or_else(|| {
         anyhow::anyhow!(

@@ -7,4 +7,5 @@
 pub mod autostart;
 pub mod last_run;
 pub mod plan;
+pub mod prefetch;
 pub mod workingset;
