@@ -281,7 +281,7 @@ async function benchmark(options, argv) {
       if (PREFETCH_LAUNCHES.includes(step?.scenario)) {
         // The host becomes Firefox (same pid, inside the throttle); its prefetcher records
         // what it did in the state folder, read back for the record.
-        const launcher = [HOST_BINARY, "launch", "--prefetch", "--firefox", firefox.binary, "--"];
+        const launcher = [HOST_BINARY, "launch", "--prefetch", ...options.prefetchFlags, "--firefox", firefox.binary, "--"];
         const launched = await launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, launcher });
         const prefetch = await readPrefetch(stateHome, launched.pid);
         if (!prefetch) {
@@ -314,6 +314,7 @@ async function benchmark(options, argv) {
     kernel: os.release(),
     damonPaused: damon.paused.length > 0,
     allowWarm: options.allowWarm,
+    prefetchFlags: options.prefetchFlags,
     // The traced cold start recorded first because the state folder had no trace (null: it had one).
     tracedWarmup,
     gapKib: options.gapKib,

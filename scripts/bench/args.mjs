@@ -1,7 +1,7 @@
 // The startup benchmark's command line, parsed without side effects (scripts/bench.mjs uses it).
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
 //                    [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--firefox PATH]
-//                    [--out FILE] [--timeout S] [--allow-warm]
+//                    [--out FILE] [--timeout S] [--allow-warm] [--prefetch-flags "…"]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
 import { parseReadAheadKb } from "../lib/read-ahead.mjs";
@@ -24,6 +24,7 @@ export class UsageError extends Error {
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
                         [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
+                        [--prefetch-flags "--batches 4:32 --ahead-mib 4 --gap-kib 0"]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -80,6 +81,8 @@ every milestone through the extension and the native host.
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
 --timeout S       longest wait for one start's record (default 180)
+--prefetch-flags F  extra flags for the launch-prefetch scenarios' \`launch --prefetch\` (its
+                  tuning knobs: --batches FIRST:MAX, --ahead-mib N, --gap-kib N), for a sweep
 --allow-warm      go on when evicting leaves Firefox's files cached because a process maps
                   them (a Firefox left running); without it the run waits 10 s for that
                   process, then stops and names it. What stayed cached is recorded either way
@@ -104,7 +107,7 @@ export function parseSource(text) {
 
 /**
  * argv (after `npm run bench --`) → {command: "help"} | {command: "compare", a, b} |
- * {command: "run", runs, scenarios, slowDisk, readAheadKb, gapKib, stateHome, loginDelayMs, workloadMib, firefox, out, timeoutMs, allowWarm}. Throws UsageError.
+ * {command: "run", runs, scenarios, slowDisk, readAheadKb, gapKib, stateHome, loginDelayMs, workloadMib, firefox, out, timeoutMs, allowWarm, prefetchFlags}. Throws UsageError.
  */
 export function parseBenchArgs(argv) {
   let parsed;
@@ -125,6 +128,7 @@ export function parseBenchArgs(argv) {
         out: { type: "string" },
         timeout: { type: "string" },
         "allow-warm": { type: "boolean" },
+        "prefetch-flags": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -139,7 +143,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -194,5 +198,6 @@ export function parseBenchArgs(argv) {
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
     allowWarm: values["allow-warm"] === true,
+    prefetchFlags: (values["prefetch-flags"] ?? "").split(/\s+/).filter(Boolean),
   };
 }

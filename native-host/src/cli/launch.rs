@@ -84,7 +84,12 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         install_dir: dir,
         state_dir,
         paced: args.idle,
-        knobs: prefetch::Knobs { sizes },
+        knobs: prefetch::Knobs {
+            sizes,
+            ahead: args.ahead_mib.map_or(prefetch::AHEAD, |m| m << 20),
+            gap: args.gap_kib.map_or(prefetch::GAP, |k| k << 10),
+            ..prefetch::Knobs::default()
+        },
         verbose: true,
     };
     let err = launch::exec_beside(firefox, &p);

@@ -4,13 +4,14 @@
 //!
 //! - [`args`]: the clap definitions (the only place that knows clap);
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
-//!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`), [`trace`] (`launch`, `trace`)
+//!   `plan`), [`autostart`], [`desktop`], [`install`] (`install`, `uninstall`), [`trace`] (`launch`, `trace`)
 //!   and [`launch`] (`launch --prefetch`);
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
 //! - [`render`]: tables, the progress bar, number formatting and `--json` output.
 
 mod args;
 mod autostart;
+mod desktop;
 mod evict;
 mod install;
 mod launch;
@@ -44,6 +45,7 @@ where
         Cmd::Learn(args) => learn::learn_cmd(&args),
         Cmd::Plan(args) => learn::plan_cmd(&args),
         Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
+        Cmd::Desktop(cmd) => desktop::desktop_cmd(&cmd),
         Cmd::Launch(args) => trace::launch_cmd(&args),
         Cmd::Trace(args) => trace::trace_cmd(&args),
         Cmd::Telemetry(args) => telemetry::telemetry_cmd(&args),

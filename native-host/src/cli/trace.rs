@@ -39,6 +39,13 @@ pub struct LaunchArgs {
     /// into batches, each read in disk order; each twice the last) [default: 4:32].
     #[arg(long, value_name = "FIRST:MAX", requires = "prefetch", value_parser = parse_batches)]
     pub batches: Option<(u64, u64)>,
+    /// With --prefetch: MiB kept queued ahead of the read being waited for [default: 4].
+    #[arg(long, value_name = "MIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=1024))]
+    pub ahead_mib: Option<u64>,
+    /// With --prefetch: gaps between planned ranges up to this many KiB are read through
+    /// [default: 0].
+    #[arg(long, value_name = "KIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=65536))]
+    pub gap_kib: Option<u64>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

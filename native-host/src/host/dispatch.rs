@@ -70,7 +70,8 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         | Command::Evict { .. }
         | Command::Learn
         | Command::PlanStatus { .. }
-        | Command::Telemetry { .. } => {
+        | Command::Telemetry { .. }
+        | Command::Desktop { .. } => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {
                     workers.push(worker);

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{Context, Emit};
 use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
-use crate::host::protocol::{Command, Event, Reply, ReplyError};
+use crate::host::protocol::{Command, DesktopAction, Event, Reply, ReplyError};
 use crate::learn::{plan, workingset};
 use crate::pagecache::beneath::Folders;
 use crate::pagecache::{evict, preload, residency, Cache};
@@ -158,6 +158,7 @@ fn run(
                 source.unwrap_or_default(),
             )?)))
         }
+        Command::Desktop { action } => desktop(install, action.unwrap_or_default()),
         Command::Hello { .. }
         | Command::Firefox
         | Command::Cancel { .. }
@@ -297,4 +298,30 @@ mod tests {
     fn odd_b64(path: &Path) -> String {
         crate::path_text::b64(path).unwrap_or_else(|| panic!("{:?}", path.as_os_str().as_bytes()))
     }
+}
+
+/// `desktop`: the entry's state, after turning it on or off when asked.
+fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError> {
+    use crate::learn::desktop as entry;
+    let dirs = entry::Dirs::from_env()?;
+    let host = std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .map_err(|e| Error::io("cannot find this program's own path", e))?;
+    let state = workingset::state_dir()?;
+    let status = match action {
+        DesktopAction::Status => entry::status(&dirs, &install.dir, &host, &state),
+        DesktopAction::Enable => entry::enable(&dirs, &install.dir, &host, &state).map_err(|p| {
+            ReplyError::new(
+                crate::host::protocol::ErrorCode::DesktopRefused,
+                p.message.clone(),
+                serde_json::json!({ "reason": p.code, "detail": p.message }),
+            )
+        })?,
+        DesktopAction::Disable => {
+            entry::disable(&dirs, &install.dir)
+                .map_err(|e| Error::io("cannot remove the desktop entry", e))?;
+            entry::status(&dirs, &install.dir, &host, &state)
+        }
+    };
+    Ok(Reply::Desktop(Box::new(status)))
 }

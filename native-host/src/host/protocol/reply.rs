@@ -39,6 +39,7 @@ pub enum Reply {
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
     Telemetry(crate::firefox::telemetry::Archive),
+    Desktop(Box<crate::learn::desktop::DesktopStatus>),
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

@@ -40,6 +40,50 @@ impl Default for Sizes {
     }
 }
 
+/// The pieces of each file joined into regions (pieces closer than `gap` bytes read as one,
+/// the gap with them), each region split into chunks of at most `chunk` bytes that carry the
+/// earliest time of the pieces they hold. First-use order is kept at the grain of a chunk,
+/// while a batch still reads long runs: chunks of one region that land in one batch are joined
+/// again by [`disk_order`], and a region is never cut below `chunk` (a 1 MiB read costs the
+/// throttled disk 33 ms at 30 MiB/s, a 16 KiB piece alone a whole request, 6.7 ms at 150 IOPS).
+/// Pure.
+#[must_use]
+pub fn chunks(mut pieces: Vec<Timed>, gap: u64, chunk: u64) -> Vec<Timed> {
+    pieces.sort_by(|a, b| (a.file, a.offset).cmp(&(b.file, b.offset)));
+    let chunk = chunk.max(1);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < pieces.len() {
+        // One region: pieces of one file, each starting within `gap` of the region's end.
+        let (file, start) = (pieces[i].file, pieces[i].offset);
+        let mut end = start + pieces[i].len;
+        let mut j = i + 1;
+        while j < pieces.len() && pieces[j].file == file && pieces[j].offset <= end.saturating_add(gap) {
+            end = end.max(pieces[j].offset + pieces[j].len);
+            j += 1;
+        }
+        let region = &pieces[i..j];
+        let mut at = start;
+        while at < end {
+            let until = (at + chunk).min(end);
+            let t = region
+                .iter()
+                .filter(|p| p.offset < until && p.offset + p.len > at && !p.t.is_nan())
+                .map(|p| p.t)
+                .fold(f64::NAN, f64::min);
+            out.push(Timed {
+                file,
+                offset: at,
+                len: until - at,
+                t,
+            });
+            at = until;
+        }
+        i = j;
+    }
+    out
+}
+
 /// Cut `pieces` into batches in first-use order (ties and unknown times in file order): the
 /// first batch holds `sizes.first` bytes, each next one twice the last, at most `sizes.max`. A
 /// piece is never split; a batch closes once it holds its size. Pure.
@@ -140,6 +184,26 @@ mod tests {
             offsets,
             [vec![9], vec![8, 7], vec![6, 5, 4, 3], vec![2, 1, 0]]
         );
+    }
+
+    #[test]
+    fn regions_are_cut_into_chunks_that_carry_their_earliest_time() {
+        let pieces = vec![
+            piece(0, 0, 100, 30.0),
+            piece(0, 100, 50, 5.0),  // touches the first: one region
+            piece(0, 170, 30, 9.0),  // 20 bytes apart: within the gap of 32
+            piece(0, 300, 10, f64::NAN),
+            piece(1, 0, 10, 1.0),
+        ];
+        let got: Vec<_> = chunks(pieces, 32, 128)
+            .iter()
+            .map(|c| (c.file, c.offset, c.len, c.t))
+            .collect::<Vec<_>>();
+        let want = [(0, 0, 128, 5.0), (0, 128, 72, 5.0), (1, 0, 10, 1.0)];
+        assert_eq!(&got[..2], &want[..2]);
+        // The lone piece at 300 (no time) is its own region, its time unknown.
+        assert_eq!((got[2].1, got[2].2, got[2].3.is_nan()), (300, 10, true));
+        assert_eq!(got[3], want[2]);
     }
 
     #[test]

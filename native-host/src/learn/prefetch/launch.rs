@@ -152,7 +152,7 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         }
         None
     };
-    let mut outcome = run::run(&plan, &mut cache, &mut io, &mut stop);
+    let mut outcome = run::run(&plan, p.knobs.ahead, &mut cache, &mut io, &mut stop);
     outcome.files_exact = cache.exact;
     outcome.files_probed = cache.probed;
     if p.verbose {

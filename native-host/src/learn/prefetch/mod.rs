@@ -92,10 +92,34 @@ pub struct PrefetchPlan {
     pub folders: Folders,
 }
 
-/// Tuning of the plan (the benchmark's knobs; the defaults are what was measured).
-#[derive(Debug, Clone, Copy, Default)]
+/// Gaps between planned ranges up to this many bytes are read through (see [`batch::chunks`]).
+pub const GAP: u64 = 0;
+/// The grain of first-use order: regions are cut into chunks of at most this many bytes.
+pub const CHUNK: u64 = 1 << 20;
+
+/// Bytes the prefetcher keeps queued (the read it waits for included): 4 MiB is 0.13 s of the
+/// 30 MiB/s benchmark disk, the longest a fault of Firefox on a page outside the queue waits
+/// behind it.
+pub const AHEAD: u64 = 4 << 20;
+
+/// Tuning of the plan and its reading (the benchmark's knobs; the defaults are what was measured).
+#[derive(Debug, Clone, Copy)]
 pub struct Knobs {
     pub sizes: Sizes,
+    pub gap: u64,
+    pub chunk: u64,
+    pub ahead: u64,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            sizes: Sizes::default(),
+            gap: GAP,
+            chunk: CHUNK,
+            ahead: AHEAD,
+        }
+    }
 }
 
 /// Choose the plan for the install `install_dir` from the state folder `state_dir`: the traced
@@ -104,6 +128,20 @@ pub fn choose(
     install_dir: &Path,
     state_dir: &Path,
     knobs: Knobs,
+) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
+    decide(install_dir, state_dir, Some(knobs))
+}
+
+/// Which plan [`choose`] would read now, without making the traced one (the page's status).
+pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PrefetchStatus, Error> {
+    decide(install_dir, state_dir, None).map(|(_, status)| status)
+}
+
+/// [`choose`]; with `knobs` `None` the traced plan is only found, not made.
+fn decide(
+    install_dir: &Path,
+    state_dir: &Path,
+    knobs: Option<Knobs>,
 ) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
     let root = install_dir
         .canonicalize()
@@ -123,19 +161,20 @@ pub fn choose(
         learned_stale: false,
     };
     if !picked.is_empty() {
-        let plan = traced(&first_use::first_use(&picked), &root, knobs)?;
         status.source = Some(Source::Trace);
-        return Ok((Some(plan), status));
+        let plan = match knobs {
+            Some(knobs) => Some(traced(&first_use::first_use(&picked), &root, knobs)?),
+            None => None,
+        };
+        return Ok((plan, status));
     }
-    status.fallback = Some(
-        match plan_source::other_build(&traces, build_id.as_deref()) {
-            Some(old) => Fallback::OtherBuild {
-                traced_build: Some(old).filter(|b| !b.is_empty()),
-            },
-            None if traces.is_empty() => Fallback::NoTrace,
-            None => Fallback::NoPageUse,
+    status.fallback = Some(match plan_source::other_build(&traces, build_id.as_deref()) {
+        Some(old) => Fallback::OtherBuild {
+            traced_build: Some(old).filter(|b| !b.is_empty()),
         },
-    );
+        None if traces.is_empty() => Fallback::NoTrace,
+        None => Fallback::NoPageUse,
+    });
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE)).for_install(&root);
     status.learned_stale = state
         .starts
@@ -146,7 +185,7 @@ pub fn choose(
     if state.starts.is_empty() {
         return Ok((None, status));
     }
-    let plan = learned(&state, &root, knobs)?;
+    let plan = learned(&state, &root, knobs.unwrap_or_default())?;
     if plan.bytes_planned == 0 {
         return Ok((None, status));
     }
@@ -236,7 +275,6 @@ fn assemble(folders: Folders, mut chosen: Vec<Chosen>, knobs: Knobs) -> Prefetch
     chosen.retain(|c| !c.ranges.is_empty());
     let mut pieces = Vec::new();
     let mut extents = Vec::new();
-    let mut bytes_planned = 0;
     for (file, c) in chosen.iter().enumerate() {
         extents.push(
             folders
@@ -245,7 +283,6 @@ fn assemble(folders: Folders, mut chosen: Vec<Chosen>, knobs: Knobs) -> Prefetch
                 .unwrap_or_default(),
         );
         for &(offset, len, t) in &c.ranges {
-            bytes_planned += len;
             pieces.push(batch::Timed {
                 file,
                 offset,
@@ -254,6 +291,8 @@ fn assemble(folders: Folders, mut chosen: Vec<Chosen>, knobs: Knobs) -> Prefetch
             });
         }
     }
+    let pieces = batch::chunks(pieces, knobs.gap, knobs.chunk);
+    let bytes_planned = pieces.iter().map(|p| p.len).sum();
     let batches = batch::cut(pieces, knobs.sizes)
         .iter()
         .map(|b| batch::disk_order(b, &extents))

@@ -29,6 +29,8 @@ use crate::pagecache::view::{run_lengths, Viewer};
 pub const PROBE_EVERY: u64 = 256 * 1024;
 /// Reads are sliced so that stopping and pacing act within this many bytes.
 const READ_BUF: usize = 1024 * 1024;
+/// Queued reads are issued in slices of this size (see [`KernelIo::queue`]).
+const QUEUE_SLICE: u64 = 1024 * 1024;
 /// At most this many file problems are kept in the record.
 const MAX_ERRORS: usize = 20;
 
@@ -88,9 +90,13 @@ pub struct Skipped {
 }
 
 /// Read `plan` batch by batch, skipping what `cache` finds cached, until done or `stop` says
-/// why to end (it is asked before every read).
+/// why to end (it is asked before every read). Up to `ahead` bytes are queued ([`Io::queue`]),
+/// the read being waited for included, so that what Firefox needs next is already on its way
+/// (a fault on a page being read waits for that read instead of issuing its own), and the disk
+/// never idles between reads.
 pub fn run(
     plan: &PrefetchPlan,
+    ahead: u64,
     cache: &mut dyn Cache,
     io: &mut dyn Io,
     stop: &mut dyn FnMut() -> Option<Ended>,
@@ -107,44 +113,34 @@ pub fn run(
         .enumerate()
         .flat_map(|(b, reads)| reads.iter().map(move |r| (b, r)))
         .collect();
-    let mut next_missing: Option<Vec<[u64; 2]>> = None;
+    // The missing parts of reads[i..queued], found (and queued) ahead of their turn.
+    let mut missing: std::collections::VecDeque<Vec<[u64; 2]>> = std::collections::VecDeque::new();
+    let mut queued = 0;
+    let mut queued_bytes = 0u64;
     for (i, &(batch, read)) in reads.iter().enumerate() {
         if let Some(why) = stop() {
             out.ended = Some(why);
             break;
         }
-        let missing = match next_missing.take() {
-            Some(m) => m,
-            None => missing_of(
-                plan,
-                cache,
-                &mut open,
-                &mut out.errors,
-                read.file,
-                read.offset,
-                read.len,
-            ),
-        };
-        // Queue the next read's first missing part while this one is read.
-        if let Some(&(_, next)) = reads.get(i + 1) {
-            let m = missing_of(
-                plan,
-                cache,
-                &mut open,
-                &mut out.errors,
-                next.file,
-                next.offset,
-                next.len,
-            );
-            if let (Some(first), Some(Some(f))) = (m.first(), open.get(&next.file)) {
-                io.queue(f, first[0], first[1]);
+        // Queue until `ahead` bytes are on their way (at least this read).
+        while queued < reads.len() && (queued == i || queued_bytes < ahead) {
+            let next = reads[queued].1;
+            let m = missing_of(plan, cache, &mut open, &mut out.errors, next.file, next.offset, next.len);
+            if let Some(Some(f)) = open.get(&next.file) {
+                for &[offset, len] in &m {
+                    io.queue(f, offset, len);
+                }
             }
-            next_missing = Some(m);
+            queued_bytes += m.iter().map(|r| r[1]).sum::<u64>();
+            missing.push_back(m);
+            queued += 1;
         }
-        let wanted: u64 = missing.iter().map(|m| m[1]).sum();
+        let mine = missing.pop_front().unwrap_or_default();
+        let wanted: u64 = mine.iter().map(|m| m[1]).sum();
+        queued_bytes = queued_bytes.saturating_sub(wanted);
         out.bytes_cached += read.len - wanted.min(read.len);
         if let Some(Some(f)) = open.get(&read.file) {
-            for &[offset, len] in &missing {
+            for &[offset, len] in &mine {
                 match io.read(f, offset, len) {
                     Ok(n) => out.bytes_read += n,
                     Err(e) => {
@@ -336,8 +332,16 @@ impl KernelIo {
 impl Io for KernelIo {
     fn queue(&mut self, f: &File, offset: u64, len: u64) {
         // A paced read keeps nothing in flight during its probes (pace.rs).
-        if self.pacer.is_none() {
-            let _ = sys::readahead(f, offset, len);
+        if self.pacer.is_some() {
+            return;
+        }
+        // readahead(2) reads at most the device's largest request per call (max_sectors_kb,
+        // often 1-4 MiB): slices no larger than that.
+        let mut at = offset;
+        while at < offset + len {
+            let n = (offset + len - at).min(QUEUE_SLICE);
+            let _ = sys::readahead(f, at, n);
+            at += n;
         }
     }
 

@@ -17,6 +17,7 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     out: null,
     timeoutMs: 180000,
     allowWarm: false,
+    prefetchFlags: [],
   });
 });
 
@@ -37,6 +38,7 @@ test("every option of a run", () => {
   const prefetch = parseBenchArgs(["--scenarios", "cold,hot,preload-plan-traced,launch-prefetch,launch-prefetch-hot", "--allow-warm"]);
   assert.deepEqual(prefetch.scenarios, ["cold", "hot", "preload-plan-traced", "launch-prefetch", "launch-prefetch-hot"]);
   assert.equal(prefetch.allowWarm, true);
+  assert.deepEqual(parseBenchArgs(["--prefetch-flags", " --batches 1:8  --ahead-mib 8"]).prefetchFlags, ["--batches", "1:8", "--ahead-mib", "8"]);
   assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--allow-warm"]), /compare takes no --allow-warm/);
 });
 

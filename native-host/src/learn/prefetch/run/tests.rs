@@ -58,15 +58,19 @@ impl Cache for FakeCache {
     }
 }
 
-/// Records every read as (file size in pages, offset page, pages); reads "succeed".
+/// Records every read as (file size in pages, offset page, pages), and every queued read and
+/// read in order in `.1` ('q' or 'r', offset page); reads "succeed".
 #[derive(Default)]
-struct Recorder(Vec<(u64, u64, u64)>);
+struct Recorder(Vec<(u64, u64, u64)>, Vec<(char, u64)>);
 
 impl Io for Recorder {
-    fn queue(&mut self, _: &File, _: u64, _: u64) {}
+    fn queue(&mut self, _: &File, offset: u64, _: u64) {
+        self.1.push(('q', offset / PAGE));
+    }
     fn read(&mut self, f: &File, offset: u64, len: u64) -> io::Result<u64> {
         let pages = f.metadata()?.len() / PAGE;
         self.0.push((pages, offset / PAGE, len / PAGE));
+        self.1.push(('r', offset / PAGE));
         Ok(len)
     }
 }
@@ -98,13 +102,34 @@ fn reads_go_batch_by_batch_in_the_plans_order() {
         vec![vec![read(1, 0, 2), read(0, 40, 4)], vec![read(0, 0, 8)]],
     );
     let mut io = Recorder::default();
-    let out = run(&p, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
+    let out = run(&p, 0, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
     assert_eq!(io.0, [(16, 0, 2), (64, 40, 4), (64, 0, 8)]);
     assert_eq!(out.bytes_read, 14 * PAGE);
     assert_eq!(
         (out.batches, out.batches_done, out.ended),
         (2, 2, Some(Ended::Done))
     );
+}
+
+#[test]
+fn reads_are_queued_ahead_of_the_one_waited_for() {
+    let (_dir, folders, files, ids) = folder();
+    let p = plan(folders, files, ids, vec![(0..6).map(|i| read(0, i * 4, 4)).collect()]);
+    let mut io = Recorder::default();
+    // 8 pages in flight: each read (4 pages) is waited for with the next one on its way.
+    run(&p, 8 * PAGE, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
+    let q = |o| ('q', o);
+    let r = |o| ('r', o);
+    assert_eq!(
+        io.1,
+        [q(0), q(4), r(0), q(8), r(4), q(12), r(8), q(16), r(12), q(20), r(16), r(20)]
+    );
+    // Without a queue ahead, each read is queued just before it is waited for.
+    let mut io = Recorder::default();
+    let (_dir, folders, files, ids) = folder();
+    let p = plan(folders, files, ids, vec![(0..2).map(|i| read(0, i * 4, 4)).collect()]);
+    run(&p, 0, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
+    assert_eq!(io.1, [q(0), r(0), q(4), r(4)]);
 }
 
 #[test]
@@ -121,7 +146,7 @@ fn cached_pages_are_skipped_and_counted() {
         .into_iter()
         .collect();
     let mut io = Recorder::default();
-    let out = run(&p, &mut FakeCache(cached), &mut io, &mut || None);
+    let out = run(&p, 0, &mut FakeCache(cached), &mut io, &mut || None);
     assert_eq!(
         io.0,
         [(64, 0, 2), (64, 4, 4)],
@@ -149,7 +174,7 @@ fn it_stops_when_told_that_firefox_exited() {
         (asked.get() > 1).then_some(Ended::FirefoxExited)
     };
     let mut io = Recorder::default();
-    let out = run(&p, &mut FakeCache(HashSet::new()), &mut io, &mut stop);
+    let out = run(&p, 0, &mut FakeCache(HashSet::new()), &mut io, &mut stop);
     assert_eq!(io.0, [(64, 0, 1)]);
     assert_eq!(
         (out.batches_done, out.ended),
@@ -171,17 +196,18 @@ fn a_file_replaced_since_planned_is_skipped_and_the_rest_is_read() {
         vec![vec![read(0, 0, 4), read(1, 0, 4)]],
     );
     let mut io = Recorder::default();
-    let out = run(&p, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
+    let out = run(&p, 0, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
     assert_eq!(io.0, [(16, 0, 4)]);
     assert_eq!(out.errors.len(), 1);
     assert_eq!(out.errors[0].error_code, FileErrorCode::Changed);
     assert!(out.errors[0].path.ends_with("/a"));
     // A vanished file the same way.
     std::fs::remove_file(dir.path().join("b")).unwrap();
-    let (_, ids2) = (0, p.identities.clone());
+    let ids2 = p.identities.clone();
     let p2 = plan(p.folders, p.files, ids2, vec![vec![read(1, 0, 4)]]);
     let out = run(
         &p2,
+        0,
         &mut FakeCache(HashSet::new()),
         &mut Recorder::default(),
         &mut || None,
