@@ -24,7 +24,7 @@ export class UsageError extends Error {
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
                         [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
-                        [--prefetch-flags "--batches 4:32 --ahead-mib 4 --gap-kib 0"]
+                        [--prefetch-flags="--batches 4:32 --ahead-mib 4 --gap-kib 0"]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -81,7 +81,7 @@ every milestone through the extension and the native host.
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
 --timeout S       longest wait for one start's record (default 180)
---prefetch-flags F  extra flags for the launch-prefetch scenarios' \`launch --prefetch\` (its
+--prefetch-flags=F  extra flags for the launch-prefetch scenarios' \`launch --prefetch\` (its
                   tuning knobs: --batches FIRST:MAX, --ahead-mib N, --gap-kib N), for a sweep
 --allow-warm      go on when evicting leaves Firefox's files cached because a process maps
                   them (a Firefox left running); without it the run waits 10 s for that

@@ -64,7 +64,10 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
             }
             println!(
                 "enabled: {} launches Firefox through `{} launch --prefetch`",
-                done.entry.as_deref().unwrap_or(std::path::Path::new("?")).display(),
+                done.entry
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("?"))
+                    .display(),
                 host.display()
             );
             print_status(&done);
@@ -78,7 +81,10 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
                 println!("not enabled: nothing to remove");
             }
             for file in removed {
-                println!("removed {} (the system's entry is back in effect)", file.display());
+                println!(
+                    "removed {} (the system's entry is back in effect)",
+                    file.display()
+                );
             }
         }
         _ => {

@@ -208,6 +208,34 @@ fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<install::Selec
     Ok(install::select(&install.dir, files.unwrap_or_default())?)
 }
 
+/// `desktop`: the entry's state, after turning it on or off when asked.
+fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError> {
+    use crate::learn::desktop as entry;
+    let dirs = entry::Dirs::from_env()?;
+    let host = std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .map_err(|e| Error::io("cannot find this program's own path", e))?;
+    let state = workingset::state_dir()?;
+    let status = match action {
+        DesktopAction::Status => entry::status(&dirs, &install.dir, &host, &state),
+        DesktopAction::Enable => {
+            entry::enable(&dirs, &install.dir, &host, &state).map_err(|p| {
+                ReplyError::new(
+                    crate::host::protocol::ErrorCode::DesktopRefused,
+                    p.message.clone(),
+                    serde_json::json!({ "reason": p.code, "detail": p.message }),
+                )
+            })?
+        }
+        DesktopAction::Disable => {
+            entry::disable(&dirs, &install.dir)
+                .map_err(|e| Error::io("cannot remove the desktop entry", e))?;
+            entry::status(&dirs, &install.dir, &host, &state)
+        }
+    };
+    Ok(Reply::Desktop(Box::new(status)))
+}
+
 #[cfg(test)]
 mod tests {
     use std::ffi::OsString;
@@ -298,30 +326,4 @@ mod tests {
     fn odd_b64(path: &Path) -> String {
         crate::path_text::b64(path).unwrap_or_else(|| panic!("{:?}", path.as_os_str().as_bytes()))
     }
-}
-
-/// `desktop`: the entry's state, after turning it on or off when asked.
-fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError> {
-    use crate::learn::desktop as entry;
-    let dirs = entry::Dirs::from_env()?;
-    let host = std::env::current_exe()
-        .and_then(|exe| exe.canonicalize())
-        .map_err(|e| Error::io("cannot find this program's own path", e))?;
-    let state = workingset::state_dir()?;
-    let status = match action {
-        DesktopAction::Status => entry::status(&dirs, &install.dir, &host, &state),
-        DesktopAction::Enable => entry::enable(&dirs, &install.dir, &host, &state).map_err(|p| {
-            ReplyError::new(
-                crate::host::protocol::ErrorCode::DesktopRefused,
-                p.message.clone(),
-                serde_json::json!({ "reason": p.code, "detail": p.message }),
-            )
-        })?,
-        DesktopAction::Disable => {
-            entry::disable(&dirs, &install.dir)
-                .map_err(|e| Error::io("cannot remove the desktop entry", e))?;
-            entry::status(&dirs, &install.dir, &host, &state)
-        }
-    };
-    Ok(Reply::Desktop(Box::new(status)))
 }

@@ -44,7 +44,13 @@ pub fn first_use(traces: &[&(String, Trace)]) -> Vec<TimedFile> {
             if !file.resolved || file.written {
                 continue;
             }
-            let used = file.used.as_deref().unwrap_or(&[]);
+            // Used pages, and what the loader copied before writing (relocated data, the
+            // GOT): needed by every start, invisible to the page flags (trace/used.rs).
+            let mut used: Vec<[u64; 2]> = file.used.clone().unwrap_or_default();
+            if file.used.is_some() {
+                used.extend(super::used::loader_written_pages(&file.sections));
+            }
+            let used = super::used::join(&mut used);
             let pages = file
                 .size
                 .map(|s| s.div_ceil(4096))
@@ -75,7 +81,7 @@ pub fn first_use(traces: &[&(String, Trace)]) -> Vec<TimedFile> {
                     mark(times, start, end, e.t);
                     continue;
                 }
-                for &[first, count] in used {
+                for &[first, count] in &used {
                     let (a, b) = (first.max(start), first.saturating_add(count).min(end));
                     if a < b {
                         mark(times, a, b, e.t);
@@ -165,6 +171,44 @@ mod tests {
                 ("/ff/omni.ja", vec![p(5, 2, 1.0)]),
             ]
         );
+    }
+
+    #[test]
+    fn pages_the_loader_copies_before_writing_count_as_used() {
+        // libxul: pages 0-9 read at 5 ms, none "used" by the page flags, but pages 4-5 are its
+        // .data.rel.ro (relocated: copied on write, so never mapped themselves).
+        let mut t = fake();
+        t.files[0].used = Some(vec![]);
+        t.files[0].sections = vec![
+            crate::trace::model::Section {
+                name: ".text".into(),
+                offset: 0,
+                size: 4 * 4096,
+            },
+            crate::trace::model::Section {
+                name: ".data.rel.ro".into(),
+                offset: 4 * 4096 + 100,
+                size: 4096,
+            },
+        ];
+        t.events = vec![read(5.0, 0, 0, 10, "order")];
+        let traces = [("x".to_owned(), t)];
+        let picked: Vec<_> = traces.iter().collect();
+        let files = first_use(&picked);
+        assert_eq!(
+            files[0].pieces,
+            [Piece {
+                first: 4,
+                count: 2,
+                t: 5.0
+            }]
+        );
+        // A trace without page flags says nothing of use: no guess from sections either.
+        let mut blind = traces[0].1.clone();
+        blind.files[0].used = None;
+        let blind = [("y".to_owned(), blind)];
+        let picked: Vec<_> = blind.iter().collect();
+        assert!(first_use(&picked).is_empty());
     }
 
     #[test]

@@ -95,7 +95,8 @@ pub fn split_exec(value: &str) -> Option<Vec<String>> {
 pub fn quote_arg(arg: &str) -> String {
     const RESERVED: &str = " \t\n\"'\\><~|&;$*?#()`";
     let is_field_code = arg.len() == 2 && arg.starts_with('%');
-    let quoted = if !is_field_code && (arg.is_empty() || arg.chars().any(|c| RESERVED.contains(c))) {
+    let quoted = if !is_field_code && (arg.is_empty() || arg.chars().any(|c| RESERVED.contains(c)))
+    {
         let mut q = String::from("\"");
         for c in arg.chars() {
             if "\"`$\\".contains(c) {
@@ -123,7 +124,12 @@ pub fn quote_arg(arg: &str) -> String {
 /// broken, where the desktop honours TryExec), our marker added, and a comment saying what it
 /// is. `None` when an `Exec` cannot be read.
 #[must_use]
-pub fn rewrite(text: &str, launcher: &[String], firefox: &str, system_entry: &str) -> Option<String> {
+pub fn rewrite(
+    text: &str,
+    launcher: &[String],
+    firefox: &str,
+    system_entry: &str,
+) -> Option<String> {
     let mut out = String::new();
     out.push_str(&format!(
         "# Written by `about-startup-host desktop enable`: Firefox launched through the host, which\n\
@@ -188,7 +194,9 @@ pub fn escape_string(text: &str) -> String {
 /// The program an `Exec` value runs (its first argument), if it can be read.
 #[must_use]
 pub fn program(text: &str) -> Option<String> {
-    split_exec(value(text, "Desktop Entry", "Exec")?)?.into_iter().next()
+    split_exec(value(text, "Desktop Entry", "Exec")?)?
+        .into_iter()
+        .next()
 }
 
 #[cfg(test)]
@@ -237,7 +245,16 @@ Exec=/usr/lib/firefox-esr/firefox-esr --private-window %u\n";
 
     #[test]
     fn quoting_round_trips_through_split() {
-        for arg in ["/usr/bin/about-startup-host", "/opt/a b/x", "q\"uote", "back\\slash", "$HOME", "50%", "%u", ""] {
+        for arg in [
+            "/usr/bin/about-startup-host",
+            "/opt/a b/x",
+            "q\"uote",
+            "back\\slash",
+            "$HOME",
+            "50%",
+            "%u",
+            "",
+        ] {
             let written = quote_arg(arg);
             let back = split_exec(&written).unwrap();
             let expected = if arg.len() == 2 && arg.starts_with('%') {
@@ -251,30 +268,65 @@ Exec=/usr/lib/firefox-esr/firefox-esr --private-window %u\n";
 
     #[test]
     fn the_copy_keeps_every_field_and_runs_each_exec_through_the_host() {
-        let launcher = ["/opt/about startup/about-startup-host".to_owned(), "launch".into(), "--prefetch".into()];
-        let copy = rewrite(DEBIAN, &launcher, "/usr/lib/firefox-esr/firefox-esr", "/usr/share/applications/firefox-esr.desktop").unwrap();
+        let launcher = [
+            "/opt/about startup/about-startup-host".to_owned(),
+            "launch".into(),
+            "--prefetch".into(),
+        ];
+        let copy = rewrite(
+            DEBIAN,
+            &launcher,
+            "/usr/lib/firefox-esr/firefox-esr",
+            "/usr/share/applications/firefox-esr.desktop",
+        )
+        .unwrap();
         assert!(is_ours(&copy) && !is_ours(DEBIAN));
         assert_eq!(
             value(&copy, "Desktop Entry", "Exec"),
-            Some(r#""/opt/about startup/about-startup-host" launch --prefetch --firefox /usr/lib/firefox-esr/firefox-esr -- %u"#)
+            Some(
+                r#""/opt/about startup/about-startup-host" launch --prefetch --firefox /usr/lib/firefox-esr/firefox-esr -- %u"#
+            )
         );
         assert_eq!(
             value(&copy, "Desktop Action new-private-window", "Exec"),
-            Some(r#""/opt/about startup/about-startup-host" launch --prefetch --firefox /usr/lib/firefox-esr/firefox-esr -- --private-window %u"#)
+            Some(
+                r#""/opt/about startup/about-startup-host" launch --prefetch --firefox /usr/lib/firefox-esr/firefox-esr -- --private-window %u"#
+            )
         );
-        assert_eq!(value(&copy, "Desktop Entry", "TryExec"), Some("/opt/about startup/about-startup-host"));
+        assert_eq!(
+            value(&copy, "Desktop Entry", "TryExec"),
+            Some("/opt/about startup/about-startup-host")
+        );
         // Every other line of the system's entry is there, unchanged and in its group.
         for line in DEBIAN.lines().filter(|l| !l.starts_with("Exec=")) {
             assert!(copy.lines().any(|c| c == line), "{line:?} missing");
         }
-        for (group, key) in [("Desktop Entry", "Icon"), ("Desktop Entry", "MimeType"), ("Desktop Entry", "StartupWMClass"), ("Desktop Action new-private-window", "Name")] {
-            assert_eq!(value(&copy, group, key), value(DEBIAN, group, key), "{group} {key}");
+        for (group, key) in [
+            ("Desktop Entry", "Icon"),
+            ("Desktop Entry", "MimeType"),
+            ("Desktop Entry", "StartupWMClass"),
+            ("Desktop Action new-private-window", "Name"),
+        ] {
+            assert_eq!(
+                value(&copy, group, key),
+                value(DEBIAN, group, key),
+                "{group} {key}"
+            );
         }
         assert_eq!(copy.matches(MARKER_KEY).count(), 1);
-        assert_eq!(program(DEBIAN).as_deref(), Some("/usr/lib/firefox-esr/firefox-esr"));
+        assert_eq!(
+            program(DEBIAN).as_deref(),
+            Some("/usr/lib/firefox-esr/firefox-esr")
+        );
         // A system entry with its own TryExec: replaced, not doubled.
         let with_try = DEBIAN.replace("Terminal=false\n", "TryExec=firefox-esr\nTerminal=false\n");
-        let copy = rewrite(&with_try, &launcher, "/usr/lib/firefox-esr/firefox-esr", "x").unwrap();
+        let copy = rewrite(
+            &with_try,
+            &launcher,
+            "/usr/lib/firefox-esr/firefox-esr",
+            "x",
+        )
+        .unwrap();
         assert_eq!(copy.matches("TryExec=").count(), 1);
     }
 }

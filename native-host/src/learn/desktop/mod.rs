@@ -40,17 +40,26 @@ impl Dirs {
     /// The folders of this environment (XDG Base Directory; relative entries are ignored).
     pub fn from_env() -> Result<Self, crate::Error> {
         let absolute = |p: &PathBuf| p.is_absolute();
-        let data_home = match std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(absolute) {
+        let data_home = match std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .filter(absolute)
+        {
             Some(p) => p,
             None => workingset::home()?.join(".local/share"),
         };
         let data_dirs = std::env::var_os("XDG_DATA_DIRS")
             .filter(|v| !v.is_empty())
             .map_or_else(
-                || vec![PathBuf::from("/usr/local/share"), PathBuf::from("/usr/share")],
+                || {
+                    vec![
+                        PathBuf::from("/usr/local/share"),
+                        PathBuf::from("/usr/share"),
+                    ]
+                },
                 |v| std::env::split_paths(&v).filter(absolute).collect(),
             );
-        let path = std::env::var_os("PATH").map_or_else(Vec::new, |v| std::env::split_paths(&v).collect());
+        let path =
+            std::env::var_os("PATH").map_or_else(Vec::new, |v| std::env::split_paths(&v).collect());
         Ok(Dirs {
             data_home,
             data_dirs,
@@ -162,9 +171,10 @@ pub fn system_entry(dirs: &Dirs, install_dir: &Path) -> Option<(PathBuf, String,
                 continue;
             };
             if binary.parent() == Some(install_dir) {
-                let named = binary.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    path.file_stem().and_then(|s| s.to_str()) == Some(n)
-                });
+                let named = binary
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| path.file_stem().and_then(|s| s.to_str()) == Some(n));
                 found.push((named, path, text, binary));
             }
         }
@@ -173,7 +183,10 @@ pub fn system_entry(dirs: &Dirs, install_dir: &Path) -> Option<(PathBuf, String,
         }
     }
     found.sort_by_key(|f| !f.0);
-    found.into_iter().next().map(|(_, path, text, binary)| (path, text, binary))
+    found
+        .into_iter()
+        .next()
+        .map(|(_, path, text, binary)| (path, text, binary))
 }
 
 /// Why `binary` must not be named in an entry that runs at every launch, or `None`: it and
@@ -193,13 +206,21 @@ pub fn binary_problem(binary: &Path, uid: u32) -> Option<String> {
             Err(e) => return Some(format!("{}: {e}", path.display())),
         };
         if meta.uid() != 0 && meta.uid() != uid {
-            return Some(format!("{} belongs to uid {}, neither you nor root", path.display(), meta.uid()));
+            return Some(format!(
+                "{} belongs to uid {}, neither you nor root",
+                path.display(),
+                meta.uid()
+            ));
         }
         if meta.mode() & 0o022 != 0 {
             return Some(format!(
                 "{} is writable by {} (mode {:o})",
                 path.display(),
-                if meta.mode() & 0o002 != 0 { "every user" } else { "its group" },
+                if meta.mode() & 0o002 != 0 {
+                    "every user"
+                } else {
+                    "its group"
+                },
                 meta.mode() & 0o7777
             ));
         }
@@ -219,10 +240,15 @@ pub fn status(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) ->
     let ours = in_place.as_deref().is_some_and(entry::is_ours);
     let firefox = system.as_ref().map(|s| s.2.clone());
     let outdated = ours
-        && in_place.as_deref().and_then(|t| entry::split_exec(entry::value(t, "Desktop Entry", "Exec")?)).is_none_or(|args| {
-            args.first().map(PathBuf::from).as_deref() != Some(host)
-                || !args.windows(2).any(|w| w[0] == "--firefox" && firefox.as_deref() == Some(Path::new(&w[1])))
-        });
+        && in_place
+            .as_deref()
+            .and_then(|t| entry::split_exec(entry::value(t, "Desktop Entry", "Exec")?))
+            .is_none_or(|args| {
+                args.first().map(PathBuf::from).as_deref() != Some(host)
+                    || !args.windows(2).any(|w| {
+                        w[0] == "--firefox" && firefox.as_deref() == Some(Path::new(&w[1]))
+                    })
+            });
     let problem = if let Some(why) = binary_problem(host, crate::pagecache::sys::geteuid()) {
         Some(Problem {
             code: "host_replaceable",
@@ -275,7 +301,12 @@ pub fn status(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) ->
 }
 
 /// Write the entry (again, if it is there), unless [`status`] names a problem.
-pub fn enable(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) -> Result<DesktopStatus, Problem> {
+pub fn enable(
+    dirs: &Dirs,
+    install_dir: &Path,
+    host: &Path,
+    state_dir: &Path,
+) -> Result<DesktopStatus, Problem> {
     let before = status(dirs, install_dir, host, state_dir);
     if let Some(problem) = before.problem {
         return Err(problem);
@@ -289,12 +320,26 @@ pub fn enable(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) ->
         message: why,
     };
     let (Some(host_text), Some(firefox_text)) = (host.to_str(), firefox.to_str()) else {
-        return Err(unreadable("a path in the entry is not UTF-8, which desktop entries cannot hold".into()));
+        return Err(unreadable(
+            "a path in the entry is not UTF-8, which desktop entries cannot hold".into(),
+        ));
     };
     let launcher = [host_text.to_owned(), "launch".into(), "--prefetch".into()];
-    let copy = entry::rewrite(&text, &launcher, firefox_text, &system_path.to_string_lossy())
-        .ok_or_else(|| unreadable(format!("{}: an Exec line cannot be read (unterminated quote?)", system_path.display())))?;
-    let target = before.entry.ok_or_else(|| unreadable("no entry path".into()))?;
+    let copy = entry::rewrite(
+        &text,
+        &launcher,
+        firefox_text,
+        &system_path.to_string_lossy(),
+    )
+    .ok_or_else(|| {
+        unreadable(format!(
+            "{}: an Exec line cannot be read (unterminated quote?)",
+            system_path.display()
+        ))
+    })?;
+    let target = before
+        .entry
+        .ok_or_else(|| unreadable("no entry path".into()))?;
     workingset::write_private(&target, copy.as_bytes()).map_err(|e| unreadable(e.to_string()))?;
     Ok(status(dirs, install_dir, host, state_dir))
 }
@@ -306,13 +351,20 @@ pub fn disable(dirs: &Dirs, install_dir: &Path) -> std::io::Result<Vec<PathBuf>>
     let Ok(list) = std::fs::read_dir(dirs.user_apps()) else {
         return Ok(removed);
     };
-    for path in list.filter_map(Result::ok).take(MAX_ENTRIES).map(|e| e.path()) {
+    for path in list
+        .filter_map(Result::ok)
+        .take(MAX_ENTRIES)
+        .map(|e| e.path())
+    {
         let Some(text) = read_small(&path) else {
             continue;
         };
         let runs_this = entry::value(&text, "Desktop Entry", "Exec")
             .and_then(entry::split_exec)
-            .is_some_and(|args| args.windows(2).any(|w| w[0] == "--firefox" && Path::new(&w[1]).parent() == Some(install_dir)));
+            .is_some_and(|args| {
+                args.windows(2)
+                    .any(|w| w[0] == "--firefox" && Path::new(&w[1]).parent() == Some(install_dir))
+            });
         if entry::is_ours(&text) && runs_this {
             std::fs::remove_file(&path)?;
             removed.push(path);

@@ -29,7 +29,11 @@ fn world(exec: Option<&str>) -> World {
     let system_text = ENTRY.replace("@FF@", exec.unwrap_or(binary.to_str().unwrap()));
     let system_entry = apps.join("firefox-esr.desktop");
     std::fs::write(&system_entry, &system_text).unwrap();
-    std::fs::write(apps.join("vim.desktop"), "[Desktop Entry]\nName=Vim\nExec=vim %F\n").unwrap();
+    std::fs::write(
+        apps.join("vim.desktop"),
+        "[Desktop Entry]\nName=Vim\nExec=vim %F\n",
+    )
+    .unwrap();
     let bin = base.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(&binary, bin.join("firefox-esr")).unwrap();
@@ -56,7 +60,10 @@ fn enable_writes_the_copy_and_disable_removes_exactly_it() {
     let host = Path::new(GOOD_HOST);
     let before = status(&w.dirs, &w.install, host, &w.state);
     assert!(!before.enabled && before.problem.is_none(), "{before:?}");
-    assert_eq!(before.system_entry.as_deref(), Some(w.system_entry.as_path()));
+    assert_eq!(
+        before.system_entry.as_deref(),
+        Some(w.system_entry.as_path())
+    );
     let target = w.dirs.user_apps().join("firefox-esr.desktop");
     assert_eq!(before.entry.as_deref(), Some(target.as_path()));
 
@@ -66,29 +73,68 @@ fn enable_writes_the_copy_and_disable_removes_exactly_it() {
     let ff = w.install.join("firefox-esr");
     assert_eq!(
         entry::value(&written, "Desktop Entry", "Exec"),
-        Some(format!("/usr/bin/env launch --prefetch --firefox {} -- %u", ff.display()).as_str())
+        Some(
+            format!(
+                "/usr/bin/env launch --prefetch --firefox {} -- %u",
+                ff.display()
+            )
+            .as_str()
+        )
     );
     assert_eq!(
         entry::value(&written, "Desktop Action new-private-window", "Exec"),
-        Some(format!("/usr/bin/env launch --prefetch --firefox {} -- --private-window %u", ff.display()).as_str())
+        Some(
+            format!(
+                "/usr/bin/env launch --prefetch --firefox {} -- --private-window %u",
+                ff.display()
+            )
+            .as_str()
+        )
     );
-    for key in ["Name", "Name[fr]", "Icon", "MimeType", "StartupWMClass", "Actions", "Type"] {
-        assert_eq!(entry::value(&written, "Desktop Entry", key), entry::value(&w.system_text, "Desktop Entry", key), "{key}");
+    for key in [
+        "Name",
+        "Name[fr]",
+        "Icon",
+        "MimeType",
+        "StartupWMClass",
+        "Actions",
+        "Type",
+    ] {
+        assert_eq!(
+            entry::value(&written, "Desktop Entry", key),
+            entry::value(&w.system_text, "Desktop Entry", key),
+            "{key}"
+        );
     }
     // The system entry is exactly as it was; the other program's entry was never copied.
-    assert_eq!(std::fs::read_to_string(&w.system_entry).unwrap(), w.system_text);
-    let listed: Vec<_> = std::fs::read_dir(w.dirs.user_apps()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(
+        std::fs::read_to_string(&w.system_entry).unwrap(),
+        w.system_text
+    );
+    let listed: Vec<_> = std::fs::read_dir(w.dirs.user_apps())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(listed, ["firefox-esr.desktop"]);
 
     // Enabling again rewrites the same file (idempotent).
     enable(&w.dirs, &w.install, host, &w.state).unwrap();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), written);
 
-    assert_eq!(disable(&w.dirs, &w.install).unwrap(), [target.clone()]);
+    let removed = disable(&w.dirs, &w.install).unwrap();
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0], target);
     assert!(!target.exists());
-    assert_eq!(std::fs::read_to_string(&w.system_entry).unwrap(), w.system_text);
+    assert_eq!(
+        std::fs::read_to_string(&w.system_entry).unwrap(),
+        w.system_text
+    );
     assert!(!status(&w.dirs, &w.install, host, &w.state).enabled);
-    assert_eq!(disable(&w.dirs, &w.install).unwrap(), Vec::<PathBuf>::new(), "nothing left to remove");
+    assert_eq!(
+        disable(&w.dirs, &w.install).unwrap(),
+        Vec::<PathBuf>::new(),
+        "nothing left to remove"
+    );
 }
 
 #[test]
@@ -120,7 +166,11 @@ fn a_host_binary_others_could_replace_is_refused() {
     std::fs::write(&host, "x").unwrap();
     let refused = enable(&w.dirs, &w.install, &host, &w.state).unwrap_err();
     assert_eq!(refused.code, "host_replaceable");
-    assert!(refused.message.contains("writable by every user"), "{}", refused.message);
+    assert!(
+        refused.message.contains("writable by every user"),
+        "{}",
+        refused.message
+    );
     assert!(!w.dirs.user_apps().join("firefox-esr.desktop").exists());
     assert_eq!(binary_problem(Path::new(GOOD_HOST), 1000), None);
 }

@@ -49,7 +49,7 @@ impl Default for Sizes {
 /// Pure.
 #[must_use]
 pub fn chunks(mut pieces: Vec<Timed>, gap: u64, chunk: u64) -> Vec<Timed> {
-    pieces.sort_by(|a, b| (a.file, a.offset).cmp(&(b.file, b.offset)));
+    pieces.sort_by_key(|p| (p.file, p.offset));
     let chunk = chunk.max(1);
     let mut out = Vec::new();
     let mut i = 0;
@@ -58,7 +58,10 @@ pub fn chunks(mut pieces: Vec<Timed>, gap: u64, chunk: u64) -> Vec<Timed> {
         let (file, start) = (pieces[i].file, pieces[i].offset);
         let mut end = start + pieces[i].len;
         let mut j = i + 1;
-        while j < pieces.len() && pieces[j].file == file && pieces[j].offset <= end.saturating_add(gap) {
+        while j < pieces.len()
+            && pieces[j].file == file
+            && pieces[j].offset <= end.saturating_add(gap)
+        {
             end = end.max(pieces[j].offset + pieces[j].len);
             j += 1;
         }
@@ -190,8 +193,8 @@ mod tests {
     fn regions_are_cut_into_chunks_that_carry_their_earliest_time() {
         let pieces = vec![
             piece(0, 0, 100, 30.0),
-            piece(0, 100, 50, 5.0),  // touches the first: one region
-            piece(0, 170, 30, 9.0),  // 20 bytes apart: within the gap of 32
+            piece(0, 100, 50, 5.0), // touches the first: one region
+            piece(0, 170, 30, 9.0), // 20 bytes apart: within the gap of 32
             piece(0, 300, 10, f64::NAN),
             piece(1, 0, 10, 1.0),
         ];

@@ -22,9 +22,6 @@ use crate::learn::workingset;
 pub const TIME_LIMIT: Duration = Duration::from_secs(120);
 /// How often the prefetcher looks whether Firefox still runs.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
-/// The prefetcher's CPU niceness: on a cold start it mostly waits for the disk, on a hot one
-/// Firefox's own work must not wait for the prefetcher's few probes.
-const NICENESS: i32 = 10;
 
 /// What the prefetcher reads for whom.
 #[derive(Debug, Clone)]
@@ -90,7 +87,8 @@ fn cannot_fork() -> Option<String> {
 /// The prefetcher's whole life: choose the plan, read it while Firefox (`pid`, started at
 /// `start_ticks`) runs, record what it did.
 pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch) {
-    let _ = rustix::process::nice(NICENESS);
+    // Not niced: niceness 10 and 0 measured the same on a cold start (it mostly waits for the
+    // disk), and on a hot one it is done within milliseconds (docs/benchmarks.md).
     let begun = Instant::now();
     let (plan, status) = match choose(&p.install_dir, &p.state_dir, p.knobs) {
         Ok(chosen) => chosen,

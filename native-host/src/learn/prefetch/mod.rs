@@ -168,13 +168,15 @@ fn decide(
         };
         return Ok((plan, status));
     }
-    status.fallback = Some(match plan_source::other_build(&traces, build_id.as_deref()) {
-        Some(old) => Fallback::OtherBuild {
-            traced_build: Some(old).filter(|b| !b.is_empty()),
+    status.fallback = Some(
+        match plan_source::other_build(&traces, build_id.as_deref()) {
+            Some(old) => Fallback::OtherBuild {
+                traced_build: Some(old).filter(|b| !b.is_empty()),
+            },
+            None if traces.is_empty() => Fallback::NoTrace,
+            None => Fallback::NoPageUse,
         },
-        None if traces.is_empty() => Fallback::NoTrace,
-        None => Fallback::NoPageUse,
-    });
+    );
     let state = workingset::load(&state_dir.join(workingset::STATE_FILE)).for_install(&root);
     status.learned_stale = state
         .starts

@@ -125,7 +125,15 @@ pub fn run(
         // Queue until `ahead` bytes are on their way (at least this read).
         while queued < reads.len() && (queued == i || queued_bytes < ahead) {
             let next = reads[queued].1;
-            let m = missing_of(plan, cache, &mut open, &mut out.errors, next.file, next.offset, next.len);
+            let m = missing_of(
+                plan,
+                cache,
+                &mut open,
+                &mut out.errors,
+                next.file,
+                next.offset,
+                next.len,
+            );
             if let Some(Some(f)) = open.get(&next.file) {
                 for &[offset, len] in &m {
                     io.queue(f, offset, len);

@@ -114,20 +114,49 @@ fn reads_go_batch_by_batch_in_the_plans_order() {
 #[test]
 fn reads_are_queued_ahead_of_the_one_waited_for() {
     let (_dir, folders, files, ids) = folder();
-    let p = plan(folders, files, ids, vec![(0..6).map(|i| read(0, i * 4, 4)).collect()]);
+    let p = plan(
+        folders,
+        files,
+        ids,
+        vec![(0..6).map(|i| read(0, i * 4, 4)).collect()],
+    );
     let mut io = Recorder::default();
     // 8 pages in flight: each read (4 pages) is waited for with the next one on its way.
-    run(&p, 8 * PAGE, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
+    run(
+        &p,
+        8 * PAGE,
+        &mut FakeCache(HashSet::new()),
+        &mut io,
+        &mut || None,
+    );
     let q = |o| ('q', o);
     let r = |o| ('r', o);
     assert_eq!(
         io.1,
-        [q(0), q(4), r(0), q(8), r(4), q(12), r(8), q(16), r(12), q(20), r(16), r(20)]
+        [
+            q(0),
+            q(4),
+            r(0),
+            q(8),
+            r(4),
+            q(12),
+            r(8),
+            q(16),
+            r(12),
+            q(20),
+            r(16),
+            r(20)
+        ]
     );
     // Without a queue ahead, each read is queued just before it is waited for.
     let mut io = Recorder::default();
     let (_dir, folders, files, ids) = folder();
-    let p = plan(folders, files, ids, vec![(0..2).map(|i| read(0, i * 4, 4)).collect()]);
+    let p = plan(
+        folders,
+        files,
+        ids,
+        vec![(0..2).map(|i| read(0, i * 4, 4)).collect()],
+    );
     run(&p, 0, &mut FakeCache(HashSet::new()), &mut io, &mut || None);
     assert_eq!(io.1, [q(0), r(0), q(4), r(4)]);
 }
