@@ -13,6 +13,9 @@
 //! - [`trace`]: the startup I/O trace: a private tracefs instance (or, without root, /proc
 //!   sampling) turned into which pages of which files the Firefox tree read, when and where on
 //!   the disk; stored traces for the page (its `launch`/`trace` commands are in `cli`);
+//! - [`state`]: the one home of what the host keeps: the state folder of the user it works for
+//!   (root under sudo or pkexec acts for the user who asked: `state::user`), held open by
+//!   descriptor, with bounded reads, atomic writes that follow no symlink, and the lock;
 //! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
 //!   dispatch, long commands, writer), plus `manifest` (the native-messaging manifest that
 //!   registers this host with Firefox) and `bench` (the benchmark's `bench_record`): both are
@@ -25,15 +28,15 @@
 //! - [`path_text`]: the one JSON encoding of a path (display text, plus the exact bytes where
 //!   they are not UTF-8), used by every serialised path field.
 //!
-//! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
-//! folder to its right, never one to its left, and no two files import each other (a folder's
-//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error`,
-//! `note`, `path_text` are used by all and use none. `learn` and `trace` sit side by side:
-//! `learn::plan` reads stored traces (`trace::plan_source`), and `trace` takes the state folder
-//! from `learn::workingset`; neither file imports the other back. The one sideways edge is `cli`
-//! → `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
-//! new capability (a startup trace)
-//! goes in the folder of its concern and touches no cycle.
+//! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `state` → `pagecache`; a
+//! folder may use any folder to its right, never one to its left, and no two files import each
+//! other (a folder's `mod.rs` names its files and imports nothing back from them); `error`,
+//! `note`, `path_text` are used by all and use none. `state` is the ground floor every feature
+//! keeps its files on: it uses only `pagecache`'s syscall wrappers (`sys`, `beneath`). `learn`
+//! and `trace` sit side by side: `learn::plan` reads stored traces (`trace::plan_source`), and
+//! nothing in `trace` uses `learn`. The one sideways edge is `cli` → `host::manifest` (the
+//! `install` and `manifest` commands write what registers the host). So a new capability (a
+//! startup trace) goes in the folder of its concern and touches no cycle.
 
 pub mod cli;
 pub mod error;
@@ -43,6 +46,7 @@ pub mod learn;
 pub mod note;
 pub mod pagecache;
 pub mod path_text;
+pub mod state;
 pub mod trace;
 
 pub use error::Error;

@@ -14,7 +14,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use about_startup_host::pagecache::{evict, sys};
+use about_startup_host::state::StateDir;
 use about_startup_host::trace::model::{FileEntry, Read, Source, Trace, UseCounts, TRACE_VERSION};
+use about_startup_host::trace::store;
 use fixture::Fixture;
 use serde_json::Value;
 
@@ -105,8 +107,9 @@ fn store_trace(state: &Path, ff: &Path) {
         note_codes: vec![],
         use_counts: Some(UseCounts::default()),
     };
-    let dir = state.join("about-startup/traces");
-    about_startup_host::trace::store::save(&dir, &trace, None).unwrap();
+    let state = StateDir::create_at(&state.join("about-startup"), None).unwrap();
+    let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
+    store::save(&traces, &trace).unwrap();
 }
 
 /// Run `launch --prefetch --firefox <ff> -- <args>`; returns (its pid, exit code).

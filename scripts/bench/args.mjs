@@ -24,7 +24,7 @@ export class UsageError extends Error {
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
                         [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
-                        [--prefetch-flags="--batches 4:32 --ahead-mib 4 --gap-kib 0"]
+                        [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,

@@ -4,6 +4,7 @@ use crate::host::manifest;
 use crate::learn::desktop::{self, DesktopStatus, Dirs};
 use crate::learn::prefetch::launch::describe;
 use crate::learn::workingset;
+use crate::state::StateDir;
 
 use super::args::DesktopCmd;
 use super::render::{megabytes, print_json};
@@ -54,10 +55,10 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
     let (install, _) = find_firefox(&firefox, false)?;
     let dirs = Dirs::from_env()?;
     let host = manifest::host_binary()?;
-    let state = workingset::state_dir()?;
+    let state = StateDir::existing(&crate::state::locate(None)?, None)?;
     match action {
         "enable" => {
-            let done = desktop::enable(&dirs, &install.dir, &host, &state)
+            let done = desktop::enable(&dirs, &install.dir, &host, state.as_ref())
                 .map_err(|p| anyhow::anyhow!("cannot enable the desktop launch: {}", p.message))?;
             if target.json {
                 return print_json(&done);
@@ -88,7 +89,7 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
             }
         }
         _ => {
-            let s = desktop::status(&dirs, &install.dir, &host, &state);
+            let s = desktop::status(&dirs, &install.dir, &host, state.as_ref());
             if target.json {
                 return print_json(&s);
             }

@@ -9,8 +9,8 @@ use anyhow::{bail, Context as _};
 
 use crate::firefox::install as files;
 use crate::learn::prefetch::{self, launch, Sizes};
-use crate::learn::workingset;
-use crate::trace::{record, user};
+use crate::state;
+use crate::trace::record;
 
 use super::trace::LaunchArgs;
 
@@ -49,7 +49,7 @@ fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
 }
 
 pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
-    if user::invoking().is_some() {
+    if state::acting_for()?.is_some() {
         bail!(
             "launch --prefetch needs no root and does not start Firefox for another user: run it \
              as yourself, without sudo"
@@ -67,7 +67,7 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     }
     let mut firefox = Command::new(&binary);
     firefox.args(&args.args);
-    let state_dir = match workingset::state_dir() {
+    let state_dir = match state::locate(None) {
         Ok(dir) => dir,
         Err(e) => {
             eprintln!("about-startup-host: no prefetch ({e}); starting Firefox without it");

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::firefox::install as files;
+use crate::state::user;
 use crate::trace::model::{Source, Trace};
 use crate::trace::record::{self, Launch, Stop, QUIET_MS};
-use crate::trace::{store, user};
+use crate::trace::store;
 
 /// What `--help` says about privileges (also on the page).
 pub const PRIVILEGE_NOTE: &str = "The exact trace (every page entering the page cache, from the kernel's tracefs) needs root: \
@@ -36,14 +37,14 @@ pub struct LaunchArgs {
     #[arg(long, requires = "prefetch")]
     pub idle: bool,
     /// With --prefetch: batch sizes in MiB, the first and the largest (first-use order is cut
-    /// into batches, each read in disk order; each twice the last) [default: 4:32].
+    /// into batches, each read in disk order; each twice the last) [default: 1:8].
     #[arg(long, value_name = "FIRST:MAX", requires = "prefetch", value_parser = parse_batches)]
     pub batches: Option<(u64, u64)>,
-    /// With --prefetch: MiB kept queued ahead of the read being waited for [default: 4].
+    /// With --prefetch: MiB kept queued ahead of the read being waited for [default: 2].
     #[arg(long, value_name = "MIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=1024))]
     pub ahead_mib: Option<u64>,
     /// With --prefetch: gaps between planned ranges up to this many KiB are read through
-    /// [default: 0].
+    /// [default: 16].
     #[arg(long, value_name = "KIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=65536))]
     pub gap_kib: Option<u64>,
     /// Print the trace as one JSON object instead of the table.
@@ -118,7 +119,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             install.dir.display()
         )
     })?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     eprintln!(
         "starting {} {}{}",
         binary.display(),
@@ -146,7 +147,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
 /// `trace --pid`.
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     let install = files::locate(None, Some(args.pid))?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     let stop = Stop {
         seconds: Some(args.seconds),
         quiet_ms: QUIET_MS,
@@ -156,7 +157,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
 }
 
 fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<()> {
-    let stored = store::dir(owner).and_then(|d| store::save(&d, trace, owner));
+    let stored = store::open(owner).and_then(|d| store::save(&d, trace));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, trace)?;

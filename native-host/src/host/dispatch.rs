@@ -7,8 +7,10 @@ use std::thread::JoinHandle;
 
 use serde_json::json;
 
+use super::context::Context;
+use super::guard::{finish, guarded};
+use super::shared::Shared;
 use super::work::spawn_long;
-use super::{finish, guarded, Context, Shared};
 use crate::firefox::process;
 use crate::firefox::served::{self, BrowserHint};
 use crate::host::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};
@@ -31,7 +33,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 .map(Reply::BenchRecord)
         }),
         Command::TraceList => guarded(|| {
-            let dir = crate::trace::store::dir(None)?;
+            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
             let current = shared
                 .ctx()
                 .firefox_pid
@@ -41,7 +43,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             )))
         }),
         Command::TraceFetch { trace, offset } => guarded(|| {
-            let dir = crate::trace::store::dir(None)?;
+            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
             crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
                 .map(Reply::TraceFetch)
                 .map_err(|e| match e {

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Context, Emit};
+use super::context::Context;
+use super::shared::Emit;
 use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, DesktopAction, Event, Reply, ReplyError};
@@ -39,7 +40,9 @@ fn run(
             Error::ProfileNotFound(format!("Firefox {pid} holds no profile lock open"))
         })?;
         let limit = limit.unwrap_or(telemetry::DEFAULT_SESSIONS);
-        return Ok(Reply::Telemetry(telemetry::read_archive(&profile, limit)));
+        return Ok(Reply::Telemetry(telemetry::read_archive(
+            &profile, limit, cancel,
+        )?));
     }
     let install = ctx.install()?;
     match command {
@@ -95,7 +98,7 @@ fn run(
                         "\"plan\": true reads the planned files only; leave \"cache\" out or send \"files\"",
                     ));
                 }
-                let state_dir = workingset::state_dir()?;
+                let state_dir = crate::state::open_acting()?;
                 let summary = plan::preload_planned(
                     &install.dir,
                     &state_dir,
@@ -144,14 +147,14 @@ fn run(
             let pid = ctx
                 .firefox_pid
                 .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
-            let state_dir = workingset::state_dir()?;
+            let state_dir = crate::state::open_acting()?;
             // The extension sends `learn` once it recorded this start: a traced launch stops there.
             crate::trace::store::mark_recorded(&state_dir, pid);
             let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
             Ok(Reply::Learn(summary))
         }
         Command::PlanStatus { source } => {
-            let state_dir = workingset::state_dir()?;
+            let state_dir = crate::state::open_acting()?;
             Ok(Reply::PlanStatus(Box::new(plan::status_of(
                 &install.dir,
                 &state_dir,
@@ -215,22 +218,21 @@ fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError
     let host = std::env::current_exe()
         .and_then(|exe| exe.canonicalize())
         .map_err(|e| Error::io("cannot find this program's own path", e))?;
-    let state = workingset::state_dir()?;
+    let state = crate::state::open_acting().ok();
+    let state = state.as_ref();
     let status = match action {
-        DesktopAction::Status => entry::status(&dirs, &install.dir, &host, &state),
-        DesktopAction::Enable => {
-            entry::enable(&dirs, &install.dir, &host, &state).map_err(|p| {
-                ReplyError::new(
-                    crate::host::protocol::ErrorCode::DesktopRefused,
-                    p.message.clone(),
-                    serde_json::json!({ "reason": p.code, "detail": p.message }),
-                )
-            })?
-        }
+        DesktopAction::Status => entry::status(&dirs, &install.dir, &host, state),
+        DesktopAction::Enable => entry::enable(&dirs, &install.dir, &host, state).map_err(|p| {
+            ReplyError::new(
+                crate::host::protocol::ErrorCode::DesktopRefused,
+                p.message.clone(),
+                serde_json::json!({ "reason": p.code, "detail": p.message }),
+            )
+        })?,
         DesktopAction::Disable => {
             entry::disable(&dirs, &install.dir)
                 .map_err(|e| Error::io("cannot remove the desktop entry", e))?;
-            entry::status(&dirs, &install.dir, &host, &state)
+            entry::status(&dirs, &install.dir, &host, state)
         }
     };
     Ok(Reply::Desktop(Box::new(status)))

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::learn::prefetch::{self, record::LastPrefetch, PrefetchStatus};
-use crate::learn::workingset;
+use crate::state::{self, StateDir};
 
 pub mod entry;
 
@@ -45,7 +45,7 @@ impl Dirs {
             .filter(absolute)
         {
             Some(p) => p,
-            None => workingset::home()?.join(".local/share"),
+            None => state::home()?.join(".local/share"),
         };
         let data_dirs = std::env::var_os("XDG_DATA_DIRS")
             .filter(|v| !v.is_empty())
@@ -189,48 +189,15 @@ pub fn system_entry(dirs: &Dirs, install_dir: &Path) -> Option<(PathBuf, String,
         .map(|(_, path, text, binary)| (path, text, binary))
 }
 
-/// Why `binary` must not be named in an entry that runs at every launch, or `None`: it and
-/// every folder above it must belong to root or to `uid`, and be writable by nobody else (no
-/// group- or world-writable folder on the way, sticky or not): `install --system`'s rule with
-/// the user allowed as an owner.
+/// The state of the entry for the Firefox in `install_dir`, written by this `host` binary;
+/// `state` is the state folder (traces, learned plan, last prefetch), if there is one.
 #[must_use]
-pub fn binary_problem(binary: &Path, uid: u32) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let real = match binary.canonicalize() {
-        Ok(real) => real,
-        Err(e) => return Some(format!("{}: {e}", binary.display())),
-    };
-    for path in real.ancestors() {
-        let meta = match std::fs::symlink_metadata(path) {
-            Ok(meta) => meta,
-            Err(e) => return Some(format!("{}: {e}", path.display())),
-        };
-        if meta.uid() != 0 && meta.uid() != uid {
-            return Some(format!(
-                "{} belongs to uid {}, neither you nor root",
-                path.display(),
-                meta.uid()
-            ));
-        }
-        if meta.mode() & 0o022 != 0 {
-            return Some(format!(
-                "{} is writable by {} (mode {:o})",
-                path.display(),
-                if meta.mode() & 0o002 != 0 {
-                    "every user"
-                } else {
-                    "its group"
-                },
-                meta.mode() & 0o7777
-            ));
-        }
-    }
-    None
-}
-
-/// The state of the entry for the Firefox in `install_dir`, written by this `host` binary.
-#[must_use]
-pub fn status(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) -> DesktopStatus {
+pub fn status(
+    dirs: &Dirs,
+    install_dir: &Path,
+    host: &Path,
+    state: Option<&StateDir>,
+) -> DesktopStatus {
     let system = system_entry(dirs, install_dir);
     let entry = system
         .as_ref()
@@ -249,7 +216,8 @@ pub fn status(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) ->
                         w[0] == "--firefox" && firefox.as_deref() == Some(Path::new(&w[1]))
                     })
             });
-    let problem = if let Some(why) = binary_problem(host, crate::pagecache::sys::geteuid()) {
+    // The rule of per-user manifests and autostart entries (host/manifest.rs).
+    let problem = if let Some(why) = crate::host::manifest::user_binary_problem(host) {
         Some(Problem {
             code: "host_replaceable",
             message: format!(
@@ -280,13 +248,16 @@ pub fn status(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) ->
     } else {
         None
     };
-    let prefetch = prefetch::status(install_dir, state_dir).unwrap_or(PrefetchStatus {
+    let none = || PrefetchStatus {
         source: None,
-        build_id: None,
+        build_id: crate::firefox::app_ini::read(install_dir).1,
         traces: 0,
-        fallback: None,
+        fallback: Some(prefetch::Fallback::NoTrace),
         learned_stale: false,
-    });
+    };
+    let prefetch = state
+        .and_then(|s| prefetch::status(install_dir, s).ok())
+        .unwrap_or_else(none);
     DesktopStatus {
         enabled: ours,
         entry,
@@ -296,7 +267,7 @@ pub fn status(dirs: &Dirs, install_dir: &Path, host: &Path, state_dir: &Path) ->
         outdated,
         problem,
         prefetch,
-        last: prefetch::record::read(state_dir),
+        last: state.and_then(prefetch::record::read),
     }
 }
 
@@ -305,9 +276,9 @@ pub fn enable(
     dirs: &Dirs,
     install_dir: &Path,
     host: &Path,
-    state_dir: &Path,
+    state: Option<&StateDir>,
 ) -> Result<DesktopStatus, Problem> {
-    let before = status(dirs, install_dir, host, state_dir);
+    let before = status(dirs, install_dir, host, state);
     if let Some(problem) = before.problem {
         return Err(problem);
     }
@@ -340,8 +311,18 @@ pub fn enable(
     let target = before
         .entry
         .ok_or_else(|| unreadable("no entry path".into()))?;
-    workingset::write_private(&target, copy.as_bytes()).map_err(|e| unreadable(e.to_string()))?;
-    Ok(status(dirs, install_dir, host, state_dir))
+    // Atomically, never through a symlink, in a folder only this user can write (state/dir.rs).
+    let (Some(folder), Some(name)) = (target.parent(), target.file_name().and_then(|n| n.to_str()))
+    else {
+        return Err(unreadable(format!(
+            "{} is not a file path",
+            target.display()
+        )));
+    };
+    StateDir::create_at(folder, None)
+        .and_then(|apps| apps.write(name, copy.as_bytes()))
+        .map_err(|e| unreadable(e.to_string()))?;
+    Ok(status(dirs, install_dir, host, state))
 }
 
 /// Remove our entries for the Firefox in `install_dir` (those `enable` wrote: marked, and

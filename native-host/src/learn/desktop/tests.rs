@@ -10,7 +10,6 @@ struct World {
     install: PathBuf,
     system_entry: PathBuf,
     system_text: String,
-    state: PathBuf,
 }
 
 const ENTRY: &str = "[Desktop Entry]\nName=Firefox ESR\nName[fr]=Firefox ESR\nExec=@FF@ %u\nType=Application\nIcon=firefox-esr\nMimeType=text/html;x-scheme-handler/http;x-scheme-handler/https;\nStartupWMClass=firefox-esr\nActions=new-private-window;\n\n[Desktop Action new-private-window]\nName=New Private Window\nExec=@FF@ --private-window %u\n";
@@ -46,7 +45,6 @@ fn world(exec: Option<&str>) -> World {
         install,
         system_entry,
         system_text,
-        state: base.join("state"),
         _root: root,
     }
 }
@@ -58,7 +56,7 @@ const GOOD_HOST: &str = "/usr/bin/env";
 fn enable_writes_the_copy_and_disable_removes_exactly_it() {
     let w = world(None);
     let host = Path::new(GOOD_HOST);
-    let before = status(&w.dirs, &w.install, host, &w.state);
+    let before = status(&w.dirs, &w.install, host, None);
     assert!(!before.enabled && before.problem.is_none(), "{before:?}");
     assert_eq!(
         before.system_entry.as_deref(),
@@ -67,7 +65,7 @@ fn enable_writes_the_copy_and_disable_removes_exactly_it() {
     let target = w.dirs.user_apps().join("firefox-esr.desktop");
     assert_eq!(before.entry.as_deref(), Some(target.as_path()));
 
-    let after = enable(&w.dirs, &w.install, host, &w.state).unwrap();
+    let after = enable(&w.dirs, &w.install, host, None).unwrap();
     assert!(after.enabled && !after.outdated, "{after:?}");
     let written = std::fs::read_to_string(&target).unwrap();
     let ff = w.install.join("firefox-esr");
@@ -118,7 +116,7 @@ fn enable_writes_the_copy_and_disable_removes_exactly_it() {
     assert_eq!(listed, ["firefox-esr.desktop"]);
 
     // Enabling again rewrites the same file (idempotent).
-    enable(&w.dirs, &w.install, host, &w.state).unwrap();
+    enable(&w.dirs, &w.install, host, None).unwrap();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), written);
 
     let removed = disable(&w.dirs, &w.install).unwrap();
@@ -129,7 +127,7 @@ fn enable_writes_the_copy_and_disable_removes_exactly_it() {
         std::fs::read_to_string(&w.system_entry).unwrap(),
         w.system_text
     );
-    assert!(!status(&w.dirs, &w.install, host, &w.state).enabled);
+    assert!(!status(&w.dirs, &w.install, host, None).enabled);
     assert_eq!(
         disable(&w.dirs, &w.install).unwrap(),
         Vec::<PathBuf>::new(),
@@ -151,7 +149,7 @@ fn a_users_own_entry_is_never_replaced_nor_removed() {
     std::fs::create_dir_all(w.dirs.user_apps()).unwrap();
     let own = "[Desktop Entry]\nName=My Firefox\nExec=/somewhere/firefox %u\n";
     std::fs::write(&target, own).unwrap();
-    let refused = enable(&w.dirs, &w.install, Path::new(GOOD_HOST), &w.state).unwrap_err();
+    let refused = enable(&w.dirs, &w.install, Path::new(GOOD_HOST), None).unwrap_err();
     assert_eq!(refused.code, "foreign_entry", "{refused:?}");
     assert_eq!(disable(&w.dirs, &w.install).unwrap(), Vec::<PathBuf>::new());
     assert_eq!(std::fs::read_to_string(&target).unwrap(), own);
@@ -164,7 +162,7 @@ fn a_host_binary_others_could_replace_is_refused() {
     std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let host = open.path().join("about-startup-host");
     std::fs::write(&host, "x").unwrap();
-    let refused = enable(&w.dirs, &w.install, &host, &w.state).unwrap_err();
+    let refused = enable(&w.dirs, &w.install, &host, None).unwrap_err();
     assert_eq!(refused.code, "host_replaceable");
     assert!(
         refused.message.contains("writable by every user"),
@@ -172,13 +170,16 @@ fn a_host_binary_others_could_replace_is_refused() {
         refused.message
     );
     assert!(!w.dirs.user_apps().join("firefox-esr.desktop").exists());
-    assert_eq!(binary_problem(Path::new(GOOD_HOST), 1000), None);
+    assert_eq!(
+        crate::host::manifest::user_binary_problem(Path::new(GOOD_HOST)),
+        None
+    );
 }
 
 #[test]
 fn without_a_system_entry_for_this_firefox_there_is_nothing_to_copy() {
     let w = world(Some("/usr/bin/other-browser"));
-    let s = status(&w.dirs, &w.install, Path::new(GOOD_HOST), &w.state);
+    let s = status(&w.dirs, &w.install, Path::new(GOOD_HOST), None);
     assert_eq!(s.problem.map(|p| p.code), Some("no_system_entry"));
     assert!(s.entry.is_none() && s.system_entry.is_none());
 }
@@ -186,7 +187,7 @@ fn without_a_system_entry_for_this_firefox_there_is_nothing_to_copy() {
 #[test]
 fn an_entry_written_by_a_host_that_moved_is_outdated() {
     let w = world(None);
-    enable(&w.dirs, &w.install, Path::new(GOOD_HOST), &w.state).unwrap();
-    let moved = status(&w.dirs, &w.install, Path::new("/usr/bin/true"), &w.state);
+    enable(&w.dirs, &w.install, Path::new(GOOD_HOST), None).unwrap();
+    let moved = status(&w.dirs, &w.install, Path::new("/usr/bin/true"), None);
     assert!(moved.enabled && moved.outdated, "{moved:?}");
 }

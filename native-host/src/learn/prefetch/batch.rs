@@ -30,12 +30,14 @@ pub struct Sizes {
 }
 
 impl Default for Sizes {
-    /// 4 MiB is what the 30 MiB/s benchmark disk reads in 0.13 s, about the time the start's
-    /// first libraries take; 32 MiB (1 s there) caps the coarseness of the order.
+    /// 1 MiB (what the 30 MiB/s benchmark disk reads in 0.03 s) doubling to 8 MiB (0.27 s there):
+    /// measured against 4 to 32 MiB beside a cold start at 128 KiB readahead, 5.0-5.2 s against
+    /// 5.3-5.7 s (docs/benchmarks.md); with the plan cut into chunks the finer order costs no
+    /// extra requests.
     fn default() -> Self {
         Sizes {
-            first: 4 << 20,
-            max: 32 << 20,
+            first: 1 << 20,
+            max: 8 << 20,
         }
     }
 }

@@ -17,6 +17,7 @@ use super::run::{self, Ended, KernelCache, KernelIo};
 use super::{choose, Knobs};
 use crate::firefox::process;
 use crate::learn::workingset;
+use crate::state::StateDir;
 
 /// A prefetch never runs longer than a start may take.
 pub const TIME_LIMIT: Duration = Duration::from_secs(120);
@@ -27,6 +28,8 @@ const WATCH_EVERY: Duration = Duration::from_millis(50);
 #[derive(Debug, Clone)]
 pub struct Prefetch {
     pub install_dir: PathBuf,
+    /// The state folder (`$XDG_STATE_HOME/about-startup`): opened by the prefetcher, after
+    /// Firefox was started.
     pub state_dir: PathBuf,
     /// Paced by I/O pressure (pagecache/pace.rs); off by default: at a launch the one waiting on
     /// the disk is mostly Firefox itself, and pacing would yield to exactly what it serves.
@@ -90,7 +93,16 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
     // Not niced: niceness 10 and 0 measured the same on a cold start (it mostly waits for the
     // disk), and on a hot one it is done within milliseconds (docs/benchmarks.md).
     let begun = Instant::now();
-    let (plan, status) = match choose(&p.install_dir, &p.state_dir, p.knobs) {
+    let state = match StateDir::create_at(&p.state_dir, None) {
+        Ok(state) => state,
+        Err(e) => {
+            if p.verbose {
+                eprintln!("about-startup-host: no prefetch: {e}");
+            }
+            return;
+        }
+    };
+    let (plan, status) = match choose(&p.install_dir, &state, p.knobs) {
         Ok(chosen) => chosen,
         Err(e) => {
             if p.verbose {
@@ -111,7 +123,7 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
                 outcome: run::Outcome::default(),
                 failed: Some(e.to_string()),
             };
-            record::write(&p.state_dir, &failed);
+            record::write(&state, &failed);
             return;
         }
     };
@@ -132,7 +144,7 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
             outcome: run::Outcome::default(),
             failed: None,
         };
-        record::write(&p.state_dir, &none);
+        record::write(&state, &none);
         return;
     };
     let mut cache = KernelCache::new(&plan);
@@ -177,7 +189,7 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         outcome,
         failed: None,
     };
-    record::write(&p.state_dir, &record);
+    record::write(&state, &record);
 }
 
 /// Whether process `pid` is still the one that started at `start_ticks` and has not exited.

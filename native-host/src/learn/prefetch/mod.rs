@@ -23,6 +23,7 @@ use crate::learn::plan::{byte_ranges, empty_plan, is_system_file, Read, GAP_BYTE
 use crate::learn::workingset::{self, Identity};
 use crate::pagecache::beneath::Folders;
 use crate::pagecache::sys;
+use crate::state::StateDir;
 use crate::trace::first_use::{self, TimedFile};
 use crate::trace::plan_source::{self, Pages};
 use crate::Error;
@@ -93,14 +94,18 @@ pub struct PrefetchPlan {
 }
 
 /// Gaps between planned ranges up to this many bytes are read through (see [`batch::chunks`]).
-pub const GAP: u64 = 0;
+/// Measured alone on the 30 MiB/s, 150 IOPS throttle at 128 KiB readahead: the batched plan
+/// read at 26.5 MB/s with no gap read through (600 reads, 440 of them under 200 KiB: bound by
+/// requests) and at 30.6 MB/s with 16 KiB (400 reads, 1.6 MB more), as fast as 32 or 64 KiB.
+pub const GAP: u64 = 16 << 10;
 /// The grain of first-use order: regions are cut into chunks of at most this many bytes.
 pub const CHUNK: u64 = 1 << 20;
 
-/// Bytes the prefetcher keeps queued (the read it waits for included): 4 MiB is 0.13 s of the
-/// 30 MiB/s benchmark disk, the longest a fault of Firefox on a page outside the queue waits
-/// behind it.
-pub const AHEAD: u64 = 4 << 20;
+/// Bytes the prefetcher keeps queued (the read it waits for included). A fault of Firefox on a
+/// page outside the queue waits behind it (the throttle serves one group in order), so the
+/// queue is short: 2 MiB, 0.07 s of the 30 MiB/s benchmark disk, was as fast as 4 and 16 MiB
+/// alone and a little faster beside Firefox (docs/benchmarks.md).
+pub const AHEAD: u64 = 2 << 20;
 
 /// Tuning of the plan and its reading (the benchmark's knobs; the defaults are what was measured).
 #[derive(Debug, Clone, Copy)]
@@ -126,32 +131,28 @@ impl Default for Knobs {
 /// plan of this build, else the learned one, else none; with what the page and CLI say about it.
 pub fn choose(
     install_dir: &Path,
-    state_dir: &Path,
+    state_dir: &StateDir,
     knobs: Knobs,
 ) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
     decide(install_dir, state_dir, Some(knobs))
 }
 
 /// Which plan [`choose`] would read now, without making the traced one (the page's status).
-pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PrefetchStatus, Error> {
+pub fn status(install_dir: &Path, state_dir: &StateDir) -> Result<PrefetchStatus, Error> {
     decide(install_dir, state_dir, None).map(|(_, status)| status)
 }
 
 /// [`choose`]; with `knobs` `None` the traced plan is only found, not made.
 fn decide(
     install_dir: &Path,
-    state_dir: &Path,
+    state_dir: &StateDir,
     knobs: Option<Knobs>,
 ) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
     let (_, build_id) = crate::firefox::app_ini::read(&root);
-    let traces = plan_source::load(
-        &state_dir.join("traces"),
-        &root,
-        crate::trace::store::MAX_TRACES,
-    );
+    let traces = plan_source::load(state_dir, &root, crate::trace::store::MAX_TRACES);
     let picked = plan_source::of_build(&traces, build_id.as_deref(), Pages::Used);
     let mut status = PrefetchStatus {
         source: None,
@@ -177,7 +178,7 @@ fn decide(
             None => Fallback::NoPageUse,
         },
     );
-    let state = workingset::load(&state_dir.join(workingset::STATE_FILE)).for_install(&root);
+    let state = workingset::load(state_dir).for_install(&root);
     status.learned_stale = state
         .starts
         .last()

@@ -2,14 +2,11 @@
 //! replaced at each launch). The page shows it beside the desktop entry's state; the benchmark
 //! reads it after each `launch-prefetch` run.
 
-use std::io::Read;
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use super::run::Outcome;
 use super::PrefetchStatus;
-use crate::learn::workingset;
+use crate::state::StateDir;
 
 pub const LAST_PREFETCH_FILE: &str = "last-prefetch.json";
 /// A record larger than this is not ours (it holds at most 20 short errors).
@@ -34,26 +31,18 @@ pub struct LastPrefetch {
     pub failed: Option<String>,
 }
 
-/// The last record in `state_dir`, if there is a readable one.
+/// The last record in the state folder, if there is a readable one (bounded, never through a
+/// symlink or from a FIFO: state/dir.rs).
 #[must_use]
-pub fn read(state_dir: &Path) -> Option<LastPrefetch> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(state_dir.join(LAST_PREFETCH_FILE))
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
-    serde_json::from_slice(&bytes).ok()
+pub fn read(state: &StateDir) -> Option<LastPrefetch> {
+    serde_json::from_slice(&state.read(LAST_PREFETCH_FILE, MAX_BYTES).ok()??).ok()
 }
 
 /// Replace the record (best effort: a read-only state folder must not matter to a launch).
-pub fn write(state_dir: &Path, record: &LastPrefetch) {
-    let _ = workingset::save_json(&state_dir.join(LAST_PREFETCH_FILE), record);
+pub fn write(state: &StateDir, record: &LastPrefetch) {
+    if let Ok(bytes) = serde_json::to_vec(record) {
+        let _ = state.write(LAST_PREFETCH_FILE, &bytes);
+    }
 }
 
 #[cfg(test)]
@@ -63,7 +52,8 @@ mod tests {
     #[test]
     fn a_record_round_trips_and_a_foreign_file_reads_as_none() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(read(dir.path()), None);
+        let state = StateDir::create_at(dir.path(), None).unwrap();
+        assert_eq!(read(&state), None);
         let record = LastPrefetch {
             at_ms: 1,
             firefox_pid: 42,
@@ -83,12 +73,12 @@ mod tests {
             },
             failed: None,
         };
-        write(dir.path(), &record);
-        assert_eq!(read(dir.path()), Some(record));
+        write(&state, &record);
+        assert_eq!(read(&state), Some(record));
         std::fs::write(dir.path().join(LAST_PREFETCH_FILE), vec![b' '; 100_000]).unwrap();
-        assert_eq!(read(dir.path()), None);
+        assert_eq!(read(&state), None);
         std::fs::remove_file(dir.path().join(LAST_PREFETCH_FILE)).unwrap();
         std::os::unix::fs::symlink("/dev/zero", dir.path().join(LAST_PREFETCH_FILE)).unwrap();
-        assert_eq!(read(dir.path()), None);
+        assert_eq!(read(&state), None);
     }
 }
