@@ -55,10 +55,14 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
     let (install, _) = find_firefox(&firefox, false)?;
     let dirs = Dirs::from_env()?;
     let host = manifest::host_binary()?;
+    let binary = desktop::HostBinary {
+        problem: manifest::user_binary_problem(&host),
+        path: host.clone(),
+    };
     let state = StateDir::existing(&crate::state::locate(None)?, None)?;
     match action {
         "enable" => {
-            let done = desktop::enable(&dirs, &install.dir, &host, state.as_ref())
+            let done = desktop::enable(&dirs, &install.dir, &binary, state.as_ref())
                 .map_err(|p| anyhow::anyhow!("cannot enable the desktop launch: {}", p.message))?;
             if target.json {
                 return print_json(&done);
@@ -89,7 +93,7 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
             }
         }
         _ => {
-            let s = desktop::status(&dirs, &install.dir, &host, state.as_ref());
+            let s = desktop::status(&dirs, &install.dir, &binary, state.as_ref());
             if target.json {
                 return print_json(&s);
             }

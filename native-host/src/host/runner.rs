@@ -218,6 +218,10 @@ fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError
     let host = std::env::current_exe()
         .and_then(|exe| exe.canonicalize())
         .map_err(|e| Error::io("cannot find this program's own path", e))?;
+    let host = entry::HostBinary {
+        problem: crate::host::manifest::user_binary_problem(&host),
+        path: host,
+    };
     let state = crate::state::open_acting().ok();
     let state = state.as_ref();
     let status = match action {

@@ -74,6 +74,15 @@ impl Dirs {
     }
 }
 
+/// The host binary an entry would run, and why no entry may name it (`None`: it may). The
+/// caller judges it by the rule of per-user entries (`host::manifest::user_binary_problem`),
+/// so this folder needs nothing of the host's.
+#[derive(Debug, Clone)]
+pub struct HostBinary {
+    pub path: PathBuf,
+    pub problem: Option<String>,
+}
+
 /// Why the entry cannot be written (the page words the code).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -195,9 +204,10 @@ pub fn system_entry(dirs: &Dirs, install_dir: &Path) -> Option<(PathBuf, String,
 pub fn status(
     dirs: &Dirs,
     install_dir: &Path,
-    host: &Path,
+    binary: &HostBinary,
     state: Option<&StateDir>,
 ) -> DesktopStatus {
+    let host = binary.path.as_path();
     let system = system_entry(dirs, install_dir);
     let entry = system
         .as_ref()
@@ -216,8 +226,7 @@ pub fn status(
                         w[0] == "--firefox" && firefox.as_deref() == Some(Path::new(&w[1]))
                     })
             });
-    // The rule of per-user manifests and autostart entries (host/manifest.rs).
-    let problem = if let Some(why) = crate::host::manifest::user_binary_problem(host) {
+    let problem = if let Some(why) = &binary.problem {
         Some(Problem {
             code: "host_replaceable",
             message: format!(
@@ -275,10 +284,11 @@ pub fn status(
 pub fn enable(
     dirs: &Dirs,
     install_dir: &Path,
-    host: &Path,
+    binary: &HostBinary,
     state: Option<&StateDir>,
 ) -> Result<DesktopStatus, Problem> {
-    let before = status(dirs, install_dir, host, state);
+    let host = binary.path.as_path();
+    let before = status(dirs, install_dir, binary, state);
     if let Some(problem) = before.problem {
         return Err(problem);
     }
@@ -322,7 +332,7 @@ pub fn enable(
     StateDir::create_at(folder, None)
         .and_then(|apps| apps.write(name, copy.as_bytes()))
         .map_err(|e| unreadable(e.to_string()))?;
-    Ok(status(dirs, install_dir, host, state))
+    Ok(status(dirs, install_dir, binary, state))
 }
 
 /// Remove our entries for the Firefox in `install_dir` (those `enable` wrote: marked, and

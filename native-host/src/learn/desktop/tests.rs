@@ -52,10 +52,18 @@ fn world(exec: Option<&str>) -> World {
 /// A host binary no other user can replace (root's, below root's folders).
 const GOOD_HOST: &str = "/usr/bin/env";
 
+/// `path` judged as the CLI and the host judge it (host/manifest.rs's rule).
+fn host_binary(path: &Path) -> HostBinary {
+    HostBinary {
+        path: path.to_path_buf(),
+        problem: crate::host::manifest::user_binary_problem(path),
+    }
+}
+
 #[test]
 fn enable_writes_the_copy_and_disable_removes_exactly_it() {
     let w = world(None);
-    let host = Path::new(GOOD_HOST);
+    let host = &host_binary(Path::new(GOOD_HOST));
     let before = status(&w.dirs, &w.install, host, None);
     assert!(!before.enabled && before.problem.is_none(), "{before:?}");
     assert_eq!(
@@ -149,7 +157,13 @@ fn a_users_own_entry_is_never_replaced_nor_removed() {
     std::fs::create_dir_all(w.dirs.user_apps()).unwrap();
     let own = "[Desktop Entry]\nName=My Firefox\nExec=/somewhere/firefox %u\n";
     std::fs::write(&target, own).unwrap();
-    let refused = enable(&w.dirs, &w.install, Path::new(GOOD_HOST), None).unwrap_err();
+    let refused = enable(
+        &w.dirs,
+        &w.install,
+        &host_binary(Path::new(GOOD_HOST)),
+        None,
+    )
+    .unwrap_err();
     assert_eq!(refused.code, "foreign_entry", "{refused:?}");
     assert_eq!(disable(&w.dirs, &w.install).unwrap(), Vec::<PathBuf>::new());
     assert_eq!(std::fs::read_to_string(&target).unwrap(), own);
@@ -162,7 +176,7 @@ fn a_host_binary_others_could_replace_is_refused() {
     std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let host = open.path().join("about-startup-host");
     std::fs::write(&host, "x").unwrap();
-    let refused = enable(&w.dirs, &w.install, &host, None).unwrap_err();
+    let refused = enable(&w.dirs, &w.install, &host_binary(&host), None).unwrap_err();
     assert_eq!(refused.code, "host_replaceable");
     assert!(
         refused.message.contains("writable by every user"),
@@ -179,7 +193,12 @@ fn a_host_binary_others_could_replace_is_refused() {
 #[test]
 fn without_a_system_entry_for_this_firefox_there_is_nothing_to_copy() {
     let w = world(Some("/usr/bin/other-browser"));
-    let s = status(&w.dirs, &w.install, Path::new(GOOD_HOST), None);
+    let s = status(
+        &w.dirs,
+        &w.install,
+        &host_binary(Path::new(GOOD_HOST)),
+        None,
+    );
     assert_eq!(s.problem.map(|p| p.code), Some("no_system_entry"));
     assert!(s.entry.is_none() && s.system_entry.is_none());
 }
@@ -187,7 +206,18 @@ fn without_a_system_entry_for_this_firefox_there_is_nothing_to_copy() {
 #[test]
 fn an_entry_written_by_a_host_that_moved_is_outdated() {
     let w = world(None);
-    enable(&w.dirs, &w.install, Path::new(GOOD_HOST), None).unwrap();
-    let moved = status(&w.dirs, &w.install, Path::new("/usr/bin/true"), None);
+    enable(
+        &w.dirs,
+        &w.install,
+        &host_binary(Path::new(GOOD_HOST)),
+        None,
+    )
+    .unwrap();
+    let moved = status(
+        &w.dirs,
+        &w.install,
+        &host_binary(Path::new("/usr/bin/true")),
+        None,
+    );
     assert!(moved.enabled && moved.outdated, "{moved:?}");
 }

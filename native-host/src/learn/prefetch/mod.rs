@@ -13,7 +13,6 @@
 //!   one beside it; nothing the prefetcher does can stop Firefox from starting;
 //! - [`record`]: `last-prefetch.json`, what the last prefetch did (the page, the benchmark).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -307,14 +306,4 @@ fn assemble(folders: Folders, mut chosen: Vec<Chosen>, knobs: Knobs) -> Prefetch
         bytes_planned,
         folders,
     }
-}
-
-/// Bytes per plan file, for the summary's per-source split (tests, the CLI).
-#[must_use]
-pub fn bytes_by_file(plan: &PrefetchPlan) -> HashMap<&Path, u64> {
-    let mut out: HashMap<&Path, u64> = HashMap::new();
-    for r in plan.batches.iter().flatten() {
-        *out.entry(plan.files[r.file].as_path()).or_default() += r.len;
-    }
-    out
 }
