@@ -72,7 +72,7 @@ every milestone through the extension and the native host.
                   value back afterwards, also on Ctrl-C and failure (needs root); e.g. 128, the
                   common desktop default. Every run records the window it ran with either way
 --gap-kib KIB     with preload-plan-traced: gaps up to KIB between needed ranges are read
-                  through (default: the host's, 256)
+                  through (default: the host's, 0 for the traced plan)
 --state-home DIR  keep the learned working set and stored traces in DIR (XDG_STATE_HOME) instead
                   of the run's throwaway folder, so a later run's plan scenarios use them
 --login-delay S   seconds from login to launch in the login scenarios (default ${DEFAULT_LOGIN_DELAY_S})
