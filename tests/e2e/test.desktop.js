@@ -110,7 +110,14 @@ async function settled(driver, predicate, message, timeout = 30000) {
 }
 
 async function shot(driver, name) {
-  const data = await driver.findElement(By.id("desktop")).takeScreenshot(true);
+  // Scrolled to first and a frame later: taken at once after a click, the element's picture
+  // was of another part of the page (the rest of it still laying out).
+  const block = await driver.findElement(By.id("desktop"));
+  await driver.executeScript((el) => {
+    el.scrollIntoView({ block: "start" });
+    return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  }, block);
+  const data = await block.takeScreenshot(true);
   fs.writeFileSync(path.join(artifactsFolder(), `${name}.png`), Buffer.from(data, "base64"));
 }
 
