@@ -5,14 +5,15 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
 import { benchExport, likePairs, pairs, readRuns, scenarioExport } from "./bench/results.mjs";
 import { runBench } from "./bench/run.mjs";
 import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
-import { prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
+import { NEEDS_TRACE, PREFETCH_LAUNCHES, prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
+import { readPrefetch } from "./bench/prefetch.mjs";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
 import { pauseProactiveReclaim } from "./lib/damon.mjs";
@@ -84,6 +85,41 @@ function attachTracer(pid, stateHome, { faults = true } = {}) {
       return finished;
     },
   };
+}
+
+/**
+ * The traced plan and the launch prefetch need a stored trace of this build with page use. When
+ * the state folder has none, record one first: a traced cold start (root: tracefs and
+ * /proc/kpageflags), not counted. Returns that trace's summary, or null when one was there.
+ */
+async function ensureTrace({ options, firefox, stateHome, paths, wrap, cold }) {
+  if (!options.scenarios.some((s) => NEEDS_TRACE.includes(s))) {
+    return null;
+  }
+  const status = spawnSync(HOST_BINARY, ["plan", "--source", "trace", "--firefox", firefox.installDir, "--json"], {
+    env: { ...process.env, XDG_STATE_HOME: stateHome },
+    encoding: "utf8",
+  });
+  if (status.status === 0 && JSON.parse(status.stdout).learned) {
+    return null;
+  }
+  console.log(`no stored trace of Firefox build ${firefox.buildId} with page use in ${stateHome}: recording one first (a traced cold start, not counted) …`);
+  prepareScenario("cold-traced", { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, cold });
+  freshProfile(paths);
+  const launched = await launchFirefox({
+    binary: firefox.binary,
+    paths,
+    wrap,
+    timeoutMs: options.timeoutMs,
+    extraEnv: { XDG_STATE_HOME: stateHome },
+    onSpawn: (pid) => attachTracer(pid, stateHome),
+  });
+  if (launched.traced?.source !== "tracefs") {
+    throw new Error(
+      `could not record a trace with page use (${launched.traced ? `source ${launched.traced.source}` : "no trace"}): it needs root and tracefs. Record one with \`sudo about-startup-host launch --cold --trace\`, or give --state-home of a run that has one`,
+    );
+  }
+  return launched.traced;
 }
 
 /** The install folder of a Firefox binary or folder, or null (e.g. a wrapper script). */
@@ -218,11 +254,14 @@ async function benchmark(options, argv) {
   const stateHome = options.stateHome ? path.resolve(options.stateHome) : path.join(root, "state");
   fs.mkdirSync(stateHome, { recursive: true });
   const login = prepareLoginRun(options, { root, stateHome });
+  // Every evict is checked: a process keeping Firefox's files mapped stops the run (cold-check.mjs).
+  const cold = { allowWarm: options.allowWarm };
   const startedAt = Date.now();
+  const tracedWarmup = await ensureTrace({ options, firefox, stateHome, paths, wrap, cold });
   const tty = process.stdout.isTTY;
   const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
     prepare: async (scenario) => {
-      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap };
+      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap, cold };
       if (!LOGIN_SCENARIOS.includes(scenario)) {
         return prepareScenario(scenario, where);
       }
@@ -239,6 +278,17 @@ async function benchmark(options, argv) {
       if (step?.scenario === "cold-traced" || step?.scenario === "cold-traced-no-faults") {
         const faults = step.scenario === "cold-traced";
         return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome, { faults }) });
+      }
+      if (PREFETCH_LAUNCHES.includes(step?.scenario)) {
+        // The host becomes Firefox (same pid, inside the throttle); its prefetcher records
+        // what it did in the state folder, read back for the record.
+        const launcher = [HOST_BINARY, "launch", "--prefetch", ...options.prefetchFlags, "--firefox", firefox.binary, "--"];
+        const launched = await launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, launcher });
+        const prefetch = await readPrefetch(stateHome, launched.pid);
+        if (!prefetch) {
+          throw new Error(`${step.scenario}: the prefetcher wrote no record for Firefox ${launched.pid} in ${stateHome}/about-startup/last-prefetch.json (Firefox's output: ${paths.log})`);
+        }
+        return { ...launched, extra: { prefetch } };
       }
       // The learned working set outlives the per-launch HOME copy: the extension's `learn` after
       // every start writes it here, and preload-plan reads it from here.
@@ -264,6 +314,10 @@ async function benchmark(options, argv) {
     cores: os.cpus().length,
     kernel: os.release(),
     damonPaused: damon.paused.length > 0,
+    allowWarm: options.allowWarm,
+    prefetchFlags: options.prefetchFlags,
+    // The traced cold start recorded first because the state folder had no trace (null: it had one).
+    tracedWarmup,
     gapKib: options.gapKib,
     stateHome: options.stateHome ? stateHome : null,
     login: login && { delayMs: options.loginDelayMs, workloadMib: options.workloadMib, autostartFile: login.file, command: login.argv },

@@ -17,16 +17,21 @@ import { ensureSetup, SetupError } from "./lib/setup.mjs";
 const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
 const M = ["--manifest-path", HOST_MANIFEST_PATH];
 
+/** The host's test files with tests that need root (#[ignore]d in ordinary runs). */
+const ROOT_TEST_FILES = ["hidden", "prefetch"];
+
 /**
  * The host's tests that need root (a root-owned file seen as `nobody`) are #[ignore]d in
  * ordinary runs; as root (CI is) they run here. Without root this says SKIPPED, never passes.
  */
-function rootOnlyTests() {
+async function rootOnlyTests() {
   if (process.getuid?.() !== 0) {
-    console.log("SKIPPED: not root; the host's root-only tests (tests/hidden.rs) need root: run npm test as root to include them");
-    return Promise.resolve();
+    console.log(`SKIPPED: not root; the host's root-only tests (${ROOT_TEST_FILES.map((f) => `tests/${f}.rs`).join(", ")}) need root: run npm test as root to include them`);
+    return;
   }
-  return run("cargo", ["test", ...M, "--test", "hidden", "--", "--ignored"], { cwd: ROOT });
+  for (const file of ROOT_TEST_FILES) {
+    await run("cargo", ["test", ...M, "--test", file, "--", "--ignored"], { cwd: ROOT });
+  }
 }
 
 // --files: only these test files of the stages that run (the rest of each stage's folder is left out).

@@ -7,6 +7,7 @@ import { hostErrorText } from "../lib/wording/host-notes.js";
 import { relay } from "./relay.js";
 import { initResidency } from "./residency.js";
 import { initPlan } from "./plan.js";
+import { initDesktop } from "./desktop.js";
 import { detectMode, FULL, startupApi } from "../lib/models/mode.js";
 import { formatBytes, formatClock, formatCount, formatGap, formatMs, formatTime } from "../lib/wording/format.js";
 import { drawTimeline } from "./timeline.js";
@@ -249,7 +250,7 @@ async function main() {
   initPreloadVerdict();
   initCompare();
   onHistoryChange(showAnswer);
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace(), showPastSessions()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initDesktop(), initHistory(), initTrace(), showPastSessions()]);
   document.body.dataset.ready = "true";
 }
 

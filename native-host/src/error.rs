@@ -97,4 +97,6 @@ pub enum ErrorCode {
     Busy,
     NoSuchTrace,
     ProfileNotFound,
+    /// `desktop` `enable` refused (params: `reason`, the status's problem code).
+    DesktopRefused,
 }

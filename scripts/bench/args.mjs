@@ -1,14 +1,14 @@
 // The startup benchmark's command line, parsed without side effects (scripts/bench.mjs uses it).
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
 //                    [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--firefox PATH]
-//                    [--out FILE] [--timeout S]
+//                    [--out FILE] [--timeout S] [--allow-warm] [--prefetch-flags "…"]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
 import { parseReadAheadKb } from "../lib/read-ahead.mjs";
 import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 
-export const SCENARIOS = ["cold", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "login", "login-no-preload", "hot"];
+export const SCENARIOS = ["cold", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "login", "login-no-preload", "hot", "launch-prefetch-hot"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -23,7 +23,8 @@ export class UsageError extends Error {
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
-                        [--firefox PATH] [--out FILE] [--timeout SECONDS]
+                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
+                        [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -47,17 +48,25 @@ every milestone through the extension and the native host.
   preload-plan-traced  evicted, then \`about-startup-host preload --plan --source trace\`: the
            pages the last traced cold starts of this build read and then used, gaps up to
            --gap-kib read through, in disk order; timed. Needs stored traces: a cold-traced
-           scenario earlier in the list (its warm-up), or --state-home of a run that had one
+           scenario earlier in the list (its warm-up), or --state-home of a run that had one;
+           without either the run records one first (a traced cold start, not counted; root)
   replay-recorded  evicted, then every page the newest trace read, in the order it read them
            (contiguous reads grouped, buffered reads without kernel readahead: seed 002's
            "simulated cold"); timed, then the start
   replay-disk  the same reads sorted by disk position (FIEMAP): seed 002's "reordered I/O"
+  launch-prefetch  evicted, then launched through \`about-startup-host launch --prefetch\`:
+           Firefox starts at once and the traced plan is read beside it, in first-use order
+           in disk-ordered batches; nothing is timed before the launch. Its figures
+           (read, found cached, how long) come from the prefetcher's last-prefetch.json. Needs
+           a stored trace, as preload-plan-traced
   login    what a login does: evict, start the installed autostart entry's own command (read
            from the file \`autostart enable\` wrote) and a "user at login" workload (reading
            --workload-mib of other files) together, wait --login-delay, then launch; the
            workload's time is reported beside the start
   login-no-preload  the same login without the preload (its workload time is the baseline)
   hot      everything in the page cache
+  launch-prefetch-hot  hot, launched through \`launch --prefetch\`: the prefetch's cost when
+           everything is cached already
 --runs N          counted launches per scenario (default ${DEFAULT_RUNS})
 --slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
                   needs root), e.g. 30:150
@@ -65,7 +74,7 @@ every milestone through the extension and the native host.
                   value back afterwards, also on Ctrl-C and failure (needs root); e.g. 128, the
                   common desktop default. Every run records the window it ran with either way
 --gap-kib KIB     with preload-plan-traced: gaps up to KIB between needed ranges are read
-                  through (default: the host's, 256)
+                  through (default: the host's, 0 for the traced plan)
 --state-home DIR  keep the learned working set and stored traces in DIR (XDG_STATE_HOME) instead
                   of the run's throwaway folder, so a later run's plan scenarios use them
 --login-delay S   seconds from login to launch in the login scenarios (default ${DEFAULT_LOGIN_DELAY_S})
@@ -74,6 +83,11 @@ every milestone through the extension and the native host.
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
 --timeout S       longest wait for one start's record (default 180)
+--prefetch-flags=F  extra flags for the launch-prefetch scenarios' \`launch --prefetch\` (its
+                  tuning knobs: --batches FIRST:MAX, --ahead-mib N, --gap-kib N), for a sweep
+--allow-warm      go on when evicting leaves Firefox's files cached because a process maps
+                  them (a Firefox left running); without it the run waits 10 s for that
+                  process, then stops and names it. What stayed cached is recorded either way
 compare           the table for two exports or bench runs, with Welch's t-test per milestone;
                   FILE#scenario picks one scenario of a bench run`;
 
@@ -95,7 +109,7 @@ export function parseSource(text) {
 
 /**
  * argv (after `npm run bench --`) → {command: "help"} | {command: "compare", a, b} |
- * {command: "run", runs, scenarios, slowDisk, readAheadKb, gapKib, stateHome, loginDelayMs, workloadMib, firefox, out, timeoutMs}. Throws UsageError.
+ * {command: "run", runs, scenarios, slowDisk, readAheadKb, gapKib, stateHome, loginDelayMs, workloadMib, firefox, out, timeoutMs, allowWarm, prefetchFlags}. Throws UsageError.
  */
 export function parseBenchArgs(argv) {
   let parsed;
@@ -115,6 +129,8 @@ export function parseBenchArgs(argv) {
         firefox: { type: "string" },
         out: { type: "string" },
         timeout: { type: "string" },
+        "allow-warm": { type: "boolean" },
+        "prefetch-flags": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -129,7 +145,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -183,5 +199,7 @@ export function parseBenchArgs(argv) {
     firefox: values.firefox ?? null,
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
+    allowWarm: values["allow-warm"] === true,
+    prefetchFlags: (values["prefetch-flags"] ?? "").split(/\s+/).filter(Boolean),
   };
 }

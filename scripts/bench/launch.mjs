@@ -97,14 +97,24 @@ async function waitExit(child, ms) {
 }
 
 /**
+ * The command line of a launch: Firefox itself, or a `launcher` that takes Firefox's arguments
+ * after it (`about-startup-host launch --prefetch --firefox BINARY --`, which becomes Firefox:
+ * the pid is Firefox's either way). Pure.
+ */
+export function launchArgv(binary, paths, launcher = null) {
+  const args = ["-profile", paths.profile, "-no-remote", "--headless"];
+  return launcher ? [...launcher, ...args] : [binary, ...args];
+}
+
+/**
  * One launch. `wrap(argv)` puts it in the slow-disk cgroup (or leaves it). Resolves with
  * {record, quit: "clean" | "sigterm" | "sigkill", exitCode}; rejects when Firefox exits without
  * a record or none comes within `timeoutMs` (the log file is named in the error).
  */
-export async function launchFirefox({ binary, paths, wrap = (argv) => argv, timeoutMs = 180000, quitTimeoutMs = 30000, extraEnv = {}, onSpawn = null }) {
+export async function launchFirefox({ binary, paths, wrap = (argv) => argv, timeoutMs = 180000, quitTimeoutMs = 30000, extraEnv = {}, onSpawn = null, launcher = null }) {
   fs.rmSync(paths.record, { force: true });
   const log = fs.openSync(paths.log, "w");
-  const argv = wrap([binary, "-profile", paths.profile, "-no-remote", "--headless"]);
+  const argv = wrap(launchArgv(binary, paths, launcher));
   const env = {
     ...process.env,
     HOME: paths.home,
@@ -114,6 +124,10 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
   };
   delete env.DISPLAY;
   delete env.WAYLAND_DISPLAY;
+  // Under `sudo npm run bench` these name the invoking user; the launches are root's own (the
+  // host would refuse to prefetch for someone else).
+  delete env.SUDO_UID;
+  delete env.PKEXEC_UID;
   const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", log, log] });
   fs.closeSync(log);
   // e.g. the traced scenario's tracer, attached to this pid; finish() ends it once the record is in.
@@ -142,7 +156,7 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
         await waitExit(child, 5000);
       }
     }
-    return { record, quit, exitCode: child.exitCode, traced };
+    return { record, quit, exitCode: child.exitCode, traced, pid: child.pid };
   } finally {
     await attached?.finish();
     if (!exited(child)) {

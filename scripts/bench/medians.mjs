@@ -53,6 +53,9 @@ export function medianRows(records, { floorBytes = {}, bps = null } = {}) {
       totalMs: median(total),
       preloadBytes: median(g.runs.map((r) => r.bench?.preloadBytes)),
       readBytes: median(g.runs.map((r) => r.io?.treeReadBytes)),
+      // launch-prefetch: what the prefetcher beside the start read, and how long it ran.
+      prefetchBytes: median(g.runs.map((r) => r.bench?.prefetch?.bytesRead)),
+      prefetchMs: median(g.runs.map((r) => r.bench?.prefetch?.ms)),
     };
   });
   for (const row of rows) {
@@ -71,8 +74,8 @@ const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
 const mb = (v) => (v === null ? "—" : `${(v / 1e6).toFixed(1)} MB`);
 
 export function markdown(rows) {
-  const head = "| readahead | scenario | n | preload | sessionRestored | preload + start | vs cold | vs floor | preload read | tree read from disk |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |";
-  const lines = rows.map((r) => `| ${r.readAheadKb} KiB | ${r.scenario} | ${r.n} | ${r.preloadMs === null ? "—" : ms(r.preloadMs)} | ${ms(r.sessionRestored)} | ${ms(r.totalMs)} | ${x(r.vsCold)} | ${x(r.vsFloor)} | ${mb(r.preloadBytes)} | ${mb(r.readBytes)} |`);
+  const head = "| readahead | scenario | n | preload | sessionRestored | preload + start | vs cold | vs floor | preload read | prefetch read (beside) | tree read from disk |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |";
+  const lines = rows.map((r) => `| ${r.readAheadKb} KiB | ${r.scenario} | ${r.n} | ${r.preloadMs === null ? "—" : ms(r.preloadMs)} | ${ms(r.sessionRestored)} | ${ms(r.totalMs)} | ${x(r.vsCold)} | ${x(r.vsFloor)} | ${mb(r.preloadBytes)} | ${r.prefetchBytes === null ? "—" : `${mb(r.prefetchBytes)} in ${ms(r.prefetchMs)}`} | ${mb(r.readBytes)} |`);
   return [head, ...lines].join("\n");
 }
 

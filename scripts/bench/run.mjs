@@ -7,7 +7,7 @@ import { benchRecord } from "./results.mjs";
 const number = (v, digits = 0) => new Intl.NumberFormat("en-US", { maximumFractionDigits: digits }).format(v);
 
 /** "cold         run  3/10  sessionRestored 10,234 ms  read 290.1 MB  (launch 9 of 33)". Pure. */
-export function progressLine(step, runs, record, prep, index, total) {
+export function progressLine(step, runs, record, prep, index, total, prefetch = null) {
   const run = step.warmup ? "warm-up" : `run ${String(step.run).padStart(String(runs).length)}/${runs}`;
   const parts = [`${step.scenario.padEnd(12)} ${run}`];
   const sr = record?.milestones?.sessionRestored;
@@ -17,6 +17,12 @@ export function progressLine(step, runs, record, prep, index, total) {
   }
   if (typeof record?.io?.readBytes === "number") {
     parts.push(`read ${number(record.io.readBytes / 1e6, 1)} MB`);
+  }
+  if (typeof prefetch?.bytesRead === "number") {
+    parts.push(`prefetched ${number(prefetch.bytesRead / 1e6, 1)} MB in ${number(prefetch.ms)} ms (${number(prefetch.bytesCached / 1e6, 1)} MB cached)`);
+  }
+  if (prep?.stillCachedBytes > 0) {
+    parts.push(`still cached after evict ${number(prep.stillCachedBytes / 1e6, 1)} MB`);
   }
   parts.push(`(launch ${index + 1} of ${total})`);
   return parts.join("  ");
@@ -44,7 +50,8 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
   let forcedQuits = 0;
   for (const [index, step] of plan.entries()) {
     const prep = await prepare(step.scenario);
-    const { record, quit } = await launch(step);
+    // `extra`: the launch's own figures for the record (launch-prefetch: the prefetch's).
+    const { record, quit, extra = {} } = await launch(step);
     // A login scenario's preload may still be running at launch (as after a real login); its
     // end is awaited here so it never spills into the next scenario's page-cache state.
     const loginPreloadMs = prep.settle ? await prep.settle : null;
@@ -69,13 +76,16 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,
+          stillCachedBytes: prep.stillCachedBytes,
+          stillCachedFiles: prep.stillCachedFiles,
+          ...extra,
           ...(prep.workloadMs === undefined
             ? {}
             : { workloadMs: prep.workloadMs, loginPreloadMs, loginPreloadDone: prep.loginPreloadDone, loginDelayMs: prep.loginDelayMs }),
         }),
       );
     }
-    progress(progressLine(step, runs, record, prep, index, plan.length), { final: index === plan.length - 1 });
+    progress(progressLine(step, runs, record, prep, index, plan.length, extra.prefetch), { final: index === plan.length - 1 });
   }
   return { records, warmups, forcedQuits };
 }

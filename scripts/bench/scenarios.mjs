@@ -17,9 +17,17 @@
 //            (gapKib: --gap-kib for the sweep); the traces come from cold-traced launches
 //   replay-recorded / replay-disk  --source trace-reads --gap-kib 0: every page the newest
 //            trace read, in its recorded order / in disk order (seed 002's experiment)
+//   launch-prefetch  evict; the launch itself goes through `about-startup-host launch
+//            --prefetch` (bench.mjs), which starts Firefox at once and reads the traced plan
+//            beside it: nothing is timed before the launch
 //   hot      about-startup-host preload, untimed and unthrottled: everything is in
+//   launch-prefetch-hot  hot, launched through `launch --prefetch`: what the prefetch costs
+//            when it finds everything cached
+// Every evict is checked (cold-check.mjs): what stayed cached is recorded with the run, and a
+// process that keeps Firefox's files mapped stops the run unless --allow-warm.
 // Collaborators are parameters (exec = spawnSync, now = performance.now) so tests pass fakes.
 import { spawnSync } from "node:child_process";
+import { evictCold } from "./cold-check.mjs";
 
 /**
  * The planned-preload scenarios and their extra flags: the plan as learned, the plan a user who
@@ -36,6 +44,12 @@ export const PLAN_KNOBS = {
 
 /** The scenarios whose plan comes from stored traces, not from the learned working set. */
 export const TRACED_PLANS = ["preload-plan-traced", "replay-recorded", "replay-disk"];
+
+/** The scenarios launched through `about-startup-host launch --prefetch` (cold and hot). */
+export const PREFETCH_LAUNCHES = ["launch-prefetch", "launch-prefetch-hot"];
+
+/** Scenarios that need a stored trace of this build: the run records one first if there is none. */
+export const NEEDS_TRACE = [...TRACED_PLANS, ...PREFETCH_LAUNCHES];
 
 /** The extra flags of a plan scenario: its knobs, and --gap-kib for the traced plan. Pure. */
 export function planFlags(scenario, gapKib = null) {
@@ -68,19 +82,27 @@ export function requireLearnedPlan(scenario, { hostBinary, installDir, stateHome
 /**
  * Prepares `scenario`. Returns {preloadMs: number | null, evicted: pages dropped | null,
  * preloadMbPerS: number | null}, and for the preloads preloadBytes (read), and for preload-plan
- * bytesPlanned, bytesInstall (the whole folder) and order ("disk" | "file").
+ * bytesPlanned, bytesInstall (the whole folder) and order ("disk" | "file"); after an evict
+ * also stillCachedBytes (null: hidden) and, where something stayed, stillCachedFiles.
+ * `cold` holds evictCold's options (allowWarm; fakes for tests).
  */
-export function prepareScenario(scenario, { hostBinary, installDir, stateHome = null, gapKib = null, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now() }) {
+export function prepareScenario(scenario, { hostBinary, installDir, stateHome = null, gapKib = null, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now(), cold = {} }) {
   const args = (command) => [command, "--firefox", installDir, "--json"];
-  if (scenario === "hot") {
+  if (scenario === "hot" || scenario === "launch-prefetch-hot") {
     host(exec, hostBinary, args("preload"));
     return { preloadMs: null, evicted: null, preloadMbPerS: null };
   }
-  const evicted = host(exec, hostBinary, args("evict"));
+  const checked = evictCold(() => host(exec, hostBinary, args("evict")), { installDir, ...cold });
+  const evicted = checked.reply;
+  // What stayed cached, recorded with the run (null: hidden from this user).
+  const coldState = {
+    stillCachedBytes: checked.stillCachedBytes,
+    ...(checked.stillCachedFiles.length > 0 ? { stillCachedFiles: checked.stillCachedFiles } : {}),
+  };
   // cold-traced(-no-faults): the same cold state; the benchmark attaches the trace to the launch (the
-  // trace's own cost, docs/benchmarks.md).
-  if (scenario === "cold" || scenario === "cold-traced" || scenario === "cold-traced-no-faults") {
-    return { preloadMs: null, evicted: evicted.pages_dropped ?? null, preloadMbPerS: null };
+  // trace's own cost, docs/benchmarks.md). launch-prefetch: the prefetch runs with the launch.
+  if (scenario === "cold" || scenario === "cold-traced" || scenario === "cold-traced-no-faults" || scenario === "launch-prefetch") {
+    return { preloadMs: null, evicted: evicted.pages_dropped ?? null, preloadMbPerS: null, ...coldState };
   }
   if (scenario === "preload" || scenario === "preload-image") {
     const extra = scenario === "preload-image" ? ["--cache", "image"] : [];
@@ -88,7 +110,7 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
     const summary = host(exec, hostBinary, [...args("preload"), ...extra], wrap);
     // The wall time of the whole command (process start included): what a user waits for.
     const preloadMs = now() - start;
-    return { preloadMs, evicted: evicted.pages_dropped ?? null, preloadMbPerS: summary.mb_per_s ?? null, preloadBytes: summary.bytes ?? null };
+    return { preloadMs, evicted: evicted.pages_dropped ?? null, preloadMbPerS: summary.mb_per_s ?? null, preloadBytes: summary.bytes ?? null, ...coldState };
   }
   if (scenario in PLAN_KNOBS) {
     const env = stateHome ? { XDG_STATE_HOME: stateHome } : undefined;
@@ -107,6 +129,7 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
       bytesPlanned: summary.bytes_planned ?? null,
       bytesInstall: summary.bytes_install ?? null,
       order: summary.order ?? null,
+      ...coldState,
     };
   }
   throw new Error(`unknown scenario ${scenario}`);

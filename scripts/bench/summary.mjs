@@ -38,6 +38,15 @@ export function metrics(records) {
     list.push({ key: "workload", label: "login workload", unit: "ms", value: (r) => benchOf(r).workloadMs });
     list.push({ key: "loginPreload", label: "login preload (background)", unit: "ms", value: (r) => benchOf(r).loginPreloadMs ?? undefined });
   }
+  if (records.some((r) => typeof benchOf(r).prefetch?.bytesRead === "number")) {
+    // launch-prefetch: the prefetcher beside the start (not in Firefox's tree, so not in its reads).
+    list.push({ key: "prefetch", label: "prefetch beside the start (host)", unit: "ms", value: (r) => benchOf(r).prefetch?.ms ?? undefined });
+    list.push({ key: "prefetchBytes", label: "prefetch read", unit: "MB", value: (r) => nullable(benchOf(r).prefetch?.bytesRead, MB) });
+    list.push({ key: "prefetchCached", label: "prefetch found cached", unit: "MB", value: (r) => nullable(benchOf(r).prefetch?.bytesCached, MB) });
+  }
+  if (records.some((r) => benchOf(r).stillCachedBytes > 0)) {
+    list.push({ key: "stillCached", label: "still cached after evict", unit: "MB", value: (r) => nullable(benchOf(r).stillCachedBytes, MB) });
+  }
   list.push({ key: "readBytes", label: "read from storage (parent)", unit: "MB", value: (r) => nullable(r.io?.readBytes, MB) });
   list.push({ key: "majorFaults", label: "major faults (parent)", unit: "", value: (r) => nullable(r.io?.majorFaults, 1) });
   return list;

@@ -116,6 +116,7 @@ export function defaultFirefox() {
  * - temporary: install as a temporary add-on (as web-ext run does); false installs it
  *   permanently into the fresh profile (unsigned: needs xpinstall.signatures.required=false)
  * - prefs: more Firefox preferences
+ * - env: more environment for geckodriver, Firefox and the host Firefox starts (e.g. XDG_DATA_DIRS)
  * - firefox: the Firefox binary to drive (default: defaultFirefox())
  * - profileDir: a profile folder to run in place (kept after stop(), e.g. for a second session
  *   of the same profile); default: a fresh copy geckodriver makes and removes
@@ -137,6 +138,7 @@ export async function startFirefox({
   profileDir = null,
   installAddon = true,
   asUser = null,
+  env: extraEnv = {},
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -206,7 +208,7 @@ export async function startFirefox({
     const port = await freePort();
     const logFile = path.join(artifactsFolder(), `firefox-${n}-${flavour}.log`);
     state.log = fs.createWriteStream(logFile);
-    const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1" };
+    const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1", ...extraEnv };
     const child = spawn(
       geckodriverBinary,
       ["--port", String(port), "--allow-system-access", "--profile-root", tmp],

@@ -27,6 +27,10 @@ pub(super) fn examples(cmd: &str) -> String {
         ("evict", "drop Firefox's files from the cache (cold start)"),
         ("preload --idle", "read them back in at idle I/O priority"),
         ("install", "let the about:startup extension start this host"),
+        (
+            "desktop enable",
+            "launch Firefox from the desktop with a prefetch",
+        ),
     ];
     let width = rows
         .iter()
@@ -93,7 +97,12 @@ pub(super) enum Cmd {
     /// Run `preload --plan --idle` after every login, so the first launch of the day is warm.
     #[command(subcommand)]
     Autostart(AutostartCmd),
-    /// Start Firefox (optionally cold) and record which pages of which files its start reads.
+    /// Launch Firefox from the desktop through `launch --prefetch` (a copy of the system's
+    /// desktop entry in ~/.local/share/applications; the system's entry is never changed).
+    #[command(subcommand)]
+    Desktop(DesktopCmd),
+    /// Start Firefox (optionally cold) and record which pages of which files its start reads,
+    /// or (--prefetch) start it at once with what its start needs read beside it.
     Launch(super::trace::LaunchArgs),
     /// Record the reads of a Firefox started some other way, for N seconds.
     Trace(super::trace::TraceArgs),
@@ -279,6 +288,28 @@ pub(super) enum AutostartCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum DesktopCmd {
+    /// Write the entry: the system's entry for this Firefox with every Exec through
+    /// `about-startup-host launch --prefetch`, under the same name in your applications folder.
+    Enable(DesktopArgs),
+    /// Remove the entry `enable` wrote (nothing else); the system's entry is in effect again.
+    Disable(DesktopArgs),
+    /// Whether it is on, which plan a launch would prefetch (stale after an update?), and what
+    /// the last launch's prefetch did.
+    Status(DesktopArgs),
+}
+
+#[derive(Debug, Args)]
+pub(super) struct DesktopArgs {
+    /// Print one JSON object on stdout instead of sentences.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Firefox's install folder (the one holding application.ini), instead of finding it.
+    #[arg(long, value_name = "DIR")]
+    pub(super) firefox: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,8 @@
 //!
 //! - [`args`]: the clap definitions (the only place that knows clap);
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
-//!   `plan`), [`autostart`], [`install`] (`install`, `uninstall`);
+//!   `plan`), [`autostart`], [`desktop`], [`install`] (`install`, `uninstall`), [`trace`] (`launch`, `trace`)
+//!   and [`launch`] (`launch --prefetch`);
 //! - [`profile`]: `trace export --format firefox-profiler` and `launch --firefox-profile`'s
 //!   collection of Firefox's own profile;
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
@@ -12,8 +13,10 @@
 
 mod args;
 mod autostart;
+mod desktop;
 mod evict;
 mod install;
+mod launch;
 mod learn;
 mod preload;
 mod profile;
@@ -45,6 +48,7 @@ where
         Cmd::Learn(args) => learn::learn_cmd(&args),
         Cmd::Plan(args) => learn::plan_cmd(&args),
         Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
+        Cmd::Desktop(cmd) => desktop::desktop_cmd(&cmd),
         Cmd::Launch(args) => trace::launch_cmd(&args),
         Cmd::Trace(args) => trace::trace_cmd(&args),
         Cmd::Telemetry(args) => telemetry::telemetry_cmd(&args),
@@ -75,7 +79,9 @@ where
     let command = Cli::command()
         .bin_name(me.plain.clone())
         .after_help(args::examples(&me.plain))
-        .mut_subcommand("launch", |c| c.after_help(note.clone()))
+        .mut_subcommand("launch", |c| {
+            c.after_help(trace::launch_help(&me.plain, &me.as_root))
+        })
         .mut_subcommand("trace", |c| c.after_help(note));
     let matches = command.get_matches_from(args);
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())

@@ -33,10 +33,30 @@ pub struct LaunchArgs {
     /// Record which pages of which files the start reads (root: tracefs; else /proc sampling).
     #[arg(long)]
     pub trace: bool,
+    /// Start Firefox at once and read what its start needs beside it: the traced plan of this
+    /// build in first-use order (else the learned plan, saying so). This process becomes
+    /// Firefox; the prefetcher runs detached and records what it did in last-prefetch.json.
+    #[arg(long, conflicts_with_all = ["trace", "json", "seconds"])]
+    pub prefetch: bool,
+    /// With --prefetch: yield to others' I/O (pressure stall information), as `preload --idle`.
+    #[arg(long, requires = "prefetch")]
+    pub idle: bool,
+    /// With --prefetch: batch sizes in MiB, the first and the largest (first-use order is cut
+    /// into batches, each read in disk order; each twice the last) [default: 1:8].
+    #[arg(long, value_name = "FIRST:MAX", requires = "prefetch", value_parser = parse_batches)]
+    pub batches: Option<(u64, u64)>,
+    /// With --prefetch: MiB kept queued ahead of the read being waited for [default: 2].
+    #[arg(long, value_name = "MIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=1024))]
+    pub ahead_mib: Option<u64>,
+    /// With --prefetch: gaps between planned ranges up to this many KiB are read through
+    /// [default: 16].
+    #[arg(long, value_name = "KIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=65536))]
+    pub gap_kib: Option<u64>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Firefox's install folder (the one holding application.ini), instead of finding it.
+    /// Firefox's install folder (the one holding application.ini), or its executable, instead
+    /// of finding it.
     #[arg(long, value_name = "DIR")]
     pub firefox: Option<PathBuf>,
     /// Stop after N seconds instead of when the tree has read nothing for 3 s.
@@ -87,8 +107,43 @@ pub enum TraceAction {
     Export(super::profile::ExportArgs),
 }
 
+/// `launch --help`'s text after the options: the prefetch, then the trace's privileges.
+/// `launch --help`'s note: the prefetch needs no privilege, the trace needs root; with `plain`
+/// and `root_cmd` (how this user runs this binary, and as root) so the examples run as printed.
+pub fn launch_help(plain: &str, root_cmd: &str) -> String {
+    format!(
+        "With --prefetch no privilege is needed: the prefetcher reads only files you can read, and \
+where the kernel hides page-cache state from you it probes instead (a few non-blocking reads). \
+A failing prefetch (no plan, an unreadable state folder, files replaced by an update) never \
+stops Firefox: Firefox is started first. Examples:\n  \
+{plain} launch --prefetch\n  \
+{plain} launch --prefetch --firefox /usr/lib/firefox-esr/firefox-esr -- --new-window\n\n{}",
+        privilege_note(root_cmd)
+    )
+}
+
+/// `--batches FIRST:MAX` in MiB.
+fn parse_batches(text: &str) -> Result<(u64, u64), String> {
+    let bad =
+        || format!("{text:?}: give two sizes in MiB, the first and the largest batch, e.g. 4:32");
+    let (first, max) = text.split_once(':').ok_or_else(bad)?;
+    let (first, max): (u64, u64) = (
+        first.parse().map_err(|_| bad())?,
+        max.parse().map_err(|_| bad())?,
+    );
+    if first == 0 || max < first || max > 4096 {
+        return Err(format!(
+            "{text:?}: the sizes must be 1 ≤ FIRST ≤ MAX ≤ 4096 MiB"
+        ));
+    }
+    Ok((first, max))
+}
+
 /// `launch`.
 pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
+    if args.prefetch {
+        return super::launch::prefetch_cmd(args);
+    }
     let install = files::locate(args.firefox.as_deref(), None)?;
     let binary = record::firefox_binary(&install.dir).ok_or_else(|| {
         anyhow::anyhow!(

@@ -283,6 +283,8 @@ pub struct Stat {
     pub majflt: u64,
     /// Field 22: start time in clock ticks since boot.
     pub starttime: u64,
+    /// Field 3: `R`, `S`, `D`, … `Z` for a process that has exited and waits to be reaped.
+    pub state: char,
 }
 
 /// Parse a /proc/<pid>/stat line (`comm` may itself hold spaces and parentheses).
@@ -294,6 +296,7 @@ pub fn parse_stat(line: &[u8]) -> Option<Stat> {
         ppid: stat.ppid,
         majflt: stat.majflt,
         starttime: stat.starttime,
+        state: stat.state,
     })
 }
 
@@ -370,6 +373,7 @@ mod tests {
             ppid,
             majflt: 1,
             starttime: 0,
+            state: 'S',
         };
         let procs = vec![
             (10, st(1)),

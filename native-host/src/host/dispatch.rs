@@ -91,7 +91,8 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         | Command::Learn
         | Command::PlanStatus { .. }
         | Command::TraceProfile { .. }
-        | Command::Telemetry { .. } => {
+        | Command::Telemetry { .. }
+        | Command::Desktop { .. } => {
             return Ok(match spawn_long(shared, id, command) {
                 Ok(worker) => {
                     workers.push(worker);

@@ -8,7 +8,7 @@ use super::context::Context;
 use super::shared::Emit;
 use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
-use crate::host::protocol::{Command, Event, Reply, ReplyError};
+use crate::host::protocol::{Command, DesktopAction, Event, Reply, ReplyError};
 use crate::learn::{plan, workingset};
 use crate::pagecache::beneath::Folders;
 use crate::pagecache::{evict, preload, residency, Cache};
@@ -178,6 +178,7 @@ fn run(
                     other => ReplyError::from(other),
                 })
         }
+        Command::Desktop { action } => desktop(install, action.unwrap_or_default()),
         Command::Hello { .. }
         | Command::Firefox
         | Command::Cancel { .. }
@@ -226,6 +227,37 @@ fn select_cache(
 /// held for the request and every file is opened beneath it.
 fn select(install: &Install, files: Option<&[PathBuf]>) -> Result<install::Selection, ReplyError> {
     Ok(install::select(&install.dir, files.unwrap_or_default())?)
+}
+
+/// `desktop`: the entry's state, after turning it on or off when asked.
+fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError> {
+    use crate::learn::desktop as entry;
+    let dirs = entry::Dirs::from_env()?;
+    let host = std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .map_err(|e| Error::io("cannot find this program's own path", e))?;
+    let host = entry::HostBinary {
+        problem: crate::host::manifest::user_binary_problem(&host),
+        path: host,
+    };
+    let state = crate::state::open_acting().ok();
+    let state = state.as_ref();
+    let status = match action {
+        DesktopAction::Status => entry::status(&dirs, &install.dir, &host, state),
+        DesktopAction::Enable => entry::enable(&dirs, &install.dir, &host, state).map_err(|p| {
+            ReplyError::new(
+                crate::host::protocol::ErrorCode::DesktopRefused,
+                p.message.clone(),
+                serde_json::json!({ "reason": p.code, "detail": p.message }),
+            )
+        })?,
+        DesktopAction::Disable => {
+            entry::disable(&dirs, &install.dir)
+                .map_err(|e| Error::io("cannot remove the desktop entry", e))?;
+            entry::status(&dirs, &install.dir, &host, state)
+        }
+    };
+    Ok(Reply::Desktop(Box::new(status)))
 }
 
 #[cfg(test)]

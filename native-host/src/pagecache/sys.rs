@@ -91,6 +91,63 @@ pub fn mincore_file(file: &File, len: u64, vec: &mut Vec<u8>) -> io::Result<()> 
     Ok(())
 }
 
+/// A whole file mapped once, for many [`FileMap::resident`] questions (the launch prefetch asks
+/// per range, while Firefox fills the cache). Same caveat as [`mincore_file`] for others' files.
+pub struct FileMap(Option<Mapping>);
+
+impl FileMap {
+    pub fn new(file: &File, len: u64) -> io::Result<Self> {
+        let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        Ok(FileMap(if len == 0 {
+            None
+        } else {
+            Some(Mapping::new(file, len)?)
+        }))
+    }
+
+    /// One byte per page of `[offset, offset + len)` (clipped to the mapping) into `vec`; bit 0
+    /// set means resident. `offset` is rounded down to a page.
+    pub fn resident(&self, offset: u64, len: u64, vec: &mut Vec<u8>) -> io::Result<()> {
+        vec.clear();
+        let Some(map) = &self.0 else { return Ok(()) };
+        let page = page_size();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX) / page * page;
+        let end = usize::try_from(offset.saturating_add(len))
+            .unwrap_or(usize::MAX)
+            .min(map.len);
+        if start >= end {
+            return Ok(());
+        }
+        vec.resize((end - start).div_ceil(page), 0);
+        // SAFETY: `start` is page-aligned and `start..end` lies inside the live mapping `map`;
+        // `vec` holds one byte per page of that range, which is what mincore(2) writes.
+        let rc = unsafe {
+            libc::mincore(
+                map.addr.cast::<u8>().add(start).cast(),
+                end - start,
+                vec.as_mut_ptr(),
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// `preadv2(…, RWF_NOWAIT)` of `buf.len()` bytes at `offset`: the bytes if they are cached,
+/// `WouldBlock` if not. Not free of side effects: a miss starts the read of what was asked
+/// (NOTES.md), which is what a prefetcher about to read it wants anyway.
+pub fn pread_nowait(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut bufs = [io::IoSliceMut::new(buf)];
+    Ok(rustix::io::preadv2(
+        file,
+        &mut bufs,
+        offset,
+        rustix::io::ReadWriteFlags::NOWAIT,
+    )?)
+}
+
 /// The `posix_fadvise(2)` hints this crate gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Advice {

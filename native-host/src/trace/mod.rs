@@ -16,12 +16,15 @@
 //! - [`used`]: which read pages were then used (/proc/kpageflags for the traced page frames);
 //! - [`plan_source`]: the page ranges stored traces of one install and build read and used, for
 //!   `preload --plan --source trace` (learn/plan/traced.rs);
+//! - [`first_use`]: the same used pages with the time the start first needed each, for the
+//!   launch prefetch's order (learn/prefetch/);
 
 pub mod build;
 pub mod code;
 pub mod elf;
 pub mod entries;
 pub mod event;
+pub mod first_use;
 pub mod model;
 pub mod plan_source;
 pub mod profiles;

@@ -115,6 +115,22 @@ pub fn merge(traces: &[&(String, Trace)], pages: Pages) -> Traced {
             let mut ranges: Vec<[u64; 2]> = std::mem::take(&mut read[fi]);
             if pages == Pages::Used {
                 ranges.extend(f.used.iter().flatten());
+                // Pages the loader copies before writing look unused (trace/used.rs): the
+                // ones this trace read are needed all the same.
+                if f.used.is_some() {
+                    let written = super::used::loader_written_pages(&f.sections);
+                    ranges.extend(
+                        t.events
+                            .iter()
+                            .filter(|e| e.f as usize == fi)
+                            .flat_map(|e| {
+                                written.iter().filter_map(move |&[a, n]| {
+                                    let (lo, hi) = (a.max(e.o), (a + n).min(e.o + e.n));
+                                    (lo < hi).then(|| [lo, hi - lo])
+                                })
+                            }),
+                    );
+                }
             }
             if ranges.is_empty() {
                 continue;
@@ -240,6 +256,23 @@ mod tests {
         assert_eq!(of_build(&blind, Some("B2"), Pages::Used).len(), 1);
         assert_eq!(other_build(&traces, Some("B2")), None);
         assert_eq!(other_build(&traces, Some("B3")), Some("B2".into()));
+    }
+
+    #[test]
+    fn the_loaders_copied_pages_that_were_read_are_planned_as_used() {
+        // libxul: pages 8-9 read at 95 ms are its .data (copied on write: flags say unused).
+        let mut t = fake();
+        t.files[0].used = Some(vec![[0, 1]]);
+        t.files[0].sections = vec![crate::trace::model::Section {
+            name: ".data".into(),
+            offset: 7 * 4096,
+            size: 3 * 4096,
+        }];
+        t.use_counts = Some(UseCounts::default());
+        let traces = vec![("only".to_owned(), t)];
+        let m = merge(&of_build(&traces, None, Pages::Used), Pages::Used);
+        // Page 7 of .data was never read: not planned.
+        assert_eq!(m.files[0].ranges, [[0, 1], [8, 2]]);
     }
 
     #[test]

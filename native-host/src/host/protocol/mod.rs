@@ -131,6 +131,12 @@ pub enum Command {
         #[serde(default)]
         limit: Option<usize>,
     },
+    /// The desktop entry that sends every desktop launch of this Firefox through `launch
+    /// --prefetch` (learn/desktop/): its state, or turn it on (`enable`) or off (`disable`).
+    Desktop {
+        #[serde(default)]
+        action: Option<DesktopAction>,
+    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -155,9 +161,20 @@ impl Command {
             Command::TraceProfile { .. } => "trace_profile",
             Command::TraceProfileFetch { .. } => "trace_profile_fetch",
             Command::Telemetry { .. } => "telemetry",
+            Command::Desktop { .. } => "desktop",
             Command::Unknown => "unknown",
         }
     }
+}
+
+/// `desktop`'s `action` (default `status`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DesktopAction {
+    #[default]
+    Status,
+    Enable,
+    Disable,
 }
 
 /// `jobs`: null/absent, or an integer within [`JOBS_RANGE`].
@@ -337,7 +354,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch, trace_profile and trace_profile_fetch",
+                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch, trace_profile, trace_profile_fetch, telemetry and desktop",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),

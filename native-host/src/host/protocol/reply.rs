@@ -41,6 +41,7 @@ pub enum Reply {
     TraceProfile(Box<crate::export::StoredExport>),
     TraceProfileFetch(crate::trace::store::Chunk),
     Telemetry(crate::firefox::telemetry::Archive),
+    Desktop(Box<crate::learn::desktop::DesktopStatus>),
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

@@ -287,6 +287,18 @@ fn evict_and_cancel() {
     let req = decode(r#"{"id": 8, "command": "telemetry"}"#).unwrap();
     assert_eq!(req.command, Command::Telemetry { limit: None });
     assert!(decode(r#"{"id": 9, "command": "telemetry", "limit": "all"}"#).is_err());
+    // desktop: status by default; an unknown action is a bad request, not a guess.
+    let req = decode(r#"{"id": 10, "command": "desktop"}"#).unwrap();
+    assert_eq!(req.command, Command::Desktop { action: None });
+    let req = decode(r#"{"id": 11, "command": "desktop", "action": "enable"}"#).unwrap();
+    assert_eq!(
+        req.command,
+        Command::Desktop {
+            action: Some(DesktopAction::Enable)
+        }
+    );
+    let err = decode(r#"{"id": 12, "command": "desktop", "action": "toggle"}"#).unwrap_err();
+    assert_eq!(err.error.code, ErrorCode::BadRequest);
 }
 
 #[test]

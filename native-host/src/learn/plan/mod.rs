@@ -194,7 +194,7 @@ pub fn make(state: &State, install_dir: &Path) -> Result<Plan, Error> {
 
 /// The install folder's real path, and an empty plan holding the install folder and the system
 /// folders open: every file a plan reads is opened beneath one of them, never by path.
-fn empty_plan(install_dir: &Path) -> Result<(PathBuf, Plan), Error> {
+pub(in crate::learn) fn empty_plan(install_dir: &Path) -> Result<(PathBuf, Plan), Error> {
     let install_folder = Folder::open(install_dir)
         .map_err(|e| Error::io(format!("cannot open {}", install_dir.display()), e))?;
     let root = install_folder.path().to_path_buf();
@@ -337,7 +337,7 @@ const SYSTEM_PREFIXES: [&str; 6] = [
 
 /// A learned system file the plan may read: under [`SYSTEM_PREFIXES`] and its own real path
 /// (no symlink anywhere on the way).
-fn is_system_file(path: &Path) -> bool {
+pub(in crate::learn) fn is_system_file(path: &Path) -> bool {
     SYSTEM_PREFIXES.iter().any(|p| path.starts_with(p))
         && path.canonicalize().is_ok_and(|real| real == path)
 }

@@ -16,6 +16,8 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     firefox: null,
     out: null,
     timeoutMs: 180000,
+    allowWarm: false,
+    prefetchFlags: [],
   });
 });
 
@@ -33,13 +35,18 @@ test("every option of a run", () => {
   const traced = parseBenchArgs(["--scenarios", "cold-traced,preload-plan-traced", "--gap-kib", "0", "--state-home", "st"]);
   assert.equal(traced.gapKib, 0);
   assert.equal(traced.stateHome, "st");
+  const prefetch = parseBenchArgs(["--scenarios", "cold,hot,preload-plan-traced,launch-prefetch,launch-prefetch-hot", "--allow-warm"]);
+  assert.deepEqual(prefetch.scenarios, ["cold", "hot", "preload-plan-traced", "launch-prefetch", "launch-prefetch-hot"]);
+  assert.equal(prefetch.allowWarm, true);
+  assert.deepEqual(parseBenchArgs(["--prefetch-flags", " --batches 1:8  --ahead-mib 8"]).prefetchFlags, ["--batches", "1:8", "--ahead-mib", "8"]);
+  assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--allow-warm"]), /compare takes no --allow-warm/);
 });
 
 test("mistakes are UsageErrors that say what is wanted", () => {
   const cases = [
     [["--runs", "0"], /--runs wants a whole number/],
     [["--runs", "2.5"], /--runs wants a whole number/],
-    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, cold-traced-no-faults, preload, preload-image, preload-plan, preload-plan-mapped, preload-plan-unsorted, preload-plan-traced, replay-recorded, replay-disk, login, login-no-preload, hot/],
+    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-traced, cold-traced-no-faults, preload, preload-image, preload-plan, preload-plan-mapped, preload-plan-unsorted, preload-plan-traced, replay-recorded, replay-disk, launch-prefetch, login, login-no-preload, hot, launch-prefetch-hot/],
     [["--gap-kib", "1.5"], /--gap-kib wants a whole number of KiB/],
     [["--gap-kib", "1M"], /--gap-kib wants a whole number of KiB/],
     [["compare", "a.json", "b.json", "--state-home", "s"], /compare takes no --state-home/],

@@ -18,13 +18,13 @@ const base = { hostBinary: "host", installDir: "/ff" };
 
 test("cold: evict only", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 75000 } });
-  assert.deepEqual(prepareScenario("cold", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null });
+  assert.deepEqual(prepareScenario("cold", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0 });
   assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
 });
 
 test("cold-traced: the same cold state as cold (the tracer is attached at the launch)", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 75000 } });
-  assert.deepEqual(prepareScenario("cold-traced", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null });
+  assert.deepEqual(prepareScenario("cold-traced", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0 });
   assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
 });
 
@@ -33,7 +33,7 @@ test("preload: evict, then a timed preload inside the throttle", () => {
   let t = 1000;
   const now = () => (t += 4900);
   const wrap = (argv) => ["cg", ...argv];
-  assert.deepEqual(prepareScenario("preload", { ...base, exec, wrap, now }), { preloadMs: 4900, evicted: 10, preloadMbPerS: 31.5, preloadBytes: 308e6 });
+  assert.deepEqual(prepareScenario("preload", { ...base, exec, wrap, now }), { preloadMs: 4900, evicted: 10, preloadMbPerS: 31.5, preloadBytes: 308e6, stillCachedBytes: 0 });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "cg host preload --firefox /ff --json"]);
 });
 
@@ -42,7 +42,7 @@ test("preload-image: evict, then a timed preload of the squashfs image only", ()
   let t = 0;
   const now = () => (t += 3000);
   const wrap = (argv) => ["cg", ...argv];
-  assert.deepEqual(prepareScenario("preload-image", { ...base, exec, wrap, now }), { preloadMs: 3000, evicted: 10, preloadMbPerS: 30, preloadBytes: 94e6 });
+  assert.deepEqual(prepareScenario("preload-image", { ...base, exec, wrap, now }), { preloadMs: 3000, evicted: 10, preloadMbPerS: 30, preloadBytes: 94e6, stillCachedBytes: 0 });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "cg host preload --firefox /ff --json --cache image"]);
 });
 
@@ -60,6 +60,7 @@ test("preload-plan: needs a learned plan, then a timed planned preload with the 
     bytesPlanned: 250e6,
     bytesInstall: 308e6,
     order: "disk",
+    stillCachedBytes: 0,
   });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "host plan --firefox /ff --json", "cg host preload --plan --firefox /ff --json"]);
   assert.deepEqual(envs, [null, "/s", "/s"]);
@@ -102,4 +103,61 @@ test("a failing host command stops with its message", () => {
   const exec = () => ({ status: 1, stdout: "", stderr: "no Firefox found" });
   assert.throws(() => prepareScenario("cold", { ...base, exec }), /host evict --firefox \/ff --json failed \(1\): no Firefox found/);
   assert.throws(() => prepareScenario("tepid", { ...base, exec: fakeHost().exec }), /unknown scenario tepid/);
+});
+
+test("launch-prefetch: evicted, nothing timed before the launch; launch-prefetch-hot: as hot", () => {
+  const cold = fakeHost({ evict: { pages_dropped: 75000 } });
+  assert.deepEqual(prepareScenario("launch-prefetch", { ...base, exec: cold.exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0 });
+  assert.deepEqual(cold.calls, ["host evict --firefox /ff --json"]);
+  const hot = fakeHost();
+  assert.deepEqual(prepareScenario("launch-prefetch-hot", { ...base, exec: hot.exec }), { preloadMs: null, evicted: null, preloadMbPerS: null });
+  assert.deepEqual(hot.calls, ["host preload --firefox /ff --json"]);
+});
+
+test("what stayed cached after the evict is recorded; a process mapping it stops the run, named", () => {
+  // The host's evict reply when a Firefox left running keeps libxul.so and omni.ja mapped.
+  const reply = {
+    pages_dropped: 20000,
+    files: [
+      { path: "/ff/libxul.so", status: "exact", resident_before: 40000, resident_after: 12725 },
+      { path: "/ff/browser/omni.ja", status: "exact", resident_before: 9000, resident_after: 1500 },
+      { path: "/ff/libnss3.so", status: "exact", resident_before: 100, resident_after: 0 },
+    ],
+  };
+  const held = [{ pid: 4242, comm: "firefox-esr", cmdline: "/ff/firefox-esr -profile /tmp/p", files: ["/ff/libxul.so"] }];
+  const evicts = [];
+  const host = fakeHost({ evict: reply });
+  const exec = (...a) => (evicts.push(1), host.exec(...a));
+  let t = 0;
+  const cold = { findMappers: () => held, now: () => t, sleep: (ms) => (t += ms), waitMs: 3000 };
+  assert.throws(
+    () => prepareScenario("cold", { ...base, exec, cold }),
+    (e) => {
+      assert.equal(e.name, "ColdCheckError");
+      assert.match(e.message, /58\.3 MB of Firefox's files stayed cached: libxul\.so \(52\.1 MB\), browser\/omni\.ja \(6\.1 MB\)/);
+      assert.match(e.message, /firefox-esr \(pid 4242: \/ff\/firefox-esr -profile \/tmp\/p\)/);
+      assert.match(e.message, /--allow-warm/);
+      return true;
+    },
+  );
+  assert.equal(evicts.length, 4, "evicted again each second while waiting 3 s for it to exit");
+  // Told to go on: the run records what stayed and who held it.
+  const warm = prepareScenario("cold", { ...base, exec: fakeHost({ evict: reply }).exec, cold: { ...cold, allowWarm: true } });
+  assert.equal(warm.stillCachedBytes, (12725 + 1500) * 4096);
+  assert.deepEqual(warm.stillCachedFiles.map((f) => f.path), ["/ff/libxul.so", "/ff/browser/omni.ja"]);
+  // The process exits while we wait: the next evict is clean and the run goes on.
+  let round = 0;
+  const goes = fakeHost({ evict: reply });
+  const clean = { pages_dropped: 1, files: [{ path: "/ff/libxul.so", status: "exact", resident_before: 1, resident_after: 0 }] };
+  const exec2 = (cmd, args, options) => (round++ === 0 ? goes.exec(cmd, args, options) : { status: 0, stdout: JSON.stringify(clean), stderr: "" });
+  const result = prepareScenario("cold", { ...base, exec: exec2, cold: { ...cold, findMappers: () => (round < 2 ? held : []) } });
+  assert.equal(result.stillCachedBytes, 0);
+  // Pages that stayed without anyone mapping them (dirty pages): recorded, not a refusal.
+  const dirty = prepareScenario("cold", { ...base, exec: fakeHost({ evict: reply }).exec, cold: { ...cold, findMappers: () => [] } });
+  assert.equal(dirty.stillCachedBytes, (12725 + 1500) * 4096);
+  // Hidden residency (an ordinary user): unknown, not 0; a process mapping the files still
+  // means not cold, seen or not.
+  const hidden = { pages_dropped: 0, files: [{ path: "/ff/libxul.so", status: "hidden", resident_before: null, resident_after: null }] };
+  assert.equal(prepareScenario("cold", { ...base, exec: fakeHost({ evict: hidden }).exec, cold: { ...cold, findMappers: () => [] } }).stillCachedBytes, null);
+  assert.throws(() => prepareScenario("cold", { ...base, exec: fakeHost({ evict: hidden }).exec, cold }), /the mapped part of Firefox's files \(how much, the kernel hides from this user\) stayed cached/);
 });

@@ -1,0 +1,126 @@
+// The desktop launch through the prefetch (docs/PROTOCOL.md: `desktop`): whether the user's copy
+// of Firefox's desktop entry is in place, why it cannot be, which plan a launch would prefetch
+// (stale after a Firefox update) and what the last launch's prefetch did. Pure: the host's
+// reply comes in, lines of words go out through `t(key, subs)`. No browser.*, no DOM.
+import { HOST_DISCONNECTED, HOST_MISSING } from "../transport/host-client.js";
+import { formatDateTime, formatMB, formatSeconds } from "../wording/format.js";
+import { hostErrorText } from "../wording/host-notes.js";
+import { plural } from "../wording/i18n.js";
+
+/** The host's code for a command it does not know: a host older than this add-on. */
+export const UNKNOWN_COMMAND = "unknown_command";
+
+const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
+const text = (v) => (typeof v === "string" && v ? v : null);
+
+/** Why `enable` cannot write the entry, by the host's problem code (an unknown code: its English). */
+const PROBLEM_KEYS = {
+  host_replaceable: "desktopProblemHostReplaceable",
+  no_system_entry: "desktopProblemNoSystemEntry",
+  foreign_entry: "desktopProblemForeignEntry",
+  unreadable_entry: "desktopProblemUnreadable",
+};
+
+/** A `desktop` reply as what the page shows; missing values stay null. */
+export function desktopView(status) {
+  const prefetch = status?.prefetch ?? {};
+  const last = status?.last ?? null;
+  const problem = status?.problem && typeof status.problem.code === "string" ? { code: status.problem.code, message: String(status.problem.message ?? "") } : null;
+  return {
+    state: status?.enabled ? (status.outdated ? "outdated" : "on") : problem ? "unavailable" : "off",
+    enabled: status?.enabled === true,
+    entry: text(status?.entry),
+    systemEntry: text(status?.system_entry),
+    problem,
+    plan: {
+      source: ["trace", "learned"].includes(prefetch.source) ? prefetch.source : null,
+      traces: isCount(prefetch.traces) ? prefetch.traces : 0,
+      buildId: text(prefetch.build_id),
+      fallback: text(prefetch.fallback?.code),
+      tracedBuild: text(prefetch.fallback?.traced_build),
+      learnedStale: prefetch.learned_stale === true,
+    },
+    last: last
+      ? {
+          at: isCount(last.at_ms) ? last.at_ms : null,
+          failed: text(last.failed),
+          source: ["trace", "learned"].includes(last.plan?.source) ? last.plan.source : null,
+          bytesRead: isCount(last.bytes_read) ? last.bytes_read : null,
+          bytesCached: isCount(last.bytes_cached) ? last.bytes_cached : null,
+          elapsedMs: isCount(last.elapsed_ms) ? last.elapsed_ms : null,
+          ended: text(last.ended),
+        }
+      : null,
+  };
+}
+
+/** Whether a launch's plan is stale: the traces, or the learned plan, are of another Firefox build. */
+export function planIsStale(view) {
+  return view.plan.fallback === "other_build" || view.plan.learnedStale;
+}
+
+/**
+ * The page's lines for a desktopView: [{id, text}], in order: the state, the plan a launch
+ * reads (the stale line when Firefox was updated since it was traced), the last launch.
+ */
+export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), locale = undefined } = {}) {
+  const tn = plural(t);
+  const lines = [];
+  if (view.state === "on" || view.state === "outdated") {
+    lines.push({ id: "state", text: t("desktopOn", [view.entry ?? "—", view.systemEntry ?? "—"]) });
+    if (view.state === "outdated") {
+      lines.push({ id: "outdated", text: t("desktopOutdated") });
+    }
+  } else if (view.problem) {
+    const key = PROBLEM_KEYS[view.problem.code];
+    lines.push({ id: "problem", text: key ? t(key, [view.entry ?? view.systemEntry ?? "—"]) : t("desktopProblemOther", [view.problem.message]) });
+  } else {
+    lines.push({ id: "state", text: t("desktopOff", [view.systemEntry ?? "—"]) });
+  }
+  const { plan } = view;
+  if (plan.fallback === "other_build") {
+    lines.push({ id: "stale", text: t("desktopPlanStale", [plan.tracedBuild ?? "—", plan.buildId ?? "—"]) });
+  }
+  if (plan.source === "trace") {
+    lines.push({ id: "plan", text: tn("desktopPlanTraced", plan.traces, [String(plan.traces), plan.buildId ?? "—"]) });
+  } else if (plan.source === "learned") {
+    lines.push({ id: "plan", text: t(plan.learnedStale ? "desktopPlanLearnedStale" : "desktopPlanLearned") });
+  } else {
+    lines.push({ id: "plan", text: t(plan.learnedStale ? "desktopPlanNoneStale" : "desktopPlanNone") });
+  }
+  const { last } = view;
+  if (last) {
+    const at = last.at === null ? "—" : when(last.at);
+    if (last.failed) {
+      lines.push({ id: "last", text: t("desktopLastFailed", [at]) });
+    } else if (last.source === null) {
+      lines.push({ id: "last", text: t("desktopLastNone", [at]) });
+    } else {
+      lines.push({
+        id: "last",
+        text: t("desktopLast", [at, formatMB(last.bytesRead, locale), formatMB(last.bytesCached, locale), formatSeconds(last.elapsedMs, locale)]),
+      });
+    }
+  }
+  return lines;
+}
+
+/**
+ * Why a `desktop` request failed, in words: {state, text}. A refused `enable` is worded from its
+ * reason (the status's problem code), the rest as the plan section words host errors.
+ */
+export function desktopErrorView(error, t) {
+  const code = error?.code ?? "internal";
+  if (code === HOST_MISSING) {
+    return { state: "missing", text: t("desktopHostMissing") };
+  }
+  if (code === UNKNOWN_COMMAND) {
+    return { state: "old", text: t("desktopHostOld") };
+  }
+  if (code === "desktop_refused") {
+    const key = PROBLEM_KEYS[error?.params?.reason];
+    return { state: "refused", text: key ? t(key, ["—"]) : t("desktopProblemOther", [String(error?.params?.detail ?? error?.message ?? "—")]) };
+  }
+  const detail = code === HOST_DISCONNECTED ? String(error?.message ?? "") : hostErrorText(error, t);
+  return { state: "error", text: t("desktopFailed", [detail]) };
+}

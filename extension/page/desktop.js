@@ -1,0 +1,80 @@
+// "Launching from the desktop": whether the desktop launches Firefox through the host's prefetch
+// (the host's `desktop` command), which plan a launch reads (and that a Firefox update made it
+// stale), what the last launch read, and the button that turns it on or off. Thin DOM code over
+// lib/models/desktop.js; the host is reached through the background (page/relay.js).
+import { t } from "../lib/wording/i18n.js";
+import { desktopErrorView, desktopLines, desktopView, planIsStale } from "../lib/models/desktop.js";
+import { relay } from "./relay.js";
+import { $, el } from "./dom.js";
+
+const state = { busy: false, view: null };
+
+function updateButton() {
+  const button = $("desktop-toggle");
+  const view = state.view;
+  button.hidden = !view || (!view.enabled && view.problem !== null);
+  button.disabled = state.busy;
+  button.textContent = t(view?.state === "outdated" ? "desktopRewrite" : view?.enabled ? "desktopDisable" : "desktopEnable");
+}
+
+function showLines(lines) {
+  $("desktop-lines").replaceChildren(
+    ...lines.map((line) => {
+      const warning = ["problem", "stale", "outdated"].includes(line.id);
+      const p = el("p", { text: line.text, className: warning ? "detail res-warning" : null });
+      p.dataset.line = line.id;
+      return p;
+    }),
+  );
+}
+
+function show(status) {
+  const view = desktopView(status);
+  state.view = view;
+  const section = $("desktop");
+  section.dataset.state = view.state;
+  section.dataset.stale = String(planIsStale(view));
+  section.dataset.source = view.plan.source ?? "none";
+  showLines(desktopLines(view, t));
+  updateButton();
+}
+
+function showError(error) {
+  const { state: kind, text } = desktopErrorView(error, t);
+  $("desktop").dataset.state = kind;
+  $("desktop").dataset.errorCode = error?.code ?? "";
+  // A refused enable keeps the lines it had (they say why); other errors replace them.
+  if (kind === "refused" && state.view) {
+    const p = el("p", { text, className: "res-error" });
+    p.dataset.line = "error";
+    $("desktop-lines").append(p);
+  } else {
+    state.view = null;
+    showLines([{ id: "error", text }]);
+  }
+  updateButton();
+}
+
+async function ask(action) {
+  state.busy = true;
+  updateButton();
+  try {
+    show(await relay.request("desktop", { action }));
+  } catch (error) {
+    showError(error);
+  } finally {
+    state.busy = false;
+    updateButton();
+  }
+}
+
+export async function initDesktop() {
+  if (!$("desktop")) {
+    return;
+  }
+  $("desktop-toggle").addEventListener("click", () => {
+    const view = state.view;
+    ask(view?.enabled && view.state !== "outdated" ? "disable" : "enable");
+  });
+  await ask("status");
+}

@@ -1,0 +1,104 @@
+//! `desktop enable|disable|status`: every desktop launch of Firefox through `launch --prefetch`.
+
+use crate::host::manifest;
+use crate::learn::desktop::{self, DesktopStatus, Dirs};
+use crate::learn::prefetch::launch::describe;
+use crate::learn::workingset;
+use crate::state::StateDir;
+
+use super::args::DesktopCmd;
+use super::render::{megabytes, print_json};
+use super::target::find_firefox;
+
+fn print_status(s: &DesktopStatus) {
+    let state = match (s.enabled, s.outdated) {
+        (true, false) => "on",
+        (true, true) => "on, but written by a host binary or for a Firefox that moved: run `desktop enable` again",
+        (false, _) => "off",
+    };
+    println!("desktop launch through the prefetch: {state}");
+    if let Some(entry) = &s.entry {
+        println!("  entry: {}", entry.display());
+    }
+    if let Some(system) = &s.system_entry {
+        println!("  copies: {} (never changed)", system.display());
+    }
+    if let Some(problem) = &s.problem {
+        println!("  cannot enable: {}", problem.message);
+    }
+    println!("  a launch prefetches: {}", describe(&s.prefetch));
+    if let Some(last) = &s.last {
+        let ago = workingset::now_ms().saturating_sub(last.at_ms) / 1000;
+        match &last.failed {
+            Some(why) => println!("  last launch ({ago} s ago): no prefetch: {why}"),
+            None => println!(
+                "  last launch ({ago} s ago): read {} MB, {} MB were cached already, in {} ms",
+                megabytes(last.outcome.bytes_read),
+                megabytes(last.outcome.bytes_cached),
+                last.outcome.elapsed_ms
+            ),
+        }
+    }
+}
+
+pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
+    let (action, target) = match cmd {
+        DesktopCmd::Enable(t) => ("enable", t),
+        DesktopCmd::Disable(t) => ("disable", t),
+        DesktopCmd::Status(t) => ("status", t),
+    };
+    let firefox = super::args::Target {
+        json: target.json,
+        firefox: target.firefox.clone(),
+        paths: Vec::new(),
+    };
+    let (install, _) = find_firefox(&firefox, false)?;
+    let dirs = Dirs::from_env()?;
+    let host = manifest::host_binary()?;
+    let binary = desktop::HostBinary {
+        problem: manifest::user_binary_problem(&host),
+        path: host.clone(),
+    };
+    let state = StateDir::existing(&crate::state::locate(None)?, None)?;
+    match action {
+        "enable" => {
+            let done = desktop::enable(&dirs, &install.dir, &binary, state.as_ref())
+                .map_err(|p| anyhow::anyhow!("cannot enable the desktop launch: {}", p.message))?;
+            if target.json {
+                return print_json(&done);
+            }
+            println!(
+                "enabled: {} launches Firefox through `{} launch --prefetch`",
+                done.entry
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("?"))
+                    .display(),
+                host.display()
+            );
+            print_status(&done);
+        }
+        "disable" => {
+            let removed = desktop::disable(&dirs, &install.dir)?;
+            if target.json {
+                return print_json(&serde_json::json!({ "removed": removed }));
+            }
+            if removed.is_empty() {
+                println!("not enabled: nothing to remove");
+            }
+            for file in removed {
+                println!(
+                    "removed {} (the system's entry is back in effect)",
+                    file.display()
+                );
+            }
+        }
+        _ => {
+            let s = desktop::status(&dirs, &install.dir, &binary, state.as_ref());
+            if target.json {
+                return print_json(&s);
+            }
+            print_status(&s);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! Starting Firefox with the prefetcher beside it. Firefox comes first, always: this process
+//! forks the prefetcher off and then *becomes* Firefox (exec), so the launched program is
+//! Firefox itself (the desktop's startup notification, a benchmark's pid and a terminal's
+//! Ctrl-C all see Firefox), and whatever the prefetcher meets (no plan, an unreadable state
+//! folder, files replaced by an update, a panic) happens in another process after Firefox was
+//! already started. The prefetcher is forked twice, so it belongs to init (or the nearest
+//! subreaper) and never becomes a child Firefox would have to reap.
+
+use std::io::{self, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::record::{self, LastPrefetch};
+use super::run::{self, Ended, KernelCache, KernelIo};
+use super::{choose, Knobs};
+use crate::firefox::process;
+use crate::learn::workingset;
+use crate::state::StateDir;
+
+/// A prefetch never runs longer than a start may take.
+pub const TIME_LIMIT: Duration = Duration::from_secs(120);
+/// How often the prefetcher looks whether Firefox still runs.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// What the prefetcher reads for whom.
+#[derive(Debug, Clone)]
+pub struct Prefetch {
+    pub install_dir: PathBuf,
+    /// The state folder (`$XDG_STATE_HOME/about-startup`): opened by the prefetcher, after
+    /// Firefox was started.
+    pub state_dir: PathBuf,
+    /// Paced by I/O pressure (pagecache/pace.rs); off by default: at a launch the one waiting on
+    /// the disk is mostly Firefox itself, and pacing would yield to exactly what it serves.
+    pub paced: bool,
+    pub knobs: Knobs,
+    /// Say on stderr which plan it reads and what it did: one line each (a desktop launch's
+    /// stderr is the session log).
+    pub verbose: bool,
+}
+
+/// Fork the prefetcher off, then exec `firefox`. Returns only if the exec failed (Firefox could
+/// not be started at all); a failed fork leaves Firefox to start without a prefetch.
+pub fn exec_beside(mut firefox: Command, prefetch: &Prefetch) -> io::Error {
+    let pid = i32::try_from(std::process::id()).unwrap_or(0);
+    let start_ticks = process::read_stat(pid).map(|s| s.starttime);
+    let at_ms = workingset::now_ms();
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
+    if let Some(why) = cannot_fork() {
+        eprintln!("about-startup-host: no prefetch ({why}); starting Firefox without it");
+        return firefox.exec();
+    }
+    // SAFETY: this process has one thread (checked just above), so the child is a complete
+    // copy of it; both children only run ordinary Rust code and end with `_exit`.
+    match unsafe { libc::fork() } {
+        -1 => eprintln!(
+            "about-startup-host: no prefetch (fork: {}); starting Firefox without it",
+            io::Error::last_os_error()
+        ),
+        0 => {
+            // SAFETY: as above; the first child forks the prefetcher and leaves at once.
+            if unsafe { libc::fork() } == 0 {
+                let _ = rustix::process::setsid();
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    prefetch_for(pid, start_ticks, at_ms, prefetch);
+                }));
+                // SAFETY: `_exit` ends this process without running the parent's atexit work.
+                unsafe { libc::_exit(i32::from(done.is_err())) };
+            }
+            // SAFETY: as above.
+            unsafe { libc::_exit(0) };
+        }
+        child => {
+            let mut status = 0;
+            // SAFETY: waits for our own child, which exits at once; `status` is an out-parameter.
+            unsafe { libc::waitpid(child, &mut status, 0) };
+        }
+    }
+    firefox.exec()
+}
+
+/// Why this process must not fork now (more than one thread: a fork would copy only this one).
+fn cannot_fork() -> Option<String> {
+    let threads = std::fs::read_dir("/proc/self/task").map_or(1, Iterator::count);
+    (threads != 1).then(|| format!("{threads} threads running"))
+}
+
+/// The prefetcher's whole life: choose the plan, read it while Firefox (`pid`, started at
+/// `start_ticks`) runs, record what it did.
+pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch) {
+    // Not niced: niceness 10 and 0 measured the same on a cold start (it mostly waits for the
+    // disk), and on a hot one it is done within milliseconds (docs/benchmarks.md).
+    let begun = Instant::now();
+    let state = match StateDir::create_at(&p.state_dir, None) {
+        Ok(state) => state,
+        Err(e) => {
+            if p.verbose {
+                eprintln!("about-startup-host: no prefetch: {e}");
+            }
+            return;
+        }
+    };
+    let (plan, status) = match choose(&p.install_dir, &state, p.knobs) {
+        Ok(chosen) => chosen,
+        Err(e) => {
+            if p.verbose {
+                eprintln!("about-startup-host: no prefetch: {e}");
+            }
+            let failed = LastPrefetch {
+                at_ms,
+                firefox_pid: pid,
+                plan: super::PrefetchStatus {
+                    source: None,
+                    build_id: None,
+                    traces: 0,
+                    fallback: None,
+                    learned_stale: false,
+                },
+                bytes_planned: 0,
+                plan_ms: millis(begun.elapsed()),
+                outcome: run::Outcome::default(),
+                failed: Some(e.to_string()),
+            };
+            record::write(&state, &failed);
+            return;
+        }
+    };
+    let plan_ms = millis(begun.elapsed());
+    let Some(plan) = plan else {
+        if p.verbose {
+            eprintln!(
+                "about-startup-host: nothing to prefetch: {}",
+                describe(&status)
+            );
+        }
+        let none = LastPrefetch {
+            at_ms,
+            firefox_pid: pid,
+            plan: status,
+            bytes_planned: 0,
+            plan_ms,
+            outcome: run::Outcome::default(),
+            failed: None,
+        };
+        record::write(&state, &none);
+        return;
+    };
+    let mut cache = KernelCache::new(&plan);
+    let mut io = KernelIo::new(p.paced);
+    let mut last_look = Instant::now();
+    let mut stop = || {
+        if begun.elapsed() > TIME_LIMIT {
+            return Some(Ended::TimeLimit);
+        }
+        if last_look.elapsed() >= WATCH_EVERY {
+            last_look = Instant::now();
+            if !alive(pid, start_ticks) {
+                return Some(Ended::FirefoxExited);
+            }
+        }
+        None
+    };
+    let mut outcome = run::run(&plan, p.knobs.ahead, &mut cache, &mut io, &mut stop);
+    outcome.files_exact = cache.exact;
+    outcome.files_probed = cache.probed;
+    if p.verbose {
+        eprintln!(
+            "about-startup-host: prefetched {:.1} MB of the {} ({:.1} MB planned, {:.1} MB found cached) in {} ms; {}",
+            outcome.bytes_read as f64 / 1e6,
+            describe(&status),
+            plan.bytes_planned as f64 / 1e6,
+            outcome.bytes_cached as f64 / 1e6,
+            outcome.elapsed_ms,
+            match outcome.ended {
+                Some(Ended::FirefoxExited) => "Firefox exited first",
+                Some(Ended::TimeLimit) => "stopped at the time limit",
+                _ => "done",
+            }
+        );
+    }
+    let record = LastPrefetch {
+        at_ms,
+        firefox_pid: pid,
+        plan: status,
+        bytes_planned: plan.bytes_planned,
+        plan_ms,
+        outcome,
+        failed: None,
+    };
+    record::write(&state, &record);
+}
+
+/// Whether process `pid` is still the one that started at `start_ticks` and has not exited.
+#[must_use]
+pub fn alive(pid: i32, start_ticks: Option<u64>) -> bool {
+    process::read_stat(pid)
+        .is_some_and(|s| s.state != 'Z' && start_ticks.is_none_or(|t| t == s.starttime))
+}
+
+/// Which plan, in words (the CLI and the session log; the page words the codes itself).
+#[must_use]
+pub fn describe(status: &super::PrefetchStatus) -> String {
+    use super::{Fallback, Source};
+    let why = match &status.fallback {
+        None => String::new(),
+        Some(Fallback::NoTrace) => "no stored trace of this Firefox".to_owned(),
+        Some(Fallback::NoPageUse) => {
+            "the traces of this build do not say which pages were used (recorded without root)"
+                .to_owned()
+        }
+        Some(Fallback::OtherBuild { traced_build }) => format!(
+            "the traced plan is stale: traced on build {}, this is build {} (an update)",
+            traced_build.as_deref().unwrap_or("unknown"),
+            status.build_id.as_deref().unwrap_or("unknown")
+        ),
+    };
+    match status.source {
+        Some(Source::Trace) => format!(
+            "traced plan of build {} ({} trace{}), in first-use order",
+            status.build_id.as_deref().unwrap_or("unknown"),
+            status.traces,
+            if status.traces == 1 { "" } else { "s" }
+        ),
+        Some(Source::Learned) => format!(
+            "learned plan, in disk order ({why}{})",
+            if status.learned_stale {
+                "; it was learned on another build, changed files left out"
+            } else {
+                ""
+            }
+        ),
+        None if status.learned_stale => format!(
+            "{why}, and the learned plan is of another build too; the next start is learned again"
+        ),
+        None => format!("{why}, and nothing learned yet"),
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

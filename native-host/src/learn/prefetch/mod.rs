@@ -1,0 +1,309 @@
+//! The launch prefetch (`about-startup-host launch --prefetch`): Firefox starts at once and,
+//! beside it, a prefetcher reads what the start is going to need, in the order it needs it.
+//!
+//! - here: which plan ([`choose`]): the traced plan of this build (the pages traced cold starts
+//!   read and then used, with the time each was first needed: trace/first_use.rs), else the
+//!   learned working set (no times: disk order), saying which and why ([`PrefetchStatus`]);
+//!   files replaced since they were planned are left out, never read whole (an update's new
+//!   files would cost more than the start reads by itself);
+//! - [`batch`]: first-use order cut into batches read in disk order (pure);
+//! - [`run`]: the reader: skips what is cached (mincore where the kernel tells, else a
+//!   non-blocking probe), stops when Firefox exits;
+//! - [`launch`]: fork and exec, so Firefox is this very process and the prefetcher a detached
+//!   one beside it; nothing the prefetcher does can stop Firefox from starting;
+//! - [`record`]: `last-prefetch.json`, what the last prefetch did (the page, the benchmark).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::firefox::install;
+use crate::learn::plan::{byte_ranges, empty_plan, is_system_file, Read, GAP_BYTES};
+use crate::learn::workingset::{self, Identity};
+use crate::pagecache::beneath::Folders;
+use crate::pagecache::sys;
+use crate::state::StateDir;
+use crate::trace::first_use::{self, TimedFile};
+use crate::trace::plan_source::{self, Pages};
+use crate::Error;
+
+pub mod batch;
+pub mod launch;
+pub mod record;
+pub mod run;
+
+pub use batch::Sizes;
+
+/// Where a prefetch plan comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Stored traces of this build: used pages in first-use order.
+    Trace,
+    /// The learned working set: no times, so one disk-ordered pass.
+    Learned,
+}
+
+/// Why the traced plan is not used (the page and the CLI word it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "code")]
+pub enum Fallback {
+    /// No stored trace of this install.
+    NoTrace,
+    /// The traces are of another Firefox build: an update made them stale.
+    OtherBuild { traced_build: Option<String> },
+    /// Traces of this build exist but none says which pages were used (recorded without root).
+    NoPageUse,
+}
+
+/// Which plan a prefetch would read now, and why (`desktop` status, `launch --prefetch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefetchStatus {
+    /// `None`: nothing to read (no trace of this build and nothing learned that still applies).
+    pub source: Option<Source>,
+    /// The install's build now.
+    pub build_id: Option<String>,
+    /// Traces merged (for `trace`).
+    pub traces: usize,
+    /// Why not the traced plan; `None` when it is used.
+    pub fallback: Option<Fallback>,
+    /// The learned plan is of another build too (its changed files are left out).
+    pub learned_stale: bool,
+}
+
+impl PrefetchStatus {
+    /// The plan is stale: the newest trace is of another build than the install's now.
+    #[must_use]
+    pub fn stale(&self) -> bool {
+        matches!(self.fallback, Some(Fallback::OtherBuild { .. })) || self.learned_stale
+    }
+}
+
+/// A plan to prefetch: its files (opened beneath `folders`, with the identity they were planned
+/// with), and its reads batch by batch, each batch in disk order.
+#[derive(Debug)]
+pub struct PrefetchPlan {
+    pub files: Vec<PathBuf>,
+    /// Inode and size of each file when planned: a file replaced since (an update during the
+    /// launch) is skipped, not read.
+    pub identities: Vec<(u64, u64)>,
+    pub batches: Vec<Vec<Read>>,
+    pub bytes_planned: u64,
+    pub folders: Folders,
+}
+
+/// Gaps between planned ranges up to this many bytes are read through (see [`batch::chunks`]).
+/// Measured alone on the 30 MiB/s, 150 IOPS throttle at 128 KiB readahead: the batched plan
+/// read at 26.5 MB/s with no gap read through (600 reads, 440 of them under 200 KiB: bound by
+/// requests) and at 30.6 MB/s with 16 KiB (400 reads, 1.6 MB more), as fast as 32 or 64 KiB.
+pub const GAP: u64 = 16 << 10;
+/// The grain of first-use order: regions are cut into chunks of at most this many bytes.
+pub const CHUNK: u64 = 1 << 20;
+
+/// Bytes the prefetcher keeps queued (the read it waits for included). A fault of Firefox on a
+/// page outside the queue waits behind it (the throttle serves one group in order), so the
+/// queue is short: 2 MiB, 0.07 s of the 30 MiB/s benchmark disk, was as fast as 4 and 16 MiB
+/// alone and a little faster beside Firefox (docs/benchmarks.md).
+pub const AHEAD: u64 = 2 << 20;
+
+/// Tuning of the plan and its reading (the benchmark's knobs; the defaults are what was measured).
+#[derive(Debug, Clone, Copy)]
+pub struct Knobs {
+    pub sizes: Sizes,
+    pub gap: u64,
+    pub chunk: u64,
+    pub ahead: u64,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            sizes: Sizes::default(),
+            gap: GAP,
+            chunk: CHUNK,
+            ahead: AHEAD,
+        }
+    }
+}
+
+/// Choose the plan for the install `install_dir` from the state folder `state_dir`: the traced
+/// plan of this build, else the learned one, else none; with what the page and CLI say about it.
+pub fn choose(
+    install_dir: &Path,
+    state_dir: &StateDir,
+    knobs: Knobs,
+) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
+    decide(install_dir, state_dir, Some(knobs))
+}
+
+/// Which plan [`choose`] would read now, without making the traced one (the page's status).
+pub fn status(install_dir: &Path, state_dir: &StateDir) -> Result<PrefetchStatus, Error> {
+    decide(install_dir, state_dir, None).map(|(_, status)| status)
+}
+
+/// [`choose`]; with `knobs` `None` the traced plan is only found, not made.
+fn decide(
+    install_dir: &Path,
+    state_dir: &StateDir,
+    knobs: Option<Knobs>,
+) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
+    let root = install_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
+    let (_, build_id) = crate::firefox::app_ini::read(&root);
+    let traces = plan_source::load(state_dir, &root, crate::trace::store::MAX_TRACES);
+    let picked = plan_source::of_build(&traces, build_id.as_deref(), Pages::Used);
+    let mut status = PrefetchStatus {
+        source: None,
+        build_id: build_id.clone(),
+        traces: picked.len(),
+        fallback: None,
+        learned_stale: false,
+    };
+    if !picked.is_empty() {
+        status.source = Some(Source::Trace);
+        let plan = match knobs {
+            Some(knobs) => Some(traced(&first_use::first_use(&picked), &root, knobs)?),
+            None => None,
+        };
+        return Ok((plan, status));
+    }
+    status.fallback = Some(
+        match plan_source::other_build(&traces, build_id.as_deref()) {
+            Some(old) => Fallback::OtherBuild {
+                traced_build: Some(old).filter(|b| !b.is_empty()),
+            },
+            None if traces.is_empty() => Fallback::NoTrace,
+            None => Fallback::NoPageUse,
+        },
+    );
+    let state = workingset::load(state_dir).for_install(&root);
+    status.learned_stale = state
+        .starts
+        .last()
+        .and_then(|s| s.build_id.as_deref())
+        .zip(build_id.as_deref())
+        .is_some_and(|(then, now)| then != now);
+    if state.starts.is_empty() {
+        return Ok((None, status));
+    }
+    let plan = learned(&state, &root, knobs.unwrap_or_default())?;
+    if plan.bytes_planned == 0 {
+        return Ok((None, status));
+    }
+    status.source = Some(Source::Learned);
+    Ok((Some(plan), status))
+}
+
+/// Per file: its path and identity now, for files still as they were planned.
+struct Chosen {
+    path: PathBuf,
+    ino: u64,
+    size: u64,
+    /// `(offset, len, t)` byte ranges.
+    ranges: Vec<(u64, u64, f64)>,
+}
+
+/// The traced plan: pieces of install files still as traced (same inode and size) and of
+/// unchanged system files, with their first-use times.
+fn traced(files: &[TimedFile], root: &Path, knobs: Knobs) -> Result<PrefetchPlan, Error> {
+    const TRACE_PAGE: u64 = 4096; // tracefs offsets are 4 KiB pages (trace/event.rs)
+    let (_, empty) = empty_plan(root)?;
+    let mut chosen = Vec::new();
+    for f in files {
+        let inside = install::is_inside(root, &f.path);
+        if !inside && !is_system_file(&f.path) {
+            continue; // the profile, a cache: never the prefetch's business
+        }
+        let Ok(now) = Identity::current_in(&empty.folders, &f.path) else {
+            continue;
+        };
+        if now.ino != f.ino || f.size.is_some_and(|s| s != now.size) {
+            continue; // replaced since traced (an update): left to the start itself
+        }
+        let ranges = f
+            .pieces
+            .iter()
+            .filter_map(|p| {
+                let [[offset, len]] =
+                    byte_ranges(&[[p.first, p.count]], TRACE_PAGE, now.size, 0)[..]
+                else {
+                    return None;
+                };
+                Some((offset, len, p.t))
+            })
+            .collect();
+        chosen.push(Chosen {
+            path: f.path.clone(),
+            ino: now.ino,
+            size: now.size,
+            ranges,
+        });
+    }
+    Ok(assemble(empty.folders, chosen, knobs))
+}
+
+/// The learned plan: the merged working set's ranges of files still as learned (gaps under
+/// [`GAP_BYTES`] read through, as `preload --plan`), no times; changed and unknown files left out.
+fn learned(state: &workingset::State, root: &Path, knobs: Knobs) -> Result<PrefetchPlan, Error> {
+    let (_, empty) = empty_plan(root)?;
+    let page = state.page_size();
+    let mut chosen = Vec::new();
+    for f in state.merged() {
+        let path = f.id.path.clone();
+        if !install::is_inside(root, &path) && !is_system_file(&path) {
+            continue;
+        }
+        if !Identity::current_in(&empty.folders, &path).is_ok_and(|now| now == f.id) {
+            continue;
+        }
+        let ranges = byte_ranges(&f.ranges, page, f.id.size, GAP_BYTES)
+            .into_iter()
+            .map(|[offset, len]| (offset, len, f64::NAN))
+            .collect();
+        chosen.push(Chosen {
+            path,
+            ino: f.id.ino,
+            size: f.id.size,
+            ranges,
+        });
+    }
+    Ok(assemble(empty.folders, chosen, knobs))
+}
+
+/// Files, extents, batches.
+fn assemble(folders: Folders, mut chosen: Vec<Chosen>, knobs: Knobs) -> PrefetchPlan {
+    chosen.sort_by(|a, b| a.path.cmp(&b.path));
+    chosen.retain(|c| !c.ranges.is_empty());
+    let mut pieces = Vec::new();
+    let mut extents = Vec::new();
+    for (file, c) in chosen.iter().enumerate() {
+        extents.push(
+            folders
+                .open_file(&c.path)
+                .and_then(|(f, _)| sys::fiemap(&f))
+                .unwrap_or_default(),
+        );
+        for &(offset, len, t) in &c.ranges {
+            pieces.push(batch::Timed {
+                file,
+                offset,
+                len,
+                t,
+            });
+        }
+    }
+    let pieces = batch::chunks(pieces, knobs.gap, knobs.chunk);
+    let bytes_planned = pieces.iter().map(|p| p.len).sum();
+    let batches = batch::cut(pieces, knobs.sizes)
+        .iter()
+        .map(|b| batch::disk_order(b, &extents))
+        .collect();
+    PrefetchPlan {
+        identities: chosen.iter().map(|c| (c.ino, c.size)).collect(),
+        files: chosen.into_iter().map(|c| c.path).collect(),
+        batches,
+        bytes_planned,
+        folders,
+    }
+}

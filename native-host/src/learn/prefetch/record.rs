@@ -1,0 +1,84 @@
+//! `last-prefetch.json` in the state folder: what the last launch prefetch did (one small file,
+//! replaced at each launch). The page shows it beside the desktop entry's state; the benchmark
+//! reads it after each `launch-prefetch` run.
+
+use serde::{Deserialize, Serialize};
+
+use super::run::Outcome;
+use super::PrefetchStatus;
+use crate::state::StateDir;
+
+pub const LAST_PREFETCH_FILE: &str = "last-prefetch.json";
+/// A record larger than this is not ours (it holds at most 20 short errors).
+const MAX_BYTES: u64 = 64 * 1024;
+
+/// One launch's prefetch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastPrefetch {
+    /// Wall clock (ms since the epoch) when the launch began.
+    pub at_ms: u64,
+    /// The Firefox process it prefetched for.
+    pub firefox_pid: i32,
+    /// Which plan, and why not the traced one.
+    pub plan: PrefetchStatus,
+    pub bytes_planned: u64,
+    /// ms from the launch to the plan being ready (the prefetcher starts reading then).
+    pub plan_ms: u64,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// Set when the plan could not be made (the launch went on without a prefetch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+/// The last record in the state folder, if there is a readable one (bounded, never through a
+/// symlink or from a FIFO: state/dir.rs).
+#[must_use]
+pub fn read(state: &StateDir) -> Option<LastPrefetch> {
+    serde_json::from_slice(&state.read(LAST_PREFETCH_FILE, MAX_BYTES).ok()??).ok()
+}
+
+/// Replace the record (best effort: a read-only state folder must not matter to a launch).
+pub fn write(state: &StateDir, record: &LastPrefetch) {
+    if let Ok(bytes) = serde_json::to_vec(record) {
+        let _ = state.write(LAST_PREFETCH_FILE, &bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_round_trips_and_a_foreign_file_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::create_at(dir.path(), None).unwrap();
+        assert_eq!(read(&state), None);
+        let record = LastPrefetch {
+            at_ms: 1,
+            firefox_pid: 42,
+            plan: PrefetchStatus {
+                source: Some(super::super::Source::Trace),
+                build_id: Some("2026".into()),
+                traces: 3,
+                fallback: None,
+                learned_stale: false,
+            },
+            bytes_planned: 100,
+            plan_ms: 5,
+            outcome: Outcome {
+                bytes_read: 60,
+                bytes_cached: 40,
+                ..Outcome::default()
+            },
+            failed: None,
+        };
+        write(&state, &record);
+        assert_eq!(read(&state), Some(record));
+        std::fs::write(dir.path().join(LAST_PREFETCH_FILE), vec![b' '; 100_000]).unwrap();
+        assert_eq!(read(&state), None);
+        std::fs::remove_file(dir.path().join(LAST_PREFETCH_FILE)).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join(LAST_PREFETCH_FILE)).unwrap();
+        assert_eq!(read(&state), None);
+    }
+}

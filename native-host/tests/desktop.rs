@@ -1,0 +1,127 @@
+//! `desktop enable|status|disable` through the built binary, in a throwaway HOME with its own
+//! XDG folders: a system applications folder holding Debian's entry for a fake Firefox, a user
+//! folder that starts empty. The entry written must run Firefox through this very binary, and
+//! disable must leave the system's entry byte for byte as it was.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
+
+fn host(root: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("HOME", root.join("home"))
+        .env("XDG_DATA_HOME", root.join("home/.local/share"))
+        .env("XDG_DATA_DIRS", root.join("usr/share"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn enable_status_disable_through_the_binary() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let ff = root.join("ff");
+    std::fs::create_dir_all(&ff).unwrap();
+    std::fs::write(
+        ff.join("application.ini"),
+        "[App]\nVersion=153.7.0\nBuildID=20261103151912\n",
+    )
+    .unwrap();
+    let binary = ff.join("firefox-esr");
+    std::fs::write(&binary, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let apps = root.join("usr/share/applications");
+    std::fs::create_dir_all(&apps).unwrap();
+    let system = apps.join("firefox-esr.desktop");
+    let text = format!(
+        "[Desktop Entry]\nName=Firefox ESR\nExec={} %u\nIcon=firefox-esr\nMimeType=text/html;\n",
+        binary.display()
+    );
+    std::fs::write(&system, &text).unwrap();
+    let ff_arg = ff.to_str().unwrap();
+
+    let status = json(&host(
+        &root,
+        &["desktop", "status", "--json", "--firefox", ff_arg],
+    ));
+    assert_eq!(status["enabled"], false);
+    assert_eq!(status["system_entry"], system.to_str().unwrap());
+    assert_eq!(
+        status["prefetch"]["fallback"]["code"], "no_trace",
+        "{status}"
+    );
+    let entry = root.join("home/.local/share/applications/firefox-esr.desktop");
+    assert_eq!(status["entry"], entry.to_str().unwrap());
+
+    let bin = Path::new(BIN).canonicalize().unwrap();
+    let enabled = host(&root, &["desktop", "enable", "--json", "--firefox", ff_arg]);
+    if let Some(problem) = status["problem"].as_object() {
+        // A checkout under a folder others can write: the host must refuse to name itself.
+        assert_eq!(problem["code"], "host_replaceable", "{status}");
+        assert_eq!(enabled.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&enabled.stderr).contains("another user could replace it"));
+        assert!(!entry.exists());
+        eprintln!(
+            "note: {} can be replaced by others here; checked the refusal instead",
+            bin.display()
+        );
+        return;
+    }
+    let enabled = json(&enabled);
+    assert_eq!(
+        (enabled["enabled"].as_bool(), enabled["outdated"].as_bool()),
+        (Some(true), Some(false))
+    );
+    let written = std::fs::read_to_string(&entry).unwrap();
+    assert!(
+        written.contains(&format!(
+            "\nExec={} launch --prefetch --firefox {} -- %u\n",
+            bin.display(),
+            binary.display()
+        )),
+        "{written}"
+    );
+    assert!(
+        written.contains("\nIcon=firefox-esr\n") && written.contains("\nMimeType=text/html;\n")
+    );
+
+    let disabled = json(&host(
+        &root,
+        &["desktop", "disable", "--json", "--firefox", ff_arg],
+    ));
+    assert_eq!(
+        disabled["removed"],
+        serde_json::json!([entry.to_str().unwrap()])
+    );
+    assert!(!entry.exists());
+    assert_eq!(
+        std::fs::read_to_string(&system).unwrap(),
+        text,
+        "the system entry is untouched"
+    );
+    let human = host(&root, &["desktop", "status", "--firefox", ff_arg]);
+    let said = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        said.contains("desktop launch through the prefetch: off"),
+        "{said}"
+    );
+    assert!(
+        said.contains("no stored trace of this Firefox, and nothing learned yet"),
+        "{said}"
+    );
+}

@@ -1,0 +1,333 @@
+//! `launch --prefetch` for real: the built binary, a fake Firefox install on disk whose
+//! `firefox` is a shell script that says who it is, a trace stored the way `launch --trace`
+//! stores one. Firefox must be this very process (exec), started whatever the prefetch meets;
+//! the prefetcher must read exactly the traced pages that are not cached, as an ordinary user
+//! too (root-only part `#[ignore]`d: `npm test` runs it as root).
+
+#[path = "support/install_fixture.rs"]
+mod fixture;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use about_startup_host::pagecache::{evict, sys};
+use about_startup_host::state::StateDir;
+use about_startup_host::trace::model::{FileEntry, Read, Source, Trace, UseCounts, TRACE_VERSION};
+use about_startup_host::trace::store;
+use fixture::Fixture;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
+const BUILD: &str = "20261103151912"; // the fixture's application.ini
+const PAGE: u64 = 4096;
+
+/// A `firefox` that writes its pid and arguments to `$FAKE_FIREFOX_OUT`, waits a little (a
+/// start takes time) and exits with `$FAKE_FIREFOX_EXIT`.
+fn fake_firefox(dir: &Path) {
+    let script = dir.join("firefox");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"$$ $*\" > \"$FAKE_FIREFOX_OUT\"\nsleep 1\nexit \"${FAKE_FIREFOX_EXIT:-0}\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn file(path: &Path, used: Vec<[u64; 2]>) -> FileEntry {
+    let meta = std::fs::metadata(path).unwrap();
+    FileEntry {
+        path: path.to_str().unwrap().into(),
+        path_b64: None,
+        resolved: true,
+        dev: "0:0".into(),
+        ino: meta.ino(),
+        size: Some(meta.len()),
+        bytes_read: 0,
+        requests: 0,
+        first_ms: 0.0,
+        last_ms: 0.0,
+        written: false,
+        sections: vec![],
+        extents: vec![],
+        used: Some(used),
+        entries: None,
+    }
+}
+
+fn read(t: f64, f: u32, o: u64, n: u64, k: &str) -> Read {
+    Read {
+        t,
+        f,
+        o,
+        n,
+        p: 1,
+        k: k.into(),
+        c: None,
+    }
+}
+
+/// A traced cold start of the fixture: libxul.so pages 512-767 needed at 5 ms, 0-255 at 50 ms
+/// (pages 256-511 read ahead, never used), omni.ja pages 0-63 asked for by Firefox's own
+/// readahead(2) at 1 ms. Stored in `<state>/about-startup/traces` as `launch --trace` would.
+fn store_trace(state: &Path, ff: &Path) {
+    let trace = Trace {
+        version: TRACE_VERSION,
+        source: Source::Tracefs,
+        field_sources: BTreeMap::new(),
+        pid: 1,
+        process_start_ticks: 1,
+        install_dir: ff.to_str().unwrap().into(),
+        install_dir_b64: None,
+        firefox_version: Some("153.7.0".into()),
+        build_id: Some(BUILD.into()),
+        recorded_at_ms: 1,
+        zero: "fork".into(),
+        zero_mono_ns: None,
+        attached_ms: 0.0,
+        ended_ms: 100.0,
+        ended_by: "quiet".into(),
+        ended_by_code: None,
+        lost_events: 0,
+        tree_read_bytes: None,
+        traced_read_bytes: 0,
+        written_bytes: 0,
+        processes: vec![],
+        files: vec![
+            file(&ff.join("libxul.so"), vec![[0, 256], [512, 256]]),
+            file(&ff.join("browser/omni.ja"), vec![]),
+        ],
+        events: vec![
+            read(1.0, 1, 0, 64, "forced"),
+            read(5.0, 0, 512, 256, "sync"),
+            read(50.0, 0, 0, 512, "sync"),
+        ],
+        block: vec![],
+        samples: vec![],
+        notes: vec![],
+        note_codes: vec![],
+        use_counts: Some(UseCounts::default()),
+        code: vec![],
+        milestones: None,
+    };
+    let state = StateDir::create_at(&state.join("about-startup"), None).unwrap();
+    let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
+    store::save(&traces, &trace).unwrap();
+}
+
+/// Run `launch --prefetch --firefox <ff> -- <args>`; returns (its pid, exit code).
+fn launch(cmd: &mut Command, ff: &Path, state: &Path, out: &Path, exit: i32) -> (u32, i32) {
+    let mut child = cmd
+        .args(["launch", "--prefetch", "--firefox"])
+        .arg(ff)
+        .args(["--", "--new-window", "about:blank"])
+        .env("XDG_STATE_HOME", state)
+        .env("FAKE_FIREFOX_OUT", out)
+        .env("FAKE_FIREFOX_EXIT", exit.to_string())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let status = child.wait().unwrap();
+    (pid, status.code().unwrap_or(-1))
+}
+
+/// The prefetcher's record for Firefox `pid`, once written (it outlives the launch by a moment).
+fn record_of(state: &Path, pid: u32) -> Value {
+    let path = state.join("about-startup/last-prefetch.json");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(bytes) = std::fs::read(&path) {
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            if v["firefox_pid"] == pid {
+                return v;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no prefetch record for {pid} in {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn resident_pages(path: &Path) -> Vec<bool> {
+    let f = std::fs::File::open(path).unwrap();
+    let mut core = Vec::new();
+    sys::mincore_file(&f, f.metadata().unwrap().len(), &mut core).unwrap();
+    core.iter().map(|b| b & 1 != 0).collect()
+}
+
+fn fixture_with_trace(parent: &Path) -> (Fixture, PathBuf) {
+    let fx = Fixture::new_in(parent);
+    fake_firefox(&fx.ff);
+    let state = fx.root.path().join("state");
+    store_trace(&state, &fx.ff);
+    (fx, state)
+}
+
+#[test]
+fn firefox_is_this_process_and_the_traced_pages_not_cached_are_read() {
+    let (fx, state) = fixture_with_trace(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let (libxul, omni) = (fx.ff.join("libxul.so"), fx.ff.join("browser/omni.ja"));
+    let _ = evict::evict(&fx.folder(), &[libxul.clone(), omni.clone()]);
+    let out = fx.root.path().join("firefox.out");
+    let (pid, code) = launch(&mut Command::new(BIN), &fx.ff, &state, &out, 0);
+    assert_eq!(code, 0);
+    // Firefox was this very process, with the arguments after `--`.
+    let said = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(said.trim(), format!("{pid} --new-window about:blank"));
+
+    let record = record_of(&state, pid);
+    assert_eq!(record["plan"]["source"], "trace", "{record}");
+    assert_eq!(record["plan"]["traces"], 1);
+    assert!(record["plan"]["fallback"].is_null(), "{record}");
+    // Used pages of libxul (2 × 256) and Firefox's own readahead of omni.ja (64); not the 256
+    // pages read ahead and never used.
+    let planned = (512 + 64) * PAGE;
+    assert_eq!(record["bytes_planned"], planned);
+    assert_eq!(record["ended"], "done", "{record}");
+    let (read, cached) = (
+        record["bytes_read"].as_u64().unwrap(),
+        record["bytes_cached"].as_u64().unwrap(),
+    );
+    assert_eq!(read + cached, planned, "{record}");
+    assert!(
+        read >= planned / 2,
+        "the files were evicted: most must be read ({record})"
+    );
+    assert_eq!(
+        record["files_exact"], 2,
+        "our own files: mincore is exact ({record})"
+    );
+
+    // Exactly the planned pages are cached now: 0-255 and 512-767 of libxul, not 256-511.
+    let pages = resident_pages(&libxul);
+    assert!(pages[..256].iter().all(|r| *r) && pages[512..768].iter().all(|r| *r));
+    assert!(
+        pages[256..512].iter().filter(|r| **r).count() < 16,
+        "read beyond the plan"
+    );
+
+    // A second launch on a hot cache finds everything cached and reads nothing.
+    let (pid2, _) = launch(&mut Command::new(BIN), &fx.ff, &state, &out, 0);
+    let hot = record_of(&state, pid2);
+    assert_eq!(
+        (hot["bytes_read"].as_u64(), hot["bytes_cached"].as_u64()),
+        (Some(0), Some(planned)),
+        "{hot}"
+    );
+}
+
+#[test]
+fn a_failing_prefetch_never_stops_firefox() {
+    let (fx, state) = fixture_with_trace(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let out = fx.root.path().join("firefox.out");
+    // A trace store full of garbage, and a state folder that is a file: no plan at all.
+    let traces = state.join("about-startup/traces");
+    for entry in std::fs::read_dir(&traces).unwrap() {
+        std::fs::write(entry.unwrap().path(), b"{not json").unwrap();
+    }
+    let (pid, code) = launch(&mut Command::new(BIN), &fx.ff, &state, &out, 3);
+    assert_eq!(code, 3, "the exit status is Firefox's own");
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with(&format!("{pid} ")));
+    let record = record_of(&state, pid);
+    assert!(record["plan"]["source"].is_null(), "{record}");
+    assert_eq!(record["plan"]["fallback"]["code"], "no_trace", "{record}");
+
+    let file_state = fx.root.path().join("not-a-folder");
+    std::fs::write(&file_state, b"").unwrap();
+    let (pid, code) = launch(&mut Command::new(BIN), &fx.ff, &file_state, &out, 0);
+    assert_eq!(code, 0);
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with(&format!("{pid} ")));
+
+    // A new build (an update): the traced plan is stale, nothing learned: no prefetch, and
+    // the record says why.
+    std::fs::write(
+        fx.ff.join("application.ini"),
+        "[App]\nVersion=153.8.0\nBuildID=20270101000000\n",
+    )
+    .unwrap();
+    store_trace(&state, &fx.ff); // again, with the old build id
+    let (pid, _) = launch(&mut Command::new(BIN), &fx.ff, &state, &out, 0);
+    let record = record_of(&state, pid);
+    assert_eq!(
+        record["plan"]["fallback"]["code"], "other_build",
+        "{record}"
+    );
+    assert_eq!(
+        record["plan"]["fallback"]["traced_build"], BUILD,
+        "{record}"
+    );
+
+    // What cannot start at all is an error naming it.
+    std::fs::remove_file(fx.ff.join("firefox")).unwrap();
+    let failed = Command::new(BIN)
+        .args(["launch", "--prefetch", "--firefox"])
+        .arg(&fx.ff)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(err.contains("no firefox executable"), "{err}");
+}
+
+#[test]
+#[ignore = "needs root (root-owned files, setpriv to nobody): npm test runs it with --ignored as root"]
+fn an_ordinary_user_prefetches_files_whose_cache_state_the_kernel_hides() {
+    assert_eq!(sys::geteuid(), 0, "this test needs root");
+    let (fx, state) = fixture_with_trace(Path::new("/var/tmp"));
+    let bin = fx.root.path().join("about-startup-host");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The state folder is nobody's; the install stays root's (mincore would lie to nobody).
+    for dir in [
+        state.clone(),
+        state.join("about-startup"),
+        state.join("about-startup/traces"),
+    ] {
+        std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    }
+    for entry in std::fs::read_dir(state.join("about-startup/traces")).unwrap() {
+        std::os::unix::fs::chown(entry.unwrap().path(), Some(65534), Some(65534)).unwrap();
+    }
+    let out = fx.root.path().join("out");
+    std::fs::write(&out, b"").unwrap();
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+    let libxul = fx.ff.join("libxul.so");
+    let _ = evict::evict(
+        &fx.folder(),
+        &[libxul.clone(), fx.ff.join("browser/omni.ja")],
+    );
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .env("HOME", "/nonexistent");
+    let (pid, code) = launch(&mut cmd, &fx.ff, &state, &out, 0);
+    assert_eq!(code, 0);
+    // setpriv execs too: the pid is Firefox's, running as nobody.
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with(&format!("{pid} ")));
+    let record = record_of(&state, pid);
+    assert_eq!(
+        record["files_probed"], 2,
+        "root's files are hidden from nobody: probed ({record})"
+    );
+    assert_eq!(record["files_exact"], 0, "{record}");
+    assert!(
+        record["bytes_read"].as_u64().unwrap() >= 256 * PAGE,
+        "{record}"
+    );
+    // Root sees what nobody's prefetch read: the used pages, not the unused ones.
+    let pages = resident_pages(&libxul);
+    assert!(pages[512..768].iter().all(|r| *r) && pages[..256].iter().all(|r| *r));
+    assert!(pages[256..512].iter().filter(|r| **r).count() < 16);
+}

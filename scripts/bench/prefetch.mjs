@@ -1,0 +1,50 @@
+// The launch prefetch's own figures for a benchmark record: what `about-startup-host launch
+// --prefetch` wrote to last-prefetch.json in the run's state folder for that Firefox (the
+// prefetcher is not in Firefox's process tree, so the start's read_bytes do not count its
+// reads). The prefetcher writes the file when it ends, at the latest when Firefox exits.
+import fs from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** last-prefetch.json's figures as the record's `prefetch` object, or null if not this pid's. Pure. */
+export function prefetchFigures(json, pid) {
+  if (!json || json.firefox_pid !== pid) {
+    return null;
+  }
+  return {
+    source: json.plan?.source ?? null,
+    fallback: json.plan?.fallback?.code ?? null,
+    traces: json.plan?.traces ?? 0,
+    bytesPlanned: json.bytes_planned ?? 0,
+    bytesRead: json.bytes_read ?? 0,
+    bytesCached: json.bytes_cached ?? 0,
+    batches: json.batches ?? 0,
+    ms: json.elapsed_ms ?? null,
+    planMs: json.plan_ms ?? null,
+    ended: json.ended ?? null,
+    filesExact: json.files_exact ?? 0,
+    filesProbed: json.files_probed ?? 0,
+    errors: (json.errors ?? []).length,
+    ...(json.failed ? { failed: json.failed } : {}),
+  };
+}
+
+/** Waits (up to `timeoutMs`) for the prefetch record of Firefox `pid` in `stateHome`; null if none came. */
+export async function readPrefetch(stateHome, pid, { timeoutMs = 10000 } = {}) {
+  const file = path.join(stateHome, "about-startup", "last-prefetch.json");
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const figures = prefetchFigures(JSON.parse(fs.readFileSync(file, "utf8")), pid);
+      if (figures) {
+        return figures;
+      }
+    } catch {
+      // not written yet, or being replaced
+    }
+    if (Date.now() > deadline) {
+      return null;
+    }
+    await sleep(50);
+  }
+}
