@@ -90,6 +90,9 @@ pub(super) enum Cmd {
         /// The add-on id allowed to talk to the host.
         #[arg(long, value_name = "ID", default_value = EXTENSION_ID)]
         extension_id: String,
+        /// Name this path instead of this binary's (a package names where it installs the host).
+        #[arg(long, value_name = "PATH")]
+        binary: Option<std::path::PathBuf>,
     },
 }
 

@@ -50,11 +50,15 @@ where
             extension_id,
         } => install::install_cmd(system, &extension_id),
         Cmd::Uninstall { system } => install::uninstall_cmd(system),
-        Cmd::Manifest { extension_id } => {
-            print!(
-                "{}",
-                manifest::render(&manifest::host_binary()?, &extension_id)?
-            );
+        Cmd::Manifest {
+            extension_id,
+            binary,
+        } => {
+            let binary = match binary {
+                Some(path) => path,
+                None => manifest::host_binary()?,
+            };
+            print!("{}", manifest::render(&binary, &extension_id)?);
             Ok(())
         }
     }
