@@ -13,6 +13,9 @@
 //! - [`trace`]: the startup I/O trace: a private tracefs instance (or, without root, /proc
 //!   sampling) turned into which pages of which files the Firefox tree read, when and where on
 //!   the disk; stored traces for the page (its `launch`/`trace` commands are in `cli`);
+//! - [`relaunch`]: "Restart cold": wait for a Firefox to quit, evict its files, start it again
+//!   the same way; started detached by the host so it outlives Firefox, it records each step in
+//!   the state folder for the page of the restarted Firefox;
 //! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
 //!   dispatch, long commands, writer), plus `manifest` (the native-messaging manifest that
 //!   registers this host with Firefox) and `bench` (the benchmark's `bench_record`): both are
@@ -28,7 +31,8 @@
 //! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
 //! folder to its right, never one to its left, and no two files import each other (a folder's
 //! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error`,
-//! `note`, `path_text` are used by all and use none. `learn` and `trace` sit side by side:
+//! `note`, `path_text` are used by all and use none. `learn`, `trace` and `relaunch` sit side by side (`relaunch` takes
+//! the state folder from `learn::workingset` and runs a traced launch as a separate process):
 //! `learn::plan` reads stored traces (`trace::plan_source`), and `trace` takes the state folder
 //! from `learn::workingset`; neither file imports the other back. The one sideways edge is `cli`
 //! → `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
@@ -43,6 +47,7 @@ pub mod learn;
 pub mod note;
 pub mod pagecache;
 pub mod path_text;
+pub mod relaunch;
 pub mod trace;
 
 pub use error::Error;

@@ -18,6 +18,7 @@ Examples:
   about-startup-host residency --json | jq .summary
   about-startup-host evict                      drop Firefox's files from the cache (cold start)
   about-startup-host preload --idle             read them back in at idle I/O priority
+  about-startup-host relaunch --cold            quit Firefox, then it starts again cold
   about-startup-host install                    let the about:startup extension start this host
 
 Paths are relative to Firefox's install folder, or absolute inside it; without paths every file
@@ -61,6 +62,9 @@ pub(super) enum Cmd {
     Autostart(AutostartCmd),
     /// Start Firefox (optionally cold) and record which pages of which files its start reads.
     Launch(super::trace::LaunchArgs),
+    /// Restart your running Firefox (cold with --cold): wait for it to quit, evict its files,
+    /// start it again with the same arguments and environment.
+    Relaunch(super::relaunch::RelaunchArgs),
     /// Record the reads of a Firefox started some other way, for N seconds.
     Trace(super::trace::TraceArgs),
     /// Show past sessions' startup milestones from a profile's archived Telemetry pings.

@@ -14,6 +14,7 @@ mod evict;
 mod install;
 mod learn;
 mod preload;
+mod relaunch;
 mod render;
 mod residency;
 mod target;
@@ -43,6 +44,7 @@ where
         Cmd::Plan(args) => learn::plan_cmd(&args),
         Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
         Cmd::Launch(args) => trace::launch_cmd(&args),
+        Cmd::Relaunch(args) => relaunch::relaunch_cmd(&args),
         Cmd::Trace(args) => trace::trace_cmd(&args),
         Cmd::Telemetry(args) => telemetry::telemetry_cmd(&args),
         Cmd::Install {

@@ -165,6 +165,9 @@ fn run(
         | Command::TraceList
         | Command::TraceFetch { .. }
         | Command::Telemetry { .. }
+        | Command::Relaunch { .. }
+        | Command::RelaunchStatus
+        | Command::Autostart { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()

@@ -39,6 +39,24 @@ pub enum Reply {
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
     Telemetry(crate::firefox::telemetry::Archive),
+    Relaunch(Relaunching),
+    RelaunchStatus(LastRelaunch),
+    Autostart(crate::learn::autostart::Status),
+}
+
+/// `relaunch`'s reply: the detached helper runs; Firefox may quit now.
+#[derive(Debug, Clone, Serialize)]
+pub struct Relaunching {
+    pub helper_pid: u32,
+    pub firefox_pid: i32,
+    pub cold: bool,
+    pub trace: bool,
+}
+
+/// `relaunch_status`'s reply.
+#[derive(Debug, Clone, Serialize)]
+pub struct LastRelaunch {
+    pub last: Option<crate::relaunch::status::Status>,
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,
