@@ -168,7 +168,7 @@ test("planView: no plan yet, autostart off, residency hidden (uncached null), ch
     planLines(none, t).map((line) => line.text),
     [
       "No plan learned yet: it is learned after the next start of Firefox (with the host installed).",
-      "Autostart is off: enable it with about-startup-host autostart enable.",
+      "Autostart is off: turn it on with the button below (or about-startup-host autostart enable).",
     ],
   );
   const changed = planView({ ...STATUS, changed_files: ["/usr/lib/firefox-esr/libxul.so"], uncached_files: [] });

@@ -1,0 +1,138 @@
+// "Restart cold" (issue 23): the host waits for this Firefox to quit, evicts its files and starts
+// it again the same way (native-host/src/relaunch/); the full flavour quits Firefox itself and
+// asks session restore to bring the tabs back once, the basic flavour asks the user to quit and
+// the host opens this page again. The last restart's record, read on every load, says how it
+// went (also when it failed with no page open). Thin DOM code over lib/models/restart.js.
+import browser from "../lib/transport/browser.js";
+import { t } from "../lib/wording/i18n.js";
+import { formatBytes, formatMs } from "../lib/wording/format.js";
+import { hostErrorText } from "../lib/wording/host-notes.js";
+import { HOST_MISSING } from "../lib/transport/host-client.js";
+import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY } from "../lib/models/restart.js";
+import { startupApi } from "../lib/models/mode.js";
+import { relay } from "./relay.js";
+import { $, el } from "./dom.js";
+
+const UNKNOWN_COMMAND = "unknown_command";
+const state = { offer: null, current: null, busy: false };
+
+function section() {
+  return $("restart");
+}
+
+function when(ms) {
+  return new Date(ms).toLocaleString();
+}
+
+function build() {
+  const s = section();
+  s.replaceChildren(
+    el("h2", { text: t("restartHeading"), attrs: { id: "restart-heading" } }),
+    el("p", { text: t("restartIntro"), className: "detail" }),
+    el(
+      "div",
+      { className: "res-actions", attrs: { role: "group", "aria-labelledby": "restart-heading" } },
+      el("button", { text: t("restartCold"), attrs: { type: "button", id: "restart-cold", "data-testid": "restart-cold" } }),
+    ),
+    el("p", { attrs: { id: "restart-offer", "data-testid": "restart-offer", "aria-live": "polite" } }),
+    el("div", { attrs: { id: "restart-last", "data-testid": "restart-last" } }),
+  );
+  $("restart-cold").addEventListener("click", () => restart({ cold: true }));
+}
+
+function showOffer(offer, detail = null) {
+  state.offer = offer;
+  section().dataset.offer = offer;
+  const text = {
+    [OFFER]: null,
+    [TEMPORARY]: t("restartTemporary"),
+    [NO_HOST]: t("restartNoHost"),
+    [OLD_HOST]: t("restartOldHost", [detail ?? "?"]),
+  }[offer];
+  $("restart-offer").textContent = text ?? "";
+  $("restart-offer").hidden = text === null;
+  // A temporary install must not be offered a button that would lose it.
+  $("restart-cold").hidden = offer === TEMPORARY;
+  $("restart-cold").disabled = offer !== OFFER || state.busy;
+}
+
+function say(key, subs = [], stateName = null) {
+  $("restart-offer").textContent = t(key, subs);
+  $("restart-offer").hidden = false;
+  if (stateName) {
+    section().dataset.state = stateName;
+  }
+}
+
+function showLast(last) {
+  const lines = lastRestartLines(last, { current: state.current, formatBytes, formatMs, when });
+  section().dataset.last = last?.stage ?? "none";
+  section().dataset.lastThisStart = String(lines.some((l) => l.id === "this"));
+  $("restart-last").replaceChildren(
+    ...lines.map((line) => {
+      const p = el("p", { text: t(line.key, line.subs), className: line.id === "error" || line.id === "failed" ? "res-error" : line.id === "this" ? null : "detail" });
+      p.dataset.line = line.id;
+      return p;
+    }),
+  );
+}
+
+async function restart({ cold }) {
+  if (state.offer !== OFFER || state.busy) {
+    return;
+  }
+  state.busy = true;
+  $("restart-cold").disabled = true;
+  const api = startupApi(browser);
+  const way = quitWay(typeof api?.quitForRestart === "function");
+  say("restartAsking", [], "asking");
+  try {
+    // The full flavour's about:startup tab comes back with the session; the basic flavour's page
+    // is opened again by the host, as one more argument of the restarted Firefox.
+    await relay.request("relaunch", { cold, open: way === "user" ? location.href : null });
+  } catch (error) {
+    state.busy = false;
+    say("restartRefused", [hostErrorText(error, t)], "error");
+    $("restart-cold").disabled = false;
+    return;
+  }
+  if (way === "user") {
+    say("restartQuitNow", [], "waiting-for-quit");
+    return;
+  }
+  say("restartQuitting", [], "quitting");
+  const quitting = await api.quitForRestart().catch(() => false);
+  if (!quitting) {
+    say("restartQuitRefused", [], "quit-refused");
+  }
+}
+
+export async function initRestart() {
+  if (!section()) {
+    return;
+  }
+  build();
+  section().dataset.state = "loading";
+  const self = await browser.management?.getSelf?.().catch(() => null);
+  const installType = self?.installType ?? null;
+  let host = "connected";
+  try {
+    state.current = (await relay.request("hello"))?.firefox_pid ?? null;
+  } catch (error) {
+    host = error?.code === HOST_MISSING ? "missing" : "ended";
+  }
+  let knowsRelaunch = true;
+  let version = null;
+  if (host === "connected") {
+    try {
+      showLast((await relay.request("relaunch_status"))?.last ?? null);
+    } catch (error) {
+      if (error?.code === UNKNOWN_COMMAND) {
+        knowsRelaunch = false;
+        version = (await relay.request("hello").catch(() => null))?.host_version ?? null;
+      }
+    }
+  }
+  showOffer(restartOffer({ installType, host, knowsRelaunch }), version);
+  section().dataset.state = "ready";
+}

@@ -1,0 +1,46 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY } from "../../../../extension/lib/models/restart.js";
+import { englishMessage } from "../../fakes.js";
+
+const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../fixtures/${name}`, import.meta.url), "utf8"));
+const started = fixture("relaunch-status-started.json");
+const didNotQuit = fixture("relaunch-status-did-not-quit.json");
+const words = (lines) => lines.map((l) => englishMessage(l.key, l.subs));
+
+test("restartOffer: a temporary install is never offered a restart, whatever the host", () => {
+  assert.equal(restartOffer({ installType: "development", host: "connected" }), TEMPORARY);
+  assert.equal(restartOffer({ installType: "normal", host: "connected" }), OFFER);
+  assert.equal(restartOffer({ installType: "normal", host: "missing" }), NO_HOST);
+  assert.equal(restartOffer({ installType: "normal", host: "connected", knowsRelaunch: false }), OLD_HOST);
+  assert.equal(quitWay(true), "self");
+  assert.equal(quitWay(false), "user");
+});
+
+test("lastRestartLines: the restart that made this start, what was evicted and what stayed", () => {
+  const lines = lastRestartLines(started, { current: started.new_pid, formatBytes: (b) => `${b} B`, formatMs: (ms) => `${ms} ms`, when: () => "then" });
+  assert.deepEqual(
+    lines.map((l) => l.id),
+    ["this", "waited", "evicted", "stayed", "stayed", "unmapped"],
+  );
+  const text = words(lines);
+  assert.equal(text[0], "This start is the cold restart you asked for at then.");
+  assert.equal(text[1], "Firefox took 816 ms to quit.");
+  assert.match(text[2], /^Files of the install folder evicted: 2; dropped from the cache: 0 B/);
+  assert.match(text[3], /^Still cached after the evict: \/tmp\/.*application\.ini \(4096 B\)/);
+});
+
+test("lastRestartLines: an earlier restart is not this start", () => {
+  const lines = lastRestartLines(started, { current: 1 });
+  assert.equal(lines[0].id, "earlier");
+  assert.deepEqual(lines[0].subs.slice(1), [String(started.new_pid)]);
+});
+
+test("lastRestartLines: a Firefox that did not quit is a failure worded with its seconds and pids", () => {
+  const lines = lastRestartLines(didNotQuit, { current: 5 });
+  assert.deepEqual(lines.map((l) => l.id), ["failed", "error"]);
+  assert.equal(words(lines)[1], `Firefox was still running after 1 s (processes ${didNotQuit.old_pid}): nothing was evicted or started.`);
+  assert.deepEqual(lastRestartLines(null), []);
+  assert.equal(lastRestartLines({ ...didNotQuit, error: { code: "new_code", message: "m", params: {} } })[1].key, "restartErrorOther");
+});
