@@ -107,6 +107,20 @@ async function restart({ cold }) {
   }
 }
 
+/** Shows the last restart; one still under way (the page came up before the host's record said
+ * "started") is asked again every second for up to half a minute. */
+async function followLast() {
+  for (let i = 0; i < 30; i++) {
+    const last = (await relay.request("relaunch_status"))?.last ?? null;
+    showLast(last);
+    const underWay = last && (last.stage === "waiting" || last.stage === "evicting");
+    if (!underWay || Date.now() - last.updated_at_ms > 5 * 60 * 1000) {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 export async function initRestart() {
   if (!section()) {
     return;
@@ -125,7 +139,7 @@ export async function initRestart() {
   let version = null;
   if (host === "connected") {
     try {
-      showLast((await relay.request("relaunch_status"))?.last ?? null);
+      await followLast();
     } catch (error) {
       if (error?.code === UNKNOWN_COMMAND) {
         knowsRelaunch = false;

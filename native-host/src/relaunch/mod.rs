@@ -253,9 +253,8 @@ pub fn evict(install_dir: &Path) -> Result<Evicted, Error> {
 }
 
 /// Start Firefox again as `snap` was started, in a session of its own (it must not end with
-/// this helper), with `extra` arguments appended. `Err` when it cannot be started or exits
-/// within a few seconds (a start that fails: profile locked, bad argument).
-pub fn start(snap: &Snapshot, extra: &[OsString]) -> Result<i32, String> {
+/// this helper), with `extra` arguments appended.
+pub fn start(snap: &Snapshot, extra: &[OsString]) -> Result<std::process::Child, String> {
     let mut cmd = Command::new(&snap.exe);
     cmd.arg0(&snap.argv[0])
         .args(&snap.argv[1..])
@@ -273,24 +272,27 @@ pub fn start(snap: &Snapshot, extra: &[OsString]) -> Result<i32, String> {
             Ok(())
         });
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", snap.exe.display()))?;
-    let pid = i32::try_from(child.id()).unwrap_or(0);
+    cmd.spawn()
+        .map_err(|e| format!("starting {}: {e}", snap.exe.display()))
+}
+
+/// Why a just-started Firefox failed: it exited within a few seconds (profile locked, a bad
+/// argument). `None` when it is still running then.
+pub fn early_exit(child: &mut std::process::Child, exe: &Path) -> Option<String> {
     let until = Instant::now() + EARLY_EXIT;
     while Instant::now() < until {
         match child.try_wait() {
             Ok(Some(exit)) => {
-                return Err(format!(
+                return Some(format!(
                     "{} exited at once ({exit}); is another Firefox using the profile?",
-                    snap.exe.display()
+                    exe.display()
                 ))
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(100)),
-            Err(_) => break,
+            Err(_) => return None,
         }
     }
-    Ok(pid)
+    None
 }
 
 /// What to do.
@@ -392,12 +394,16 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
             }
         }
     }
-    match start(snap, &opts.open) {
-        Ok(pid) => {
-            status.stage = Stage::Started;
-            status.new_pid = Some(pid);
-            record(opts, &mut status, progress);
-        }
+    // Recorded as started at once, so the restarted Firefox's page finds its own pid there; a
+    // start that fails within seconds then turns the record into a failure.
+    let started = start(snap, &opts.open).and_then(|mut child| {
+        status.stage = Stage::Started;
+        status.new_pid = i32::try_from(child.id()).ok();
+        record(opts, &mut status, progress);
+        early_exit(&mut child, &snap.exe).map_or(Ok(()), Err)
+    });
+    match started {
+        Ok(()) => {}
         Err(detail) => fail(
             opts,
             &mut status,

@@ -122,8 +122,10 @@ fn a_start_that_exits_at_once_is_a_launch_failure() {
         open: Vec::new(),
         state_dir: None,
     };
-    let done = run(&snap, &opts, &mut |_| {});
+    let mut stages = Vec::new();
+    let done = run(&snap, &opts, &mut |s| stages.push(s.stage));
     let _ = first.wait();
+    assert_eq!(stages, [Stage::Waiting, Stage::Started, Stage::Failed]);
     assert_eq!(done.stage, Stage::Failed);
     assert_eq!(done.error.unwrap().code, status::LAUNCH_FAILED);
     assert!(done.evicted.is_none(), "not cold: nothing evicted");
