@@ -121,6 +121,9 @@ export function defaultFirefox() {
  *   of the same profile); default: a fresh copy geckodriver makes and removes
  * - installAddon: false starts without installing (a second session of a profileDir that has the
  *   add-on installed permanently, as a user's Firefox starts)
+ * - user: a uid (root only) to run geckodriver, Firefox and the host as, an ordinary user: the
+ *   session's folders (and profileDir) are given to that user and geckodriver is copied where it
+ *   can run it (setpriv, no supplementary groups)
  */
 export async function startFirefox({
   experiments = true,
@@ -131,6 +134,7 @@ export async function startFirefox({
   firefox: firefoxOption = null,
   profileDir = null,
   installAddon = true,
+  user = null,
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -181,13 +185,25 @@ export async function startFirefox({
       throw new Error(`unknown flavour ${flavour}`);
     }
 
+    let driverCommand = [geckodriverBinary];
+    if (user !== null) {
+      // Everything the user's processes write is theirs; what they only read stays root's.
+      const copy = path.join(root, "geckodriver");
+      await fsp.copyFile(geckodriverBinary, copy);
+      await fsp.chmod(copy, 0o755);
+      for (const dir of [root, profileDir].filter(Boolean)) {
+        await run("chown", ["-R", `${user}:${user}`, dir]);
+      }
+      driverCommand = ["setpriv", `--reuid=${user}`, `--regid=${user}`, "--clear-groups", copy];
+    }
+
     const port = await freePort();
     const logFile = path.join(artifactsFolder(), `firefox-${n}-${flavour}.log`);
     state.log = fs.createWriteStream(logFile);
     const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1" };
     const child = spawn(
-      geckodriverBinary,
-      ["--port", String(port), "--allow-system-access", "--profile-root", tmp],
+      driverCommand[0],
+      [...driverCommand.slice(1), "--port", String(port), "--allow-system-access", "--profile-root", tmp],
       { env, stdio: ["ignore", "pipe", "pipe"] },
     );
     state.geckodriver = child;

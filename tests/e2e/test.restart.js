@@ -21,6 +21,8 @@ import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { artifactsFolder, defaultFirefox, EXTENSION_ORIGIN, startFirefox, useFirefox, waitFor } from "./harness.js";
 
 const PREFS = { "xpinstall.signatures.required": false };
+// As an ordinary user where the test can switch to one (root), as the people this is for run it.
+const USER = process.getuid?.() === 0 ? 65534 : null;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-"));
 after(() => fs.rmSync(profile, { recursive: true, force: true }));
 
@@ -80,7 +82,7 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
     const installDir = inspectFirefox(firefoxBinary).dir;
     // The first start hot: Firefox's files read into the cache first.
     spawnSync(HOST_BINARY, ["preload", "--firefox", installDir], { stdio: "ignore" });
-    const first = await startFirefox({ profileDir: profile, temporary: false, prefs: PREFS });
+    const first = await startFirefox({ profileDir: profile, temporary: false, prefs: PREFS, user: USER });
     let attached = null;
     let geckodriver = null;
     try {
@@ -111,6 +113,10 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
       assert.ok(status.new_pid > 0);
       const cmdline = fs.readFileSync(`/proc/${status.new_pid}/cmdline`, "utf8").split("\0");
       assert.ok(cmdline.includes(profile), `the same arguments: ${cmdline.join(" ")}`);
+      if (USER !== null) {
+        assert.equal(fs.statSync(`/proc/${status.new_pid}`).uid, USER, "Firefox runs as the user again");
+        assert.ok(status.evicted.hidden_files > 0, "a user sees the root-owned install's cache state as hidden");
+      }
 
       // The restarted Firefox listens on the profile's Marionette port again.
       const port = Number(await waitFor(() => {
@@ -140,7 +146,7 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
       assert.ok(after.lines.some((l) => l.line === "evicted"));
       const coldRead = after.current.io.treeReadBytes;
       assert.ok(coldRead > 5 * Math.max(hotRead, 1e6), `cold start read ${coldRead} bytes, the hot one ${hotRead}`);
-      console.log(`restart cold: click to record ${restartMs} ms (quit ${status.waited_ms} ms, evict ${status.evicted.elapsed_ms} ms); read hot ${hotRead} B, cold ${coldRead} B`);
+      console.log(`restart cold (${USER === null ? "as this user" : `as uid ${USER}`}): click to record ${restartMs} ms (quit ${status.waited_ms} ms, evict ${status.evicted.elapsed_ms} ms); read hot ${hotRead} B, cold ${coldRead} B`);
     } finally {
       await attached?.quit().catch(() => {});
       if (geckodriver && geckodriver.exitCode === null) {

@@ -57,7 +57,11 @@ export function lastRestartLines(last, { current = null, pageSize = 4096, format
   }
   const ev = last.evicted;
   if (ev) {
-    lines.push({ id: "evicted", key: "restartEvicted", subs: [String(ev.files), formatBytes(ev.pages_dropped * pageSize), String(ev.exact_files)] });
+    lines.push(
+      ev.exact_files > 0
+        ? { id: "evicted", key: "restartEvicted", subs: [String(ev.files), formatBytes(ev.pages_dropped * pageSize), String(ev.exact_files)] }
+        : { id: "evicted", key: "restartEvictedCount", subs: [String(ev.files)] },
+    );
     if (ev.hidden_files > 0) {
       lines.push({ id: "hidden", key: "restartEvictedHidden", subs: [String(ev.hidden_files)] });
     }
