@@ -16,6 +16,9 @@
 //! - [`relaunch`]: "Restart cold": wait for a Firefox to quit, evict its files, start it again
 //!   the same way; started detached by the host so it outlives Firefox, it records each step in
 //!   the state folder for the page of the restarted Firefox;
+//! - [`state`]: the one home of what the host keeps: the state folder of the user it works for
+//!   (root under sudo or pkexec acts for the user who asked: `state::user`), held open by
+//!   descriptor, with bounded reads, atomic writes that follow no symlink, and the lock;
 //! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
 //!   dispatch, long commands, writer), plus `manifest` (the native-messaging manifest that
 //!   registers this host with Firefox) and `bench` (the benchmark's `bench_record`): both are
@@ -28,16 +31,16 @@
 //! - [`path_text`]: the one JSON encoding of a path (display text, plus the exact bytes where
 //!   they are not UTF-8), used by every serialised path field.
 //!
-//! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `pagecache`; a folder may use any
-//! folder to its right, never one to its left, and no two files import each other (a folder's
-//! `mod.rs` and its own files aside: `host`'s loop shares its types with its parts); `error`,
-//! `note`, `path_text` are used by all and use none. `learn`, `trace` and `relaunch` sit side by side (`relaunch` takes
-//! the state folder from `learn::workingset` and runs a traced launch as a separate process):
-//! `learn::plan` reads stored traces (`trace::plan_source`), and `trace` takes the state folder
-//! from `learn::workingset`; neither file imports the other back. The one sideways edge is `cli`
-//! → `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
-//! new capability (a startup trace)
-//! goes in the folder of its concern and touches no cycle.
+//! The dependency rule: `cli`, `host` → `learn`, `trace` → `firefox` → `state` → `pagecache`; a
+//! folder may use any folder to its right, never one to its left, and no two files import each
+//! other (a folder's `mod.rs` names its files and imports nothing back from them); `error`,
+//! `note`, `path_text` are used by all and use none. `state` is the ground floor every feature
+//! keeps its files on: it uses only `pagecache`'s syscall wrappers (`sys`, `beneath`). `learn`,
+//! `trace` and `relaunch` sit side by side (`relaunch` runs a traced launch as a separate
+//! process, not through `trace`'s code): `learn::plan` reads stored traces (`trace::plan_source`), and
+//! nothing in `trace` uses `learn`. The one sideways edge is `cli` → `host::manifest` (the
+//! `install` and `manifest` commands write what registers the host). So a new capability (a
+//! startup trace) goes in the folder of its concern and touches no cycle.
 
 pub mod cli;
 pub mod error;
@@ -48,6 +51,7 @@ pub mod note;
 pub mod pagecache;
 pub mod path_text;
 pub mod relaunch;
+pub mod state;
 pub mod trace;
 
 pub use error::Error;

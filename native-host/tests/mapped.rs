@@ -231,15 +231,16 @@ fn a_file_name_that_is_not_utf8_is_scanned_learned_and_planned() {
     .unwrap();
     assert_eq!(bytes.as_os_str().as_bytes(), odd.as_os_str().as_bytes());
 
-    let state_dir = tempfile::tempdir().unwrap();
-    let learned = workingset::learn(pid, &fx.ff, state_dir.path(), &AtomicBool::new(false))
+    let state_tmp = tempfile::tempdir().unwrap();
+    let state_dir = about_startup_host::state::StateDir::create_at(state_tmp.path(), None).unwrap();
+    let learned = workingset::learn(pid, &fx.ff, &state_dir, &AtomicBool::new(false))
         .expect("learn stores a name that is not UTF-8");
     let text = std::fs::read_to_string(&learned.state_file).unwrap();
     assert!(
         text.contains("\"path_b64\":\"L"),
         "the state file keeps the bytes"
     );
-    let state = workingset::load(&learned.state_file);
+    let state = workingset::load(&state_dir);
     let set = state
         .merged()
         .into_iter()

@@ -41,9 +41,9 @@ pub struct RelaunchArgs {
 }
 
 pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
-    let state_dir = workingset::state_dir()?;
+    let state_dir = crate::state::locate(None)?;
     if args.status {
-        let last = status::read(&state_dir);
+        let last = status::read_at(&state_dir);
         if args.json {
             return print_json(&last);
         }

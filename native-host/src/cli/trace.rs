@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::firefox::install as files;
+use crate::state::user;
 use crate::trace::model::{Source, Trace};
 use crate::trace::record::{self, Launch, Stop, QUIET_MS};
-use crate::trace::{store, user};
+use crate::trace::store;
 
 /// What `--help` says about privileges (also on the page).
 pub const PRIVILEGE_NOTE: &str = "The exact trace (every page entering the page cache, from the kernel's tracefs) needs root: \
@@ -64,7 +65,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             install.dir.display()
         )
     })?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     eprintln!(
         "starting {} {}{}",
         binary.display(),
@@ -92,7 +93,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
 /// `trace --pid`.
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     let install = files::locate(None, Some(args.pid))?;
-    let owner = user::invoking();
+    let owner = crate::state::acting_for()?;
     let stop = Stop {
         seconds: Some(args.seconds),
         quiet_ms: QUIET_MS,
@@ -102,7 +103,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
 }
 
 fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<()> {
-    let stored = store::dir(owner).and_then(|d| store::save(&d, trace, owner));
+    let stored = store::open(owner).and_then(|d| store::save(&d, trace));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, trace)?;

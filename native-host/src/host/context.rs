@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use super::{guarded, log};
+use super::guard::guarded;
+use super::log::log;
 use crate::firefox::install::{self, Install};
 use crate::firefox::process;
 use crate::firefox::served::{self, BrowserHint, Found, Outcome, ProcEntry};

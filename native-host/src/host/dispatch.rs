@@ -7,8 +7,11 @@ use std::thread::JoinHandle;
 
 use serde_json::json;
 
+use super::context::Context;
+use super::guard::{finish, guarded};
+use super::log::log;
+use super::shared::Shared;
 use super::work::spawn_long;
-use super::{finish, guarded, log, Context, Shared};
 use crate::firefox::process;
 use crate::firefox::served::{self, BrowserHint};
 use crate::host::protocol::{
@@ -33,7 +36,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 .map(Reply::BenchRecord)
         }),
         Command::TraceList => guarded(|| {
-            let dir = crate::trace::store::dir(None)?;
+            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
             let current = shared
                 .ctx()
                 .firefox_pid
@@ -43,7 +46,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             )))
         }),
         Command::TraceFetch { trace, offset } => guarded(|| {
-            let dir = crate::trace::store::dir(None)?;
+            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
             crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
                 .map(Reply::TraceFetch)
                 .map_err(|e| match e {
@@ -76,9 +79,9 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             )
         }),
         Command::RelaunchStatus => guarded(|| {
-            let dir = crate::learn::workingset::state_dir()?;
+            let dir = crate::state::locate(None)?;
             Ok(Reply::RelaunchStatus(LastRelaunch {
-                last: crate::relaunch::status::read(&dir),
+                last: crate::relaunch::status::read_at(&dir),
             }))
         }),
         Command::Autostart { enable } => guarded(|| autostart(enable)),

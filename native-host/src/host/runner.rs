@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Context, Emit};
+use super::context::Context;
+use super::shared::Emit;
 use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, Event, Reply, ReplyError};
@@ -95,7 +96,7 @@ fn run(
                         "\"plan\": true reads the planned files only; leave \"cache\" out or send \"files\"",
                     ));
                 }
-                let state_dir = workingset::state_dir()?;
+                let state_dir = crate::state::open_acting()?;
                 let summary = plan::preload_planned(
                     &install.dir,
                     &state_dir,
@@ -144,14 +145,14 @@ fn run(
             let pid = ctx
                 .firefox_pid
                 .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
-            let state_dir = workingset::state_dir()?;
+            let state_dir = crate::state::open_acting()?;
             // The extension sends `learn` once it recorded this start: a traced launch stops there.
             crate::trace::store::mark_recorded(&state_dir, pid);
             let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
             Ok(Reply::Learn(summary))
         }
         Command::PlanStatus { source } => {
-            let state_dir = workingset::state_dir()?;
+            let state_dir = crate::state::open_acting()?;
             Ok(Reply::PlanStatus(Box::new(plan::status_of(
                 &install.dir,
                 &state_dir,

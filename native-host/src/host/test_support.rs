@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use super::{lock, serve_with, Context, LongRunner};
+use super::log::lock;
+use super::{serve_with, Context, LongRunner};
 use crate::host::framing::{self, encode as frame, ReadOutcome};
 use crate::host::protocol::Reply;
 use crate::pagecache::evict;

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use serde_json::json;
 
-use super::{lock, log};
+use super::log::{lock, log};
 use crate::host::framing::{self, MAX_OUTGOING};
 use crate::host::protocol::{Envelope, ErrorCode, Event, ReplyError};
 

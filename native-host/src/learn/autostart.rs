@@ -15,7 +15,7 @@ use anyhow::{bail, Context as _};
 use serde::Serialize;
 
 use crate::learn::last_run::{self, LastRun};
-use crate::learn::workingset;
+use crate::state::{self, StateDir};
 
 /// The unit's (and the entry's) file name.
 pub const UNIT: &str = "about-startup-preload.service";
@@ -61,11 +61,11 @@ impl Dirs {
             .filter(|p| p.is_absolute())
         {
             Some(p) => p,
-            None => workingset::home()?.join(".config"),
+            None => state::home()?.join(".config"),
         };
         Ok(Dirs {
             config,
-            state: workingset::state_dir()?,
+            state: state::locate(None)?,
         })
     }
 
@@ -184,6 +184,11 @@ pub fn disable(dirs: &Dirs, systemctl: &Systemctl<'_>) -> anyhow::Result<Vec<Pat
 /// only (no systemctl), so `plan_status` stays quick.
 #[must_use]
 pub fn status_in(dirs: &Dirs) -> Status {
+    let state = StateDir::existing(&dirs.state, None).ok().flatten();
+    status_with(dirs, state.as_ref())
+}
+
+fn status_with(dirs: &Dirs, state: Option<&StateDir>) -> Status {
     let kind = if dirs.unit_wanted().exists() {
         Some(Kind::Systemd)
     } else if dirs.desktop().is_file() {
@@ -195,25 +200,22 @@ pub fn status_in(dirs: &Dirs) -> Status {
     Status {
         enabled: kind.is_some(),
         kind,
-        last_run: last_run::read(&dirs.state),
+        last_run: state.and_then(last_run::read),
         damon_pageout: damon,
         note: damon.then(|| crate::note::Note::new(crate::note::DAMON_PAGEOUT).english()),
         note_code: damon.then_some(crate::note::DAMON_PAGEOUT),
     }
 }
 
-/// [`status_in`] for the state folder `state_dir` and the config folder of the environment.
+/// [`status_in`] for the state folder `state` and the config folder of the environment.
 #[must_use]
-pub fn status(state_dir: &Path) -> Status {
+pub fn status(state: &StateDir) -> Status {
     match Dirs::from_env() {
-        Ok(dirs) => status_in(&Dirs {
-            state: state_dir.to_path_buf(),
-            ..dirs
-        }),
+        Ok(dirs) => status_with(&dirs, Some(state)),
         Err(_) => Status {
             enabled: false,
             kind: None,
-            last_run: last_run::read(state_dir),
+            last_run: last_run::read(state),
             note: None,
             damon_pageout: damon_pageout_running(Path::new(KDAMONDS)),
             note_code: None,
@@ -245,9 +247,15 @@ fn damon_pageout_running(admin: &Path) -> bool {
     })
 }
 
-/// Atomically, never through a planted symlink, in a folder root may trust (workingset/store.rs).
+/// Atomically, never through a planted symlink, in a folder of this user's that nobody else
+/// can write in (the state folder's rules, crate::state).
 fn write(file: &Path, text: &str) -> anyhow::Result<()> {
-    Ok(workingset::write_private(file, text.as_bytes())?)
+    let (Some(folder), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str()))
+    else {
+        bail!("{} is not a file path", file.display());
+    };
+    StateDir::create_at(folder, None)?.write(name, text.as_bytes())?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -352,7 +360,7 @@ mod tests {
             pace: None,
             cache: crate::pagecache::Cache::Files,
         };
-        last_run::write(&d.state, &summary);
+        last_run::write(&StateDir::create_at(&d.state, None).unwrap(), &summary);
         let last = status_in(&d).last_run.unwrap();
         assert_eq!((last.bytes, last.elapsed_ms, last.planned), (1000, 7, true));
     }

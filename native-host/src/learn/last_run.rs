@@ -2,12 +2,11 @@
 //! `preload --plan` (`learn::plan`), read back by the autostart status. Its own module so that
 //! the plan and the autostart each depend on it rather than on each other.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use crate::learn::workingset;
 use crate::pagecache::preload::Summary;
+use crate::state::StateDir;
 
 /// The last planned preload, in the state folder.
 pub const LAST_RUN_FILE: &str = "last-run.json";
@@ -21,20 +20,30 @@ pub struct LastRun {
     pub planned: bool,
 }
 
-/// The last run recorded in `state_dir`, if any and readable.
-pub fn read(state_dir: &Path) -> Option<LastRun> {
-    let bytes = std::fs::read(state_dir.join(LAST_RUN_FILE)).ok()?;
-    serde_json::from_slice(&bytes).ok()
+/// The most a last-run file holds: four numbers, a few dozen bytes.
+pub const MAX_LAST_RUN_BYTES: u64 = 4096;
+
+/// The last run recorded in `state`, if any, readable and well-formed.
+pub fn read(state: &StateDir) -> Option<LastRun> {
+    parse(&state.read(LAST_RUN_FILE, MAX_LAST_RUN_BYTES).ok()??)
+}
+
+/// A last-run file's bytes, if they are one. Pure (the fuzz target `last_run` drives it).
+#[must_use]
+pub fn parse(bytes: &[u8]) -> Option<LastRun> {
+    serde_json::from_slice(bytes).ok()
 }
 
 /// Record a planned preload in the state folder (best effort: a read-only state folder must not
 /// fail the preload itself).
-pub fn write(state_dir: &Path, summary: &Summary) {
+pub fn write(state: &StateDir, summary: &Summary) {
     let last = LastRun {
         at_ms: workingset::now_ms(),
         bytes: summary.bytes,
         elapsed_ms: summary.elapsed_ms,
         planned: summary.planned,
     };
-    let _ = workingset::save_json(&state_dir.join(LAST_RUN_FILE), &last);
+    if let Ok(bytes) = serde_json::to_vec(&last) {
+        let _ = state.write(LAST_RUN_FILE, &bytes);
+    }
 }

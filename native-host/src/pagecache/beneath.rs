@@ -250,6 +250,19 @@ impl Folder {
     }
 }
 
+/// Open the folder `path` (absolute, already its real path) for reading and for `*at` calls
+/// beneath it, refusing a symlink anywhere on the way from `/` ([`Escape`]): a path realpath'ed
+/// earlier opens exactly what it named, even if a folder on it was swapped since. The state
+/// folder (crate::state) starts here.
+pub fn open_dir_exact(path: &Path) -> io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if path == Path::new("/") {
+        return Ok(rustix::fs::open(path, flags, Mode::empty())?);
+    }
+    let root = Folder::open_real(PathBuf::from("/"))?;
+    root.resolve(path, flags, root.resolver(), real_openat2, true)
+}
+
 /// Several held folders (an install folder and the system folders a plan reads from): a path is
 /// opened beneath the deepest one that holds it, and refused if none does.
 #[derive(Debug, Clone, Default)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::learn::workingset;
+use crate::state::StateDir;
 
 /// The file in the state folder.
 pub const STATUS_FILE: &str = "relaunch.json";
@@ -111,23 +111,17 @@ pub struct Status {
 
 pub const STATUS_VERSION: u32 = 1;
 
-/// The last restart recorded in `state_dir`, if any and readable (bounded; a symlink, FIFO or
-/// another version is no record).
+/// The last restart recorded in the state folder, if any and readable (bounded; a symlink,
+/// FIFO or another version is no record: `StateDir` refuses anything but a plain file).
 #[must_use]
-pub fn read(state_dir: &Path) -> Option<Status> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(state_dir.join(STATUS_FILE))
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
-    parse(&bytes)
+pub fn read(dir: &StateDir) -> Option<Status> {
+    parse(&dir.read(STATUS_FILE, MAX_BYTES).ok()??)
+}
+
+/// The last restart recorded in the state folder at `path` (`None` when there is no folder).
+#[must_use]
+pub fn read_at(path: &Path) -> Option<Status> {
+    read(&StateDir::existing(path, None).ok()??)
 }
 
 /// A status file's bytes, or `None` for anything else. Pure.
@@ -138,10 +132,13 @@ pub fn parse(bytes: &[u8]) -> Option<Status> {
         .filter(|s| s.version == STATUS_VERSION)
 }
 
-/// Write `status` atomically into `state_dir` (made if missing).
-pub fn write(state_dir: &Path, status: &Status) -> Result<(), crate::Error> {
-    workingset::ensure_state_dir(state_dir)?;
-    workingset::save_json(&state_dir.join(STATUS_FILE), status)
+/// Write `status` atomically into the state folder at `path` (made if missing).
+pub fn write(path: &Path, status: &Status) -> Result<(), crate::Error> {
+    let dir = StateDir::create_at(path, None)?;
+    let mut bytes = serde_json::to_vec_pretty(status)
+        .map_err(|e| crate::Error::io("encoding the restart record", e.into()))?;
+    bytes.push(b'\n');
+    dir.write(STATUS_FILE, &bytes)
 }
 
 #[cfg(test)]
@@ -175,7 +172,7 @@ mod tests {
     fn a_status_round_trips_and_anything_else_is_none() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &sample()).unwrap();
-        assert_eq!(read(dir.path()), Some(sample()));
+        assert_eq!(read_at(dir.path()), Some(sample()));
         assert_eq!(parse(b"{}"), None);
         assert_eq!(parse(b"\xff"), None);
         let mut other = serde_json::to_value(sample()).unwrap();
@@ -187,13 +184,13 @@ mod tests {
     fn a_symlink_or_fifo_in_place_of_the_file_is_no_record() {
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink("/dev/zero", dir.path().join(STATUS_FILE)).unwrap();
-        assert_eq!(read(dir.path()), None);
+        assert_eq!(read_at(dir.path()), None);
         std::fs::remove_file(dir.path().join(STATUS_FILE)).unwrap();
         let fifo =
             std::ffi::CString::new(dir.path().join(STATUS_FILE).as_os_str().as_encoded_bytes())
                 .unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        assert_eq!(read(dir.path()), None);
+        assert_eq!(read_at(dir.path()), None);
     }
 }

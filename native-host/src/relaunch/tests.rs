@@ -81,7 +81,7 @@ fn a_restart_waits_for_the_exit_evicts_and_starts_the_same_command_and_environme
     assert_eq!(environ, b"ABOUT_STARTUP_MARKER=kept\0");
     let cmdline = std::fs::read(format!("/proc/{new}/cmdline")).unwrap();
     assert!(cmdline.ends_with(b"\x001\x005\0"), "{cmdline:?}");
-    assert_eq!(status::read(state.path()), Some(done.clone()));
+    assert_eq!(status::read_at(state.path()), Some(done.clone()));
     // SAFETY: kill is harmless on a pid we started.
     unsafe { libc::kill(new, libc::SIGKILL) };
 }

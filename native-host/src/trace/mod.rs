@@ -23,6 +23,5 @@ pub mod record;
 pub mod store;
 pub mod tracefs;
 pub mod used;
-pub mod user;
 
 pub use model::{Trace, TRACE_VERSION};

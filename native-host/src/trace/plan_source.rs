@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::model::{Source, Trace};
 use super::store;
+use crate::state::StateDir;
 
 /// How many of the newest traced starts of the same install and build are merged.
 pub const TRACED_STARTS: usize = 3;
@@ -46,19 +47,20 @@ pub struct Traced {
     pub trace_ids: Vec<String>,
 }
 
-/// Traces of the install `install_dir` (canonical) in the stored folder `dir`, newest first,
-/// with the build each was recorded from. Only tracefs traces (the sampler's have no pages).
+/// Traces of the install `install_dir` (canonical) stored in the state folder `state`, newest
+/// first, with the build each was recorded from. Only tracefs traces (the sampler's have no
+/// pages).
 #[must_use]
-pub fn load(dir: &Path, install_dir: &Path, limit: usize) -> Vec<(String, Trace)> {
+pub fn load(state: &StateDir, install_dir: &Path, limit: usize) -> Vec<(String, Trace)> {
+    let Ok(Some(dir)) = state.sub(store::FOLDER, false) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    for meta in store::list(dir) {
+    for meta in store::list(&dir) {
         if out.len() >= limit || meta.source != Source::Tracefs {
             continue;
         }
-        let Ok(bytes) = std::fs::read(dir.join(format!("{}.json", meta.id))) else {
-            continue;
-        };
-        let Ok(trace) = serde_json::from_slice::<Trace>(&bytes) else {
+        let Some(trace) = store::read(&dir, &meta.id) else {
             continue;
         };
         let same = Path::new(&trace.install_dir)

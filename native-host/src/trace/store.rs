@@ -1,15 +1,19 @@
 //! Stored traces: `<state folder>/traces/`, one `<id>.json` (the whole trace) and one
 //! `<id>.meta.json` (what `trace_list` shows) per recording. At most `MAX_TRACES` traces and
 //! `MAX_BYTES` in all: the oldest are dropped when a new one is stored. Under sudo/pkexec the
-//! folder and files belong to the invoking user.
+//! folder and files belong to the user root acts for (crate::state).
+//!
+//! Everything here goes through the traces folder's descriptor by plain names (crate::state):
+//! the user writes this folder, so a name is only ever one the host made from a checked id, a
+//! meta file names only its own trace, and every read is bounded and of a regular file.
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::model::{Source, Trace};
-use super::user::{self, User};
+use crate::state::{self, StateDir, User};
 use crate::Error;
 
 pub const MAX_TRACES: usize = 20;
@@ -17,6 +21,12 @@ pub const MAX_BYTES: u64 = 512 * 1024 * 1024;
 /// A `trace_fetch` page: JSON escaping at most doubles it (quotes), so a reply stays under the
 /// 1 MiB frame limit.
 pub const CHUNK: usize = 384 * 1024;
+/// The traces folder's name in the state folder.
+pub const FOLDER: &str = "traces";
+/// The most a meta file holds: a dozen fields, a few hundred bytes.
+pub const MAX_META_BYTES: u64 = 64 * 1024;
+/// Names looked at in the traces folder: 20 traces make 40 files, plus the markers.
+pub const MAX_NAMES: usize = 4096;
 
 /// What the list shows of a stored trace.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -51,9 +61,24 @@ pub fn process_start(pid: i32) -> Option<u64> {
     crate::firefox::process::read_stat(pid).map(|s| s.starttime)
 }
 
+/// The traces folder of `user`'s state folder (or this process's user's), made if missing.
+pub fn open(user: Option<&User>) -> Result<StateDir, Error> {
+    in_state(&state::open(user)?)
+}
+
+/// The traces folder in the state folder `state`, made if missing.
+pub fn in_state(state: &StateDir) -> Result<StateDir, Error> {
+    state.sub(FOLDER, true)?.ok_or_else(|| {
+        Error::io(
+            format!("cannot make {}", state.path_of(FOLDER).display()),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })
+}
+
 /// The list with the current process's trace marked.
 #[must_use]
-pub fn listing(dir: &Path, current: Option<(i32, u64)>) -> Listing {
+pub fn listing(dir: &StateDir, current: Option<(i32, u64)>) -> Listing {
     let traces = list(dir);
     let current = current.and_then(|(pid, ticks)| {
         traces
@@ -64,28 +89,22 @@ pub fn listing(dir: &Path, current: Option<(i32, u64)>) -> Listing {
     Listing {
         traces,
         current,
-        dir: dir.to_string_lossy().into_owned(),
+        dir: dir.path().to_string_lossy().into_owned(),
         record_command: RECORD_COMMAND.into(),
     }
 }
 
-/// The marker the host leaves when the extension has recorded the start of Firefox `pid` (it
-/// sends `learn` after sessionRestored): `<state>/traces/recorded-<pid>-<start ticks>`.
+/// The name of the marker the host leaves in the traces folder when the extension has recorded
+/// the start of Firefox `pid` (it sends `learn` after sessionRestored).
 #[must_use]
-pub fn recorded_marker(state_dir: &Path, pid: i32, ticks: u64) -> PathBuf {
-    state_dir
-        .join("traces")
-        .join(format!("recorded-{pid}-{ticks}"))
+pub fn recorded_marker(pid: i32, ticks: u64) -> String {
+    format!("recorded-{pid}-{ticks}")
 }
 
 /// Leave the marker for `pid` (best effort: a trace only stops earlier with it).
-pub fn mark_recorded(state_dir: &Path, pid: i32) {
-    if let Some(ticks) = process_start(pid) {
-        let path = recorded_marker(state_dir, pid, ticks);
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let _ = std::fs::write(path, b"");
+pub fn mark_recorded(state: &StateDir, pid: i32) {
+    if let (Some(ticks), Ok(dir)) = (process_start(pid), in_state(state)) {
+        let _ = dir.touch(&recorded_marker(pid, ticks));
     }
 }
 
@@ -103,12 +122,9 @@ pub struct Chunk {
     pub data: String,
 }
 
-/// `<state>/traces` of `user` (or the current user).
-pub fn dir(user: Option<&User>) -> Result<PathBuf, Error> {
-    Ok(user::state_dir(user)?.join("traces"))
-}
-
-fn valid_id(id: &str) -> bool {
+/// An id the host makes (`<ms>-<pid>-<ticks>`) or could have: ASCII letters, digits, `-`, `_`.
+#[must_use]
+pub fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() < 100
         && id
@@ -117,19 +133,7 @@ fn valid_id(id: &str) -> bool {
 }
 
 /// Store `trace`; returns its id and path. Drops the oldest beyond the bounds.
-pub fn save(dir: &Path, trace: &Trace, owner: Option<&User>) -> Result<(String, PathBuf), Error> {
-    let mut created = Vec::new();
-    let mut p = dir.to_path_buf();
-    while !p.exists() {
-        created.push(p.clone());
-        if !p.pop() {
-            break;
-        }
-    }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io("create the traces folder", e))?;
-    for c in &created {
-        user::chown(c, owner);
-    }
+pub fn save(dir: &StateDir, trace: &Trace) -> Result<(String, PathBuf), Error> {
     let id = format!(
         "{}-{}-{}",
         trace.recorded_at_ms, trace.pid, trace.process_start_ticks
@@ -149,97 +153,134 @@ pub fn save(dir: &Path, trace: &Trace, owner: Option<&User>) -> Result<(String, 
         lost_events: trace.lost_events,
         bytes: body.len() as u64,
     };
-    let path = dir.join(format!("{id}.json"));
-    write_owned(&path, &body, owner).map_err(|e| Error::io("write the trace", e))?;
-    let meta_path = dir.join(format!("{id}.meta.json"));
-    write_owned(
-        &meta_path,
+    let name = format!("{id}.json");
+    dir.write(&name, &body)?;
+    dir.write(
+        &format!("{id}.meta.json"),
         &serde_json::to_vec(&meta).unwrap_or_default(),
-        owner,
-    )
-    .map_err(|e| Error::io("write the trace's summary", e))?;
+    )?;
     prune(dir, MAX_TRACES, MAX_BYTES);
-    Ok((id, path))
+    Ok((id, dir.path_of(&name)))
 }
 
-/// Write `bytes` to `path` as `owner`'s file. Under sudo this runs as root in a folder the user
-/// owns, so nothing goes by path: a new uniquely named temporary file (O_EXCL, never a planted
-/// symlink), handed over with fchown on its descriptor, then renamed over `path` (which replaces
-/// a symlink there instead of following it).
-fn write_owned(path: &Path, bytes: &[u8], owner: Option<&User>) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".trace-")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    if let Some(u) = owner {
-        std::os::unix::fs::fchown(tmp.as_file(), Some(u.uid), Some(u.gid))?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
-/// Stored traces, newest first.
+/// A meta file's bytes, if they are the meta of the trace its name says: the `id` inside must
+/// be a valid id and the file's own (`<id>.meta.json`), so a planted meta file can name no other
+/// file. Pure (the fuzz target `trace_store` drives it).
 #[must_use]
-pub fn list(dir: &Path) -> Vec<Meta> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+pub fn parse_meta(name: &str, bytes: &[u8]) -> Option<Meta> {
+    let stem = name.strip_suffix(".meta.json")?;
+    let meta: Meta = serde_json::from_slice(bytes).ok()?;
+    (valid_id(&meta.id) && meta.id == stem).then_some(meta)
+}
+
+/// Stored traces, newest first. A meta file that is not a regular file of the folder's owner,
+/// is over [`MAX_META_BYTES`], or does not parse (see [`parse_meta`]) is left out.
+#[must_use]
+pub fn list(dir: &StateDir) -> Vec<Meta> {
+    let Ok(names) = dir.names(MAX_NAMES) else {
         return Vec::new();
     };
-    let mut out: Vec<Meta> = entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".meta.json"))
-        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+    let mut out: Vec<Meta> = names
+        .iter()
+        .filter(|n| n.ends_with(".meta.json"))
+        .filter_map(|n| parse_meta(n, &dir.read(n, MAX_META_BYTES).ok()??))
         .collect();
-    out.sort_by(|a: &Meta, b: &Meta| {
+    sort_newest_first(&mut out);
+    out
+}
+
+fn sort_newest_first(metas: &mut [Meta]) {
+    metas.sort_by(|a: &Meta, b: &Meta| {
         b.recorded_at_ms
             .cmp(&a.recorded_at_ms)
             .then(b.id.cmp(&a.id))
     });
+}
+
+/// The ids to drop to keep the newest `max_count` traces within `max_bytes` (the newest is
+/// always kept). Pure.
+#[must_use]
+pub fn to_prune(metas: &[Meta], max_count: usize, max_bytes: u64) -> Vec<String> {
+    let mut total = 0u64;
+    let mut out = Vec::new();
+    for (i, m) in metas.iter().enumerate() {
+        total = total.saturating_add(m.bytes);
+        if i >= max_count || (i > 0 && total > max_bytes) {
+            out.push(m.id.clone());
+        }
+    }
     out
 }
 
-/// Keep the newest `max_count` traces within `max_bytes`.
-pub fn prune(dir: &Path, max_count: usize, max_bytes: u64) {
-    let mut total = 0u64;
-    for (i, m) in list(dir).iter().enumerate() {
-        total += m.bytes;
-        if i >= max_count || (i > 0 && total > max_bytes) {
-            let _ = std::fs::remove_file(dir.join(format!("{}.json", m.id)));
-            let _ = std::fs::remove_file(dir.join(format!("{}.meta.json", m.id)));
+/// Keep the newest `max_count` traces within `max_bytes`. Only names made from checked ids, in
+/// this folder (unlinkat beneath its descriptor).
+pub fn prune(dir: &StateDir, max_count: usize, max_bytes: u64) {
+    for id in to_prune(&list(dir), max_count, max_bytes) {
+        if valid_id(&id) {
+            let _ = dir.remove(&format!("{id}.json"));
+            let _ = dir.remove(&format!("{id}.meta.json"));
         }
     }
 }
 
-/// One page of trace `id` from byte `offset` (on a UTF-8 boundary), at most `CHUNK` bytes.
-pub fn fetch(dir: &Path, id: &str, offset: u64) -> Result<Chunk, Error> {
+fn no_such_trace() -> Error {
+    Error::io(
+        "no such trace",
+        std::io::Error::from(std::io::ErrorKind::NotFound),
+    )
+}
+
+/// Trace `id` whole, at most [`MAX_BYTES`]; `None` if missing, refused or not a trace.
+#[must_use]
+pub fn read(dir: &StateDir, id: &str) -> Option<Trace> {
     if !valid_id(id) {
-        return Err(Error::io(
-            "no such trace",
-            std::io::Error::from(std::io::ErrorKind::NotFound),
-        ));
+        return None;
     }
-    let mut file = std::fs::File::open(dir.join(format!("{id}.json")))
-        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
-    let total = file
-        .metadata()
-        .map_err(|e| Error::io(format!("read trace {id}"), e))?
-        .len();
+    let bytes = dir.read(&format!("{id}.json"), MAX_BYTES).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// One page of trace `id` from byte `offset` (on a UTF-8 boundary), at most `CHUNK` bytes.
+pub fn fetch(dir: &StateDir, id: &str, offset: u64) -> Result<Chunk, Error> {
+    if !valid_id(id) {
+        return Err(no_such_trace());
+    }
+    let context = || format!("read trace {id}");
+    let (mut file, total) = dir
+        .open_read(&format!("{id}.json"))
+        .map_err(|e| Error::io(context(), e))?
+        .ok_or_else(no_such_trace)?;
     let start = offset.min(total);
     file.seek(SeekFrom::Start(start))
-        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
+        .map_err(|e| Error::io(context(), e))?;
     let mut buf = Vec::with_capacity(CHUNK);
     file.take(CHUNK as u64)
         .read_to_end(&mut buf)
-        .map_err(|e| Error::io(format!("read trace {id}"), e))?;
-    // Cut on a UTF-8 boundary: drop a trailing partial character (the next page starts there).
-    let mut end = buf.len();
-    if start + (buf.len() as u64) < total {
-        while end > 0 && (buf[end - 1] & 0xC0) == 0x80 {
-            end -= 1;
-        }
-        if end > 0 && buf[end - 1] >= 0xC0 {
-            end -= 1;
-        }
+        .map_err(|e| Error::io(context(), e))?;
+    chunk(id, &buf, start, total)
+}
+
+/// The page of `buf` (the bytes of the trace from `start`, of `total` in all) up to the last
+/// whole UTF-8 character; the next page starts there. Bytes that are not UTF-8 are an error
+/// naming the offset, never an empty page that points at itself (which had the page ask for
+/// it forever). Pure (the fuzz target `trace_store` drives it).
+pub fn chunk(id: &str, buf: &[u8], start: u64, total: u64) -> Result<Chunk, Error> {
+    let at_end = start + buf.len() as u64 >= total;
+    let end = match std::str::from_utf8(buf) {
+        Ok(_) => buf.len(),
+        // A character cut by the page's end: the next page starts with it.
+        Err(e) if e.error_len().is_none() && !at_end => e.valid_up_to(),
+        Err(e) => return Err(not_text(id, start + e.valid_up_to() as u64)),
+    };
+    if end == 0 && start < total {
+        return Err(if buf.is_empty() {
+            Error::io(
+                format!("trace {id} ended at byte {start} of {total}: it changed while read; fetch it again"),
+                std::io::Error::from(std::io::ErrorKind::UnexpectedEof),
+            )
+        } else {
+            not_text(id, start)
+        });
     }
     let data = String::from_utf8_lossy(&buf[..end]).into_owned();
     let next = start + end as u64;
@@ -252,100 +293,15 @@ pub fn fetch(dir: &Path, id: &str, offset: u64) -> Result<Chunk, Error> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::trace::model::tests::fake;
-
-    #[test]
-    fn a_symlink_planted_at_the_traces_name_is_replaced_not_written_through() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("traces");
-        std::fs::create_dir(&dir).unwrap();
-        let victim = tmp.path().join("victim");
-        std::fs::write(&victim, "precious").unwrap();
-        let trace = fake();
-        let id = format!(
-            "{}-{}-{}",
-            trace.recorded_at_ms, trace.pid, trace.process_start_ticks
-        );
-        for name in [format!("{id}.json"), format!("{id}.meta.json")] {
-            std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
-        }
-        // As root, hand the files to nobody as `sudo … launch --trace` does for its user.
-        let nobody = (crate::pagecache::sys::geteuid() == 0).then(|| User {
-            uid: 65534,
-            gid: 65534,
-            name: "nobody".into(),
-            home: tmp.path().into(),
-            groups: vec![],
-        });
-        let (saved_id, path) = save(&dir, &trace, nobody.as_ref()).unwrap();
-        assert_eq!(saved_id, id);
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-        use std::os::unix::fs::MetadataExt;
-        let victim_meta = std::fs::metadata(&victim).unwrap();
-        assert_eq!(
-            victim_meta.uid(),
-            crate::pagecache::sys::geteuid(),
-            "the victim kept its owner"
-        );
-        for p in [path.clone(), dir.join(format!("{id}.meta.json"))] {
-            let meta = std::fs::symlink_metadata(&p).unwrap();
-            assert!(meta.is_file(), "{} is a new regular file", p.display());
-            if nobody.is_some() {
-                assert_eq!(meta.uid(), 65534, "{} belongs to the user", p.display());
-            }
-        }
-    }
-
-    #[test]
-    fn the_recorded_marker_names_pid_and_process_start() {
-        let tmp = tempfile::tempdir().unwrap();
-        let pid = i32::try_from(std::process::id()).unwrap();
-        let ticks = process_start(pid).unwrap();
-        let marker = recorded_marker(tmp.path(), pid, ticks);
-        assert!(!marker.exists());
-        mark_recorded(tmp.path(), pid);
-        assert!(marker.exists());
-        assert!(!recorded_marker(tmp.path(), pid, ticks + 1).exists());
-    }
-
-    #[test]
-    fn save_list_fetch_and_prune() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("a/traces");
-        let mut t = fake();
-        t.notes.push("é".repeat(CHUNK)); // multi-byte text across a page boundary
-        let (id, _) = save(&dir, &t, None).unwrap();
-        let l = list(&dir);
-        assert_eq!(l.len(), 1);
-        assert_eq!(l[0].id, id);
-        let mut text = String::new();
-        let mut off = 0;
-        let mut pages = 0;
-        loop {
-            let c = fetch(&dir, &id, off).unwrap();
-            assert!(c.data.len() <= CHUNK);
-            text.push_str(&c.data);
-            pages += 1;
-            match c.next_offset {
-                Some(n) => off = n,
-                None => break,
-            }
-        }
-        assert!(pages >= 3);
-        let back: Trace = serde_json::from_str(&text).unwrap();
-        assert_eq!(back.notes, t.notes);
-        assert!(fetch(&dir, "../x", 0).is_err());
-        for i in 0..3 {
-            let mut t = fake();
-            t.recorded_at_ms = 10 + i;
-            save(&dir, &t, None).unwrap();
-        }
-        prune(&dir, 2, u64::MAX);
-        let l = list(&dir);
-        assert_eq!(l.len(), 2);
-        assert_eq!(l[0].recorded_at_ms, 12);
-    }
+fn not_text(id: &str, at: u64) -> Error {
+    Error::io(
+        format!(
+            "trace {id} is damaged: it is not UTF-8 text at byte {at}; remove it and record again"
+        ),
+        std::io::Error::from(std::io::ErrorKind::InvalidData),
+    )
 }
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

@@ -23,6 +23,7 @@ pub use crate::pagecache::preload::Order;
 use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
 use crate::pagecache::sys::{self, Advice, Extent};
 use crate::pagecache::view::{pages_of, Viewer};
+use crate::state::StateDir;
 use crate::trace::plan_source::{self, Pages, Traced, TracedFile};
 use crate::Error;
 

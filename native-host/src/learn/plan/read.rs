@@ -160,7 +160,7 @@ fn read_range(
 /// Make the plan from the state in `state_dir`, read it, and record the run as the last run.
 pub fn preload_planned(
     install_dir: &Path,
-    state_dir: &Path,
+    state_dir: &StateDir,
     idle: bool,
     knobs: Knobs,
     cancel: &AtomicBool,
@@ -168,7 +168,7 @@ pub fn preload_planned(
 ) -> Result<Summary, Error> {
     let plan = match knobs.source {
         PlanSource::Learned => {
-            let state = workingset::load(&state_dir.join(workingset::STATE_FILE));
+            let state = workingset::load(state_dir);
             make_with(&state, install_dir, knobs)?
         }
         PlanSource::Trace | PlanSource::TraceReads => traced_plan(install_dir, state_dir, knobs)?,

@@ -60,14 +60,14 @@ fn start_is_stale(start: &workingset::Start, root: &Path, build_id: Option<&str>
 }
 
 /// What `plan_status` reports for the install folder `install_dir` (the learned plan).
-pub fn status(install_dir: &Path, state_dir: &Path) -> Result<PlanStatus, Error> {
-    status_of(install_dir, state_dir, PlanSource::Learned)
+pub fn status(install_dir: &Path, state: &StateDir) -> Result<PlanStatus, Error> {
+    status_of(install_dir, state, PlanSource::Learned)
 }
 
 /// What `plan_status` reports for the plan of `source`.
 pub fn status_of(
     install_dir: &Path,
-    state_dir: &Path,
+    state_dir: &StateDir,
     source: PlanSource,
 ) -> Result<PlanStatus, Error> {
     let root = install_dir
@@ -75,7 +75,7 @@ pub fn status_of(
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
     let (_, build_id) = crate::firefox::app_ini::read(&root);
     // "Learned" and the count of starts are this install's, not another Firefox's.
-    let state = workingset::load(&state_dir.join(workingset::STATE_FILE)).for_install(&root);
+    let state = workingset::load(state_dir).for_install(&root);
     let (plan, learned, starts, learned_build_id, stale) = if source == PlanSource::Learned {
         let newest = state.starts.last();
         (
@@ -86,11 +86,7 @@ pub fn status_of(
             newest.is_some_and(|s| start_is_stale(s, &root, build_id.as_deref())),
         )
     } else {
-        let traces = plan_source::load(
-            &state_dir.join("traces"),
-            &root,
-            crate::trace::store::MAX_TRACES,
-        );
+        let traces = plan_source::load(state_dir, &root, crate::trace::store::MAX_TRACES);
         let pages = if source == PlanSource::TraceReads {
             Pages::Read
         } else {

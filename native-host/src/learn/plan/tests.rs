@@ -9,8 +9,9 @@ fn status_without_a_plan_counts_the_folder_and_scans_it_for_uncached_files() {
     std::fs::write(dir.path().join("a.so"), [1u8; 5000]).unwrap();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     std::fs::write(dir.path().join("sub/b.so"), [2u8; 7000]).unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let s = status(dir.path(), state.path()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let state = crate::state::StateDir::create_at(tmp.path(), None).unwrap();
+    let s = status(dir.path(), &state).unwrap();
     assert!(!s.learned);
     assert_eq!((s.install_bytes, s.planned_bytes), (12_000, 0));
     assert_eq!(s.uncached_files.map(|u| u.len()), Some(0));
@@ -112,7 +113,8 @@ fn reads_go_in_disk_order_unknown_last() {
 #[test]
 fn plan_status_splits_install_and_system_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let state_dir = tempfile::tempdir().unwrap();
+    let state_tmp = tempfile::tempdir().unwrap();
+    let state_dir = crate::state::StateDir::create_at(state_tmp.path(), None).unwrap();
     let page = sys::page_size() as u64;
     let install_dir = dir.path().canonicalize().unwrap();
     let lib = install_dir.join("libxul.so");
@@ -142,8 +144,8 @@ fn plan_status_splits_install_and_system_bytes() {
             },
         ],
     });
-    workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
-    let status = status(&install_dir, state_dir.path()).unwrap();
+    workingset::save(&state_dir, &state).unwrap();
+    let status = status(&install_dir, &state_dir).unwrap();
     assert!(status.learned);
     assert_eq!(status.install_bytes, 10 * page);
     assert_eq!(status.planned_install_bytes, 4 * page);
@@ -270,11 +272,12 @@ fn learned_start(root: &Path, build: Option<&str>) -> Start {
 #[test]
 fn an_update_makes_the_plan_stale_and_the_new_build_is_read_not_the_old_ranges() {
     let (_dir, root) = fake_install("20260101000000");
-    let state_dir = tempfile::tempdir().unwrap();
+    let state_tmp = tempfile::tempdir().unwrap();
+    let state_dir = crate::state::StateDir::create_at(state_tmp.path(), None).unwrap();
     let mut state = State::default();
     state.push(learned_start(&root, Some("20260101000000")));
-    workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
-    let before = status(&root, state_dir.path()).unwrap();
+    workingset::save(&state_dir, &state).unwrap();
+    let before = status(&root, &state_dir).unwrap();
     assert!(before.learned && !before.stale);
     assert_eq!(before.learned_build_id.as_deref(), Some("20260101000000"));
     // application.ini was never learned: read whole, like any file a start did not show.
@@ -288,7 +291,7 @@ fn an_update_makes_the_plan_stale_and_the_new_build_is_read_not_the_old_ranges()
     // Firefox is updated: a new BuildID and a new libxul.so (another inode, another size).
     set_build(&root, "20260202000000");
     replace(&root.join("libxul.so"), 80 * 4096);
-    let after = status(&root, state_dir.path()).unwrap();
+    let after = status(&root, &state_dir).unwrap();
     assert!(after.stale, "{after:?}");
     assert_eq!(after.build_id.as_deref(), Some("20260202000000"));
     assert_eq!(after.learned_build_id.as_deref(), Some("20260101000000"));
@@ -312,17 +315,17 @@ fn an_update_makes_the_plan_stale_and_the_new_build_is_read_not_the_old_ranges()
 
     // The next start is learned for the new build: no longer stale.
     state.push(learned_start(&root, Some("20260202000000")));
-    workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &state).unwrap();
-    let relearned = status(&root, state_dir.path()).unwrap();
+    workingset::save(&state_dir, &state).unwrap();
+    let relearned = status(&root, &state_dir).unwrap();
     assert!(!relearned.stale && relearned.changed_files.is_empty());
 
     // A start learned before BuildIDs were recorded: libxul.so replaced also means stale.
     let mut old = State::default();
     old.push(learned_start(&root, None));
-    workingset::save_json(&state_dir.path().join(workingset::STATE_FILE), &old).unwrap();
-    assert!(!status(&root, state_dir.path()).unwrap().stale);
+    workingset::save(&state_dir, &old).unwrap();
+    assert!(!status(&root, &state_dir).unwrap().stale);
     replace(&root.join("libxul.so"), 81 * 4096);
-    assert!(status(&root, state_dir.path()).unwrap().stale);
+    assert!(status(&root, &state_dir).unwrap().stale);
 }
 
 #[test]

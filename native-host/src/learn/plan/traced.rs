@@ -108,19 +108,15 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
     Ok(plan)
 }
 
-/// The traced plan for the install `install_dir` from the traces stored in `state_dir`.
+/// The traced plan for the install `install_dir` from the traces stored in `state`.
 /// Fails, naming what to do, when no stored trace is of this install and build (or, for
 /// [`PlanSource::Trace`], none knows which pages were used).
-pub fn traced_plan(install_dir: &Path, state_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+pub fn traced_plan(install_dir: &Path, state: &StateDir, knobs: Knobs) -> Result<Plan, Error> {
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
     let (_, build_id) = crate::firefox::app_ini::read(&root);
-    let traces = plan_source::load(
-        &state_dir.join("traces"),
-        &root,
-        crate::trace::store::MAX_TRACES,
-    );
+    let traces = plan_source::load(state, &root, crate::trace::store::MAX_TRACES);
     let pages = if knobs.source == PlanSource::TraceReads {
         Pages::Read
     } else {

@@ -17,8 +17,8 @@
 //!
 //! Here: the limits and names of the state. `model.rs` holds the types (a file's identity and
 //! pages, a start, the kept starts and their merge), `record.rs` the recording of a start from
-//! the process tree and `learn`, `store.rs` the state folder and file on disk (where, safe to
-//! write, atomic writes, the lock).
+//! the process tree and `learn`, `store.rs` the state file in the state folder (crate::state:
+//! where, safe to write, atomic writes, the lock).
 
 use std::collections::BTreeMap;
 use std::fs::Metadata;
@@ -34,6 +34,7 @@ use crate::pagecache::beneath::{Folder, Folders};
 use crate::pagecache::residency::ProcMaps;
 use crate::pagecache::sys;
 use crate::pagecache::view::{pages_of, run_lengths, Viewer};
+use crate::state::StateDir;
 use crate::Error;
 
 /// The state file's format version; a file of another version is ignored (and replaced).
@@ -58,6 +59,4 @@ mod store;
 
 pub use model::{changed_files, union, FileSet, Identity, Start, State};
 pub use record::{learn, now_ms, record, LearnSummary, Sources};
-pub use store::{
-    ensure_state_dir, home, load, parse_state, save_json, state_dir, with_state_lock, write_private,
-};
+pub use store::{load, parse_state, save, MAX_STATE_BYTES};

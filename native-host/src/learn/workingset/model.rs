@@ -382,17 +382,18 @@ mod tests {
     #[test]
     fn state_round_trips_and_bad_files_are_empty() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub").join(STATE_FILE);
-        assert_eq!(load(&path), State::default());
+        let folder = StateDir::create_at(&dir.path().join("sub"), None).unwrap();
+        let path = folder.path_of(STATE_FILE);
+        assert_eq!(load(&folder), State::default());
         let mut state = State::default();
         state.push(start(5, vec![file("/ff/a", 1, &[[0, 3]])]));
-        save_json(&path, &state).unwrap();
-        assert_eq!(load(&path), state);
+        save(&folder, &state).unwrap();
+        assert_eq!(load(&folder), state);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with(r#"{"version":1,"starts":[{"#), "{text}");
         std::fs::write(&path, r#"{"version": 2, "starts": []}"#).unwrap();
-        assert_eq!(load(&path), State::default());
+        assert_eq!(load(&folder), State::default());
         std::fs::write(&path, "{").unwrap();
-        assert_eq!(load(&path), State::default());
+        assert_eq!(load(&folder), State::default());
     }
 }

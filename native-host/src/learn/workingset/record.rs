@@ -116,11 +116,11 @@ pub fn record(pid: i32, install_dir: &Path, cancel: &AtomicBool) -> Result<Start
     })
 }
 
-/// Record the start of `pid` and merge it into the state file in `state_dir`.
+/// Record the start of `pid` and merge it into the state file in `state`.
 pub fn learn(
     pid: i32,
     install_dir: &Path,
-    state_dir: &Path,
+    state: &StateDir,
     cancel: &AtomicBool,
 ) -> Result<LearnSummary, Error> {
     let start = record(pid, install_dir, cancel)?;
@@ -128,14 +128,15 @@ pub fn learn(
         mapped: start.files.len() as u64,
         resident: start.files.iter().filter(|f| f.resident).count() as u64,
     };
-    let state_file = state_dir.join(STATE_FILE);
+    let state_file = state.path_of(STATE_FILE);
     let install = start.install_dir.clone();
-    let state = with_state_lock(state_dir, || {
-        let mut state = load(&state_file);
-        state.push(start);
-        save_json(&state_file, &state)?;
-        Ok(state.for_install(&install))
-    })?;
+    let state = {
+        let _lock = state.lock()?;
+        let mut kept = load(state);
+        kept.push(start);
+        save(state, &kept)?;
+        kept.for_install(&install)
+    };
     let merged = state.merged();
     let pages: u64 = merged.iter().map(FileSet::pages).sum();
     Ok(LearnSummary {
@@ -167,14 +168,16 @@ mod tests {
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         let folder = exe.parent().unwrap();
         let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::create_at(dir.path(), None).unwrap();
         let pid = i32::try_from(std::process::id()).unwrap();
-        let summary = learn(pid, folder, dir.path(), &AtomicBool::new(false)).unwrap();
+        let summary = learn(pid, folder, &state, &AtomicBool::new(false)).unwrap();
         assert_eq!(summary.starts_kept, 1);
         assert!(
             summary.pages > 0 && summary.sources.mapped > 0,
             "{summary:?}"
         );
-        let state = load(&summary.state_file);
+        assert_eq!(summary.state_file, dir.path().join(STATE_FILE));
+        let state = load(&state);
         let me = state
             .merged()
             .into_iter()

@@ -23,11 +23,11 @@ use super::build::{self, Context, FileInfo};
 use super::event::{lost_in_line, parse_line, Line};
 use super::model::{Process, Sample, Source, Trace, TRACE_VERSION};
 use super::tracefs::{self, Instance, TraceError};
-use super::user::User;
 use crate::firefox::install::Install;
 use crate::firefox::process as firefox;
 use crate::note::{self, Note};
 use crate::pagecache::maps::parse_maps_line;
+use crate::state::user::User;
 
 /// Per-CPU ring buffer: 32 MiB holds a cold start's ~100k events between 10 ms drains.
 const BUFFER_KB: u32 = 32 * 1024;
@@ -50,8 +50,9 @@ pub struct Stop {
     pub quiet_ms: u64,
 }
 
-/// The file whose appearance means the extension recorded this start (see store::mark_recorded).
-type Marker = Option<PathBuf>;
+/// The file (in a traces folder) whose appearance means the extension recorded this start (see
+/// store::mark_recorded).
+type Marker = Option<(crate::state::StateDir, String)>;
 
 /// What `launch` starts.
 #[derive(Debug)]
@@ -163,9 +164,9 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
     // With the about:startup extension in that Firefox, its `learn` after sessionRestored leaves
     // a marker in the state folder of the user Firefox runs as.
     let marker = super::store::process_start(pid).and_then(|ticks| {
-        super::user::state_dir(opts.user.as_ref())
+        super::store::open(opts.user.as_ref())
             .ok()
-            .map(|d| super::store::recorded_marker(&d, pid, ticks))
+            .map(|d| (d, super::store::recorded_marker(pid, ticks)))
     });
     let ended_by = match run_loop(
         &mut rec,

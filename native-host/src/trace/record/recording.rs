@@ -121,9 +121,9 @@ pub(super) fn run_loop(
         if interrupted.load(Ordering::SeqCst) {
             return Ok("interrupted".into());
         }
-        if stop.seconds.is_none() && marker.as_ref().is_some_and(|m| m.exists()) {
-            if let Some(m) = marker {
-                let _ = std::fs::remove_file(m);
+        if stop.seconds.is_none() && marker.as_ref().is_some_and(|(dir, m)| dir.exists(m)) {
+            if let Some((dir, m)) = marker {
+                let _ = dir.remove(m);
             }
             return Ok("session restored (the extension recorded the start)".into());
         }
