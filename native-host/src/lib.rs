@@ -37,7 +37,8 @@
 //! `note`, `path_text` are used by all and use none. `state` is the ground floor every feature
 //! keeps its files on: it uses only `pagecache`'s syscall wrappers (`sys`, `beneath`). `learn`,
 //! `trace` and `relaunch` sit side by side (`relaunch` runs a traced launch as a separate
-//! process, not through `trace`'s code): `learn::plan` reads stored traces (`trace::plan_source`), and
+//! process, not through `trace`'s code, and asks `host::manifest` the one rule for a binary
+//! root may run, a second sideways edge like `cli`'s): `learn::plan` reads stored traces (`trace::plan_source`), and
 //! nothing in `trace` uses `learn`. The one sideways edge is `cli` → `host::manifest` (the
 //! `install` and `manifest` commands write what registers the host). So a new capability (a
 //! startup trace) goes in the folder of its concern and touches no cycle.

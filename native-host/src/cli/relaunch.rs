@@ -22,6 +22,10 @@ pub struct RelaunchArgs {
     /// start).
     #[arg(long)]
     pub cold: bool,
+    /// With --cold: trace the start; the one privileged step runs through pkexec (the password
+    /// in the desktop's dialog), Firefox still runs as you (docs/design/pkexec.md).
+    #[arg(long, requires = "cold")]
+    pub trace: bool,
     /// The Firefox (main) process to restart [default: your running Firefox].
     #[arg(long, value_name = "PID")]
     pub pid: Option<i32>,
@@ -33,7 +37,7 @@ pub struct RelaunchArgs {
     #[arg(long, value_name = "URL")]
     pub open: Option<OsString>,
     /// Print the last restart's record and exit.
-    #[arg(long, conflicts_with_all = ["cold", "pid", "open"])]
+    #[arg(long, conflicts_with_all = ["cold", "trace", "pid", "open"])]
     pub status: bool,
     /// Print the final record as one JSON object.
     #[arg(long)]
@@ -67,7 +71,7 @@ pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
                 version: status::STATUS_VERSION,
                 stage: Stage::Failed,
                 cold: args.cold,
-                trace: false,
+                trace: args.trace,
                 requested_at_ms: workingset::now_ms(),
                 updated_at_ms: workingset::now_ms(),
                 old_pid: pid,
@@ -95,6 +99,9 @@ pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
     };
     let quiet = args.json;
     let mut progress = |s: &Status| {
+        if !quiet && s.stage == Stage::Tracing {
+            eprintln!("tracing the start (pkexec asks for the administrator password)…");
+        }
         if !quiet && s.stage == Stage::Waiting {
             eprintln!(
                 "waiting for Firefox {} ({}) to quit: quit it now (up to {} s)…",
@@ -104,7 +111,11 @@ pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
             );
         }
     };
-    let done = relaunch::run(&snap, &opts, &mut progress);
+    let done = if args.trace {
+        relaunch::traced::run(&snap, &opts, &mut progress)
+    } else {
+        relaunch::run(&snap, &opts, &mut progress)
+    };
     if args.json {
         print_json(&done)?;
     } else {

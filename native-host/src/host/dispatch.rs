@@ -80,9 +80,10 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         }),
         Command::RelaunchStatus => guarded(|| {
             let dir = crate::state::locate(None)?;
-            Ok(Reply::RelaunchStatus(LastRelaunch {
+            Ok(Reply::RelaunchStatus(Box::new(LastRelaunch {
                 last: crate::relaunch::status::read_at(&dir),
-            }))
+                trace_ready: crate::relaunch::traced::readiness(),
+            })))
         }),
         Command::Autostart { enable } => guarded(|| autostart(enable)),
         Command::Cancel { target } => {

@@ -14,7 +14,9 @@
 //! whole run ([`run`]).
 
 pub mod detach;
+pub mod request;
 pub mod status;
+pub mod traced;
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -364,24 +366,49 @@ pub fn fail(
 pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -> Status {
     let mut status = begin(snap, opts.cold, false);
     record(opts, &mut status, progress);
+    if wait_step(snap, opts, &mut status, progress) {
+        evict_and_start(snap, opts, &mut status, progress);
+    }
+    status
+}
+
+/// Wait for the old Firefox to exit; `false` (recorded as a failure) when it did not in time.
+pub fn wait_step(
+    snap: &Snapshot,
+    opts: &Options,
+    status: &mut Status,
+    progress: &mut dyn FnMut(&Status),
+) -> bool {
     match wait_for_exit(snap, opts.timeout) {
-        Ok(waited) => status.waited_ms = Some(u64::try_from(waited.as_millis()).unwrap_or(0)),
+        Ok(waited) => {
+            status.waited_ms = Some(u64::try_from(waited.as_millis()).unwrap_or(0));
+            true
+        }
         Err(pids) => {
             let seconds = opts.timeout.as_secs();
             fail(
                 opts,
-                &mut status,
+                status,
                 progress,
                 status::FIREFOX_DID_NOT_QUIT,
                 format!("Firefox was still running after {seconds} s (processes {pids:?}); nothing was evicted or started"),
                 json!({ "seconds": seconds, "pids": pids }),
             );
-            return status;
+            false
         }
     }
+}
+
+/// Evict (if cold) and start Firefox again, as the user this process runs as.
+pub fn evict_and_start(
+    snap: &Snapshot,
+    opts: &Options,
+    status: &mut Status,
+    progress: &mut dyn FnMut(&Status),
+) {
     if opts.cold {
         status.stage = Stage::Evicting;
-        record(opts, &mut status, progress);
+        record(opts, status, progress);
         match evict(&snap.install_dir) {
             Ok(evicted) => status.evicted = Some(evicted),
             // Not fatal: Firefox is started again all the same, the record says the evict failed.
@@ -399,21 +426,19 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
     let started = start(snap, &opts.open).and_then(|mut child| {
         status.stage = Stage::Started;
         status.new_pid = i32::try_from(child.id()).ok();
-        record(opts, &mut status, progress);
+        record(opts, status, progress);
         early_exit(&mut child, &snap.exe).map_or(Ok(()), Err)
     });
-    match started {
-        Ok(()) => {}
-        Err(detail) => fail(
+    if let Err(detail) = started {
+        fail(
             opts,
-            &mut status,
+            status,
             progress,
             status::LAUNCH_FAILED,
             format!("Firefox could not be started again: {detail}"),
             json!({ "detail": detail }),
-        ),
+        );
     }
-    status
 }
 
 #[cfg(test)]

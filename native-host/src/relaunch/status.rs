@@ -21,6 +21,8 @@ pub enum Stage {
     Waiting,
     /// Dropping Firefox's files from the page cache.
     Evicting,
+    /// The traced restart's privileged step runs (pkexec: evict, start, trace).
+    Tracing,
     /// Firefox was started again (`new_pid`).
     Started,
     Failed,

@@ -40,7 +40,7 @@ pub enum Reply {
     TraceFetch(crate::trace::store::Chunk),
     Telemetry(crate::firefox::telemetry::Archive),
     Relaunch(Relaunching),
-    RelaunchStatus(LastRelaunch),
+    RelaunchStatus(Box<LastRelaunch>),
     Autostart(crate::learn::autostart::Status),
 }
 
@@ -57,6 +57,9 @@ pub struct Relaunching {
 #[derive(Debug, Clone, Serialize)]
 pub struct LastRelaunch {
     pub last: Option<crate::relaunch::status::Status>,
+    /// Whether "Restart cold and trace" can run from the page here (pkexec, the polkit action,
+    /// a system-wide host, an agent), and the command to run otherwise.
+    pub trace_ready: crate::relaunch::traced::Readiness,
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,
