@@ -8,13 +8,13 @@ import { t } from "../lib/wording/i18n.js";
 import { formatBytes, formatMs } from "../lib/wording/format.js";
 import { hostErrorText } from "../lib/wording/host-notes.js";
 import { HOST_MISSING } from "../lib/transport/host-client.js";
-import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY } from "../lib/models/restart.js";
+import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, traceOffer } from "../lib/models/restart.js";
 import { startupApi } from "../lib/models/mode.js";
 import { relay } from "./relay.js";
 import { $, el } from "./dom.js";
 
 const UNKNOWN_COMMAND = "unknown_command";
-const state = { offer: null, current: null, busy: false };
+const state = { offer: null, current: null, busy: false, trace: null };
 
 function section() {
   return $("restart");
@@ -29,15 +29,19 @@ function build() {
   s.replaceChildren(
     el("h2", { text: t("restartHeading"), attrs: { id: "restart-heading" } }),
     el("p", { text: t("restartIntro"), className: "detail" }),
+    el("p", { text: t("restartTraceIntro"), className: "detail" }),
     el(
       "div",
       { className: "res-actions", attrs: { role: "group", "aria-labelledby": "restart-heading" } },
       el("button", { text: t("restartCold"), attrs: { type: "button", id: "restart-cold", "data-testid": "restart-cold" } }),
+      el("button", { text: t("restartColdTrace"), attrs: { type: "button", id: "restart-trace", "data-testid": "restart-trace" } }),
     ),
     el("p", { attrs: { id: "restart-offer", "data-testid": "restart-offer", "aria-live": "polite" } }),
+    el("div", { attrs: { id: "restart-trace-offer", "data-testid": "restart-trace-offer", hidden: "" } }),
     el("div", { attrs: { id: "restart-last", "data-testid": "restart-last" } }),
   );
-  $("restart-cold").addEventListener("click", () => restart({ cold: true }));
+  $("restart-cold").addEventListener("click", () => restart({ cold: true, trace: false }));
+  $("restart-trace").addEventListener("click", () => restart({ cold: true, trace: true }));
 }
 
 function showOffer(offer, detail = null) {
@@ -54,6 +58,16 @@ function showOffer(offer, detail = null) {
   // A temporary install must not be offered a button that would lose it.
   $("restart-cold").hidden = offer === TEMPORARY;
   $("restart-cold").disabled = offer !== OFFER || state.busy;
+  const trace = state.trace;
+  $("restart-trace").hidden = offer === TEMPORARY || !trace?.can;
+  $("restart-trace").disabled = offer !== OFFER || state.busy;
+  // Why the traced restart is not offered (or may not get its dialog), with the command.
+  const why = offer === OFFER && trace ? (trace.key ?? trace.agentKey) : null;
+  $("restart-trace-offer").hidden = why === null;
+  $("restart-trace-offer").dataset.reason = why ?? "";
+  $("restart-trace-offer").replaceChildren(
+    ...(why === null ? [] : [el("p", { text: t(why), className: "detail" }), el("pre", {}, el("code", { text: trace.command, attrs: { "data-testid": "restart-trace-command" } }))]),
+  );
 }
 
 function say(key, subs = [], stateName = null) {
@@ -72,28 +86,33 @@ function showLast(last) {
     ...lines.map((line) => {
       const p = el("p", { text: t(line.key, line.subs), className: line.id === "error" || line.id === "failed" ? "res-error" : line.id === "this" ? null : "detail" });
       p.dataset.line = line.id;
+      if (line.command) {
+        return el("div", { attrs: { "data-line": line.id } }, p, el("pre", {}, el("code", { text: line.command })));
+      }
       return p;
     }),
   );
 }
 
-async function restart({ cold }) {
+async function restart({ cold, trace }) {
   if (state.offer !== OFFER || state.busy) {
     return;
   }
   state.busy = true;
   $("restart-cold").disabled = true;
+  $("restart-trace").disabled = true;
   const api = startupApi(browser);
   const way = quitWay(typeof api?.quitForRestart === "function");
   say("restartAsking", [], "asking");
   try {
     // The full flavour's about:startup tab comes back with the session; the basic flavour's page
     // is opened again by the host, as one more argument of the restarted Firefox.
-    await relay.request("relaunch", { cold, open: way === "user" ? location.href : null });
+    await relay.request("relaunch", { cold, trace, open: way === "user" ? location.href : null });
   } catch (error) {
     state.busy = false;
     say("restartRefused", [hostErrorText(error, t)], "error");
     $("restart-cold").disabled = false;
+    $("restart-trace").disabled = false;
     return;
   }
   if (way === "user") {
@@ -108,14 +127,20 @@ async function restart({ cold }) {
 }
 
 /** Shows the last restart; one still under way (the page came up before the host's record said
- * "started") is asked again every second for up to half a minute. */
+ * "started"; a traced one says so once the trace is stored) is asked again every second for up
+ * to a minute. */
 async function followLast() {
-  for (let i = 0; i < 30; i++) {
-    const last = (await relay.request("relaunch_status"))?.last ?? null;
+  for (let i = 0; i < 60; i++) {
+    const reply = await relay.request("relaunch_status");
+    state.trace = traceOffer(reply?.trace_ready ?? null);
+    const last = reply?.last ?? null;
     showLast(last);
-    const underWay = last && (last.stage === "waiting" || last.stage === "evicting");
+    const underWay = last && ["waiting", "evicting", "tracing"].includes(last.stage);
     if (!underWay || Date.now() - last.updated_at_ms > 5 * 60 * 1000) {
       return;
+    }
+    if (state.offer !== null) {
+      showOffer(state.offer);
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }

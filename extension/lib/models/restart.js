@@ -26,6 +26,25 @@ export function restartOffer({ installType, host, knowsRelaunch = true }) {
   return knowsRelaunch ? OFFER : OLD_HOST;
 }
 
+/**
+ * Whether "Restart cold and trace" can run from the page (relaunch_status's trace_ready):
+ * `{can, key, command, agentKey}`: `key` says why not, `agentKey` warns that no polkit agent
+ * seems to run (the password dialog may not appear); `command` is what to run instead.
+ */
+export function traceOffer(ready) {
+  const command = ready?.command ?? "sudo about-startup-host launch --cold --trace";
+  if (!ready) {
+    return { can: false, key: "restartTraceUnknown", command, agentKey: null };
+  }
+  if (!ready.system_host) {
+    return { can: false, key: "restartTraceNotInstalled", command, agentKey: null };
+  }
+  if (!ready.pkexec || !ready.action) {
+    return { can: false, key: "restartTraceNoPkexec", command, agentKey: null };
+  }
+  return { can: true, key: null, command, agentKey: ready.agent ? null : "restartTraceNoAgent" };
+}
+
 /** How the quit happens: the full flavour quits Firefox itself; basic asks the user to. */
 export function quitWay(hasQuitApi) {
   return hasQuitApi ? "self" : "user";
@@ -82,7 +101,7 @@ export function lastRestartLines(last, { current = null, pageSize = 4096, format
     lines.push({ id: "trace", key: "restartTraceStored", subs: [last.trace_id] });
   }
   if (last.error) {
-    lines.push({ id: "error", key: errorKey(last.error.code), subs: errorSubs(last.error) });
+    lines.push({ id: "error", key: errorKey(last.error.code, last.error.params), subs: errorSubs(last.error), command: last.error.params?.command ?? null });
   }
   return lines;
 }
@@ -98,7 +117,18 @@ const ERROR_KEYS = {
   trace_failed: "restartErrorTrace",
 };
 
-function errorKey(code) {
+const TRACE_REASON_KEYS = {
+  no_agent: "restartErrorTraceNoAgent",
+  not_authorized: "restartErrorTraceNotAuthorized",
+  dismissed: "restartErrorTraceDismissed",
+  no_pkexec: "restartErrorTraceNoPkexec",
+  not_installed: "restartErrorTraceNotInstalled",
+};
+
+function errorKey(code, params) {
+  if (code === "trace_failed") {
+    return TRACE_REASON_KEYS[params?.reason] ?? ERROR_KEYS.trace_failed;
+  }
   return ERROR_KEYS[code] ?? "restartErrorOther";
 }
 

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY } from "../../../../extension/lib/models/restart.js";
+import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, traceOffer } from "../../../../extension/lib/models/restart.js";
 import { englishMessage } from "../../fakes.js";
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../fixtures/${name}`, import.meta.url), "utf8"));
@@ -43,4 +43,28 @@ test("lastRestartLines: a Firefox that did not quit is a failure worded with its
   assert.equal(words(lines)[1], `Firefox was still running after 1 s (processes ${didNotQuit.old_pid}): nothing was evicted or started.`);
   assert.deepEqual(lastRestartLines(null), []);
   assert.equal(lastRestartLines({ ...didNotQuit, error: { code: "new_code", message: "m", params: {} } })[1].key, "restartErrorOther");
+});
+
+test("traceOffer: offered only with the packaged host, pkexec and the action; a missing agent is a warning with the command", () => {
+  // relaunch_status's trace_ready as the host sent it on this machine with the package installed
+  // and no desktop session (no agent).
+  const ready = { pkexec: true, action: true, system_host: "/usr/lib/about-startup/about-startup-host", agent: false, command: "sudo about-startup-host launch --cold --trace" };
+  assert.deepEqual(traceOffer(ready), { can: true, key: null, command: ready.command, agentKey: "restartTraceNoAgent" });
+  assert.equal(traceOffer({ ...ready, agent: true }).agentKey, null);
+  assert.deepEqual(traceOffer({ ...ready, system_host: null }), { can: false, key: "restartTraceNotInstalled", command: ready.command, agentKey: null });
+  assert.equal(traceOffer({ ...ready, pkexec: false }).key, "restartTraceNoPkexec");
+  assert.equal(traceOffer(null).can, false);
+});
+
+test("lastRestartLines: a refused trace is worded by its reason and carries the command", () => {
+  const refused = {
+    ...started,
+    trace: true,
+    error: { code: "trace_failed", message: "m", params: { reason: "no_agent", detail: "pkexec exited with exit status: 127", command: "sudo about-startup-host launch --cold --trace" } },
+  };
+  const error = lastRestartLines(refused, { current: started.new_pid }).find((l) => l.id === "error");
+  assert.equal(error.key, "restartErrorTraceNoAgent");
+  assert.equal(error.command, "sudo about-startup-host launch --cold --trace");
+  assert.match(englishMessage(error.key, error.subs), /no polkit authentication agent could ask for the password \(pkexec exited with exit status: 127\)/);
+  assert.equal(lastRestartLines({ ...refused, error: { ...refused.error, params: { reason: "new" } } }, {}).at(-1).key, "restartErrorTrace");
 });
