@@ -129,7 +129,7 @@ async function restart({ cold, trace }) {
 /** Shows the last restart; one still under way (the page came up before the host's record said
  * "started"; a traced one says so once the trace is stored) is asked again every second for up
  * to a minute. */
-async function followLast() {
+async function followLast(traceStored) {
   for (let i = 0; i < 60; i++) {
     const reply = await relay.request("relaunch_status");
     state.trace = traceOffer(reply?.trace_ready ?? null);
@@ -137,6 +137,11 @@ async function followLast() {
     showLast(last);
     const underWay = last && ["waiting", "evicting", "tracing"].includes(last.stage);
     if (!underWay || Date.now() - last.updated_at_ms > 5 * 60 * 1000) {
+      // The traced restart's trace is stored once root's recording ends, often after the trace
+      // section looked for one: it is asked to look again.
+      if (last?.trace_id && last.new_pid === state.current && document.getElementById("trace")?.dataset.state === "none") {
+        await traceStored?.();
+      }
       return;
     }
     if (state.offer !== null) {
@@ -146,7 +151,8 @@ async function followLast() {
   }
 }
 
-export async function initRestart() {
+/** `traceStored`: called when this start's trace was stored after the page loaded. */
+export async function initRestart({ traceStored = null } = {}) {
   if (!section()) {
     return;
   }
@@ -164,7 +170,7 @@ export async function initRestart() {
   let version = null;
   if (host === "connected") {
     try {
-      await followLast();
+      await followLast(traceStored);
     } catch (error) {
       if (error?.code === UNKNOWN_COMMAND) {
         knowsRelaunch = false;

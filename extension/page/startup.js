@@ -245,7 +245,7 @@ async function main() {
   initAutostart();
   initCompare();
   onHistoryChange(showAnswer);
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace(), initRestart(), showPastSessions()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initHistory(), initTrace(), initRestart({ traceStored: initTrace }), showPastSessions()]);
   document.body.dataset.ready = "true";
 }
 

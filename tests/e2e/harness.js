@@ -121,6 +121,8 @@ export function defaultFirefox() {
  *   of the same profile); default: a fresh copy geckodriver makes and removes
  * - installAddon: false starts without installing (a second session of a profileDir that has the
  *   add-on installed permanently, as a user's Firefox starts)
+ * - env: more environment variables for geckodriver and Firefox (values may name `$HOME`, the
+ *   session's throwaway home folder)
  * - user: a uid (root only) to run geckodriver, Firefox and the host as, an ordinary user: the
  *   session's folders (and profileDir) are given to that user and geckodriver is copied where it
  *   can run it (setpriv, no supplementary groups)
@@ -135,6 +137,7 @@ export async function startFirefox({
   profileDir = null,
   installAddon = true,
   user = null,
+  env: extraEnv = {},
 } = {}) {
   const n = ++sessions;
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-e2e-"));
@@ -201,6 +204,9 @@ export async function startFirefox({
     const logFile = path.join(artifactsFolder(), `firefox-${n}-${flavour}.log`);
     state.log = fs.createWriteStream(logFile);
     const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1" };
+    for (const [name, value] of Object.entries(extraEnv)) {
+      env[name] = value.replaceAll("$HOME", home);
+    }
     const child = spawn(
       driverCommand[0],
       [...driverCommand.slice(1), "--port", String(port), "--allow-system-access", "--profile-root", tmp],

@@ -61,7 +61,9 @@ export function lastRestartLines(last, { current = null, pageSize = 4096, format
   }
   const lines = [];
   const thisStart = last.stage === "started" && last.new_pid != null && last.new_pid === current;
-  const kind = last.trace ? "traced" : last.cold ? "cold" : "plain";
+  // A traced restart whose trace was refused is a plain cold one; the error line says why.
+  const traced = last.trace && last.error?.code !== "trace_failed";
+  const kind = traced ? "traced" : last.cold ? "cold" : "plain";
   if (thisStart) {
     lines.push({ id: "this", key: THIS_START[kind], subs: [when(last.requested_at_ms)] });
   } else if (last.stage === "started") {
