@@ -23,7 +23,7 @@ const USER = process.getuid?.() === 0 ? 65534 : null;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-"));
 after(() => fs.rmSync(profile, { recursive: true, force: true }));
 
-describe("a temporary install is not offered a restart", () => {
+describe("a temporary install is not offered a restart; the login preload turns on and off from the page", () => {
   const ctx = useFirefox({ temporary: true }, { prefix: "restart-temporary", page: "page/startup.html" });
   it("says a restart would remove the add-on, with no button", async () => {
     const page = await waitFor(async () => {
@@ -33,6 +33,67 @@ describe("a temporary install is not offered a restart", () => {
     assert.equal(page.offer, "temporary");
     assert.equal(page.buttonShown, false);
     assert.match(page.offerText, /temporary install/);
+  });
+
+  it("the login preload: on, with the entry the CLI writes, then off and removed", async () => {
+    const driver = ctx.ff.driver;
+    const planState = () => driver.executeScript(() => ({
+      autostart: document.getElementById("plan").dataset.autostart,
+      button: document.getElementById("autostart-toggle")?.hidden === false ? document.getElementById("autostart-toggle").textContent : null,
+      result: document.getElementById("autostart-result")?.textContent ?? "",
+    }));
+    const off = await waitFor(async () => {
+      const p = await planState();
+      return p.autostart === "off" && p.button ? p : null;
+    }, { message: "the plan section with the login preload off" });
+    assert.match(off.button, /Preload after every login/);
+    // No systemd user session here: the XDG autostart entry, as `autostart enable` writes it.
+    const entry = path.join(ctx.ff.home, ".config", "autostart", "about-startup-preload.desktop");
+    await driver.findElement({ css: "[data-testid=autostart-toggle]" }).click();
+    const on = await waitFor(async () => {
+      const p = await planState();
+      return p.autostart === "xdg" ? p : null;
+    }, { message: "the login preload on" });
+    assert.match(on.button, /Stop preloading after login/);
+    assert.match(fs.readFileSync(entry, "utf8"), new RegExp(`Exec="${HOST_BINARY}" preload --plan --idle`));
+    await driver.executeScript("document.getElementById('plan').scrollIntoView()");
+    await ctx.ff.screenshot("restart-autostart-on");
+    await driver.findElement({ css: "[data-testid=autostart-toggle]" }).click();
+    await waitFor(async () => (await planState()).autostart === "off", { message: "the login preload off" });
+    assert.ok(!fs.existsSync(entry), "the entry is removed");
+  });
+});
+
+describe("Restart cold in basic mode: the user quits, the host opens the page again", () => {
+  it("after a quit the restarted Firefox shows the page, its start cold", { timeout: 240000 }, async () => {
+    const basicProfile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-basic-"));
+    const first = await startFirefox({ profileDir: basicProfile, temporary: false, prefs: PREFS, user: USER, flavour: "basic", experiments: false });
+    let attached = null;
+    try {
+      await first.openExtensionPage("page/startup.html");
+      await waitFor(async () => (await readRestart(first.driver)).offer === "offer", { timeout: 30000, message: "the restart offer" });
+      const startedAt = Date.now();
+      await first.driver.findElement({ css: "[data-testid=restart-cold]" }).click();
+      const waiting = await waitFor(async () => {
+        const state = await first.driver.executeScript("return document.getElementById('restart').dataset.state");
+        return state === "waiting-for-quit" ? state : null;
+      }, { message: "the page asking the user to quit" });
+      assert.equal(waiting, "waiting-for-quit");
+      await first.screenshot("restart-basic-quit-now");
+      // The user quits Firefox (here through Marionette's quit, an ordinary graceful quit).
+      await first.driver.quit().catch(() => {});
+      const status = await waitForRecord(first.home, startedAt);
+      assert.equal(status.stage, "started", JSON.stringify(status));
+      attached = await attachToRestarted(basicProfile, startedAt);
+      const after = await waitForRestoredPage(attached.driver, (p) => p.lastThisStart && p.current?.io?.treeReadBytes != null, "the page the host opened");
+      assert.ok(after.current.io.treeReadBytes > 100e6, `the restarted start read ${after.current.io.treeReadBytes} bytes`);
+      await restartScreenshot(attached.driver, "restart-basic-after");
+    } finally {
+      await attached?.driver.quit().catch(() => {});
+      await attached?.stop();
+      await first.stop();
+      fs.rmSync(basicProfile, { recursive: true, force: true });
+    }
   });
 });
 
