@@ -44,10 +44,60 @@ export function traceProblems(trace) {
   ) {
     problems.push("trace.events: must be a list of {t, f, o, n} with f an index into files");
   }
-  if (!Array.isArray(trace.block ?? []) || !Array.isArray(trace.samples ?? [])) {
-    problems.push("trace.block and trace.samples: must be lists");
+  // Every entry the charts read is checked too: an imported trace with a `null` among them, or
+  // `extents` that is not a list, was stored and then broke the page half-way (issue 20 #8).
+  if (!Array.isArray(trace.block ?? []) || (trace.block ?? []).some((b) => !isObject(b) || !isNum(b.t) || !isCount(b.pos) || !isCount(b.len))) {
+    problems.push("trace.block: must be a list of {t, pos, len}");
+  }
+  if (
+    !Array.isArray(trace.samples ?? []) ||
+    (trace.samples ?? []).some((s) => !isObject(s) || !isNum(s.t) || !isCount(s.read_bytes) || !(s.majflt === undefined || isCount(s.majflt)))
+  ) {
+    problems.push("trace.samples: must be a list of {t, read_bytes, majflt}");
+  }
+  if (Array.isArray(trace.files)) {
+    trace.files.forEach((f, i) => {
+      if (!isObject(f)) {
+        return;
+      }
+      if (!(f.size === undefined || f.size === null || isCount(f.size))) {
+        problems.push(`trace.files[${i}].size: must be a whole number ≥ 0 or null`);
+      }
+      if (!(f.sections === undefined || (Array.isArray(f.sections) && f.sections.every((s) => isObject(s) && typeof s.name === "string" && isCount(s.offset) && isCount(s.size))))) {
+        problems.push(`trace.files[${i}].sections: must be a list of {name, offset, size}`);
+      }
+      if (!(f.extents === undefined || (Array.isArray(f.extents) && f.extents.every((e) => Array.isArray(e) && e.length === 3 && e.every(isCount))))) {
+        problems.push(`trace.files[${i}].extents: must be a list of [file offset, disk byte, length]`);
+      }
+      if (!(f.used === undefined || f.used === null || (Array.isArray(f.used) && f.used.every((r) => Array.isArray(r) && r.length === 2 && r.every(isCount))))) {
+        problems.push(`trace.files[${i}].used: must be a list of [first page, count] or null`);
+      }
+    });
   }
   return problems;
+}
+
+/** The largest of `values` (numbers), or `floor` when there are none; a loop, never a spread
+ * into Math.max (600,000 arguments overflow the call stack). */
+export function maxOf(values, floor = -Infinity) {
+  let max = floor;
+  for (const v of values) {
+    if (v > max) {
+      max = v;
+    }
+  }
+  return max;
+}
+
+/** The smallest of `values`, or `ceiling` when there are none (see maxOf). */
+export function minOf(values, ceiling = Infinity) {
+  let min = ceiling;
+  for (const v of values) {
+    if (v < min) {
+      min = v;
+    }
+  }
+  return min;
 }
 
 /** The JSON text of a trace fetched in pages (`trace_fetch`), parsed and checked. */
@@ -70,7 +120,7 @@ export function traceFor(list, pid, startTicks = null) {
 
 /** The span the charts share: 0 to the later of the trace's end and the last milestone. */
 export function timeSpan(trace, milestoneMax = 0) {
-  const last = Math.max(0, ...(trace.events ?? []).map((e) => e.t));
+  const last = maxOf((trace.events ?? []).map((e) => e.t), 0);
   return Math.max(1, trace.ended_ms ?? 0, last, milestoneMax ?? 0);
 }
 
@@ -134,7 +184,7 @@ export function findFile(trace, name) {
 export function accessPattern(trace, f, { cols = 160, rows = 100, span = timeSpan(trace) } = {}) {
   const file = trace.files[f];
   const events = trace.events.filter((e) => e.f === f);
-  const pagesInFile = Math.max(1, isCount(file?.size) ? Math.ceil(file.size / PAGE) : Math.max(1, ...events.map((e) => e.o + e.n)));
+  const pagesInFile = Math.max(1, isCount(file?.size) ? Math.ceil(file.size / PAGE) : maxOf(events.map((e) => e.o + e.n), 1));
   const cells = new Map();
   for (const e of events) {
     const col = Math.min(cols - 1, Math.max(0, Math.floor((e.t / span) * cols)));
@@ -205,8 +255,8 @@ export function diskView(trace, { cols = 160, rows = 100, span = timeSpan(trace)
     return { cells: [], min: 0, max: 0, source, seeks: 0 };
   }
   points.sort((a, b) => a.t - b.t);
-  const min = Math.min(...points.map((p) => p.pos));
-  const max = Math.max(...points.map((p) => p.pos + p.len));
+  const min = minOf(points.map((p) => p.pos));
+  const max = maxOf(points.map((p) => p.pos + p.len));
   const range = Math.max(1, max - min);
   const cells = new Map();
   let seeks = 0;

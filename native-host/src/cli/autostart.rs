@@ -41,7 +41,9 @@ pub(super) fn autostart_cmd(cmd: &AutostartCmd) -> anyhow::Result<()> {
     let dirs = autostart::Dirs::from_env()?;
     match cmd {
         AutostartCmd::Enable { json } => {
-            let done = autostart::enable(&dirs, &manifest::host_binary()?, &autostart::systemctl)?;
+            let binary = manifest::host_binary()?;
+            manifest::check_user_binary(&binary, "login-time preload")?;
+            let done = autostart::enable(&dirs, &binary, &autostart::systemctl)?;
             if *json {
                 return print_json(&done);
             }

@@ -32,7 +32,11 @@ pub(super) fn telemetry_cmd(args: &TelemetryArgs) -> anyhow::Result<()> {
             })?
         }
     };
-    let archive = telemetry::read_archive(&profile, usize::from(args.limit));
+    let archive = telemetry::read_archive(
+        &profile,
+        usize::from(args.limit),
+        &std::sync::atomic::AtomicBool::new(false),
+    )?;
     if args.json {
         return print_json(&archive);
     }

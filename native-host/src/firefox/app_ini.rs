@@ -1,14 +1,31 @@
 //! `application.ini`: the `Version` and `BuildID` of a Firefox install, read by both the install
 //! discovery and the process inspection (so neither needs the other for it).
 
+use std::io::Read;
 use std::path::Path;
 
-/// Version and BuildID from `dir/application.ini`, `None` where missing.
+use crate::pagecache::beneath::Folder;
+
+/// The most of an application.ini that is read: Firefox's is under 1 KiB. The install folder
+/// may be one a user controls (`launch --firefox ~/ff` as root), so its file is read bounded,
+/// beneath the folder's descriptor, never through a symlink, never a FIFO or a device (a link
+/// to /proc/self/pagemap once ran 60 s and grew to 22 GB).
+pub const MAX_BYTES: u64 = 64 * 1024;
+
+/// Version and BuildID from `dir/application.ini`, `None` where missing or refused.
 #[must_use]
 pub fn read(dir: &Path) -> (Option<String>, Option<String>) {
-    std::fs::read_to_string(dir.join("application.ini"))
-        .map(|text| parse(&text))
-        .unwrap_or_default()
+    read_text(dir).map(|text| parse(&text)).unwrap_or_default()
+}
+
+fn read_text(dir: &Path) -> Option<String> {
+    let (file, _) = Folder::open(dir)
+        .ok()?
+        .open_file(Path::new("application.ini"))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// `Version` and `BuildID` of the `[App]` section of an application.ini text.
@@ -44,6 +61,42 @@ pub(crate) mod tests {
     pub(crate) const INI: &str =
         "; comment\n[App]\nVendor=Mozilla\nVersion=153.7.0\nBuildID=20261103151912\n\
                        [Gecko]\nVersion=999\n";
+
+    /// Issue 20 #4: a link to /proc/self/pagemap (or /dev/zero) as application.ini ran for a
+    /// minute and grew to gigabytes; a FIFO would hang. Each is refused at once.
+    #[test]
+    fn links_devices_fifos_and_huge_files_are_not_read_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ff = tmp.path();
+        std::os::unix::fs::symlink("/dev/zero", ff.join("application.ini")).unwrap();
+        assert_eq!(read(ff), (None, None));
+        std::fs::remove_file(ff.join("application.ini")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            ff.join("application.ini"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = ff.to_path_buf();
+        std::thread::spawn(move || tx.send(read(&dir)));
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("a FIFO blocked the read");
+        assert_eq!(got, (None, None));
+        std::fs::remove_file(ff.join("application.ini")).unwrap();
+        let mut big = INI.to_owned();
+        big.push_str(&"; padding\n".repeat(20_000));
+        big.push_str("[App]\nVersion=999\n");
+        std::fs::write(ff.join("application.ini"), big).unwrap();
+        assert_eq!(
+            read(ff).0.as_deref(),
+            Some("153.7.0"),
+            "read up to the bound"
+        );
+    }
 
     #[test]
     fn ini_reads_app_section_only() {

@@ -85,10 +85,23 @@ pub fn mount_of<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEn
         .map(|(_, m)| m)
 }
 
+/// The most of `/proc/self/mountinfo` that is read.
+pub const MAX_MOUNTINFO_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The mount holding `path`, from this process's mountinfo.
 #[must_use]
 pub fn find(path: &Path) -> Option<MountEntry> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    // Bounded: a mount namespace may hold many mounts (containers), never this many bytes.
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::fs::File::open("/proc/self/mountinfo").ok()?,
+            MAX_MOUNTINFO_BYTES,
+        ),
+        &mut bytes,
+    )
+    .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
     mount_of(&parse_mountinfo(&text), path).cloned()
 }
 

@@ -55,22 +55,37 @@ pub fn parent_firefox() -> Option<i32> {
 }
 
 /// A running Firefox parent process of this user, if any (for the CLI).
+///
+/// Cheap on purpose (a residency scan calls it, and it once cost more than the scan, issue 20):
+/// one `readlink` of `/proc/<pid>/exe` per process (another user's fails at once without root),
+/// the Firefox test once per distinct executable, and `/proc/<pid>/stat` and the owner only for
+/// the Firefox processes found.
 #[must_use]
 pub fn find_running() -> Option<i32> {
     let euid = sys::geteuid();
-    let procs = all_stats();
-    let firefox: HashMap<i32, u64> = procs
-        .iter()
-        .filter(|(pid, _)| owned_by(*pid, euid))
-        .filter(|(pid, _)| process_exe(*pid).is_ok_and(|exe| is_firefox_exe(&exe)))
-        .map(|(pid, stat)| (*pid, stat.starttime))
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return None;
+    };
+    let mut is_firefox: HashMap<PathBuf, bool> = HashMap::new();
+    let firefox: HashMap<i32, Stat> = dir
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            process_exe(*pid).is_ok_and(|exe| {
+                *is_firefox
+                    .entry(exe)
+                    .or_insert_with_key(|exe| is_firefox_exe(exe))
+            })
+        })
+        .filter(|pid| owned_by(*pid, euid))
+        .filter_map(|pid| Some((pid, read_stat(pid)?)))
         .collect();
     // The main process is the one whose parent is not a Firefox (content processes are its
     // children); the oldest wins when several profiles run.
-    procs
+    firefox
         .iter()
-        .filter(|(pid, stat)| firefox.contains_key(pid) && !firefox.contains_key(&stat.ppid))
-        .min_by_key(|(pid, stat)| (stat.starttime, *pid))
+        .filter(|(_, stat)| !firefox.contains_key(&stat.ppid))
+        .min_by_key(|(pid, stat)| (stat.starttime, **pid))
         .map(|(pid, _)| *pid)
 }
 

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,10 +26,20 @@ use crate::pagecache::beneath::Folder;
 
 /// The mozlz4 magic.
 pub const MAGIC: &[u8; 8] = b"mozLz40\0";
-/// A main ping is ~50-300 KB of JSON; anything far larger is not one.
-pub const MAX_DECOMPRESSED: usize = 32 * 1024 * 1024;
+/// A main ping is ~50-300 KB of JSON; anything far larger is not one (at 32 MiB, 100 planted
+/// pings took 2.9 s to decode).
+pub const MAX_DECOMPRESSED: usize = 4 * 1024 * 1024;
 /// Compressed files above this are skipped unread.
-pub const MAX_COMPRESSED: u64 = 8 * 1024 * 1024;
+pub const MAX_COMPRESSED: u64 = 2 * 1024 * 1024;
+/// Decompressed bytes one reading of the archive decodes in all: a few hundred real pings; past
+/// it the walk stops and says so (a profile of 2,000 planted pings at the limit took ~60 s).
+pub const MAX_TOTAL_DECOMPRESSED: usize = 256 * 1024 * 1024;
+/// A text field of a session (ids, dates, versions) longer than this is not Firefox's and is
+/// left out: one 3 MB `id` made the reply too large for a frame.
+pub const MAX_FIELD: usize = 128;
+/// Milestones kept per session (Firefox reports a dozen), and the longest name kept.
+pub const MAX_MILESTONES: usize = 48;
+pub const MAX_MILESTONE_NAME: usize = 48;
 /// Sessions reported by default, newest first, and at most.
 pub const DEFAULT_SESSIONS: usize = 20;
 pub const MAX_SESSIONS: usize = 200;
@@ -159,25 +170,28 @@ pub fn parse_main_ping(json: &[u8], file: &str) -> Option<Session> {
     let milestones: BTreeMap<String, u64> = payload
         .simple_measurements?
         .into_iter()
-        .filter(|(k, _)| is_milestone(k))
+        .filter(|(k, _)| is_milestone(k) && k.len() <= MAX_MILESTONE_NAME)
         .filter_map(|(k, v)| Some((k, v.as_u64()?)))
+        .take(MAX_MILESTONES)
         .collect();
     if milestones.is_empty() {
         return None;
     }
     let info = payload.info;
     let app = ping.application;
+    let short = |s: Option<String>| s.filter(|s| s.len() <= MAX_FIELD);
     Some(Session {
-        ping_id: ping.id.unwrap_or_default(),
-        created: ping.creation_date,
-        reason: info.as_ref().and_then(|i| i.reason.clone()),
-        session_id: info.as_ref().and_then(|i| i.session_id.clone()),
-        session_start: info.and_then(|i| i.session_start_date),
-        version: app
-            .as_ref()
-            .and_then(|a| a.display_version.clone().or_else(|| a.version.clone())),
-        build_id: app.as_ref().and_then(|a| a.build_id.clone()),
-        channel: app.and_then(|a| a.channel),
+        ping_id: short(ping.id).unwrap_or_default(),
+        created: short(ping.creation_date),
+        reason: short(info.as_ref().and_then(|i| i.reason.clone())),
+        session_id: short(info.as_ref().and_then(|i| i.session_id.clone())),
+        session_start: short(info.and_then(|i| i.session_start_date)),
+        version: short(
+            app.as_ref()
+                .and_then(|a| a.display_version.clone().or_else(|| a.version.clone())),
+        ),
+        build_id: short(app.as_ref().and_then(|a| a.build_id.clone())),
+        channel: short(app.and_then(|a| a.channel)),
         milestones,
         file: file.to_owned(),
     })
@@ -199,9 +213,22 @@ pub struct Archive {
     pub skipped_count: usize,
 }
 
-/// The newest `limit` sessions in `profile`'s archive.
-#[must_use]
-pub fn read_archive(profile: &Path, limit: usize) -> Archive {
+/// The newest `limit` sessions in `profile`'s archive; `Err(Cancelled)` as soon as `cancel`
+/// is set (checked before each file).
+pub fn read_archive(
+    profile: &Path,
+    limit: usize,
+    cancel: &AtomicBool,
+) -> Result<Archive, crate::Error> {
+    read_archive_within(profile, limit, cancel, MAX_TOTAL_DECOMPRESSED)
+}
+
+fn read_archive_within(
+    profile: &Path,
+    limit: usize,
+    cancel: &AtomicBool,
+    budget: usize,
+) -> Result<Archive, crate::Error> {
     let limit = limit.clamp(1, MAX_SESSIONS);
     let root = profile.join("datareporting").join("archived");
     let mut archive = Archive {
@@ -210,27 +237,44 @@ pub fn read_archive(profile: &Path, limit: usize) -> Archive {
         ..Archive::default()
     };
     if !archive.archive_found {
-        return archive;
+        return Ok(archive);
     }
     let Ok(folder) = Folder::open(profile) else {
         archive.archive_found = false;
-        return archive;
+        return Ok(archive);
     };
+    let mut decoded = 0usize;
     let mut files = main_ping_files(&root);
     // `<ms>.<uuid>.main.jsonlz4`: newest first by the ms Firefox put in the name.
     files.sort_by_key(|(ms, _)| std::cmp::Reverse(*ms));
     let mut seen_sessions = std::collections::HashSet::new();
-    for (_, path) in files {
+    let total = files.len();
+    for (n, (_, path)) in files.into_iter().enumerate() {
         if archive.sessions.len() >= limit {
             break;
         }
-        archive.main_pings += 1;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(crate::Error::Cancelled);
+        }
         // Opened relative to the held profile folder; named (lossily) relative to it too.
         let inside = path.strip_prefix(profile).unwrap_or(&path);
         let rel = inside.to_string_lossy().into_owned();
+        if decoded >= budget {
+            archive.skipped_count += total - n;
+            archive.skipped.push([
+                rel,
+                format!(
+                    "not read, nor the {} older: this reading's {budget}-byte budget of decoded pings is spent",
+                    total - n - 1
+                ),
+            ]);
+            break;
+        }
+        archive.main_pings += 1;
         match read_bounded(&folder, inside)
             .map_err(|e| e.to_string())
             .and_then(|bytes| decode_mozlz4(&bytes).map_err(|e| e.to_string()))
+            .inspect(|json| decoded += json.len())
         {
             Ok(json) => {
                 if let Some(session) = parse_main_ping(&json, &rel) {
@@ -253,7 +297,7 @@ pub fn read_archive(profile: &Path, limit: usize) -> Archive {
             }
         }
     }
-    archive
+    Ok(archive)
 }
 
 fn is_real_dir(path: &Path) -> bool {
@@ -420,7 +464,7 @@ mod tests {
         std::fs::write(month.join("4000.e.event.jsonlz4"), mozlz4(b"{}")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", month.join("5000.f.main.jsonlz4")).unwrap();
 
-        let archive = read_archive(dir.path(), 10);
+        let archive = read_archive(dir.path(), 10, &AtomicBool::new(false)).unwrap();
         assert!(archive.archive_found);
         let got: Vec<(&str, u64)> = archive
             .sessions
@@ -438,11 +482,82 @@ mod tests {
             "datareporting/archived/2026-11/2000.b.main.jsonlz4"
         );
 
-        let one = read_archive(dir.path(), 1);
+        let one = read_archive(dir.path(), 1, &AtomicBool::new(false)).unwrap();
         assert_eq!(one.sessions.len(), 1);
 
-        let none = read_archive(&dir.path().join("nope"), 10);
+        let none = read_archive(&dir.path().join("nope"), 10, &AtomicBool::new(false)).unwrap();
         assert!(!none.archive_found);
         assert!(none.sessions.is_empty());
+    }
+
+    /// Issue 20 #6: one ping with a 3 MB `id` made the reply too large for a frame; a profile
+    /// full of large pings took a minute, and the walk ignored cancel.
+    #[test]
+    fn oversized_fields_are_left_out_the_budget_stops_the_walk_and_cancel_is_heard() {
+        let dir = tempfile::tempdir().unwrap();
+        let month = dir.path().join("datareporting/archived/2026-11");
+        std::fs::create_dir_all(&month).unwrap();
+        let huge_id = PING.replace(
+            r#""id":"p1""#,
+            &format!(r#""id":"{}""#, "x".repeat(1_500_000)),
+        );
+        // (1.5 MB here: this test's encoder stores literals, and 2 MiB is the compressed bound.)
+        let many = (0..100)
+            .map(|i| format!(r#""m{i}":{i}"#))
+            .collect::<Vec<_>>()
+            .join(",");
+        let long_key = format!(r#""{}":1,"#, "k".repeat(100));
+        let crowded = PING.replace(r#""main":52"#, &format!(r#"{long_key}{many},"main":52"#));
+        std::fs::write(
+            month.join("1000.a.main.jsonlz4"),
+            mozlz4(huge_id.as_bytes()),
+        )
+        .unwrap();
+        std::fs::write(
+            month.join("2000.b.main.jsonlz4"),
+            mozlz4(crowded.as_bytes()),
+        )
+        .unwrap();
+        let archive = read_archive(dir.path(), 10, &AtomicBool::new(false)).unwrap();
+        let reply = serde_json::to_vec(&archive).unwrap();
+        assert!(reply.len() < 64 * 1024, "{} bytes", reply.len());
+        assert_eq!(
+            archive.sessions.len(),
+            1,
+            "one session: both pings are of session s1"
+        );
+        let s = &archive.sessions[0];
+        assert!(s.milestones.len() <= MAX_MILESTONES);
+        assert!(s.milestones.keys().all(|k| k.len() <= MAX_MILESTONE_NAME));
+        let other = read_archive(dir.path(), 10, &AtomicBool::new(false)).unwrap();
+        assert_eq!(other.sessions[0].ping_id, "p1");
+        // The huge id alone: the session is kept, its id is not.
+        std::fs::remove_file(month.join("2000.b.main.jsonlz4")).unwrap();
+        let only = read_archive(dir.path(), 10, &AtomicBool::new(false)).unwrap();
+        assert_eq!(only.sessions.len(), 1, "{:?}", only.skipped);
+        assert_eq!(only.sessions[0].ping_id, "");
+        assert_eq!(only.sessions[0].milestones["sessionRestored"], 1351);
+        // A budget spent stops the walk and says how much was left.
+        for i in 0..5 {
+            std::fs::write(
+                month.join(format!("{}.z.main.jsonlz4", 3000 + i)),
+                mozlz4(
+                    PING.replace(r#""sessionId":"s1""#, &format!(r#""sessionId":"z{i}""#))
+                        .as_bytes(),
+                ),
+            )
+            .unwrap();
+        }
+        let within =
+            read_archive_within(dir.path(), 10, &AtomicBool::new(false), PING.len() * 2).unwrap();
+        assert_eq!(within.sessions.len(), 2);
+        assert_eq!(within.skipped_count, 4);
+        assert!(
+            within.skipped[0][1].contains("budget"),
+            "{:?}",
+            within.skipped
+        );
+        let cancelled = read_archive(dir.path(), 10, &AtomicBool::new(true));
+        assert!(matches!(cancelled, Err(crate::Error::Cancelled)));
     }
 }

@@ -101,6 +101,24 @@ pub struct Installed {
 /// writable by group or others (else another user could replace what everyone runs).
 /// `lstat` of each component: a symlink on the way is judged as the link, then its target.
 pub fn system_binary_problem(binary: &Path) -> Option<String> {
+    binary_problem(binary, &[0], false)
+}
+
+/// Why `binary` must not be named in this user's own manifest or autostart entry, or `None`
+/// when it may: the entry runs it as the user, so nobody but the user (or root) may be able to
+/// replace it: it and every folder above it must belong to the user or root and be writable
+/// by nobody else. A root-owned sticky folder (`/tmp`) is allowed on the way: there others
+/// cannot rename or remove what is not theirs. (Issue 20 #9: a binary in a 0777 folder was
+/// replaced by another user, and the entry ran their code as the user.)
+pub fn user_binary_problem(binary: &Path) -> Option<String> {
+    let euid = crate::pagecache::sys::geteuid();
+    binary_problem(binary, &[0, euid], true)
+}
+
+/// The rule of [`system_binary_problem`] and [`user_binary_problem`]: every component of the
+/// binary's real path owned by one of `owners` and writable by nobody else (save a root-owned
+/// sticky folder, where `sticky_ok`).
+pub fn binary_problem(binary: &Path, owners: &[u32], sticky_ok: bool) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let real = match binary.canonicalize() {
         Ok(real) => real,
@@ -111,15 +129,24 @@ pub fn system_binary_problem(binary: &Path) -> Option<String> {
             Ok(meta) => meta,
             Err(e) => return Some(format!("{}: {e}", path.display())),
         };
-        if meta.uid() != 0 {
+        if !owners.contains(&meta.uid()) {
+            let whom = if owners == [0] {
+                "root".to_owned()
+            } else {
+                format!(
+                    "root or you (uid {})",
+                    owners.iter().find(|u| **u != 0).copied().unwrap_or(0)
+                )
+            };
             return Some(format!(
-                "{} belongs to uid {}, not root",
+                "{} belongs to uid {}, not {whom}",
                 path.display(),
                 meta.uid()
             ));
         }
-        // The sticky /tmp-like folders are writable by all: never a place for it either.
-        if meta.mode() & 0o022 != 0 {
+        let sticky_root = meta.uid() == 0 && meta.mode() & 0o1000 != 0 && meta.is_dir();
+        // The sticky /tmp-like folders are writable by all: never a place for a system binary.
+        if meta.mode() & 0o022 != 0 && !(sticky_ok && sticky_root) {
             return Some(format!(
                 "{} is writable by {} (mode {:o})",
                 path.display(),
@@ -135,6 +162,21 @@ pub fn system_binary_problem(binary: &Path) -> Option<String> {
     None
 }
 
+/// Refuse an entry of this user's (`what`: manifest, autostart entry) that would run `binary`
+/// when others than the user could replace it ([`user_binary_problem`]).
+pub fn check_user_binary(binary: &Path, what: &str) -> anyhow::Result<()> {
+    if let Some(problem) = user_binary_problem(binary) {
+        anyhow::bail!(
+            "refusing a {what} that runs {}: {problem}, so another user could replace what it \
+             runs as you. Move the binary to a folder only you (or root) can write, e.g. \
+             install -m 0755 {} ~/.local/bin/, and run this again from there",
+            binary.display(),
+            binary.display()
+        );
+    }
+    Ok(())
+}
+
 /// Write the manifest for this binary. Replaces an older one atomically.
 pub fn install(system: bool, extension_id: &str) -> anyhow::Result<Installed> {
     let binary = host_binary()?;
@@ -148,6 +190,8 @@ pub fn install(system: bool, extension_id: &str) -> anyhow::Result<Installed> {
                 binary.display()
             );
         }
+    } else {
+        check_user_binary(&binary, "manifest")?;
     }
     let text = render(&binary, extension_id)?;
     let manifest = manifest_path(system)?;
@@ -233,6 +277,46 @@ mod tests {
             "{problem}"
         );
         assert!(system_binary_problem(&dir.path().join("missing")).is_some());
+    }
+
+    /// Issue 20 #9: a per-user entry named a binary in a 0777 folder; another user replaced it
+    /// and the entry ran their code as the user. The user's entries now get the system rule
+    /// for what others than the user could write.
+    #[test]
+    fn a_user_entry_names_only_a_binary_others_cannot_replace() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let open = tmp.path().join("shared");
+        std::fs::create_dir(&open).unwrap();
+        let bin = open.join("about-startup-host");
+        std::fs::write(&bin, "#!/bin/sh\n").unwrap();
+        assert_eq!(
+            user_binary_problem(&bin),
+            None,
+            "a folder of one's own is fine"
+        );
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let problem = user_binary_problem(&bin).unwrap();
+        assert!(problem.contains("writable by every user"), "{problem}");
+        assert!(check_user_binary(&bin, "manifest").is_err());
+        // A root-owned sticky folder on the way (/tmp) is not a problem for a user's entry,
+        // and still one for a system manifest.
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let root = crate::pagecache::sys::geteuid() == 0;
+        assert_eq!(
+            user_binary_problem(&bin).is_none(),
+            root,
+            "sticky only counts when root's"
+        );
+        assert!(system_binary_problem(&bin).is_some());
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        if root {
+            // Another user's binary is not root's to register for itself.
+            std::os::unix::fs::chown(&bin, Some(65534), Some(65534)).unwrap();
+            let problem = user_binary_problem(&bin).unwrap();
+            assert!(problem.contains("belongs to uid 65534"), "{problem}");
+        }
     }
 
     #[test]

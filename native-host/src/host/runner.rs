@@ -40,7 +40,9 @@ fn run(
             Error::ProfileNotFound(format!("Firefox {pid} holds no profile lock open"))
         })?;
         let limit = limit.unwrap_or(telemetry::DEFAULT_SESSIONS);
-        return Ok(Reply::Telemetry(telemetry::read_archive(&profile, limit)));
+        return Ok(Reply::Telemetry(telemetry::read_archive(
+            &profile, limit, cancel,
+        )?));
     }
     let install = ctx.install()?;
     match command {

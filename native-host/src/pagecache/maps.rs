@@ -22,6 +22,25 @@ pub struct MapsLine {
     pub path: Option<PathBuf>,
 }
 
+/// The most of a `/proc/<pid>/maps` that is read: a Firefox maps a few thousand regions (a few
+/// hundred KiB); the kernel allows 65,530 regions with names up to 4 KiB each, so a process that
+/// maps a file of a long name many times could make it hundreds of MB.
+pub const MAX_MAPS_BYTES: u64 = 32 * 1024 * 1024;
+
+/// `/proc/<pid>/maps`, at most [`MAX_MAPS_BYTES`] (cut at the last whole line).
+pub fn read_maps(pid: i32) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    std::fs::File::open(format!("/proc/{pid}/maps"))?
+        .take(MAX_MAPS_BYTES)
+        .read_to_end(&mut out)?;
+    if out.len() as u64 >= MAX_MAPS_BYTES {
+        let end = out.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        out.truncate(end);
+    }
+    Ok(out)
+}
+
 /// Parse `start-end perms offset major:minor inode   path`. The first five fields are separated
 /// by single spaces (and are ASCII); the path follows padding and may itself contain spaces and
 /// bytes that are not UTF-8.

@@ -3,20 +3,17 @@
 //! through a read cache, so libxul.so's 150 MB are not read for a few KiB of headers.
 
 use std::fs::File;
-use std::path::Path;
 
 use object::read::ReadCache;
 use object::{Object, ObjectSection, SectionKind};
 
 use super::model::Section;
 
-/// The sections that occupy bytes of the file (not `.bss`), in file order; empty for files that
-/// are not ELF or cannot be read.
+/// The sections that occupy bytes of the open file (not `.bss`), in file order; empty for files
+/// that are not ELF or cannot be read. The caller opened the file (once, beneath a held folder,
+/// checked to be the traced one: record/finish.rs), so nothing here goes by path.
 #[must_use]
-pub fn sections(path: &Path) -> Vec<Section> {
-    let Ok(file) = File::open(path) else {
-        return Vec::new();
-    };
+pub fn sections(file: &File) -> Vec<Section> {
     let cache = ReadCache::new(file);
     let Ok(obj) = object::File::parse(&cache) else {
         return Vec::new();
@@ -46,7 +43,7 @@ pub fn sections(path: &Path) -> Vec<Section> {
 mod tests {
     #[test]
     fn own_test_binary_has_text() {
-        let exe = std::env::current_exe().unwrap();
+        let exe = std::fs::File::open(std::env::current_exe().unwrap()).unwrap();
         let s = super::sections(&exe);
         assert!(s.iter().any(|s| s.name == ".text" && s.size > 0), "{s:?}");
         assert!(s.windows(2).all(|w| w[0].offset <= w[1].offset));
@@ -57,6 +54,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x");
         std::fs::write(&p, b"hello").unwrap();
-        assert!(super::sections(&p).is_empty());
+        assert!(super::sections(&std::fs::File::open(&p).unwrap()).is_empty());
     }
 }

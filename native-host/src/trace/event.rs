@@ -154,7 +154,9 @@ fn parse_ts(s: &str) -> Option<u64> {
     while padded.len() < 9 {
         padded.push('0');
     }
-    Some(secs * 1_000_000_000 + padded.parse::<u64>().unwrap_or(0))
+    // A seconds field beyond u64 nanoseconds (~584 years of uptime) is not a timestamp.
+    secs.checked_mul(1_000_000_000)?
+        .checked_add(padded.parse::<u64>().unwrap_or(0))
 }
 
 /// `key=value` and `key value` pairs of a payload, in order.
@@ -276,6 +278,14 @@ fn parse_block(issue: bool, payload: &str) -> Option<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `tracefs_lines` fuzz target: a timestamp of 20 digits overflowed.
+    #[test]
+    fn a_timestamp_too_large_for_nanoseconds_is_not_one() {
+        assert_eq!(parse_ts("18446744073.709551615"), Some(u64::MAX));
+        assert_eq!(parse_ts("18446744074.0"), None);
+        assert_eq!(parse_ts("99999999999999999999"), None);
+    }
 
     #[test]
     fn page_add_with_tgid_and_dashes_in_comm() {

@@ -3,7 +3,7 @@
 //! SIGTERM, SIGHUP), so no instance is ever left behind. Nothing global is changed.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,23 +55,63 @@ fn live() -> &'static Mutex<Vec<PathBuf>> {
     LIVE.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-/// Set by Ctrl-C/SIGTERM/SIGHUP: the recording stops, cleans up and keeps what it has.
+/// How long the first signal leaves the recording to wind down and store what it has before
+/// the host ends anyway: `timeout` and most service managers send one SIGTERM, and a host that
+/// only sets a flag must not outlive it (issue 20).
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What a signal does, by how many came before it. Pure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnSignal {
+    /// The first: stop recording, keep what it has, end within [`GRACE`].
+    WindDown,
+    /// A second SIGINT or SIGTERM: remove the instances and end now.
+    Exit,
+}
+
+#[must_use]
+pub fn on_signal(already: bool) -> OnSignal {
+    if already {
+        OnSignal::Exit
+    } else {
+        OnSignal::WindDown
+    }
+}
+
+/// Set by Ctrl-C/SIGTERM/SIGHUP: the recording stops, cleans up and keeps what it has. A second
+/// signal ends the host at once, and so does the first one's [`GRACE`] running out.
 #[must_use]
 pub fn interrupted() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
         let f = Arc::clone(&flag);
-        // A second signal while the recording winds down removes the instances and exits.
-        let _ = ctrlc::set_handler(move || {
-            if f.swap(true, Ordering::SeqCst) {
-                remove_all_live();
-                std::process::exit(130);
+        let _ = ctrlc::set_handler(move || match on_signal(f.swap(true, Ordering::SeqCst)) {
+            OnSignal::Exit => end_now(),
+            OnSignal::WindDown => {
+                // ctrlc runs this on its own thread, not in the signal handler: a thread may
+                // be started here.
+                let _ = std::thread::Builder::new()
+                    .name("signal grace".into())
+                    .spawn(|| {
+                        std::thread::sleep(GRACE);
+                        let _ = writeln!(
+                            io::stderr(),
+                            "about-startup-host: still running {} s after the signal; ending",
+                            GRACE.as_secs()
+                        );
+                        end_now();
+                    });
             }
         });
         flag
     })
     .clone()
+}
+
+fn end_now() -> ! {
+    remove_all_live();
+    std::process::exit(130);
 }
 
 fn remove_all_live() {
@@ -260,6 +300,14 @@ impl Drop for Instance {
 
 #[cfg(test)]
 mod tests {
+    use super::{on_signal, OnSignal};
+
+    #[test]
+    fn the_first_signal_winds_down_and_a_second_ends() {
+        assert_eq!(on_signal(false), OnSignal::WindDown);
+        assert_eq!(on_signal(true), OnSignal::Exit);
+    }
+
     #[test]
     fn lost_counts_overrun_and_dropped() {
         let stats = "entries: 5\noverrun: 3\ncommit overrun: 0\nbytes: 1\ndropped events: 2\nread events: 9\n";

@@ -31,7 +31,7 @@ impl ProcMaps {
     /// `None` when the maps are unreadable (another user's process, or it exited).
     pub(crate) fn read(pid: i32) -> Option<Self> {
         // Bytes, not a String: one mapped file whose name is not UTF-8 must not lose them all.
-        let text = std::fs::read(format!("/proc/{pid}/maps")).ok()?;
+        let text = crate::pagecache::maps::read_maps(pid).ok()?;
         let lines = text
             .split(|b| *b == b'\n')
             .filter_map(parse_maps_line)

@@ -70,18 +70,19 @@ pub(super) fn owned_residency(install: &Path, t_end: f64) -> Vec<crate::trace::m
     let Ok(files) = crate::firefox::install::list_files(install) else {
         return Vec::new();
     };
+    // Opened beneath the held install folder: no symlink, no FIFO, one open per file.
+    let Ok(folder) = crate::pagecache::beneath::Folder::open(install) else {
+        return Vec::new();
+    };
     let mut vec = Vec::new();
     let mut out = Vec::new();
     for path in files {
-        let Ok(meta) = std::fs::metadata(&path) else {
+        let Ok((file, meta)) = folder.open_file(&path) else {
             continue;
         };
-        if meta.uid() != euid || !meta.is_file() {
+        if meta.uid() != euid {
             continue;
         }
-        let Ok(file) = std::fs::File::open(&path) else {
-            continue;
-        };
         if crate::pagecache::sys::mincore_file(&file, meta.len(), &mut vec).is_err() {
             continue;
         }

@@ -5,6 +5,7 @@
 use super::files::{owned_residency, resolve};
 use super::recording::ended_by_code;
 use super::*;
+use crate::pagecache::beneath::Folder;
 
 /// Finish: stop tracing, drain, remove the instance, build the trace.
 #[allow(clippy::too_many_arguments)] // one call site each in launch/attach; a struct adds nothing
@@ -67,20 +68,23 @@ pub(super) fn finish(
             "; /proc/{pid}/stat starttime ({ticks} ticks) is {diff:+.1} ms from it"
         ));
     }
+    // Each file opened once, and only if it is still the traced one: a path renamed to
+    // another file since it was resolved (a race the user controls under sudo) gives nothing.
+    let root = Folder::open(Path::new("/")).ok();
     for f in &mut built.files {
         if !f.resolved {
             continue;
         }
-        let path = Path::new(&f.path);
-        if let Ok(file) = std::fs::File::open(path) {
-            if let Ok(ext) = crate::pagecache::sys::fiemap(&file) {
-                f.extents = ext
-                    .iter()
-                    .filter_map(|e| Some([e.logical, e.physical?, e.length]))
-                    .collect();
-            }
+        let Some(file) = root.as_ref().and_then(|r| open_traced(r, f)) else {
+            continue;
+        };
+        if let Ok(ext) = crate::pagecache::sys::fiemap(&file) {
+            f.extents = ext
+                .iter()
+                .filter_map(|e| Some([e.logical, e.physical?, e.length]))
+                .collect();
         }
-        f.sections = crate::trace::elf::sections(path);
+        f.sections = crate::trace::elf::sections(&file);
     }
     let use_counts = match frames {
         Some(Ok(flags)) if !built.pages.is_empty() => {
@@ -201,6 +205,17 @@ pub(super) fn finish(
     })
 }
 
+/// Open the file of `entry` beneath `root` (no symlink anywhere on its path, non-blocking, a
+/// regular file) if it is the very file the trace saw (same device and inode); `None` if not.
+fn open_traced(root: &Folder, entry: &crate::trace::model::FileEntry) -> Option<std::fs::File> {
+    let path = crate::path_text::from_text(entry.path.clone(), entry.path_b64.as_deref()).ok()?;
+    let (file, meta) = root.open_file(&path).ok()?;
+    let dev = meta.dev();
+    let same = format!("{}:{}", libc::major(dev), libc::minor(dev)) == entry.dev
+        && meta.ino() == entry.ino;
+    same.then_some(file)
+}
+
 /// The flags of every page frame the trace saw entering the cache (any process: the tree is
 /// told apart later), read from /proc/kpageflags.
 fn read_frame_flags(lines: &[Line]) -> std::io::Result<HashMap<u64, u64>> {
@@ -216,4 +231,72 @@ fn read_frame_flags(lines: &[Line]) -> std::io::Result<HashMap<u64, u64>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::*;
+    use crate::trace::model::FileEntry;
+
+    fn entry_of(path: &Path) -> FileEntry {
+        let meta = std::fs::metadata(path).unwrap();
+        let dev = meta.dev();
+        FileEntry {
+            path: crate::path_text::display(path),
+            path_b64: crate::path_text::b64(path),
+            resolved: true,
+            dev: format!("{}:{}", libc::major(dev), libc::minor(dev)),
+            ino: meta.ino(),
+            size: Some(meta.len()),
+            bytes_read: 0,
+            requests: 0,
+            first_ms: 0.0,
+            last_ms: 0.0,
+            written: false,
+            sections: Vec::new(),
+            extents: Vec::new(),
+            used: None,
+        }
+    }
+
+    /// Issue 20 #5: `resolve` matched a path by stat, then FIEMAP and the ELF parser reopened it
+    /// by path as root: renamed in between, a root-only file's extents and sections went into
+    /// the user's trace. Now the file is opened once and must be the traced one.
+    #[test]
+    fn a_path_renamed_to_another_file_after_resolution_gives_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        let traced = dir.join("libxul.so");
+        std::fs::copy(std::env::current_exe().unwrap(), &traced).unwrap();
+        let entry = entry_of(&traced);
+        let root = Folder::open(Path::new("/")).unwrap();
+        let file = open_traced(&root, &entry).expect("the traced file opens");
+        assert!(crate::trace::elf::sections(&file)
+            .iter()
+            .any(|s| s.name == ".text"));
+        // The race, made deterministic: the name now holds another (root-only) file.
+        let secret = dir.join("secret.so");
+        std::fs::copy(std::env::current_exe().unwrap(), &secret).unwrap();
+        std::fs::rename(&secret, &traced).unwrap();
+        assert!(
+            open_traced(&root, &entry).is_none(),
+            "another inode is not the traced one"
+        );
+        // A symlink in its place, or a FIFO, gives nothing either, at once.
+        std::fs::remove_file(&traced).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &traced).unwrap();
+        assert!(open_traced(&root, &entry).is_none());
+        std::fs::remove_file(&traced).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &traced,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(open_traced(&root, &entry).is_none());
+    }
 }

@@ -88,7 +88,7 @@ impl Sampler {
                 }
             }
         }
-        if let Ok(maps) = std::fs::read(format!("/proc/{pid}/maps")) {
+        if let Ok(maps) = crate::pagecache::maps::read_maps(pid) {
             for l in maps.split(|b| *b == b'\n') {
                 if let Some(m) = parse_maps_line(l) {
                     if let Some(p) = m.path.filter(|p| p.is_absolute()) {

@@ -129,6 +129,13 @@ const GOOD = {
 // Documents both must refuse, with the code checkExport gives.
 const BAD = {
   "a trace of a future version": [with_((d) => (d.trace = { ...TRACE, version: 2 })), "invalid"],
+  // Issue 20 #8: these were stored, then broke the charts (the import half applied).
+  "a trace with null block entries": [with_((d) => (d.trace = { ...TRACE, block: [null] })), "invalid"],
+  "a trace with null samples": [with_((d) => (d.trace = { ...TRACE, samples: [null] })), "invalid"],
+  "a trace whose extents are not a list": [
+    with_((d) => (d.trace = { ...TRACE, files: TRACE.files.map((f) => ({ ...f, extents: 7 })) })),
+    "invalid",
+  ],
   "an array": [[], IMPORT_ERRORS.foreign],
   "another format": [with_((d) => (d.format = "something-else")), IMPORT_ERRORS.foreign],
   "no format": [with_((d) => delete d.format), IMPORT_ERRORS.foreign],

@@ -8,6 +8,8 @@ import {
   diskView,
   fileTable,
   findFile,
+  maxOf,
+  minOf,
   readOverTime,
   RECORD_COMMAND,
   sectionBands,
@@ -70,6 +72,45 @@ test("traceProblems accepts a host trace and names what is wrong", () => {
   assert.ok(problems.some((p) => p.startsWith("trace.version")));
   assert.ok(problems.some((p) => p.startsWith("trace.events")));
   assert.deepEqual(traceProblems(null), ["trace: must be an object"]);
+});
+
+// Issue 20 #8: an import with null entries in block, samples or sections, or extents that is
+// not a list, was stored and then crashed the charts; each is now a named problem.
+test("traceProblems names null entries and malformed per-file lists the charts would trip on", () => {
+  const cases = [
+    [(t) => (t.block = [null]), "trace.block"],
+    [(t) => (t.samples = [null]), "trace.samples"],
+    [(t) => (t.samples = [{ t: 1, read_bytes: -1 }]), "trace.samples"],
+    [(t) => (t.files[0].sections = [null]), "trace.files[0].sections"],
+    [(t) => (t.files[0].extents = 5), "trace.files[0].extents"],
+    [(t) => (t.files[0].extents = [[0, 1]]), "trace.files[0].extents"],
+    [(t) => (t.files[0].used = [[0, "x"]]), "trace.files[0].used"],
+    [(t) => (t.files[0].size = "big"), "trace.files[0].size"],
+  ];
+  for (const [spoil, field] of cases) {
+    const t = fake();
+    spoil(t);
+    const problems = traceProblems(t);
+    assert.ok(problems.some((p) => p.startsWith(field)), `${field}: ${problems.join("; ")}`);
+  }
+  const t = fake();
+  t.files[0].used = null;
+  delete t.files[1].extents;
+  assert.deepEqual(traceProblems(t), [], "absent or null optional members are fine");
+});
+
+test("600,000 events are drawn without spreading them into Math.max", () => {
+  const t = fake();
+  t.events = Array.from({ length: 600_000 }, (_, i) => ({ t: i / 6000, f: 0, o: i % 10, n: 1, p: 10, k: "sync" }));
+  t.files[0].size = null;
+  assert.deepEqual(traceProblems(t), []);
+  const pattern = accessPattern(t, 0);
+  assert.ok(pattern.reads === 600_000 && pattern.size === 10 * 4096, `${pattern.reads} ${pattern.size}`);
+  assert.ok(readOverTime(t).total > 0);
+  const disk = diskView(t);
+  assert.equal(disk.source, "extents");
+  assert.ok(disk.max > disk.min);
+  assert.ok(maxOf([]) === -Infinity && maxOf([3, 9, 2]) === 9 && minOf([3, 9, 2]) === 2);
 });
 
 test("assembleTrace joins pages, even split inside a string", () => {
