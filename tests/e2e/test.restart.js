@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { inspectFirefox } from "../../scripts/lib/firefox-kind.mjs";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
-import { defaultFirefox, startFirefox, useFirefox, waitFor } from "./harness.js";
+import { defaultFirefox, inChrome, startFirefox, useFirefox, waitFor } from "./harness.js";
 import { attachToRestarted, readRestart, restartScreenshot, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
 
 const PREFS = { "xpinstall.signatures.required": false };
@@ -114,6 +114,11 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
       assert.equal(before.offer, "offer");
       assert.equal(before.buttonShown, true);
       await restartScreenshot(first.driver, "restart-before");
+      // One more tab of the user's: it must come back too.
+      const pageHandle = await first.driver.getWindowHandle();
+      await first.driver.switchTo().newWindow("tab");
+      await first.driver.get("about:robots");
+      await first.driver.switchTo().window(pageHandle);
       const hotRead = before.current.io.treeReadBytes;
       const startedAt = Date.now();
 
@@ -140,6 +145,15 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
         "the restored page to show the restarted start",
       );
       await restartScreenshot(attached.driver, "restart-after");
+      const urls = [];
+      for (const handle of await attached.driver.getAllWindowHandles()) {
+        await attached.driver.switchTo().window(handle);
+        urls.push(await attached.driver.getCurrentUrl());
+      }
+      assert.ok(urls.includes("about:robots"), `the user's other tab came back: ${urls.join(", ")}`);
+      // The one-shot restore flag is Firefox's own, read and cleared by this start.
+      const once = await inChrome(attached.driver, `arguments[0](Services.prefs.getBoolPref("browser.sessionstore.resume_session_once", false))`);
+      assert.equal(once, false, "resume_session_once is cleared again");
       assert.equal(after.current.coldness.class, "cold", JSON.stringify(after.current.io));
       assert.equal(after.answer, "cold");
       assert.ok(after.lines.some((l) => l.line === "this"), JSON.stringify(after.lines));
