@@ -92,15 +92,21 @@ pub fn take(user: &User) -> Result<LaunchRequest, Error> {
         .map_err(|e| Error::io(format!("reading {REQUEST_FILE}"), e))?
         .ok_or_else(missing)?;
     let _ = dir.remove(REQUEST_FILE);
-    serde_json::from_slice::<LaunchRequest>(&bytes)
+    parse(&bytes).ok_or_else(|| {
+        Error::io(
+            format!("{REQUEST_FILE} is not a restart request of this version"),
+            std::io::Error::from(std::io::ErrorKind::InvalidData),
+        )
+    })
+}
+
+/// A request file's bytes, or `None` for anything else (another version, not JSON). Pure: the
+/// fuzz target `relaunch` drives it, with the restart record's parser.
+#[must_use]
+pub fn parse(bytes: &[u8]) -> Option<LaunchRequest> {
+    serde_json::from_slice::<LaunchRequest>(bytes)
         .ok()
         .filter(|r| r.version == REQUEST_VERSION)
-        .ok_or_else(|| {
-            Error::io(
-                format!("{REQUEST_FILE} is not a restart request of this version"),
-                std::io::Error::from(std::io::ErrorKind::InvalidData),
-            )
-        })
 }
 
 /// What root starts once [`check`] accepted a request.
