@@ -161,7 +161,10 @@ pub fn user_may_enter(dir: &Path, user: &User, read: bool) -> bool {
 /// install folder it names (root starts no other program); the user must be able to open that
 /// folder (root names its files in the trace); the profile, if named, must be the user's own.
 pub fn check(req: &LaunchRequest, user: &User) -> Result<Accepted, Error> {
+    // The real path, symlinks resolved: every folder on the way to what root will read must be
+    // one the user may pass (a link in the user's folder to a folder under a 0700 one is not).
     let install_dir = path(&req.install_dir);
+    let install_dir = install_dir.canonicalize().unwrap_or(install_dir);
     if !install_dir.is_absolute() || !user_may_enter(&install_dir, user, true) {
         return Err(refuse(format!(
             "{} is not a folder {} may open",
@@ -215,7 +218,8 @@ pub fn check(req: &LaunchRequest, user: &User) -> Result<Accepted, Error> {
         .cwd
         .as_ref()
         .map(path)
-        .filter(|c| c.is_absolute() && user_may_enter(c, user, false))
+        .and_then(|c| c.canonicalize().ok())
+        .filter(|c| user_may_enter(c, user, false))
         .unwrap_or_else(|| user.home.clone());
     Ok(Accepted {
         install,

@@ -128,6 +128,23 @@ fn an_install_folder_the_user_may_not_open_is_refused() {
 }
 
 #[test]
+fn a_symlink_to_an_install_behind_a_folder_the_user_may_not_pass_is_refused() {
+    let s = stage();
+    // The install moved into a 0700 folder; a link to it from a folder everyone may read.
+    let locked = s.state.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::rename(&s.install, locked.join("firefox")).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&s.state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(locked.join("firefox"), &s.install).unwrap();
+    let other = user(me() + 4242, &s.state, &s.state);
+    let mut req = request(&s);
+    req.profile = None;
+    req.argv.truncate(1);
+    refused(check(&req, &other), "is not a folder");
+}
+
+#[test]
 fn a_profile_the_user_does_not_own_is_refused_named_or_in_the_arguments() {
     let s = stage();
     let other = user(me() + 4242, &s.state, &s.state);
