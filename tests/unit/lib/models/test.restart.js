@@ -7,6 +7,8 @@ import { englishMessage } from "../../fakes.js";
 const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../fixtures/${name}`, import.meta.url), "utf8"));
 const started = fixture("relaunch-status-started.json");
 const didNotQuit = fixture("relaunch-status-did-not-quit.json");
+const evictPartlyFailed = fixture("relaunch-status-evict-partly-failed.json");
+const launchFailed = fixture("relaunch-status-launch-failed.json");
 const words = (lines) => lines.map((l) => englishMessage(l.key, l.subs));
 
 test("restartOffer: a temporary install is never offered a restart, whatever the host", () => {
@@ -43,6 +45,28 @@ test("lastRestartLines: a Firefox that did not quit is a failure worded with its
   assert.equal(words(lines)[1], `Firefox was still running after 1 s (processes ${didNotQuit.old_pid}): nothing was evicted or started.`);
   assert.deepEqual(lastRestartLines(null), []);
   assert.equal(lastRestartLines({ ...didNotQuit, error: { code: "new_code", message: "m", params: {} } })[1].key, "restartErrorOther");
+});
+
+test("lastRestartLines: an evict that partly failed names the files, and Firefox still started", () => {
+  const lines = lastRestartLines(evictPartlyFailed, { current: evictPartlyFailed.new_pid, when: () => "then" });
+  assert.deepEqual(lines.map((l) => l.id), ["this", "waited", "evicted", "hidden", "unmapped", "evict-failed"]);
+  const text = words(lines);
+  assert.equal(text[0], "This start is the cold restart you asked for at then.");
+  assert.equal(text[2], "Files of the install folder evicted: 3.");
+  assert.equal(text[5], `Files that could not be evicted: 1 (${evictPartlyFailed.evicted.failed_files[0]}).`);
+});
+
+test("lastRestartLines: a launch that failed says so with the host's reason, after what was evicted", () => {
+  // The page that reads this is the next one the user opens: not a start of this restart.
+  const lines = lastRestartLines(launchFailed, { current: 1 });
+  assert.equal(lines[0].id, "failed");
+  assert.equal(lines.at(-1).id, "error");
+  assert.ok(lines.some((l) => l.id === "evict-failed"));
+  assert.equal(
+    words(lines).at(-1),
+    `Firefox could not be started again: ${launchFailed.error.params.detail}`,
+  );
+  assert.match(words(lines).at(-1), /exited at once \(exit status: 1\); is another Firefox using the profile\?/);
 });
 
 test("traceOffer: offered only with the packaged host, pkexec and the action; a missing agent is a warning with the command", () => {
