@@ -16,6 +16,7 @@ import { buildExtension } from "../../scripts/build.mjs";
 import { buildPackage, PACKAGE, PACKAGED_HOST, POLKIT_ACTION_FILE, SYSTEM_MANIFEST } from "../../scripts/package.mjs";
 import { EXTENSION_ID } from "../../scripts/lib/project.mjs";
 import { readStartupPage, startFirefox, waitFor } from "./harness.js";
+import { packagedHosts, stopPackagedHosts } from "./package-cleanup.js";
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
@@ -55,7 +56,11 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
   });
 
   after(async () => {
-    // Removed even when a test failed before its removal step.
+    // Removed even when a test failed before its removal step, with any host it left running.
+    const left = await stopPackagedHosts();
+    if (left.length > 0) {
+      console.warn(`test.package.js: ended the packaged host's processes left running: ${JSON.stringify(left)}`);
+    }
     spawnSync("dpkg", ["--purge", PACKAGE], { stdio: "ignore" });
     if (stage.tmp) {
       await fsp.rm(stage.tmp, { recursive: true, force: true });
@@ -119,6 +124,7 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
         { timeout: 20000, message: "the page to reach the packaged host" },
       );
       assert.ok(page.hostVersion, "the host answered hello");
+      assert.ok(packagedHosts().length > 0, "the packaged host is the one running");
       await ff.screenshot("package-system-manifest");
     } finally {
       await ff.stop();

@@ -20,6 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { buildExtension } from "../../scripts/build.mjs";
 import { buildPackage, PACKAGE } from "../../scripts/package.mjs";
 import { startFirefox, waitFor } from "./harness.js";
+import { stopPackagedHosts } from "./package-cleanup.js";
 import { attachToRestarted, readRestart, restartScreenshot, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
 
 const USER = 65534;
@@ -70,6 +71,11 @@ describe("Restart cold and trace: pkexec with a polkit rule traces as root for t
       await a.stop();
     }
     await stage.ff?.stop();
+    // Root's side of a traced restart (through pkexec, root's environment) is not the harness's.
+    const left = await stopPackagedHosts();
+    if (left.length > 0) {
+      console.warn(`test.restart-trace.js: ended the packaged host's processes left running: ${JSON.stringify(left)}`);
+    }
     fs.rmSync(RULE, { force: true });
     stage.polkitd?.kill("SIGTERM");
     if (stage.ownBus) {

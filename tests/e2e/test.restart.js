@@ -15,7 +15,7 @@ import path from "node:path";
 import { inspectFirefox } from "../../scripts/lib/firefox-kind.mjs";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { defaultFirefox, inChrome, startFirefox, useFirefox, waitFor } from "./harness.js";
-import { attachToRestarted, readRestart, restartScreenshot, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
+import { attachToRestarted, readRestart, restartRecord, restartScreenshot, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
 
 const PREFS = { "xpinstall.signatures.required": false };
 // As an ordinary user where the test can switch to one (root), as the people this is for run it.
@@ -23,7 +23,7 @@ const USER = process.getuid?.() === 0 ? 65534 : null;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-"));
 after(() => fs.rmSync(profile, { recursive: true, force: true }));
 
-describe("a temporary install is not offered a restart; the login preload turns on and off from the page", () => {
+describe("a temporary install is not offered a restart; a failed restart is told on the next load; the login preload turns on and off from the page", () => {
   const ctx = useFirefox({ temporary: true }, { prefix: "restart-temporary", page: "page/startup.html" });
   it("says a restart would remove the add-on, with no button", async () => {
     const page = await waitFor(async () => {
@@ -33,6 +33,35 @@ describe("a temporary install is not offered a restart; the login preload turns 
     assert.equal(page.offer, "temporary");
     assert.equal(page.buttonShown, false);
     assert.match(page.offerText, /temporary install/);
+  });
+
+  it("a restart whose Firefox did not quit in time: the next page load says so, and nothing was evicted or started", async () => {
+    const driver = ctx.ff.driver;
+    const pid = (await driver.getCapabilities()).get("moz:processID");
+    assert.ok(pid > 0, "Firefox's pid from geckodriver");
+    // The CLI's restart, as a user who then does not quit Firefox: it gives up after a second.
+    const run = spawnSync(HOST_BINARY, ["relaunch", "--cold", "--pid", String(pid), "--timeout", "1"], {
+      encoding: "utf8",
+      // The state folder the page's host uses: $HOME/.local/state in the throwaway HOME.
+      env: Object.fromEntries(Object.entries({ ...process.env, HOME: ctx.ff.home }).filter(([k]) => k !== "XDG_STATE_HOME")),
+      timeout: 20000,
+    });
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(run.stderr, /still running/);
+    const record = restartRecord(ctx.ff.home);
+    assert.equal(record.stage, "failed", JSON.stringify(record));
+    assert.equal(record.error.code, "firefox_did_not_quit");
+    assert.equal(record.evicted, null, "nothing evicted");
+    assert.equal(record.new_pid, null, "nothing started");
+    await driver.navigate().refresh();
+    const page = await waitFor(async () => {
+      const p = await readRestart(driver);
+      return p.state === "ready" && p.last === "failed" ? p : null;
+    }, { message: "the reloaded page with the failed restart" });
+    assert.deepEqual(page.lines.map((l) => l.line), ["failed", "error"], JSON.stringify(page.lines));
+    assert.match(page.lines[1].text, new RegExp(`Firefox was still running after 1 s \\(processes [0-9, ]*${pid}[0-9, ]*\\): nothing was evicted or started\\.`));
+    await driver.executeScript("document.getElementById('restart').scrollIntoView()");
+    await ctx.ff.screenshot("restart-failed-next-load");
   });
 
   it("the login preload: on, with the entry the CLI writes, then off and removed", async () => {
@@ -113,6 +142,11 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
       }, { timeout: 60000, message: "the first start recorded, with its reads" });
       assert.equal(before.offer, "offer");
       assert.equal(before.buttonShown, true);
+      // A host built from source (not the package's, root-owned): no traced restart from the
+      // page, and the page says why, with the command to use instead.
+      assert.equal(before.traceButtonShown, false);
+      assert.equal(before.traceOffer, "restartTraceNotInstalled");
+      assert.equal(before.traceCommand, "sudo about-startup-host launch --cold --trace");
       await restartScreenshot(first.driver, "restart-before");
       // One more tab of the user's: it must come back too.
       const pageHandle = await first.driver.getWindowHandle();
