@@ -101,11 +101,42 @@ pub fn recorded_marker(pid: i32, ticks: u64) -> String {
     format!("recorded-{pid}-{ticks}")
 }
 
-/// Leave the marker for `pid` (best effort: a trace only stops earlier with it).
+/// Leave the marker for `pid` (best effort: a trace only stops earlier with it), and remove the
+/// markers of processes that have ended, which nothing reads any more (one per start, else).
 pub fn mark_recorded(state: &StateDir, pid: i32) {
     if let (Some(ticks), Ok(dir)) = (process_start(pid), in_state(state)) {
         let _ = dir.touch(&recorded_marker(pid, ticks));
+        if let Ok(names) = dir.names(MAX_NAMES) {
+            let running = |pid, ticks| process_start(pid) == Some(ticks);
+            for name in stale_markers(&names, running) {
+                let _ = dir.remove(&name);
+            }
+        }
     }
+}
+
+/// The markers among `names` whose process is no longer the one that left them (`running(pid,
+/// ticks)` false: ended, or its pid reused). Names that are not markers are never returned. Pure.
+#[must_use]
+pub fn stale_markers(names: &[String], running: impl Fn(i32, u64) -> bool) -> Vec<String> {
+    names
+        .iter()
+        .filter(|name| {
+            let Some((pid, ticks)) = name
+                .strip_prefix("recorded-")
+                .and_then(|rest| rest.split_once('-'))
+            else {
+                return false;
+            };
+            match (pid.parse::<i32>(), ticks.parse::<u64>()) {
+                (Ok(pid), Ok(ticks)) => {
+                    *name == &recorded_marker(pid, ticks) && !running(pid, ticks)
+                }
+                _ => false,
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 /// What the page and `--help` tell people to run.

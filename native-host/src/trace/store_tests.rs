@@ -56,6 +56,32 @@ fn the_recorded_marker_names_pid_and_process_start() {
 }
 
 #[test]
+fn markers_of_ended_processes_are_removed() {
+    let names: Vec<String> = [
+        "recorded-10-500",
+        "recorded-11-600",
+        "recorded-12-x",
+        "recorded-+13-7",
+        "1700000000000-10-500.json",
+        "recorded-10-500.meta.json",
+    ]
+    .map(String::from)
+    .to_vec();
+    // Only pid 11 still runs the process that left its marker.
+    let stale = stale_markers(&names, |pid, ticks| (pid, ticks) == (11, 600));
+    assert_eq!(stale, ["recorded-10-500"]);
+    // Marking a start leaves its own marker and drops one of a process long gone.
+    let tmp = tempfile::tempdir().unwrap();
+    let state = StateDir::create_at(tmp.path(), None).unwrap();
+    let dir = in_state(&state).unwrap();
+    dir.touch("recorded-999999999-1").unwrap();
+    let pid = i32::try_from(std::process::id()).unwrap();
+    mark_recorded(&state, pid);
+    assert!(dir.exists(&recorded_marker(pid, process_start(pid).unwrap())));
+    assert!(!dir.exists("recorded-999999999-1"));
+}
+
+#[test]
 fn save_list_fetch_and_prune() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = traces_in(tmp.path());

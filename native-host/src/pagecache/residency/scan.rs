@@ -128,6 +128,8 @@ struct Scanner {
     core: Vec<u8>,
     maps: Option<ProcMaps>,
     ranges: bool,
+    /// cachestat(2) is tried first; off once it fails (old kernel, seccomp, EPERM).
+    cachestat: bool,
 }
 
 impl Scanner {
@@ -138,7 +140,30 @@ impl Scanner {
             core: Vec::new(),
             maps: pid.and_then(ProcMaps::read),
             ranges,
+            cachestat: true,
         }
+    }
+
+    /// Fill `core` with one byte per page (bit 0: resident). A file wholly in the cache or
+    /// wholly out of it (the usual hot and cold cases) is answered by one cachestat(2) call;
+    /// mincore, one page-cache lookup per page, only runs for files partly resident. This is
+    /// what keeps the scan at vmtouch's speed (docs/benchmarks.md) with the same page map.
+    fn resident_map(&mut self, file: &File, len: u64, pages: u64) -> io::Result<()> {
+        if self.cachestat {
+            match sys::cached_pages(file, len) {
+                Ok(Some(n)) if n == 0 || n == pages => {
+                    let fill = u8::from(n != 0);
+                    self.core.clear();
+                    self.core
+                        .resize(usize::try_from(pages).unwrap_or(usize::MAX), fill);
+                    return Ok(());
+                }
+                Ok(Some(_)) => {}
+                // Gone from this kernel (seccomp) or refused: mincore decides alone.
+                Ok(None) | Err(_) => self.cachestat = false,
+            }
+        }
+        sys::mincore_file(file, len, &mut self.core)
     }
 
     fn scan_file(&mut self, folder: &Folder, path: &Path, group: Group) -> FileReport {
@@ -156,7 +181,7 @@ impl Scanner {
             report.mapped = Some(maps.mapped(&before, path, report.pages, self.ranges));
         }
         if self.viewer.sees(&file, &before, path) {
-            if let Err(e) = sys::mincore_file(&file, before.len(), &mut self.core) {
+            if let Err(e) = self.resident_map(&file, before.len(), report.pages) {
                 return report.failed(Problem::io(
                     FileErrorCode::MincoreFailed,
                     format!("mincore failed: {e}"),
