@@ -16,6 +16,8 @@ import { answerSentences, thisStartAnswer } from "../lib/models/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
 import { initTrace } from "./trace.js";
+import { initRestart } from "./restart.js";
+import { initAutostart } from "./autostart.js";
 import { initPreloadVerdict } from "./preload-verdict.js";
 import { firefoxFoundText, installKindText } from "../lib/models/install-kind.js";
 import { showPastSessions } from "./past-sessions.js";
@@ -248,9 +250,10 @@ async function main() {
     showPastSessions();
   });
   initPreloadVerdict();
+  initAutostart();
   initCompare();
   onHistoryChange(showAnswer);
-  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initDesktop(), initHistory(), initTrace(), showPastSessions()]);
+  await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initDesktop(), initHistory(), initTrace(), initRestart({ traceStored: initTrace }), showPastSessions()]);
   document.body.dataset.ready = "true";
 }
 

@@ -15,6 +15,9 @@
 //!   the disk; stored traces for the page (its `launch`/`trace` commands are in `cli`);
 //! - [`export`]: the trace as a profile the Firefox Profiler loads: alone (processed format,
 //!   `fxprof-processed-profile`) or merged into Firefox's own startup profile (Gecko format);
+//! - [`relaunch`]: "Restart cold": wait for a Firefox to quit, evict its files, start it again
+//!   the same way; started detached by the host so it outlives Firefox, it records each step in
+//!   the state folder for the page of the restarted Firefox;
 //! - [`state`]: the one home of what the host keeps: the state folder of the user it works for
 //!   (root under sudo or pkexec acts for the user who asked: `state::user`), held open by
 //!   descriptor, with bounded reads, atomic writes that follow no symlink, and the lock;
@@ -35,10 +38,12 @@
 //! The dependency rule: `cli`, `host` → `export` → `learn`, `trace` → `firefox` → `state` →
 //! `pagecache`; a folder may use any folder to its right, never one to its left, and no two files
 //! import each other (a folder's `mod.rs` names its files and imports nothing back from them);
-//! `error`, `note`, `path_text`, `invocation` are used by all and use none. `state` is the ground floor every
-//! feature keeps its files on: it uses only `pagecache`'s syscall wrappers (`sys`, `beneath`).
-//! `learn` and `trace` sit side by side: `learn::plan` reads stored traces
-//! (`trace::plan_source`), and nothing in `trace` uses `learn`. The one sideways edge is `cli` →
+//! `error`, `note`, `path_text`, `invocation` are used by all and use none. `state` is the ground
+//! floor every feature keeps its files on: it uses only `pagecache`'s syscall wrappers (`sys`,
+//! `beneath`). `learn`, `trace` and `relaunch` sit side by side (`relaunch` runs a traced launch
+//! as a separate process, not through `trace`'s code, and asks `host::manifest` the one rule for a
+//! binary root may run, a sideways edge like `cli`'s): `learn::plan` reads stored traces
+//! (`trace::plan_source`), and nothing in `trace` uses `learn`. The other sideways edge is `cli` →
 //! `host::manifest` (the `install` and `manifest` commands write what registers the host). So a
 //! new capability (a startup trace) goes in the folder of its concern and touches no cycle.
 
@@ -52,6 +57,7 @@ pub mod learn;
 pub mod note;
 pub mod pagecache;
 pub mod path_text;
+pub mod relaunch;
 pub mod state;
 pub mod trace;
 

@@ -127,6 +127,11 @@ export function defaultFirefox() {
  *   switches user (setpriv); the host runs from a copy every user can reach (Debian's /root is
  *   0700), registered in the throwaway HOME, which that user owns. `session.host` is the host
  *   binary Firefox starts, `session.uid` the user.
+ * - env: more environment variables for geckodriver and Firefox (values may name `$HOME`, the
+ *   session's throwaway home folder)
+ * - user: a uid (root only) to run geckodriver, Firefox and the host as, an ordinary user: the
+ *   session's folders (and profileDir) are given to that user and geckodriver is copied where it
+ *   can run it (setpriv, no supplementary groups)
  */
 export async function startFirefox({
   experiments = true,
@@ -138,6 +143,7 @@ export async function startFirefox({
   profileDir = null,
   installAddon = true,
   asUser = null,
+  user = null,
   env: extraEnv = {},
 } = {}) {
   const n = ++sessions;
@@ -205,13 +211,28 @@ export async function startFirefox({
       throw new Error(`unknown flavour ${flavour}`);
     }
 
+    let driverCommand = [geckodriverBinary];
+    if (user !== null) {
+      // Everything the user's processes write is theirs; what they only read stays root's.
+      const copy = path.join(root, "geckodriver");
+      await fsp.copyFile(geckodriverBinary, copy);
+      await fsp.chmod(copy, 0o755);
+      for (const dir of [root, profileDir].filter(Boolean)) {
+        await run("chown", ["-R", `${user}:${user}`, dir]);
+      }
+      driverCommand = ["setpriv", `--reuid=${user}`, `--regid=${user}`, "--clear-groups", copy];
+    }
+
     const port = await freePort();
     const logFile = path.join(artifactsFolder(), `firefox-${n}-${flavour}.log`);
     state.log = fs.createWriteStream(logFile);
-    const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1", ...extraEnv };
+    const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1" };
+    for (const [name, value] of Object.entries(extraEnv)) {
+      env[name] = value.replaceAll("$HOME", home);
+    }
     const child = spawn(
-      geckodriverBinary,
-      ["--port", String(port), "--allow-system-access", "--profile-root", tmp],
+      driverCommand[0],
+      [...driverCommand.slice(1), "--port", String(port), "--allow-system-access", "--profile-root", tmp],
       { env, stdio: ["ignore", "pipe", "pipe"] },
     );
     state.geckodriver = child;

@@ -304,7 +304,7 @@ function assertCommandsRun(ff, page, installDir) {
   assert.equal(help.status, 0, `${page.trace.command}: ${help.stderr}`);
   assert.match(help.stdout, new RegExp(`run \`${trace.root ? "sudo " : ""}${trace.exe.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} launch --cold --trace\``), "--help names the same command");
 
-  const enable = /enable it with (.+ autostart enable)\.$/.exec(page.plan.autostart ?? "")?.[1];
+  const enable = /or with (.+ autostart enable)\.$/.exec(page.plan.autostart ?? "")?.[1];
   assert.ok(enable, `the plan's autostart line names its command: ${page.plan.autostart}`);
   const enabled = runAs(ff, enable, { shell: true });
   assert.equal(enabled.status, 0, `${enable}: ${enabled.stderr}`);

@@ -13,7 +13,7 @@
  * needs no copy at all. Process scripts share one global per process and later loads of another
  * URL (re-install, update) run in it again: so nothing is declared at the top level, the whole
  * file is one function. */
-/* global Components, Ci, ExtensionUtils -- both roles' privileged globals (ESLint config lists the rest) */
+/* global Cc, Components, Ci, ExtensionUtils -- both roles' privileged globals (ESLint config lists the rest) */
 "use strict";
 
 (function aboutStartupScript(global) {
@@ -217,6 +217,29 @@
               throw new ExtensionUtils.ExtensionError("no browser window to open about:startup in");
             }
             window.openTrustedLinkIn("about:startup", where);
+          },
+          // "Restart cold" (page/restart.js): the host waits for Firefox to quit, evicts and
+          // starts it again; this quits it. Firefox's own restart asks session restore to bring
+          // this session back once (SessionStore on "quit-application" with "restart"); a plain
+          // quit followed by a start from outside does not, so the same one-shot pref is set here,
+          // which the next start reads and clears. Nothing else is changed. Any window may still
+          // refuse (a beforeunload prompt): then the pref is taken back and false returned.
+          async quitForRestart() {
+            const cancel = Cc["@mozilla.org/supports-PRBool;1"].createInstance(Ci.nsISupportsPRBool);
+            Services.obs.notifyObservers(cancel, "quit-application-requested");
+            if (cancel.data) {
+              return false;
+            }
+            const once = "browser.sessionstore.resume_session_once";
+            const before = Services.prefs.getBoolPref(once, false);
+            Services.prefs.setBoolPref(once, true);
+            // Let the reply reach the page before the quit tears it down.
+            Services.tm.dispatchToMainThread(() => {
+              if (Services.startup.quit(Ci.nsIAppStartup.eAttemptQuit) === false) {
+                Services.prefs.setBoolPref(once, before);
+              }
+            });
+            return true;
           },
         },
       };

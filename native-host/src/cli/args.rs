@@ -26,6 +26,7 @@ pub(super) fn examples(cmd: &str) -> String {
         ("residency --json | jq .summary", ""),
         ("evict", "drop Firefox's files from the cache (cold start)"),
         ("preload --idle", "read them back in at idle I/O priority"),
+        ("relaunch --cold", "quit Firefox, then it starts again cold"),
         ("install", "let the about:startup extension start this host"),
         (
             "desktop enable",
@@ -104,6 +105,9 @@ pub(super) enum Cmd {
     /// Start Firefox (optionally cold) and record which pages of which files its start reads,
     /// or (--prefetch) start it at once with what its start needs read beside it.
     Launch(super::trace::LaunchArgs),
+    /// Restart your running Firefox (cold with --cold): wait for it to quit, evict its files,
+    /// start it again with the same arguments and environment.
+    Relaunch(super::relaunch::RelaunchArgs),
     /// Record the reads of a Firefox started some other way, for N seconds.
     Trace(super::trace::TraceArgs),
     /// Show past sessions' startup milestones from a profile's archived Telemetry pings.
@@ -133,6 +137,9 @@ pub(super) enum Cmd {
         /// The add-on id allowed to talk to the host.
         #[arg(long, value_name = "ID", default_value = EXTENSION_ID)]
         extension_id: String,
+        /// Name this path instead of this binary's (a package names where it installs the host).
+        #[arg(long, value_name = "PATH")]
+        binary: Option<std::path::PathBuf>,
     },
 }
 

@@ -20,6 +20,7 @@ mod launch;
 mod learn;
 mod preload;
 mod profile;
+mod relaunch;
 mod render;
 mod residency;
 mod target;
@@ -50,6 +51,7 @@ where
         Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
         Cmd::Desktop(cmd) => desktop::desktop_cmd(&cmd),
         Cmd::Launch(args) => trace::launch_cmd(&args),
+        Cmd::Relaunch(args) => relaunch::relaunch_cmd(&args),
         Cmd::Trace(args) => trace::trace_cmd(&args),
         Cmd::Telemetry(args) => telemetry::telemetry_cmd(&args),
         Cmd::Install {
@@ -57,11 +59,15 @@ where
             extension_id,
         } => install::install_cmd(system, &extension_id),
         Cmd::Uninstall { system } => install::uninstall_cmd(system),
-        Cmd::Manifest { extension_id } => {
-            print!(
-                "{}",
-                manifest::render(&manifest::host_binary()?, &extension_id)?
-            );
+        Cmd::Manifest {
+            extension_id,
+            binary,
+        } => {
+            let binary = match binary {
+                Some(path) => path,
+                None => manifest::host_binary()?,
+            };
+            print!("{}", manifest::render(&binary, &extension_id)?);
             Ok(())
         }
     }

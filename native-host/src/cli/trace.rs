@@ -77,6 +77,11 @@ pub struct LaunchArgs {
     /// Arguments for Firefox (after `--`), e.g. `-- --headless -profile /tmp/p`.
     #[arg(last = true, value_name = "FIREFOX_ARGS")]
     pub args: Vec<OsString>,
+    /// Root's side of a user's "Restart cold and trace" (run by pkexec): start the Firefox the
+    /// user's own `relaunch --cold --trace` described in their state folder, as that user, and
+    /// print one JSON line (pid, trace id, evict). Refuses anything else (docs/design/pkexec.md).
+    #[arg(long, requires_all = ["cold", "trace"], conflicts_with_all = ["firefox", "args", "json"])]
+    pub relaunch: bool,
 }
 
 #[derive(Debug, Args)]
@@ -144,6 +149,9 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     if args.prefetch {
         return super::launch::prefetch_cmd(args);
     }
+    if args.relaunch {
+        return relaunch_launch(args.seconds);
+    }
     let install = files::locate(args.firefox.as_deref(), None)?;
     let binary = record::firefox_binary(&install.dir).ok_or_else(|| {
         anyhow::anyhow!(
@@ -169,6 +177,8 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         faults: args.trace && !args.no_fault_sites,
         firefox_profile: args.firefox_profile,
         user: owner.clone(),
+        env: None,
+        cwd: None,
     };
     let stop = Stop {
         seconds: args.seconds,
@@ -190,6 +200,54 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             args.profile_out.as_deref(),
         )?;
     }
+    Ok(())
+}
+
+/// `launch --cold --trace --relaunch`: the one privileged step of the traced restart. Root acts
+/// only for the user pkexec (or sudo) names, only on the request in that user's own state
+/// folder, only once it is accepted (relaunch/request.rs); Firefox runs as that user; the trace
+/// is stored in their state folder, owned by them.
+fn relaunch_launch(seconds: Option<f64>) -> anyhow::Result<()> {
+    let Some(owner) = crate::state::acting_for()? else {
+        anyhow::bail!(
+            "--relaunch is root's side of a user's \"Restart cold and trace\": it runs under \
+             pkexec (or sudo) for that user, and never starts Firefox as root"
+        );
+    };
+    let request = crate::relaunch::request::take(&owner)?;
+    let ok = crate::relaunch::request::check(&request, &owner)?;
+    let opts = Launch {
+        install: ok.install,
+        binary: ok.binary,
+        args: ok.args,
+        cold: true,
+        trace: true,
+        // The page shows which code faulted pages in; its cost is within noise (benchmarks.md).
+        faults: true,
+        firefox_profile: false,
+        user: Some(owner.clone()),
+        env: Some(ok.env),
+        cwd: Some(ok.cwd),
+    };
+    let stop = Stop {
+        seconds,
+        quiet_ms: QUIET_MS,
+    };
+    let (trace, _child) = record::launch(&opts, stop)?;
+    let stored = store::open(Some(&owner)).and_then(|d| store::save(&d, &trace));
+    let evicted = trace
+        .note_codes
+        .iter()
+        .find(|n| n.code == crate::note::COLD_EVICTED)
+        .map(|n| n.params.clone());
+    let line = serde_json::json!({
+        "pid": trace.pid,
+        "trace_id": stored.as_ref().ok().map(|(id, _)| id),
+        "store_error": stored.as_ref().err().map(ToString::to_string),
+        "evicted": evicted,
+        "source": trace.source,
+    });
+    println!("{line}");
     Ok(())
 }
 

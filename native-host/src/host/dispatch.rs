@@ -9,11 +9,14 @@ use serde_json::json;
 
 use super::context::Context;
 use super::guard::{finish, guarded};
+use super::log::log;
 use super::shared::Shared;
 use super::work::spawn_long;
 use crate::firefox::process;
 use crate::firefox::served::{self, BrowserHint};
-use crate::host::protocol::{Command, Envelope, ErrorCode, Hello, Reply, ReplyError};
+use crate::host::protocol::{
+    Command, Envelope, ErrorCode, Hello, LastRelaunch, Relaunching, Reply, ReplyError,
+};
 use crate::pagecache::residency;
 use crate::Error;
 
@@ -77,6 +80,30 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                     other => ReplyError::from(other),
                 })
         }),
+        Command::Relaunch {
+            cold,
+            trace,
+            open,
+            timeout_s,
+        } => guarded(|| {
+            relaunch(
+                &shared.ctx(),
+                &crate::relaunch::detach::Request {
+                    cold: cold.unwrap_or(false),
+                    trace: trace.unwrap_or(false),
+                    open,
+                    timeout_s,
+                },
+            )
+        }),
+        Command::RelaunchStatus => guarded(|| {
+            let dir = crate::state::locate(None)?;
+            Ok(Reply::RelaunchStatus(Box::new(LastRelaunch {
+                last: crate::relaunch::status::read_at(&dir),
+                trace_ready: crate::relaunch::traced::readiness(),
+            })))
+        }),
+        Command::Autostart { enable } => guarded(|| autostart(enable)),
         Command::Cancel { target } => {
             // Flag and reply under the writer lock, so the cancelled request's final error
             // cannot overtake this ok (docs/PROTOCOL.md promises the ok first).
@@ -136,6 +163,59 @@ fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, Rep
     }))
 }
 
+/// `relaunch`: start the detached restart of the served Firefox (relaunch/detach.rs). The
+/// Firefox must be this host's own (its parent, or the one matched from `hello`).
+fn relaunch(ctx: &Context, req: &crate::relaunch::detach::Request) -> Result<Reply, ReplyError> {
+    let Some(pid) = ctx.firefox_pid else {
+        return Err(ctx.install().err().unwrap_or_else(|| {
+            ReplyError::from(Error::FirefoxNotFound("no parent Firefox".into()))
+        }));
+    };
+    if req.trace && !req.cold {
+        return Err(ReplyError::bad_request(
+            "\"trace\" needs \"cold\": a traced restart is a cold one",
+        ));
+    }
+    if req.timeout_s.is_some_and(|s| !(1..=3600).contains(&s)) {
+        return Err(ReplyError::bad_request(
+            "\"timeout_s\" must be between 1 and 3600",
+        ));
+    }
+    // Read now, while Firefox runs: a Firefox that cannot be restarted is refused before the
+    // extension quits it.
+    crate::relaunch::capture(pid)?;
+    let helper_pid = crate::relaunch::detach::spawn_helper(pid, req)?;
+    log(&format!(
+        "restart of Firefox {pid}: helper {helper_pid} waits for it to quit"
+    ));
+    Ok(Reply::Relaunch(Relaunching {
+        helper_pid,
+        firefox_pid: pid,
+        cold: req.cold,
+        trace: req.trace,
+    }))
+}
+
+/// `autostart`: the CLI's `autostart enable|disable`, then its status.
+fn autostart(enable: bool) -> Result<Reply, ReplyError> {
+    use crate::learn::autostart as a;
+    let failed = |e: anyhow::Error| {
+        ReplyError::new(
+            ErrorCode::IoError,
+            format!("{e:#}"),
+            json!({ "detail": format!("{e:#}") }),
+        )
+    };
+    let dirs = a::Dirs::from_env().map_err(failed)?;
+    if enable {
+        let binary = crate::host::manifest::host_binary().map_err(failed)?;
+        a::enable(&dirs, &binary, &a::systemctl).map_err(failed)?;
+    } else {
+        a::disable(&dirs, &a::systemctl).map_err(failed)?;
+    }
+    Ok(Reply::Autostart(a::status_in(&dirs)))
+}
+
 fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
     let Some(pid) = ctx.firefox_pid else {
         // Same error as the commands that need the install folder.
@@ -162,13 +242,14 @@ mod tests {
             (3, "evict"),
             (4, "firefox"),
             (5, "telemetry"),
+            (6, "relaunch"),
         ] {
             input.extend(request(&json!({"id": id, "command": command})));
         }
         let (result, mut replies) = run(&input, Box::new(run_long));
         result.unwrap();
         replies.sort_by_key(|r| r["id"].as_u64());
-        let expected: Vec<_> = (1..=5)
+        let expected: Vec<_> = (1..=6)
             .map(|id| (json!(id), json!("firefox_not_found")))
             .collect();
         assert_eq!(codes(&replies), expected);

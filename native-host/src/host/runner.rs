@@ -187,6 +187,9 @@ fn run(
         | Command::TraceFetch { .. }
         | Command::TraceProfileFetch { .. }
         | Command::Telemetry { .. }
+        | Command::Relaunch { .. }
+        | Command::RelaunchStatus
+        | Command::Autostart { .. }
         | Command::Unknown => Err(ReplyError::internal(&format!(
             "{} is not a long command",
             command.name()

@@ -282,6 +282,9 @@ mod tests {
         assert!(!unit.contains('@'));
         let desktop = render(DESKTOP_TEMPLATE, Path::new("/usr/bin/about-startup-host")).unwrap();
         assert!(desktop.contains("Exec=\"/usr/bin/about-startup-host\" preload --plan --idle"));
+        // An entry left behind by a removed package does nothing (docs/design/package.md).
+        assert!(desktop.contains("\nTryExec=/usr/bin/about-startup-host\n"));
+        assert!(unit.contains("\nConditionPathExists=/opt/a b/about-startup-host\n"));
         for bad in [
             "relative/host",
             "/a/100%/host",

@@ -137,6 +137,30 @@ pub enum Command {
         #[serde(default)]
         action: Option<DesktopAction>,
     },
+    /// "Restart cold": start the detached `relaunch` of the served Firefox (relaunch/), which
+    /// waits for it to quit, evicts (with `cold`) and starts it again; the extension then quits
+    /// Firefox. Replies at once.
+    Relaunch {
+        #[serde(default)]
+        cold: Option<bool>,
+        /// With `cold`: trace the start; the privileged step through pkexec.
+        #[serde(default)]
+        trace: Option<bool>,
+        /// A URL the restarted Firefox opens (one more argument), where session restore will
+        /// not bring the page back.
+        #[serde(default)]
+        open: Option<String>,
+        /// How long to wait for Firefox to quit (1-3600 s, default 120).
+        #[serde(default)]
+        timeout_s: Option<u64>,
+    },
+    /// The last restart's record (relaunch/status.rs), `null` without one.
+    RelaunchStatus,
+    /// Turn the login-time preload on or off (learn/autostart.rs, as `autostart enable|disable`);
+    /// replies with its status afterwards.
+    Autostart {
+        enable: bool,
+    },
     /// Any other command name: answered with `unknown_command`, not a parse failure.
     #[serde(other)]
     Unknown,
@@ -162,6 +186,9 @@ impl Command {
             Command::TraceProfileFetch { .. } => "trace_profile_fetch",
             Command::Telemetry { .. } => "telemetry",
             Command::Desktop { .. } => "desktop",
+            Command::Relaunch { .. } => "relaunch",
+            Command::RelaunchStatus => "relaunch_status",
+            Command::Autostart { .. } => "autostart",
             Command::Unknown => "unknown",
         }
     }
@@ -354,7 +381,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch, trace_profile, trace_profile_fetch, telemetry and desktop",
+                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch, trace_profile, trace_profile_fetch, telemetry, desktop, relaunch, relaunch_status and autostart",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),

@@ -42,6 +42,27 @@ pub enum Reply {
     TraceProfileFetch(crate::trace::store::Chunk),
     Telemetry(crate::firefox::telemetry::Archive),
     Desktop(Box<crate::learn::desktop::DesktopStatus>),
+    Relaunch(Relaunching),
+    RelaunchStatus(Box<LastRelaunch>),
+    Autostart(crate::learn::autostart::Status),
+}
+
+/// `relaunch`'s reply: the detached helper runs; Firefox may quit now.
+#[derive(Debug, Clone, Serialize)]
+pub struct Relaunching {
+    pub helper_pid: u32,
+    pub firefox_pid: i32,
+    pub cold: bool,
+    pub trace: bool,
+}
+
+/// `relaunch_status`'s reply.
+#[derive(Debug, Clone, Serialize)]
+pub struct LastRelaunch {
+    pub last: Option<crate::relaunch::status::Status>,
+    /// Whether "Restart cold and trace" can run from the page here (pkexec, the polkit action,
+    /// a system-wide host, an agent), and the command to run otherwise.
+    pub trace_ready: crate::relaunch::traced::Readiness,
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

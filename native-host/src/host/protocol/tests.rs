@@ -302,6 +302,28 @@ fn evict_and_cancel() {
 }
 
 #[test]
+fn relaunch_and_autostart_decode_and_autostart_needs_enable() {
+    let req = decode(r#"{"id": 1, "command": "relaunch", "cold": true, "open": "about:startup"}"#)
+        .unwrap();
+    assert_eq!(
+        req.command,
+        Command::Relaunch {
+            cold: Some(true),
+            trace: None,
+            open: Some("about:startup".into()),
+            timeout_s: None
+        }
+    );
+    let req = decode(r#"{"id": 2, "command": "relaunch_status"}"#).unwrap();
+    assert_eq!(req.command, Command::RelaunchStatus);
+    let req = decode(r#"{"id": 3, "command": "autostart", "enable": false}"#).unwrap();
+    assert_eq!(req.command, Command::Autostart { enable: false });
+    let err = decode(r#"{"id": 4, "command": "autostart"}"#).unwrap_err();
+    assert_eq!(err.error.code, ErrorCode::BadRequest);
+    assert!(decode(r#"{"id": 5, "command": "autostart", "enable": "yes"}"#).is_err());
+}
+
+#[test]
 fn bench_record_wants_an_object() {
     let req = decode(r#"{"id": 8, "command": "bench_record", "record": {"id": "full-1"}}"#);
     let Command::BenchRecord { record } = req.unwrap().command else {

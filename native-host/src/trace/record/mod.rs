@@ -68,6 +68,11 @@ pub struct Launch {
     /// Start Firefox with its own startup profiler on and collect its profile (issue 21).
     pub firefox_profile: bool,
     pub user: Option<User>,
+    /// The whole environment to start Firefox with (a traced restart starts it as the user had
+    /// it: relaunch/request.rs), instead of this process's, adjusted for `user`.
+    pub env: Option<Vec<(OsString, OsString)>>,
+    /// Its working folder (a traced restart: the old Firefox's).
+    pub cwd: Option<PathBuf>,
 }
 
 /// The recording's clock now, ns: CLOCK_MONOTONIC, the tracefs "mono" clock and the clock of a
@@ -141,18 +146,26 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    if let Some(env) = &opts.env {
+        cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    }
+    if let Some(cwd) = &opts.cwd {
+        cmd.current_dir(cwd);
+    }
     if let Some(u) = &opts.user {
-        cmd.env("HOME", &u.home)
-            .env("USER", &u.name)
-            .env("LOGNAME", &u.name)
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("SUDO_UID")
-            .env_remove("SUDO_GID")
-            .env_remove("SUDO_USER")
-            .env_remove("PKEXEC_UID");
+        if opts.env.is_none() {
+            cmd.env("HOME", &u.home)
+                .env("USER", &u.name)
+                .env("LOGNAME", &u.name)
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("XDG_CACHE_HOME")
+                .env_remove("XDG_STATE_HOME")
+                .env_remove("XDG_DATA_HOME")
+                .env_remove("SUDO_UID")
+                .env_remove("SUDO_GID")
+                .env_remove("SUDO_USER")
+                .env_remove("PKEXEC_UID");
+        }
         let (uid, gid, groups) = (u.uid, u.gid, u.groups.clone());
         // SAFETY: only async-signal-safe syscalls between fork and exec; `groups` was built
         // before the fork.

@@ -214,13 +214,13 @@ test("planView: no plan yet, autostart off, residency hidden (uncached null), ch
     planLines(none, t).map((line) => line.text),
     [
       "No plan learned yet: it is learned after the next start of Firefox (with the host installed).",
-      "Autostart is off: enable it with about-startup-host autostart enable.",
+      "Autostart is off: turn it on with the page's button, or with about-startup-host autostart enable.",
     ],
   );
   // The command as the host says this user runs it (hello's cli, recorded as nobody).
   assert.equal(
     planLines(none, t, { commands: hostCommands(recordedReply("hello-user").reply.data) })[1].text,
-    `Autostart is off: enable it with ${recordedReply("hello-user").reply.data.cli.command} autostart enable.`,
+    `Autostart is off: turn it on with the page's button, or with ${recordedReply("hello-user").reply.data.cli.command} autostart enable.`,
   );
   const changed = planView({ ...STATUS, changed_files: ["/usr/lib/firefox-esr/libxul.so"], uncached_files: [] });
   assert.equal(uncachedText(changed, t), null, "nothing uncached: no line");

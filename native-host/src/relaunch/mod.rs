@@ -1,0 +1,445 @@
+//! "Restart cold": wait until every process of a running Firefox has exited, evict its install
+//! folder from the page cache, and start it again with the same binary, arguments, environment
+//! and working folder (so the same profile), as the same user. Nothing in the profile is
+//! touched; tabs come back through Firefox's own session restore (the page asks Firefox for it
+//! before quitting, docs/design/restart.md).
+//!
+//! The page cannot do this itself, and neither can a host that Firefox starts: Firefox closes
+//! its hosts when it quits. So the host starts `about-startup-host relaunch --pid N` as a
+//! process of its own session ([`detach`]), which outlives Firefox and records each step in
+//! the state folder ([`status`]) for the page of the restarted Firefox to show.
+//!
+//! Here: what is read of the running Firefox ([`Snapshot`], [`capture`]), the wait
+//! ([`wait_for_exit`]), the evict and what stayed ([`evict`]), the start ([`start`]) and the
+//! whole run ([`run`]).
+
+pub mod detach;
+pub mod request;
+pub mod status;
+pub mod traced;
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Read as _;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::firefox::process;
+use crate::learn::workingset;
+use crate::Error;
+use status::{Evicted, Failure, Mapper, Stage, Status, Stayed, MAX_LISTED, STATUS_VERSION};
+
+/// How long to wait for Firefox to quit by default (a session with many tabs takes seconds;
+/// the user may be asked about closing tabs).
+pub const DEFAULT_TIMEOUT_S: u64 = 120;
+/// A start that fails (profile locked, bad argument) exits within this long.
+const EARLY_EXIT: Duration = Duration::from_secs(3);
+/// /proc files read here are small; anything longer is cut (bounded reads).
+const MAX_PROC_BYTES: u64 = 1 << 20;
+
+/// What is needed to start a Firefox again as it was started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub pid: i32,
+    /// `/proc/<pid>/stat` starttime: the same pid later is another process.
+    pub start_ticks: u64,
+    pub exe: PathBuf,
+    /// The whole argv, argv[0] included.
+    pub argv: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: Option<PathBuf>,
+    pub install_dir: PathBuf,
+    pub profile: Option<PathBuf>,
+}
+
+/// NUL-separated fields (`/proc/<pid>/cmdline`, `environ`). Pure.
+#[must_use]
+pub fn split_nul(bytes: &[u8]) -> Vec<OsString> {
+    bytes
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| OsString::from_vec(f.to_vec()))
+        .collect()
+}
+
+/// `NAME=value` fields as pairs; a field without `=` is dropped. Pure.
+#[must_use]
+pub fn parse_environ(bytes: &[u8]) -> Vec<(OsString, OsString)> {
+    bytes
+        .split(|b| *b == 0)
+        .filter_map(|f| {
+            let eq = f.iter().position(|b| *b == b'=').filter(|i| *i > 0)?;
+            Some((
+                OsStr::from_bytes(&f[..eq]).to_os_string(),
+                OsStr::from_bytes(&f[eq + 1..]).to_os_string(),
+            ))
+        })
+        .collect()
+}
+
+fn read_proc(pid: i32, name: &str) -> Result<Vec<u8>, Error> {
+    let path = format!("/proc/{pid}/{name}");
+    let file = std::fs::File::open(&path).map_err(|e| Error::io(format!("reading {path}"), e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PROC_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(format!("reading {path}"), e))?;
+    Ok(bytes)
+}
+
+/// Read what starting Firefox `pid` again needs. It must be a Firefox main process of this
+/// user (the environment of another user's process is not readable anyway).
+pub fn capture(pid: i32) -> Result<Snapshot, Error> {
+    process::require_firefox(pid)?;
+    let start_ticks = process::read_stat(pid)
+        .ok_or_else(|| Error::FirefoxNotFound(format!("process {pid} has exited")))?
+        .starttime;
+    let link = std::fs::read_link(format!("/proc/{pid}/exe"))
+        .map_err(|e| Error::io(format!("reading /proc/{pid}/exe"), e))?;
+    if link.as_os_str().as_bytes().ends_with(b" (deleted)") {
+        return Err(Error::FirefoxNotFound(format!(
+            "the executable of process {pid} was replaced since it started (an update): \
+             start Firefox again yourself"
+        )));
+    }
+    let argv = split_nul(&read_proc(pid, "cmdline")?);
+    if argv.is_empty() {
+        return Err(Error::FirefoxNotFound(format!(
+            "process {pid} has no command line (it is exiting)"
+        )));
+    }
+    let env = parse_environ(&read_proc(pid, "environ")?);
+    let install = crate::firefox::install::locate(None, Some(pid))?;
+    Ok(Snapshot {
+        pid,
+        start_ticks,
+        exe: link,
+        argv,
+        env,
+        cwd: std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
+        install_dir: install.dir,
+        profile: process::profile_dir(pid),
+    })
+}
+
+/// A process's state letter and start time, or `None` once it is gone.
+fn state_of(pid: i32) -> Option<(char, u64)> {
+    use procfs_core::FromRead;
+    let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let stat = procfs_core::process::Stat::from_read(&bytes[..]).ok()?;
+    Some((stat.state, stat.starttime))
+}
+
+/// Whether process `pid` started at `ticks` still runs (a zombie has exited).
+fn running(pid: i32, ticks: u64) -> bool {
+    state_of(pid).is_some_and(|(state, start)| start == ticks && !matches!(state, 'Z' | 'X'))
+}
+
+/// The Firefox processes of the tree under `pid` (content, GPU, socket…), not this helper or
+/// other programs Firefox started (native hosts).
+fn firefox_tree(pid: i32) -> Vec<(i32, u64)> {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    process::process_tree(pid)
+        .into_iter()
+        .filter(|p| *p != me)
+        .filter(|p| {
+            process::process_exe(*p).is_ok_and(|exe| crate::firefox::process::is_firefox_exe(&exe))
+        })
+        .filter_map(|p| Some((p, state_of(p)?.1)))
+        .collect()
+}
+
+/// Wait until the main process and every Firefox process seen below it have exited. `Ok` with
+/// the time waited; `Err` with the pids still running when `timeout` passed.
+pub fn wait_for_exit(snap: &Snapshot, timeout: Duration) -> Result<Duration, Vec<i32>> {
+    let started = Instant::now();
+    let mut seen: HashMap<i32, u64> = HashMap::from([(snap.pid, snap.start_ticks)]);
+    loop {
+        if running(snap.pid, snap.start_ticks) {
+            seen.extend(firefox_tree(snap.pid));
+        }
+        let mut alive: Vec<i32> = seen
+            .iter()
+            .filter(|(p, t)| running(**p, **t))
+            .map(|(p, _)| *p)
+            .collect();
+        if alive.is_empty() {
+            return Ok(started.elapsed());
+        }
+        if started.elapsed() >= timeout {
+            alive.sort_unstable();
+            return Err(alive);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Processes this user may see that map a file of `install_dir` (another Firefox of the same
+/// install): the kernel does not drop pages a process maps. Other users' maps are not readable
+/// without root, so they are missing here (said on the page).
+fn mappers(install_dir: &Path) -> Vec<Mapper> {
+    let prefix = {
+        let mut p = install_dir.as_os_str().as_bytes().to_vec();
+        p.push(b'/');
+        p
+    };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let mut out = Vec::new();
+    for pid in dir
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| *p != me)
+    {
+        let Ok(maps) = read_proc(pid, "maps") else {
+            continue;
+        };
+        let maps_install = maps.split(|b| *b == b'\n').any(|line| {
+            crate::pagecache::maps::parse_maps_line(line)
+                .and_then(|m| m.path)
+                .is_some_and(|p| p.as_os_str().as_bytes().starts_with(&prefix))
+        });
+        if maps_install {
+            out.push(Mapper {
+                pid,
+                exe: process::process_exe(pid)
+                    .map(|e| e.display().to_string())
+                    .unwrap_or_default(),
+            });
+            if out.len() >= MAX_LISTED {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Evict the install folder and say what stayed cached and why.
+pub fn evict(install_dir: &Path) -> Result<Evicted, Error> {
+    let selected = crate::firefox::install::select(install_dir, &[])?;
+    let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
+    let mut out = Evicted {
+        files: summary.files.len() as u64,
+        pages_dropped: summary.pages_dropped,
+        elapsed_ms: summary.elapsed_ms,
+        ..Evicted::default()
+    };
+    for file in &summary.files {
+        let path = file.path.display().to_string();
+        if file.problem.is_some() {
+            out.failed += 1;
+            if out.failed_files.len() < MAX_LISTED {
+                out.failed_files.push(path);
+            }
+            continue;
+        }
+        match file.status {
+            crate::pagecache::residency::Status::Exact => out.exact_files += 1,
+            _ => out.hidden_files += 1,
+        }
+        if let Some(pages) = file.resident_after.filter(|n| *n > 0) {
+            if out.stayed.len() < MAX_LISTED {
+                out.stayed.push(Stayed { path, pages });
+            }
+        }
+    }
+    out.mapped_by = mappers(install_dir);
+    Ok(out)
+}
+
+/// Start Firefox again as `snap` was started, in a session of its own (it must not end with
+/// this helper), with `extra` arguments appended.
+pub fn start(snap: &Snapshot, extra: &[OsString]) -> Result<std::process::Child, String> {
+    let mut cmd = Command::new(&snap.exe);
+    cmd.arg0(&snap.argv[0])
+        .args(&snap.argv[1..])
+        .args(extra)
+        .env_clear()
+        .envs(snap.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(snap.cwd.as_deref().unwrap_or(Path::new("/")))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn()
+        .map_err(|e| format!("starting {}: {e}", snap.exe.display()))
+}
+
+/// Why a just-started Firefox failed: it exited within a few seconds (profile locked, a bad
+/// argument). `None` when it is still running then.
+pub fn early_exit(child: &mut std::process::Child, exe: &Path) -> Option<String> {
+    let until = Instant::now() + EARLY_EXIT;
+    while Instant::now() < until {
+        match child.try_wait() {
+            Ok(Some(exit)) => {
+                return Some(format!(
+                    "{} exited at once ({exit}); is another Firefox using the profile?",
+                    exe.display()
+                ))
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// What to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub cold: bool,
+    pub timeout: Duration,
+    /// Arguments added to Firefox's own (the page's URL, where session restore does not bring
+    /// it back).
+    pub open: Vec<OsString>,
+    /// Where the record goes (`None`: not recorded, e.g. a test).
+    pub state_dir: Option<PathBuf>,
+}
+
+/// A fresh record for a restart of `snap`.
+#[must_use]
+pub fn begin(snap: &Snapshot, cold: bool, trace: bool) -> Status {
+    let now = workingset::now_ms();
+    Status {
+        version: STATUS_VERSION,
+        stage: Stage::Waiting,
+        cold,
+        trace,
+        requested_at_ms: now,
+        updated_at_ms: now,
+        old_pid: snap.pid,
+        install_dir: snap.install_dir.display().to_string(),
+        profile: snap.profile.as_ref().map(|p| p.display().to_string()),
+        waited_ms: None,
+        evicted: None,
+        new_pid: None,
+        error: None,
+        trace_id: None,
+    }
+}
+
+/// Record `status` (best effort: a state folder that cannot be written must not stop the
+/// restart; the CLI prints every step anyway).
+pub fn record(opts: &Options, status: &mut Status, progress: &mut dyn FnMut(&Status)) {
+    status.updated_at_ms = workingset::now_ms();
+    if let Some(dir) = &opts.state_dir {
+        if let Err(e) = status::write(dir, status) {
+            eprintln!("about-startup-host: warning: could not record the restart: {e}");
+        }
+    }
+    progress(status);
+}
+
+/// Mark `status` failed with `code` and record it.
+pub fn fail(
+    opts: &Options,
+    status: &mut Status,
+    progress: &mut dyn FnMut(&Status),
+    code: &str,
+    message: String,
+    params: serde_json::Value,
+) {
+    status.stage = Stage::Failed;
+    status.error = Some(Failure {
+        code: code.to_owned(),
+        message,
+        params,
+    });
+    record(opts, status, progress);
+}
+
+/// The whole restart of `snap`: wait, evict (if cold), start. Every step is recorded and
+/// passed to `progress`; the final record is returned.
+pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -> Status {
+    let mut status = begin(snap, opts.cold, false);
+    record(opts, &mut status, progress);
+    if wait_step(snap, opts, &mut status, progress) {
+        evict_and_start(snap, opts, &mut status, progress);
+    }
+    status
+}
+
+/// Wait for the old Firefox to exit; `false` (recorded as a failure) when it did not in time.
+pub fn wait_step(
+    snap: &Snapshot,
+    opts: &Options,
+    status: &mut Status,
+    progress: &mut dyn FnMut(&Status),
+) -> bool {
+    match wait_for_exit(snap, opts.timeout) {
+        Ok(waited) => {
+            status.waited_ms = Some(u64::try_from(waited.as_millis()).unwrap_or(0));
+            true
+        }
+        Err(pids) => {
+            let seconds = opts.timeout.as_secs();
+            fail(
+                opts,
+                status,
+                progress,
+                status::FIREFOX_DID_NOT_QUIT,
+                format!("Firefox was still running after {seconds} s (processes {pids:?}); nothing was evicted or started"),
+                json!({ "seconds": seconds, "pids": pids }),
+            );
+            false
+        }
+    }
+}
+
+/// Evict (if cold) and start Firefox again, as the user this process runs as.
+pub fn evict_and_start(
+    snap: &Snapshot,
+    opts: &Options,
+    status: &mut Status,
+    progress: &mut dyn FnMut(&Status),
+) {
+    if opts.cold {
+        status.stage = Stage::Evicting;
+        record(opts, status, progress);
+        match evict(&snap.install_dir) {
+            Ok(evicted) => status.evicted = Some(evicted),
+            // Not fatal: Firefox is started again all the same, the record says the evict failed.
+            Err(e) => {
+                status.error = Some(Failure {
+                    code: status::EVICT_FAILED.to_owned(),
+                    message: format!("the evict failed: {e}"),
+                    params: json!({ "detail": e.to_string() }),
+                });
+            }
+        }
+    }
+    // Recorded as started at once, so the restarted Firefox's page finds its own pid there; a
+    // start that fails within seconds then turns the record into a failure.
+    let started = start(snap, &opts.open).and_then(|mut child| {
+        status.stage = Stage::Started;
+        status.new_pid = i32::try_from(child.id()).ok();
+        record(opts, status, progress);
+        early_exit(&mut child, &snap.exe).map_or(Ok(()), Err)
+    });
+    if let Err(detail) = started {
+        fail(
+            opts,
+            status,
+            progress,
+            status::LAUNCH_FAILED,
+            format!("Firefox could not be started again: {detail}"),
+            json!({ "detail": detail }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;

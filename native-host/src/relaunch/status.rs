@@ -1,0 +1,198 @@
+//! The record of the last restart (`relaunch.json` in the state folder): written by the detached
+//! `relaunch` at each step, read by the page on its next load (`relaunch_status`) and by
+//! `relaunch --status`, so a restart that failed while no page was open is still reported.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::state::StateDir;
+
+/// The file in the state folder.
+pub const STATUS_FILE: &str = "relaunch.json";
+/// Largest status file read back (it is a few KiB; a bigger one is not ours).
+const MAX_BYTES: u64 = 256 * 1024;
+
+/// Where a restart got to. `Failed` carries the reason in [`Status::error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Waiting for every process of the old Firefox to exit.
+    Waiting,
+    /// Dropping Firefox's files from the page cache.
+    Evicting,
+    /// The traced restart's privileged step runs (pkexec: evict, start, trace).
+    Tracing,
+    /// Firefox was started again (`new_pid`).
+    Started,
+    Failed,
+}
+
+/// Why a restart failed: a code the extension words (append-only), the values it names, and the
+/// English for the CLI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub code: String,
+    pub message: String,
+    #[serde(default)]
+    pub params: serde_json::Value,
+}
+
+/// Firefox was still running when the wait ended (params: `seconds`, `pids`).
+pub const FIREFOX_DID_NOT_QUIT: &str = "firefox_did_not_quit";
+/// Firefox could not be started again, or exited at once (params: `detail`).
+pub const LAUNCH_FAILED: &str = "launch_failed";
+/// The running Firefox could not be read (params: `detail`).
+pub const CAPTURE_FAILED: &str = "capture_failed";
+/// The evict failed as a whole (Firefox was started all the same; params: `detail`).
+pub const EVICT_FAILED: &str = "evict_failed";
+/// The traced restart's privileged step was refused or failed (params: `detail`, `command`).
+pub const TRACE_FAILED: &str = "trace_failed";
+
+/// One file whose pages stayed cached after the evict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stayed {
+    pub path: String,
+    pub pages: u64,
+}
+
+/// A running process that maps files of the install folder (so their pages cannot be dropped).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mapper {
+    pub pid: i32,
+    pub exe: String,
+}
+
+/// What the evict did and what stayed cached, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evicted {
+    /// Files of the install folder evicted.
+    pub files: u64,
+    /// Of them, files whose residency this user may see (owned or writable).
+    pub exact_files: u64,
+    /// Of them, files the kernel hides from this user: evicted, the result not visible.
+    pub hidden_files: u64,
+    /// Pages dropped, over the exact files only.
+    pub pages_dropped: u64,
+    /// Exact files with pages still cached afterwards (at most [`MAX_LISTED`]).
+    pub stayed: Vec<Stayed>,
+    /// Files that could not be opened or advised (at most [`MAX_LISTED`]; `failed` counts all).
+    pub failed_files: Vec<String>,
+    pub failed: u64,
+    /// Processes of this user still mapping install files: why pages stayed.
+    pub mapped_by: Vec<Mapper>,
+    pub elapsed_ms: u64,
+}
+
+/// Longest list kept in the status file.
+pub const MAX_LISTED: usize = 20;
+
+/// `relaunch.json`, and the `relaunch_status` reply's `last`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub version: u32,
+    pub stage: Stage,
+    pub cold: bool,
+    pub trace: bool,
+    /// When the restart was asked for, and when this record last changed (ms since the epoch).
+    pub requested_at_ms: u64,
+    pub updated_at_ms: u64,
+    pub old_pid: i32,
+    pub install_dir: String,
+    pub profile: Option<String>,
+    /// How long the old Firefox took to exit.
+    pub waited_ms: Option<u64>,
+    pub evicted: Option<Evicted>,
+    /// The Firefox started again.
+    pub new_pid: Option<i32>,
+    pub error: Option<Failure>,
+    /// The stored trace's id (the traced restart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+}
+
+pub const STATUS_VERSION: u32 = 1;
+
+/// The last restart recorded in the state folder, if any and readable (bounded; a symlink,
+/// FIFO or another version is no record: `StateDir` refuses anything but a plain file).
+#[must_use]
+pub fn read(dir: &StateDir) -> Option<Status> {
+    parse(&dir.read(STATUS_FILE, MAX_BYTES).ok()??)
+}
+
+/// The last restart recorded in the state folder at `path` (`None` when there is no folder).
+#[must_use]
+pub fn read_at(path: &Path) -> Option<Status> {
+    read(&StateDir::existing(path, None).ok()??)
+}
+
+/// A status file's bytes, or `None` for anything else. Pure.
+#[must_use]
+pub fn parse(bytes: &[u8]) -> Option<Status> {
+    serde_json::from_slice::<Status>(bytes)
+        .ok()
+        .filter(|s| s.version == STATUS_VERSION)
+}
+
+/// Write `status` atomically into the state folder at `path` (made if missing).
+pub fn write(path: &Path, status: &Status) -> Result<(), crate::Error> {
+    let dir = StateDir::create_at(path, None)?;
+    let mut bytes = serde_json::to_vec_pretty(status)
+        .map_err(|e| crate::Error::io("encoding the restart record", e.into()))?;
+    bytes.push(b'\n');
+    dir.write(STATUS_FILE, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Status {
+        Status {
+            version: STATUS_VERSION,
+            stage: Stage::Failed,
+            cold: true,
+            trace: false,
+            requested_at_ms: 1,
+            updated_at_ms: 2,
+            old_pid: 10,
+            install_dir: "/usr/lib/firefox-esr".into(),
+            profile: None,
+            waited_ms: None,
+            evicted: None,
+            new_pid: None,
+            error: Some(Failure {
+                code: FIREFOX_DID_NOT_QUIT.into(),
+                message: "still running".into(),
+                params: serde_json::json!({"seconds": 120}),
+            }),
+            trace_id: None,
+        }
+    }
+
+    #[test]
+    fn a_status_round_trips_and_anything_else_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &sample()).unwrap();
+        assert_eq!(read_at(dir.path()), Some(sample()));
+        assert_eq!(parse(b"{}"), None);
+        assert_eq!(parse(b"\xff"), None);
+        let mut other = serde_json::to_value(sample()).unwrap();
+        other["version"] = 99.into();
+        assert_eq!(parse(other.to_string().as_bytes()), None);
+    }
+
+    #[test]
+    fn a_symlink_or_fifo_in_place_of_the_file_is_no_record() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join(STATUS_FILE)).unwrap();
+        assert_eq!(read_at(dir.path()), None);
+        std::fs::remove_file(dir.path().join(STATUS_FILE)).unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.path().join(STATUS_FILE).as_os_str().as_encoded_bytes())
+                .unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_at(dir.path()), None);
+    }
+}

@@ -1,0 +1,138 @@
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use super::*;
+
+#[test]
+fn nul_fields_and_environ_parse_as_proc_writes_them() {
+    assert_eq!(
+        split_nul(b"/usr/lib/firefox-esr/firefox-esr\0-profile\0/tmp/p q\0"),
+        ["/usr/lib/firefox-esr/firefox-esr", "-profile", "/tmp/p q"].map(OsString::from)
+    );
+    assert_eq!(
+        parse_environ(b"HOME=/home/u\0EMPTY=\0NOEQUALS\0=x\0A=b=c\0"),
+        [("HOME", "/home/u"), ("EMPTY", ""), ("A", "b=c")].map(|(k, v)| (k.into(), v.into()))
+    );
+}
+
+/// A folder that passes for a Firefox install (application.ini), with `sleep` copied in as its
+/// `firefox`: a process of it is a "Firefox" to capture, wait for and start again.
+fn fake_install() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("application.ini"),
+        "[App]\nName=Firefox\nVersion=153.0\nBuildID=1\n",
+    )
+    .unwrap();
+    let sleep = ["/usr/bin/sleep", "/bin/sleep"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap();
+    std::fs::copy(sleep, dir.path().join("firefox")).unwrap();
+    dir
+}
+
+fn spawn(dir: &Path, seconds: &str) -> std::process::Child {
+    Command::new(dir.join("firefox"))
+        .arg(seconds)
+        .env_clear()
+        .env("ABOUT_STARTUP_MARKER", "kept")
+        .current_dir(dir)
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_restart_waits_for_the_exit_evicts_and_starts_the_same_command_and_environment() {
+    let dir = fake_install();
+    let mut first = spawn(dir.path(), "1");
+    std::thread::sleep(Duration::from_millis(100));
+    let snap = capture(i32::try_from(first.id()).unwrap()).unwrap();
+    assert_eq!(snap.install_dir, dir.path().canonicalize().unwrap());
+    assert_eq!(snap.argv[1], "1");
+    assert_eq!(
+        snap.env,
+        [(
+            OsString::from("ABOUT_STARTUP_MARKER"),
+            OsString::from("kept")
+        )]
+    );
+    let state = tempfile::tempdir().unwrap();
+    let opts = Options {
+        cold: true,
+        timeout: Duration::from_secs(10),
+        // `sleep 1 5`: the restarted one outlives the early-exit check.
+        open: vec!["5".into()],
+        state_dir: Some(state.path().to_path_buf()),
+    };
+    let mut stages = Vec::new();
+    let done = run(&snap, &opts, &mut |s| stages.push(s.stage));
+    let _ = first.wait();
+    assert_eq!(done.stage, Stage::Started, "{done:?}");
+    assert_eq!(stages, [Stage::Waiting, Stage::Evicting, Stage::Started]);
+    assert!(done.waited_ms.unwrap() >= 500, "{done:?}");
+    let evicted = done.evicted.as_ref().unwrap();
+    assert_eq!(evicted.files, 2);
+    assert_eq!(evicted.failed, 0);
+    let new = done.new_pid.unwrap();
+    let environ = std::fs::read(format!("/proc/{new}/environ")).unwrap();
+    assert_eq!(environ, b"ABOUT_STARTUP_MARKER=kept\0");
+    let cmdline = std::fs::read(format!("/proc/{new}/cmdline")).unwrap();
+    assert!(cmdline.ends_with(b"\x001\x005\0"), "{cmdline:?}");
+    assert_eq!(status::read_at(state.path()), Some(done.clone()));
+    // SAFETY: kill is harmless on a pid we started.
+    unsafe { libc::kill(new, libc::SIGKILL) };
+}
+
+#[test]
+fn a_firefox_that_does_not_quit_in_time_is_recorded_and_nothing_is_started() {
+    let dir = fake_install();
+    let mut first = spawn(dir.path(), "30");
+    std::thread::sleep(Duration::from_millis(100));
+    let pid = i32::try_from(first.id()).unwrap();
+    let snap = capture(pid).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let opts = Options {
+        cold: true,
+        timeout: Duration::from_millis(300),
+        open: Vec::new(),
+        state_dir: Some(state.path().to_path_buf()),
+    };
+    let done = run(&snap, &opts, &mut |_| {});
+    let _ = first.kill();
+    let _ = first.wait();
+    assert_eq!(done.stage, Stage::Failed);
+    let error = done.error.unwrap();
+    assert_eq!(error.code, status::FIREFOX_DID_NOT_QUIT);
+    assert_eq!(error.params["pids"], serde_json::json!([pid]));
+    assert!(done.evicted.is_none() && done.new_pid.is_none());
+}
+
+#[test]
+fn a_start_that_exits_at_once_is_a_launch_failure() {
+    let dir = fake_install();
+    let mut first = spawn(dir.path(), "0.2");
+    std::thread::sleep(Duration::from_millis(50));
+    let snap = capture(i32::try_from(first.id()).unwrap()).unwrap();
+    let opts = Options {
+        cold: false,
+        timeout: Duration::from_secs(5),
+        open: Vec::new(),
+        state_dir: None,
+    };
+    let mut stages = Vec::new();
+    let done = run(&snap, &opts, &mut |s| stages.push(s.stage));
+    let _ = first.wait();
+    assert_eq!(stages, [Stage::Waiting, Stage::Started, Stage::Failed]);
+    assert_eq!(done.stage, Stage::Failed);
+    assert_eq!(done.error.unwrap().code, status::LAUNCH_FAILED);
+    assert!(done.evicted.is_none(), "not cold: nothing evicted");
+}
+
+#[test]
+fn capture_refuses_a_process_that_is_not_firefox() {
+    let me = i32::try_from(std::process::id()).unwrap();
+    assert!(capture(me).is_err());
+}

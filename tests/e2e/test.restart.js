@@ -1,0 +1,204 @@
+// "Restart cold" from the page, for real: the add-on installed permanently in a profile kept on
+// disk, the page's button pressed, Firefox quits (the experiment's quitForRestart), the host's
+// detached `relaunch` waits for every Firefox process to exit, evicts the install folder and
+// starts the same binary with the same arguments and environment; the restarted Firefox (which
+// geckodriver did not start: the test attaches to its Marionette port, which the same profile and
+// arguments open again) shows the page, restored by session restore, and that start recorded as
+// cold, having read many times what the hot start before it read. A temporary install is offered
+// no button.
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { inspectFirefox } from "../../scripts/lib/firefox-kind.mjs";
+import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { defaultFirefox, inChrome, startFirefox, useFirefox, waitFor } from "./harness.js";
+import { attachToRestarted, readRestart, restartRecord, restartScreenshot, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
+
+const PREFS = { "xpinstall.signatures.required": false };
+// As an ordinary user where the test can switch to one (root), as the people this is for run it.
+const USER = process.getuid?.() === 0 ? 65534 : null;
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-"));
+after(() => fs.rmSync(profile, { recursive: true, force: true }));
+
+describe("a temporary install is not offered a restart; a failed restart is told on the next load; the login preload turns on and off from the page", () => {
+  const ctx = useFirefox({ temporary: true }, { prefix: "restart-temporary", page: "page/startup.html" });
+  it("says a restart would remove the add-on, with no button", async () => {
+    const page = await waitFor(async () => {
+      const p = await readRestart(ctx.ff.driver);
+      return p.state === "ready" ? p : null;
+    }, { message: "the restart section" });
+    assert.equal(page.offer, "temporary");
+    assert.equal(page.buttonShown, false);
+    assert.match(page.offerText, /temporary install/);
+  });
+
+  it("a restart whose Firefox did not quit in time: the next page load says so, and nothing was evicted or started", async () => {
+    const driver = ctx.ff.driver;
+    const pid = (await driver.getCapabilities()).get("moz:processID");
+    assert.ok(pid > 0, "Firefox's pid from geckodriver");
+    // The CLI's restart, as a user who then does not quit Firefox: it gives up after a second.
+    const run = spawnSync(HOST_BINARY, ["relaunch", "--cold", "--pid", String(pid), "--timeout", "1"], {
+      encoding: "utf8",
+      // The state folder the page's host uses: $HOME/.local/state in the throwaway HOME.
+      env: Object.fromEntries(Object.entries({ ...process.env, HOME: ctx.ff.home }).filter(([k]) => k !== "XDG_STATE_HOME")),
+      timeout: 20000,
+    });
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(run.stderr, /still running/);
+    const record = restartRecord(ctx.ff.home);
+    assert.equal(record.stage, "failed", JSON.stringify(record));
+    assert.equal(record.error.code, "firefox_did_not_quit");
+    assert.equal(record.evicted, null, "nothing evicted");
+    assert.equal(record.new_pid, null, "nothing started");
+    await driver.navigate().refresh();
+    const page = await waitFor(async () => {
+      const p = await readRestart(driver);
+      return p.state === "ready" && p.last === "failed" ? p : null;
+    }, { message: "the reloaded page with the failed restart" });
+    assert.deepEqual(page.lines.map((l) => l.line), ["failed", "error"], JSON.stringify(page.lines));
+    assert.match(page.lines[1].text, new RegExp(`Firefox was still running after 1 s \\(processes [0-9, ]*${pid}[0-9, ]*\\): nothing was evicted or started\\.`));
+    await driver.executeScript("document.getElementById('restart').scrollIntoView()");
+    await ctx.ff.screenshot("restart-failed-next-load");
+  });
+
+  it("the login preload: on, with the entry the CLI writes, then off and removed", async () => {
+    const driver = ctx.ff.driver;
+    const planState = () => driver.executeScript(() => ({
+      autostart: document.getElementById("plan").dataset.autostart,
+      button: document.getElementById("autostart-toggle")?.hidden === false ? document.getElementById("autostart-toggle").textContent : null,
+      result: document.getElementById("autostart-result")?.textContent ?? "",
+    }));
+    const off = await waitFor(async () => {
+      const p = await planState();
+      return p.autostart === "off" && p.button ? p : null;
+    }, { message: "the plan section with the login preload off" });
+    assert.match(off.button, /Preload after every login/);
+    // No systemd user session here: the XDG autostart entry, as `autostart enable` writes it.
+    const entry = path.join(ctx.ff.home, ".config", "autostart", "about-startup-preload.desktop");
+    await driver.findElement({ css: "[data-testid=autostart-toggle]" }).click();
+    const on = await waitFor(async () => {
+      const p = await planState();
+      return p.autostart === "xdg" ? p : null;
+    }, { message: "the login preload on" });
+    assert.match(on.button, /Stop preloading after login/);
+    assert.match(fs.readFileSync(entry, "utf8"), new RegExp(`Exec="${HOST_BINARY}" preload --plan --idle`));
+    await driver.executeScript("document.getElementById('plan').scrollIntoView()");
+    await ctx.ff.screenshot("restart-autostart-on");
+    await driver.findElement({ css: "[data-testid=autostart-toggle]" }).click();
+    await waitFor(async () => (await planState()).autostart === "off", { message: "the login preload off" });
+    assert.ok(!fs.existsSync(entry), "the entry is removed");
+  });
+});
+
+describe("Restart cold in basic mode: the user quits, the host opens the page again", () => {
+  it("after a quit the restarted Firefox shows the page, its start cold", { timeout: 240000 }, async () => {
+    const basicProfile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-basic-"));
+    const first = await startFirefox({ profileDir: basicProfile, temporary: false, prefs: PREFS, user: USER, flavour: "basic", experiments: false });
+    let attached = null;
+    try {
+      await first.openExtensionPage("page/startup.html");
+      await waitFor(async () => (await readRestart(first.driver)).offer === "offer", { timeout: 30000, message: "the restart offer" });
+      const startedAt = Date.now();
+      await first.driver.findElement({ css: "[data-testid=restart-cold]" }).click();
+      const waiting = await waitFor(async () => {
+        const state = await first.driver.executeScript("return document.getElementById('restart').dataset.state");
+        return state === "waiting-for-quit" ? state : null;
+      }, { message: "the page asking the user to quit" });
+      assert.equal(waiting, "waiting-for-quit");
+      await first.screenshot("restart-basic-quit-now");
+      // The user quits Firefox (here through Marionette's quit, an ordinary graceful quit).
+      await first.driver.quit().catch(() => {});
+      const status = await waitForRecord(first.home, startedAt);
+      assert.equal(status.stage, "started", JSON.stringify(status));
+      attached = await attachToRestarted(basicProfile, startedAt);
+      const after = await waitForRestoredPage(attached.driver, (p) => p.lastThisStart && p.current?.io?.treeReadBytes != null, "the page the host opened");
+      assert.ok(after.current.io.treeReadBytes > 100e6, `the restarted start read ${after.current.io.treeReadBytes} bytes`);
+      await restartScreenshot(attached.driver, "restart-basic-after");
+    } finally {
+      await attached?.driver.quit().catch(() => {});
+      await attached?.stop();
+      await first.stop();
+      fs.rmSync(basicProfile, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("Restart cold from the page of a permanently installed add-on", () => {
+  it("quits, evicts, starts the same Firefox again, and the restored page shows a cold start", { timeout: 240000 }, async () => {
+    const firefoxBinary = defaultFirefox();
+    const installDir = inspectFirefox(firefoxBinary).dir;
+    // The first start hot: Firefox's files read into the cache first.
+    spawnSync(HOST_BINARY, ["preload", "--firefox", installDir], { stdio: "ignore" });
+    const first = await startFirefox({ profileDir: profile, temporary: false, prefs: PREFS, user: USER });
+    let attached = null;
+    try {
+      await first.openExtensionPage("page/startup.html");
+      const before = await waitFor(async () => {
+        const p = await readRestart(first.driver);
+        return p.state === "ready" && p.current?.coldness && p.current.io?.treeReadBytes != null ? p : null;
+      }, { timeout: 60000, message: "the first start recorded, with its reads" });
+      assert.equal(before.offer, "offer");
+      assert.equal(before.buttonShown, true);
+      // A host built from source (not the package's, root-owned): no traced restart from the
+      // page, and the page says why, with the command to use instead.
+      assert.equal(before.traceButtonShown, false);
+      assert.equal(before.traceOffer, "restartTraceNotInstalled");
+      assert.equal(before.traceCommand, "sudo about-startup-host launch --cold --trace");
+      await restartScreenshot(first.driver, "restart-before");
+      // One more tab of the user's: it must come back too.
+      const pageHandle = await first.driver.getWindowHandle();
+      await first.driver.switchTo().newWindow("tab");
+      await first.driver.get("about:robots");
+      await first.driver.switchTo().window(pageHandle);
+      const hotRead = before.current.io.treeReadBytes;
+      const startedAt = Date.now();
+
+      await first.driver.findElement({ css: "[data-testid=restart-cold]" }).click();
+      const status = await waitForRecord(first.home, startedAt);
+      const restartMs = Date.now() - startedAt;
+      assert.equal(status.stage, "started", JSON.stringify(status));
+      assert.equal(status.cold, true);
+      assert.ok(status.evicted.files > 10, `evicted ${status.evicted.files} files`);
+      assert.equal(status.evicted.failed, 0);
+      assert.equal(status.profile, profile, "the same profile");
+      assert.ok(status.new_pid > 0);
+      const cmdline = fs.readFileSync(`/proc/${status.new_pid}/cmdline`, "utf8").split("\0");
+      assert.ok(cmdline.includes(profile), `the same arguments: ${cmdline.join(" ")}`);
+      if (USER !== null) {
+        assert.equal(fs.statSync(`/proc/${status.new_pid}`).uid, USER, "Firefox runs as the user again");
+        assert.ok(status.evicted.hidden_files > 0, "a user sees the root-owned install's cache state as hidden");
+      }
+
+      attached = await attachToRestarted(profile, startedAt);
+      const after = await waitForRestoredPage(
+        attached.driver,
+        (p) => p.current?.coldness && p.current.io?.treeReadBytes != null && p.lastThisStart,
+        "the restored page to show the restarted start",
+      );
+      await restartScreenshot(attached.driver, "restart-after");
+      const urls = [];
+      for (const handle of await attached.driver.getAllWindowHandles()) {
+        await attached.driver.switchTo().window(handle);
+        urls.push(await attached.driver.getCurrentUrl());
+      }
+      assert.ok(urls.includes("about:robots"), `the user's other tab came back: ${urls.join(", ")}`);
+      // The one-shot restore flag is Firefox's own, read and cleared by this start.
+      const once = await inChrome(attached.driver, `arguments[0](Services.prefs.getBoolPref("browser.sessionstore.resume_session_once", false))`);
+      assert.equal(once, false, "resume_session_once is cleared again");
+      assert.equal(after.current.coldness.class, "cold", JSON.stringify(after.current.io));
+      assert.equal(after.answer, "cold");
+      assert.ok(after.lines.some((l) => l.line === "this"), JSON.stringify(after.lines));
+      assert.ok(after.lines.some((l) => l.line === "evicted"));
+      const coldRead = after.current.io.treeReadBytes;
+      assert.ok(coldRead > 5 * Math.max(hotRead, 1e6), `cold start read ${coldRead} bytes, the hot one ${hotRead}`);
+      console.log(`restart cold (${USER === null ? "as this user" : `as uid ${USER}`}): click to record ${restartMs} ms (quit ${status.waited_ms} ms, evict ${status.evicted.elapsed_ms} ms); read hot ${hotRead} B, cold ${coldRead} B`);
+    } finally {
+      await attached?.driver.quit().catch(() => {});
+      await attached?.stop();
+      await first.stop();
+    }
+  });
+});

@@ -1,0 +1,94 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, traceOffer } from "../../../../extension/lib/models/restart.js";
+import { englishMessage } from "../../fakes.js";
+
+const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../fixtures/${name}`, import.meta.url), "utf8"));
+const started = fixture("relaunch-status-started.json");
+const didNotQuit = fixture("relaunch-status-did-not-quit.json");
+const evictPartlyFailed = fixture("relaunch-status-evict-partly-failed.json");
+const launchFailed = fixture("relaunch-status-launch-failed.json");
+const words = (lines) => lines.map((l) => englishMessage(l.key, l.subs));
+
+test("restartOffer: a temporary install is never offered a restart, whatever the host", () => {
+  assert.equal(restartOffer({ installType: "development", host: "connected" }), TEMPORARY);
+  assert.equal(restartOffer({ installType: "normal", host: "connected" }), OFFER);
+  assert.equal(restartOffer({ installType: "normal", host: "missing" }), NO_HOST);
+  assert.equal(restartOffer({ installType: "normal", host: "connected", knowsRelaunch: false }), OLD_HOST);
+  assert.equal(quitWay(true), "self");
+  assert.equal(quitWay(false), "user");
+});
+
+test("lastRestartLines: the restart that made this start, what was evicted and what stayed", () => {
+  const lines = lastRestartLines(started, { current: started.new_pid, formatBytes: (b) => `${b} B`, formatMs: (ms) => `${ms} ms`, when: () => "then" });
+  assert.deepEqual(
+    lines.map((l) => l.id),
+    ["this", "waited", "evicted", "stayed", "stayed", "unmapped"],
+  );
+  const text = words(lines);
+  assert.equal(text[0], "This start is the cold restart you asked for at then.");
+  assert.equal(text[1], "Firefox took 816 ms to quit.");
+  assert.match(text[2], /^Files of the install folder evicted: 2; dropped from the cache: 0 B/);
+  assert.match(text[3], /^Still cached after the evict: \/tmp\/.*application\.ini \(4096 B\)/);
+});
+
+test("lastRestartLines: an earlier restart is not this start", () => {
+  const lines = lastRestartLines(started, { current: 1 });
+  assert.equal(lines[0].id, "earlier");
+  assert.deepEqual(lines[0].subs.slice(1), [String(started.new_pid)]);
+});
+
+test("lastRestartLines: a Firefox that did not quit is a failure worded with its seconds and pids", () => {
+  const lines = lastRestartLines(didNotQuit, { current: 5 });
+  assert.deepEqual(lines.map((l) => l.id), ["failed", "error"]);
+  assert.equal(words(lines)[1], `Firefox was still running after 1 s (processes ${didNotQuit.old_pid}): nothing was evicted or started.`);
+  assert.deepEqual(lastRestartLines(null), []);
+  assert.equal(lastRestartLines({ ...didNotQuit, error: { code: "new_code", message: "m", params: {} } })[1].key, "restartErrorOther");
+});
+
+test("lastRestartLines: an evict that partly failed names the files, and Firefox still started", () => {
+  const lines = lastRestartLines(evictPartlyFailed, { current: evictPartlyFailed.new_pid, when: () => "then" });
+  assert.deepEqual(lines.map((l) => l.id), ["this", "waited", "evicted", "hidden", "unmapped", "evict-failed"]);
+  const text = words(lines);
+  assert.equal(text[0], "This start is the cold restart you asked for at then.");
+  assert.equal(text[2], "Files of the install folder evicted: 3.");
+  assert.equal(text[5], `Files that could not be evicted: 1 (${evictPartlyFailed.evicted.failed_files[0]}).`);
+});
+
+test("lastRestartLines: a launch that failed says so with the host's reason, after what was evicted", () => {
+  // The page that reads this is the next one the user opens: not a start of this restart.
+  const lines = lastRestartLines(launchFailed, { current: 1 });
+  assert.equal(lines[0].id, "failed");
+  assert.equal(lines.at(-1).id, "error");
+  assert.ok(lines.some((l) => l.id === "evict-failed"));
+  assert.equal(
+    words(lines).at(-1),
+    `Firefox could not be started again: ${launchFailed.error.params.detail}`,
+  );
+  assert.match(words(lines).at(-1), /exited at once \(exit status: 1\); is another Firefox using the profile\?/);
+});
+
+test("traceOffer: offered only with the packaged host, pkexec and the action; a missing agent is a warning with the command", () => {
+  // relaunch_status's trace_ready as the host sent it on this machine with the package installed
+  // and no desktop session (no agent).
+  const ready = { pkexec: true, action: true, system_host: "/usr/lib/about-startup/about-startup-host", agent: false, command: "sudo about-startup-host launch --cold --trace" };
+  assert.deepEqual(traceOffer(ready), { can: true, key: null, command: ready.command, agentKey: "restartTraceNoAgent" });
+  assert.equal(traceOffer({ ...ready, agent: true }).agentKey, null);
+  assert.deepEqual(traceOffer({ ...ready, system_host: null }), { can: false, key: "restartTraceNotInstalled", command: ready.command, agentKey: null });
+  assert.equal(traceOffer({ ...ready, pkexec: false }).key, "restartTraceNoPkexec");
+  assert.equal(traceOffer(null).can, false);
+});
+
+test("lastRestartLines: a refused trace is worded by its reason and carries the command", () => {
+  const refused = {
+    ...started,
+    trace: true,
+    error: { code: "trace_failed", message: "m", params: { reason: "no_agent", detail: "pkexec exited with exit status: 127", command: "sudo about-startup-host launch --cold --trace" } },
+  };
+  const error = lastRestartLines(refused, { current: started.new_pid }).find((l) => l.id === "error");
+  assert.equal(error.key, "restartErrorTraceNoAgent");
+  assert.equal(error.command, "sudo about-startup-host launch --cold --trace");
+  assert.match(englishMessage(error.key, error.subs), /no polkit authentication agent could ask for the password \(pkexec exited with exit status: 127\)/);
+  assert.equal(lastRestartLines({ ...refused, error: { ...refused.error, params: { reason: "new" } } }, {}).at(-1).key, "restartErrorTrace");
+});
