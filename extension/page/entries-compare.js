@@ -63,12 +63,11 @@ export function renderEntriesChanges(box, summary) {
     });
     parts.push(el("div", { className: "table-scroll" }, el("table", { attrs: { "data-testid": "compare-entries-table" } }, el("thead", {}, head), el("tbody", {}, ...body))));
   }
-  parts.push(
-    el("p", {
-      className: "detail",
-      text: t("compareEntriesRest", [String(changes.same), String(changes.onlyFrom), String(changes.onlyTo), String(ENTRIES_PER_BUILD)]),
-    }),
-  );
+  const rest = [t("compareEntriesSame", [String(changes.same)])];
+  if (changes.onlyFrom + changes.onlyTo > 0) {
+    rest.push(t("compareEntriesOnly", [String(changes.onlyFrom), String(ENTRIES_PER_BUILD), String(changes.onlyTo)]));
+  }
+  parts.push(el("p", { className: "detail", text: rest.join(" ") }));
   if (builds.length > 2) {
     parts.push(el("p", { className: "detail", text: t("compareEntriesMoreBuilds", [builds.map(buildText).join("; ")]) }));
   }
