@@ -2,7 +2,9 @@
 // (lib/models/export.js, docs/export-format.md) as an object-URL download; import reads such a file,
 // checks it, and shows its builds beside this machine's without touching the stored history.
 import browser from "../lib/transport/browser.js";
-import { currentTrace, showTrace } from "./trace.js";
+import { currentTrace, HOST_TRACE_EVENT, hostTrace, showTrace } from "./trace.js";
+import { entriesByBuild } from "../lib/models/entries-by-build.js";
+import { renderEntriesChanges } from "./entries-compare.js";
 import { t } from "../lib/wording/i18n.js";
 import { buildExport, exportFileName, exportRecords, importErrorText, parseExport, residencySummary } from "../lib/models/export.js";
 import { hasMean, LIKE_NOTE_KEYS, likeWithLikeNote } from "../lib/models/coldness.js";
@@ -54,6 +56,22 @@ async function residencyForExport({ timeout = 15000 } = {}) {
 
 const dateTime = (ms) => formatDateTime(ms);
 
+/**
+ * The omni.ja entries per build from every traced start the page holds: the host's trace of this
+ * start, imported traces, and imported exports' own omniEntries (so builds add up from export to
+ * export). Null without any.
+ */
+function omniEntries() {
+  return entriesByBuild({
+    traces: [hostTrace(), ...imports.map((entry) => entry.doc.trace)].filter(Boolean),
+    summaries: imports.map((entry) => entry.doc.omniEntries).filter(Boolean),
+  });
+}
+
+function renderEntries() {
+  renderEntriesChanges($("compare-entries"), omniEntries());
+}
+
 async function environment(records, currentId) {
   const [info, platform] = await Promise.all([
     browser.runtime.getBrowserInfo().catch(() => ({})),
@@ -87,6 +105,7 @@ async function exportJson() {
     environment: await environment(records, currentId),
     residency: await residencyForExport(),
     trace: currentTrace(),
+    omniEntries: omniEntries(),
     exportedAt: now.getTime(),
   });
   const filename = exportFileName(now);
@@ -139,6 +158,7 @@ async function importFile(file) {
     t("importDone", [file.name, String(exportRecords(result.doc).length), result.doc.source, dateTime(result.doc.exportedAt)]),
   );
   renderComparison();
+  renderEntries();
   document.dispatchEvent(
     new CustomEvent(IMPORTS_EVENT, { detail: imports.map((item) => ({ name: item.name, records: exportRecords(item.doc) })) }),
   );
@@ -256,6 +276,8 @@ export function initCompare() {
     input.value = ""; // the same file can be chosen again
   });
   document.addEventListener("about-startup:residency", (event) => setResidency(event.detail));
+  document.addEventListener(HOST_TRACE_EVENT, renderEntries);
   onHistoryChange(renderComparison);
   renderComparison();
+  renderEntries();
 }

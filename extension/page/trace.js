@@ -40,11 +40,19 @@ const SECTION_COLOURS = 8;
 
 // `own`: this Firefox's milestones; `milestones`: those drawn with the trace shown (its own
 // process's only: an imported trace brings its export's current record's, or none).
-const state = { trace: null, origin: "host", own: [], milestones: [], picked: null, id: null };
+const state = { trace: null, host: null, origin: "host", own: [], milestones: [], picked: null, id: null };
 
 /** The trace shown now (null without one), for the JSON export. */
 export function currentTrace() {
   return state.origin === "host" ? state.trace : null;
+}
+
+/** Fired on the document once the host's trace of this start is drawn (detail: the trace). */
+export const HOST_TRACE_EVENT = "about-startup:host-trace";
+
+/** The host's trace of this start, even while an imported one is shown (null without one). */
+export function hostTrace() {
+  return state.host;
 }
 
 function section() {
@@ -409,7 +417,9 @@ export async function initTrace() {
   }
   try {
     state.id = meta.id;
-    showTrace(await fetchTrace(meta.id), "host");
+    state.host = await fetchTrace(meta.id);
+    showTrace(state.host, "host");
+    document.dispatchEvent(new CustomEvent(HOST_TRACE_EVENT, { detail: state.host }));
   } catch (error) {
     showNone("traceFetchError", String(error?.message ?? error), await recordCommand(listing));
   }

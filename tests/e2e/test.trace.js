@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { By } from "selenium-webdriver";
 import { artifactsFolder, useFirefox, waitFor } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { entriesByBuild } from "../../extension/lib/models/entries-by-build.js";
 
 const PAGE = "page/startup.html";
 const INSTANCES = "/sys/kernel/tracing/instances";
@@ -139,7 +140,23 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
 });
 
 describe("the page draws a trace", () => {
-  const ctx = useFirefox({ experiments: true, installHost: true, flavour: "full" }, { prefix: "trace", page: PAGE });
+  // The Export button's download lands here (the omni.ja entries per build, issue 21).
+  const downloads = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-trace-downloads-"));
+  after(() => fs.rmSync(downloads, { recursive: true, force: true }));
+  const ctx = useFirefox(
+    {
+      experiments: true,
+      installHost: true,
+      flavour: "full",
+      prefs: {
+        "browser.download.folderList": 2,
+        "browser.download.dir": downloads,
+        "browser.download.useDownloadDir": true,
+        "browser.download.always_ask_before_handling_new_types": false,
+      },
+    },
+    { prefix: "trace", page: PAGE },
+  );
 
   async function readTrace(driver) {
     return driver.executeScript(() => {
@@ -265,6 +282,45 @@ describe("the page draws a trace", () => {
       await driver.executeScript((n) => n.scrollIntoView(), node);
       fs.writeFileSync(path.join(artifactsFolder(), `trace-imported-${id}.png`), Buffer.from(await node.takeScreenshot(true), "base64"));
     }
+
+    // Across builds (issue 21): one build traced says so; an export of another build (its
+    // omniEntries only: this start's, named as a later build that read the most read entry half)
+    // sets the two side by side, and the page's export carries both.
+    const entriesBlock = () => driver.executeScript(() => {
+      const box = document.querySelector("[data-testid=compare-entries]");
+      const rows = [...box.querySelectorAll("tbody tr")].map((tr) => ({ entry: tr.dataset.entry, change: Number(tr.dataset.change) }));
+      return { state: box.dataset.state ?? null, hidden: box.hidden, text: box.textContent, rows };
+    });
+    const one = await entriesBlock();
+    assert.equal(one.state, "one-build");
+    assert.ok(one.text.includes(`build ${trace.build_id}, 1 traced start)`), one.text);
+    const own = entriesByBuild({ traces: [trace] }).builds[0];
+    const top = own.entries[0];
+    const later = {
+      buildId: "20991231235959",
+      firefoxVersion: `${trace.firefox_version}-later`,
+      traces: ["4102444799000-1-1"],
+      entries: own.entries.map((e) => (e === top ? { ...e, bytesRead: Math.floor(e.bytesRead / 2) } : e)),
+    };
+    const laterFile = path.join(globalThis.__aboutStartupTrace.work, "later-build.json");
+    fs.writeFileSync(laterFile, JSON.stringify({ ...doc, trace: undefined, environment: { ...doc.environment, buildId: later.buildId }, omniEntries: { version: 1, builds: [later] } }));
+    await driver.findElement(By.id("import-file")).sendKeys(laterFile);
+    const two = await waitFor(async () => {
+      const b = await entriesBlock();
+      return b.state === "ready" ? b : null;
+    }, { message: "the entries of two builds compared" });
+    assert.deepEqual(two.rows, [{ entry: top.name, change: Math.floor(top.bytesRead / 2) - top.bytesRead }]);
+    assert.match(two.text, /less/);
+    const block = await driver.findElement(By.css("[data-testid=compare-entries]"));
+    await driver.executeScript((n) => n.scrollIntoView(), block);
+    fs.writeFileSync(path.join(artifactsFolder(), "trace-compare-entries.png"), Buffer.from(await block.takeScreenshot(true), "base64"));
+    await driver.findElement(By.id("export-button")).click();
+    const exported = await waitFor(() => {
+      const names = fs.readdirSync(downloads).filter((n) => n.endsWith(".json"));
+      return names.length === 1 ? JSON.parse(fs.readFileSync(path.join(downloads, names[0]), "utf8")) : null;
+    }, { timeout: 20000, message: "the exported file" });
+    assert.deepEqual(exported.omniEntries.builds.map((b) => b.buildId), [later.buildId, trace.build_id]);
+    assert.deepEqual(exported.omniEntries.builds[1], own, "this start's entries, as the model counts them");
   });
 
   it("a trace of the page's own Firefox (trace --pid) comes from the host", { skip: isRoot ? false : "tracefs needs root" }, async () => {

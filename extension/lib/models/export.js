@@ -4,6 +4,7 @@
 import { withColdness } from "./coldness.js";
 import { recordProblems } from "./record.js";
 import { traceProblems } from "./trace.js";
+import { omniEntriesProblems } from "./entries-by-build.js";
 
 export const FORMAT = "about-startup-export";
 export const FORMAT_VERSION = 1;
@@ -72,6 +73,7 @@ export function buildExport({
   environment = {},
   residency = null,
   trace = null,
+  omniEntries = null,
   source = "extension",
   exportedAt = Date.now(),
 }) {
@@ -95,6 +97,11 @@ export function buildExport({
   // Optional and versioned on its own (trace.version; docs/export-format.md "Startup I/O trace").
   if (trace !== null) {
     doc.trace = trace;
+  }
+  // Optional, versioned on its own: the omni.ja entries read the most per build
+  // (lib/models/entries-by-build.js; docs/export-format.md "omni.ja entries per build").
+  if (omniEntries !== null) {
+    doc.omniEntries = omniEntries;
   }
   return doc;
 }
@@ -233,6 +240,9 @@ export function checkExport(doc) {
   }
   if ("trace" in doc && doc.trace !== null) {
     problems.push(...traceProblems(doc.trace));
+  }
+  if ("omniEntries" in doc && doc.omniEntries !== null) {
+    problems.push(...omniEntriesProblems(doc.omniEntries));
   }
   return problems.length === 0 ? { ok: true } : fail(IMPORT_ERRORS.invalid, problems);
 }

@@ -14,10 +14,15 @@ import {
   problemField,
   residencySummary,
 } from "../../../../extension/lib/models/export.js";
+import { entriesByBuild } from "../../../../extension/lib/models/entries-by-build.js";
 
 const schema = JSON.parse(fs.readFileSync(new URL("../../../../docs/schema/about-startup-export.schema.json", import.meta.url)));
 const ajv = new Ajv2020({ allErrors: true, strict: true });
 const validate = ajv.compile(schema);
+
+// A real ESR 153 cold-start trace (trimmed; the host's cargo tests use it too): its omni.ja entries.
+const REAL_TRACE = JSON.parse(fs.readFileSync(new URL("../../../../native-host/tests/fixtures/profiler/trace-esr153-cold.json", import.meta.url), "utf8"));
+const OMNI_ENTRIES = entriesByBuild({ traces: [REAL_TRACE] });
 
 const BENCH_FIXTURE = JSON.parse(fs.readFileSync(new URL("../../../fixtures/bench-cold-preload-hot.json", import.meta.url)));
 
@@ -107,6 +112,12 @@ const GOOD = {
   "a startup I/O trace (optional member)": with_((d) => {
     d.trace = TRACE;
   }),
+  "the omni.ja entries per build (optional member), from a recorded trace": with_((d) => {
+    d.omniEntries = OMNI_ENTRIES;
+  }),
+  "omniEntries null": with_((d) => {
+    d.omniEntries = null;
+  }),
   "unknown extra fields (ignored by version 1 readers)": with_((d) => {
     d.extra = { anything: true };
     d.current.futureField = 1;
@@ -135,6 +146,12 @@ const BAD = {
   "a trace whose extents are not a list": [
     with_((d) => (d.trace = { ...TRACE, files: TRACE.files.map((f) => ({ ...f, extents: 7 })) })),
     "invalid",
+  ],
+  "omniEntries of a future version": [with_((d) => (d.omniEntries = { ...OMNI_ENTRIES, version: 2 })), IMPORT_ERRORS.invalid],
+  "an omniEntries build without traces": [with_((d) => (d.omniEntries = { version: 1, builds: [{ ...OMNI_ENTRIES.builds[0], traces: [] }] })), IMPORT_ERRORS.invalid],
+  "an omniEntries entry with bytes as a string": [
+    with_((d) => (d.omniEntries = { version: 1, builds: [{ ...OMNI_ENTRIES.builds[0], entries: [{ archive: "omni.ja", name: "a", bytesRead: "9", starts: 1 }] }] })),
+    IMPORT_ERRORS.invalid,
   ],
   "an array": [[], IMPORT_ERRORS.foreign],
   "another format": [with_((d) => (d.format = "something-else")), IMPORT_ERRORS.foreign],
