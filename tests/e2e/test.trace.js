@@ -64,13 +64,13 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
   delete env.XDG_STATE_HOME;
   let trace = null;
   const shared = globalThis.__aboutStartupTrace ?? (globalThis.__aboutStartupTrace = {});
+  shared.work = work;
 
   before(async () => {
     const out = await host(["launch", "--cold", "--trace", "--json", "--", "--headless", "--no-remote", "-profile", profile], env, "trace-launch");
     trace = JSON.parse(out);
     fs.writeFileSync(path.join(artifactsFolder(), "trace-cold-start.json"), out);
     shared.trace = trace;
-    shared.work = work;
   });
   after(async () => {
     if (trace?.pid) {
@@ -374,3 +374,9 @@ describe("the page draws a trace", () => {
   });
 });
 
+// The cold start's folder (its HOME, profile and the exports the page test writes) is used by
+// both suites above: removed once the file is done (~100 MB a run were left in /tmp).
+after(() => {
+  const work = globalThis.__aboutStartupTrace?.work;
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
