@@ -1,0 +1,190 @@
+//! On a real cold start of ESR 153 recorded here with `launch --cold --trace
+//! --firefox-profile` (tests/fixtures/profiler/: the trace and Firefox's own profile,
+//! trimmed to the libraries' reads and a few dozen markers).
+use super::*;
+use crate::export::view::view;
+
+fn trace() -> Trace {
+    serde_json::from_str(include_str!(
+        "../../tests/fixtures/profiler/trace-esr153-cold.json"
+    ))
+    .unwrap()
+}
+
+fn gecko() -> Value {
+    serde_json::from_str(include_str!(
+        "../../tests/fixtures/profiler/gecko-esr153-cold.json"
+    ))
+    .unwrap()
+}
+
+fn named(thread: &Value, name: &str) -> Vec<(f64, Option<f64>, Value)> {
+    let strings = thread["stringTable"].as_array().unwrap();
+    thread["markers"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| strings[usize::try_from(r[0].as_u64().unwrap()).unwrap()] == name)
+        .map(|r| (r[1].as_f64().unwrap(), r[2].as_f64(), r[5].clone()))
+        .collect()
+}
+
+#[test]
+fn a_real_cold_start_lines_up_with_firefoxs_own_readahead_markers_within_1_ms() {
+    let t = trace();
+    let mut g = gecko();
+    merge(&mut g, &t, &view(&t, &BTreeMap::new())).unwrap();
+    let main = &g["threads"][0];
+    // Firefox's ReadAheadLib marker spans its readahead(2) of a library; the kernel adds
+    // the pages to the cache inside that call, so our "Firefox's own readahead(2)" read of
+    // the same file must fall inside it, on one clock, give or take 1 ms.
+    let ra = named(main, "ReadAheadLib");
+    let ours = named(main, "Disk read");
+    let mut checked = 0;
+    for (start, end, data) in &ra {
+        let lib = data["name"].as_str().unwrap();
+        let Some((t0, _, _)) = ours
+            .iter()
+            .find(|(_, _, d)| d["filename"] == lib && d["how"] == "Firefox's own readahead(2)")
+        else {
+            continue;
+        };
+        let end = end.unwrap();
+        assert!(
+            *t0 >= start - 1.0 && *t0 <= end + 1.0,
+            "{lib}: our read at {t0:.3} ms, Firefox's readahead {start:.3}–{end:.3} ms"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked} libraries lined up");
+}
+
+#[test]
+fn merged_markers_schemas_counters_and_milestones_sit_on_the_parents_main_thread() {
+    let t = trace();
+    let mut g = gecko();
+    let before = g["threads"][0]["markers"]["data"].as_array().unwrap().len();
+    let ms = BTreeMap::from([("sessionRestored".to_owned(), 5139.5)]);
+    let v = view(&t, &ms);
+    merge(&mut g, &t, &v).unwrap();
+    let main = &g["threads"][0];
+    let ours = our_markers(main);
+    let parent_reads = v
+        .processes
+        .iter()
+        .find(|p| p.pid == t.pid)
+        .unwrap()
+        .markers
+        .len();
+    assert_eq!(
+        ours.len(),
+        parent_reads + 2,
+        "reads, one milestone, the summary"
+    );
+    assert_eq!(
+        main["markers"]["data"].as_array().unwrap().len(),
+        before + ours.len()
+    );
+    let all_threads = g["threads"].as_array().unwrap().iter().chain(
+        g["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["threads"].as_array().unwrap()),
+    );
+    let bytes: u64 = all_threads
+        .flat_map(our_markers)
+        .filter_map(|d| d.get("size")?.as_u64())
+        .sum();
+    assert_eq!(
+        bytes, t.traced_read_bytes,
+        "the markers add up to the trace"
+    );
+    let schemas = g["meta"]["markerSchema"].as_array().unwrap();
+    let read = schemas
+        .iter()
+        .find(|s| s["name"] == "AboutStartupDiskRead")
+        .unwrap();
+    assert!(read["display"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("timeline-fileio")));
+    assert_eq!(read["data"][0]["format"], "file-path");
+    assert_eq!(
+        g["meta"]["categories"].as_array().unwrap().last().unwrap()["name"],
+        "Disk I/O (kernel)"
+    );
+    let counters = g["counters"].as_array().unwrap();
+    assert!(counters
+        .iter()
+        .any(|c| c["name"] == "Disk reads: libxul.so" && c["category"] == "Bandwidth"));
+    // The milestone sits at its trace time plus the clock offset.
+    let off = offset_ms(t.zero_mono_ns.unwrap(), mono(&g["meta"]).unwrap());
+    let m = named(main, "sessionRestored");
+    assert!(m.iter().any(|(s, e, d)| e.is_none()
+        && d["type"] == "AboutStartupMilestone"
+        && (s - (5139.5 + off)).abs() < 1e-6));
+    // The recording's start moves back to the kernel's first read (the Profiler shows
+    // nothing before it).
+    let first = crate::export::view::earliest(&v)
+        .unwrap()
+        .min(t.attached_ms.max(0.0))
+        + off;
+    assert!(g["meta"]["profilingStartTime"].as_f64().unwrap() <= first + 1e-9);
+    // A child process's reads sit on its own GeckoMain, on its own clock.
+    let child = &g["processes"][0];
+    let child_pid = child["threads"][0]["pid"].as_i64().unwrap();
+    let child_reads = v
+        .processes
+        .iter()
+        .find(|p| i64::from(p.pid) == child_pid)
+        .unwrap();
+    let on_child = our_markers(&child["threads"][0]);
+    assert_eq!(on_child.len(), child_reads.markers.len());
+    let child_off = offset_ms(t.zero_mono_ns.unwrap(), mono(&child["meta"]).unwrap());
+    let first = named(&child["threads"][0], "Disk read")[0].0;
+    assert!((first - (child_reads.markers[0].t + child_off)).abs() < 1e-6);
+    // Processes the profile lacks get a thread of their own, in the parent's list.
+    let own: Vec<_> = g["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["name"] == "Disk reads (kernel)")
+        .collect();
+    let lacking = v
+        .processes
+        .iter()
+        .filter(|p| p.pid != t.pid && i64::from(p.pid) != child_pid);
+    assert_eq!(own.len(), lacking.count());
+    // Module loads and milestones read back on the trace's axis.
+    let loads = module_loads(&gecko(), t.zero_mono_ns.unwrap());
+    assert!(loads.iter().all(|(u, _)| !u.is_empty()) && !loads.is_empty());
+    let got = milestones(&gecko(), t.zero_mono_ns.unwrap(), &["sessionRestored"]);
+    assert!(got["sessionRestored"] > 1000.0, "{got:?}");
+}
+
+#[test]
+fn another_start_an_old_clock_or_not_a_gecko_profile_is_refused() {
+    let mut t = trace();
+    t.pid += 1;
+    assert!(matches!(
+        check(&gecko(), &t),
+        Err(ExportError::OtherProcess { .. })
+    ));
+    let mut t = trace();
+    t.zero_mono_ns = Some(t.zero_mono_ns.unwrap() + 3_600_000_000_000);
+    assert!(
+        matches!(check(&gecko(), &t), Err(ExportError::OtherProcess { .. })),
+        "an hour apart"
+    );
+    let mut t = trace();
+    t.zero_mono_ns = None;
+    assert!(matches!(check(&gecko(), &t), Err(ExportError::OldClock)));
+    let mut g = gecko();
+    g["meta"]["version"] = json!(99);
+    assert!(matches!(check(&g, &trace()), Err(ExportError::NotGecko(_))));
+    assert!(matches!(
+        check(&json!({"a": 1}), &trace()),
+        Err(ExportError::NotGecko(_))
+    ));
+}
