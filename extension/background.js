@@ -101,8 +101,9 @@ async function learnThisStart(record) {
   try {
     const { status, entry } = await learnOnce({
       startId: record.id,
+      sessionRestoredMs: record.milestones?.sessionRestored ?? null,
       storage: browser.storage.local,
-      requestHost: (command) => hostRelay.request(command),
+      requestHost: (command, params) => hostRelay.request(command, params),
     });
     if (status === "error") {
       console.warn(`about:startup: the host could not learn this start: ${entry.error.message}`);

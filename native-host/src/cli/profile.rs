@@ -301,7 +301,11 @@ pub fn collect(trace: &mut Trace, owner: Option<&user::User>) -> Option<Value> {
     if let Some(zero) = trace.zero_mono_ns {
         let ms = export::gecko::milestones(&gecko, zero, &MILESTONES);
         if !ms.is_empty() {
-            trace.milestones = Some(ms);
+            // Firefox's own profile is the finer source: its figures win over the extension's.
+            trace
+                .milestones
+                .get_or_insert_with(Default::default)
+                .extend(ms);
         }
         let loads = export::gecko::module_loads(&gecko, zero);
         let install = trace.install_dir.clone();

@@ -115,7 +115,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         Command::Residency { .. }
         | Command::Preload { .. }
         | Command::Evict { .. }
-        | Command::Learn
+        | Command::Learn { .. }
         | Command::PlanStatus { .. }
         | Command::TraceProfile { .. }
         | Command::Telemetry { .. }

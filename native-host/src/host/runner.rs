@@ -143,13 +143,15 @@ fn run(
             summary.cache = used;
             Ok(Reply::Evict(summary))
         }
-        Command::Learn => {
+        Command::Learn {
+            session_restored_ms,
+        } => {
             let pid = ctx
                 .firefox_pid
                 .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
             let state_dir = crate::state::open_acting()?;
             // The extension sends `learn` once it recorded this start: a traced launch stops there.
-            crate::trace::store::mark_recorded(&state_dir, pid);
+            crate::trace::store::mark_recorded(&state_dir, pid, *session_restored_ms);
             let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
             Ok(Reply::Learn(summary))
         }

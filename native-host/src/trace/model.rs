@@ -89,7 +89,9 @@ pub struct Trace {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub code: Vec<CodeSite>,
     /// The start's milestones (ms since the process start) where the recording learned them:
-    /// from Firefox's own profile (`launch --firefox-profile`); absent otherwise.
+    /// from Firefox's own profile (`launch --firefox-profile`), and `sessionRestored` as the
+    /// about:startup extension sent it with `learn` (the launch prefetch leaves out what the start
+    /// first needed after it); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub milestones: Option<std::collections::BTreeMap<String, f64>>,
 }
@@ -230,6 +232,23 @@ pub struct FileRow {
 }
 
 impl Trace {
+    /// The traced start's sessionRestored, ms since the process start, if the recording learned it.
+    #[must_use]
+    pub fn session_restored(&self) -> Option<f64> {
+        self.milestones.as_ref()?.get("sessionRestored").copied()
+    }
+
+    /// Keep `ms` as the start's sessionRestored (from the extension's `learn`); a value
+    /// Firefox's own profile gave already is kept.
+    pub fn note_session_restored(&mut self, ms: Option<f64>) {
+        if let Some(ms) = ms {
+            self.milestones
+                .get_or_insert_with(Default::default)
+                .entry("sessionRestored".to_owned())
+                .or_insert(ms);
+        }
+    }
+
     /// Files by bytes read, largest first.
     #[must_use]
     pub fn file_rows(&self) -> Vec<FileRow> {

@@ -101,11 +101,23 @@ pub fn recorded_marker(pid: i32, ticks: u64) -> String {
     format!("recorded-{pid}-{ticks}")
 }
 
-/// Leave the marker for `pid` (best effort: a trace only stops earlier with it), and remove the
-/// markers of processes that have ended, which nothing reads any more (one per start, else).
-pub fn mark_recorded(state: &StateDir, pid: i32) {
+/// What a marker holds: the start's sessionRestored as the extension recorded it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Recorded {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_restored_ms: Option<f64>,
+}
+
+/// Leave the marker for `pid`, with its sessionRestored when the extension sent one (best
+/// effort: a trace only stops earlier with it, and its prefetch plan is cut there), and remove
+/// the markers of processes that have ended, which nothing reads any more (one per start, else).
+pub fn mark_recorded(state: &StateDir, pid: i32, session_restored_ms: Option<f64>) {
     if let (Some(ticks), Ok(dir)) = (process_start(pid), in_state(state)) {
-        let _ = dir.touch(&recorded_marker(pid, ticks));
+        let recorded = Recorded {
+            session_restored_ms: session_restored_ms.filter(|ms| ms.is_finite() && *ms > 0.0),
+        };
+        let bytes = serde_json::to_vec(&recorded).unwrap_or_default();
+        let _ = dir.write(&recorded_marker(pid, ticks), &bytes);
         if let Ok(names) = dir.names(MAX_NAMES) {
             let running = |pid, ticks| process_start(pid) == Some(ticks);
             for name in stale_markers(&names, running) {
@@ -113,6 +125,18 @@ pub fn mark_recorded(state: &StateDir, pid: i32) {
             }
         }
     }
+}
+
+/// Take the marker of the start `(pid, ticks)` if the extension left one: removed, its
+/// sessionRestored returned (`None`: no marker, an empty or older one, or nonsense in it).
+pub fn take_recorded(dir: &StateDir, pid: i32, ticks: u64) -> Option<f64> {
+    let name = recorded_marker(pid, ticks);
+    let bytes = dir.read(&name, 4096).ok().flatten();
+    let _ = dir.remove(&name);
+    serde_json::from_slice::<Recorded>(&bytes?)
+        .ok()?
+        .session_restored_ms
+        .filter(|ms| ms.is_finite() && *ms > 0.0)
 }
 
 /// What the page and `--help` tell people to run to record a trace: as root, by the name or path

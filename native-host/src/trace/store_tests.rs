@@ -50,9 +50,37 @@ fn the_recorded_marker_names_pid_and_process_start() {
     let ticks = process_start(pid).unwrap();
     let dir = in_state(&state).unwrap();
     assert!(!dir.exists(&recorded_marker(pid, ticks)));
-    mark_recorded(&state, pid);
+    mark_recorded(&state, pid, Some(4977.5));
     assert!(dir.exists(&recorded_marker(pid, ticks)));
     assert!(!dir.exists(&recorded_marker(pid, ticks + 1)));
+    // The trace takes it: its sessionRestored, and the marker is gone.
+    assert_eq!(take_recorded(&dir, pid, ticks), Some(4977.5));
+    assert!(!dir.exists(&recorded_marker(pid, ticks)));
+    assert_eq!(take_recorded(&dir, pid, ticks), None);
+}
+
+#[test]
+fn a_marker_without_a_sensible_session_restored_gives_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = StateDir::create_at(tmp.path(), None).unwrap();
+    let dir = in_state(&state).unwrap();
+    // An older host's empty marker, nonsense, a negative or missing time: none, and removed.
+    for (n, text) in ["", "{", "[]", r#"{"session_restored_ms":-3}"#, "{}"]
+        .iter()
+        .enumerate()
+    {
+        let ticks = 100 + n as u64;
+        dir.write(&recorded_marker(7, ticks), text.as_bytes())
+            .unwrap();
+        assert_eq!(take_recorded(&dir, 7, ticks), None, "{text:?}");
+        assert!(!dir.exists(&recorded_marker(7, ticks)));
+    }
+    // An extension that sends no time leaves a marker that still stops a trace.
+    let pid = i32::try_from(std::process::id()).unwrap();
+    mark_recorded(&state, pid, None);
+    let ticks = process_start(pid).unwrap();
+    assert!(dir.exists(&recorded_marker(pid, ticks)));
+    assert_eq!(take_recorded(&dir, pid, ticks), None);
 }
 
 #[test]
@@ -76,7 +104,7 @@ fn markers_of_ended_processes_are_removed() {
     let dir = in_state(&state).unwrap();
     dir.touch("recorded-999999999-1").unwrap();
     let pid = i32::try_from(std::process::id()).unwrap();
-    mark_recorded(&state, pid);
+    mark_recorded(&state, pid, None);
     assert!(dir.exists(&recorded_marker(pid, process_start(pid).unwrap())));
     assert!(!dir.exists("recorded-999999999-1"));
 }

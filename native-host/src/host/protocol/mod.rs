@@ -90,8 +90,12 @@ pub enum Command {
         target: u64,
     },
     /// Record this start's working set (learn/workingset/record.rs) and merge it into the state
-    /// file.
-    Learn,
+    /// file; with the start's sessionRestored (ms since the process started), which a trace of
+    /// this start keeps (the launch prefetch leaves out what was first needed after it).
+    Learn {
+        #[serde(default)]
+        session_restored_ms: Option<f64>,
+    },
     /// What the plan would read, what changed, what is uncached, and the autostart state.
     PlanStatus {
         /// Which plan (default `learned`).
@@ -177,7 +181,7 @@ impl Command {
             Command::Preload { .. } => "preload",
             Command::Evict { .. } => "evict",
             Command::Cancel { .. } => "cancel",
-            Command::Learn => "learn",
+            Command::Learn { .. } => "learn",
             Command::PlanStatus { .. } => "plan_status",
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",

@@ -241,7 +241,7 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
             "the host's spawn call (CLOCK_MONOTONIC)".to_owned(),
         ),
     };
-    let trace = finish(
+    let mut trace = finish(
         rec,
         sampler,
         &opts.install,
@@ -252,6 +252,10 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
         install_id,
         opts.cold,
     )?;
+    if let Some((dir, _)) = &marker {
+        let restored = super::store::take_recorded(dir, pid, trace.process_start_ticks);
+        trace.note_session_restored(restored);
+    }
     Ok((trace, child))
 }
 
@@ -290,7 +294,7 @@ pub fn attach(
     let install = now_install.as_ref().unwrap_or(install);
     let attached = (rec.armed_ns.saturating_sub(zero_ns)) as f64 / 1e6;
     let notes = vec![Note::new(note::ATTACHED_LATE).with("ms", attached.round())];
-    finish(
+    let mut trace = finish(
         rec,
         sampler,
         install,
@@ -303,5 +307,12 @@ pub fn attach(
         notes,
         install_id,
         false,
-    )
+    )?;
+    // The extension's marker, if it recorded this start already (it names sessionRestored).
+    let user = crate::state::acting_for().ok().flatten();
+    if let Ok(dir) = super::store::open(user.as_ref()) {
+        let restored = super::store::take_recorded(&dir, pid, trace.process_start_ticks);
+        trace.note_session_restored(restored);
+    }
+    Ok(trace)
 }

@@ -121,10 +121,8 @@ pub(super) fn run_loop(
         if interrupted.load(Ordering::SeqCst) {
             return Ok("interrupted".into());
         }
+        // The marker is taken (read for its sessionRestored, and removed) once the trace is made.
         if stop.seconds.is_none() && marker.as_ref().is_some_and(|(dir, m)| dir.exists(m)) {
-            if let Some((dir, m)) = marker {
-                let _ = dir.remove(m);
-            }
             return Ok("session restored (the extension recorded the start)".into());
         }
         let elapsed = started.elapsed().as_secs_f64();

@@ -28,15 +28,18 @@ const LEARNED_WARM = recordedReply("learn-hidden").reply;
 test("learnOnce: asks the host once per start and stores what it learned", async () => {
   const storage = fakeStorage();
   const asked = [];
-  const requestHost = async (command) => {
+  const sent = [];
+  const requestHost = async (command, params) => {
     asked.push(command);
+    sent.push(params);
     return LEARNED;
   };
   let clock = 1000;
   const now = () => clock++;
-  const first = await learnOnce({ startId: "full-1", storage, requestHost, now });
+  const first = await learnOnce({ startId: "full-1", sessionRestoredMs: 4977, storage, requestHost, now });
   assert.equal(first.status, "learned");
   assert.deepEqual(asked, ["learn"]);
+  assert.deepEqual(sent[0], { session_restored_ms: 4977 }, "the start's sessionRestored goes with it");
   assert.equal(storage.writes[0][LEARN_KEY].status, "learning", "claimed before the host answers");
   const stored = storage.data[LEARN_KEY];
   assert.equal(stored.startId, "full-1");
@@ -49,9 +52,11 @@ test("learnOnce: asks the host once per start and stores what it learned", async
   assert.deepEqual(asked, ["learn"]);
 
   // the next process start learns again
-  const next = await learnOnce({ startId: "full-2", storage, requestHost, now });
+  // a start without sessionRestored (basic mode) sends none, never a 0 or null
+  const next = await learnOnce({ startId: "full-2", sessionRestoredMs: null, storage, requestHost, now });
   assert.equal(next.status, "learned");
   assert.deepEqual(asked, ["learn", "learn"]);
+  assert.deepEqual(sent[1], {});
 });
 
 test("learnOnce: an old host (unknown_command), a missing host or a failure is kept quietly, and the last learned plan stays", async () => {
