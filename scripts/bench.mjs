@@ -258,6 +258,27 @@ async function benchmark(options, argv) {
   const cold = { allowWarm: options.allowWarm };
   const startedAt = Date.now();
   const tracedWarmup = await ensureTrace({ options, firefox, stateHome, paths, wrap, cold });
+  const launchStep = async (step) => {
+    freshProfile(paths);
+    if (step?.scenario === "cold-traced" || step?.scenario === "cold-traced-no-faults") {
+      const faults = step.scenario === "cold-traced";
+      return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome, { faults }) });
+    }
+    if (PREFETCH_LAUNCHES.includes(step?.scenario)) {
+      // The host becomes Firefox (same pid, inside the throttle); its prefetcher records
+      // what it did in the state folder, read back for the record.
+      const launcher = [HOST_BINARY, "launch", "--prefetch", ...options.prefetchFlags, "--firefox", firefox.binary, "--"];
+      const launched = await launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, launcher });
+      const prefetch = await readPrefetch(stateHome, launched.pid);
+      if (!prefetch) {
+        throw new Error(`${step.scenario}: the prefetcher wrote no record for Firefox ${launched.pid} in ${stateHome}/about-startup/last-prefetch.json (Firefox's output: ${paths.log})`);
+      }
+      return { ...launched, extra: { prefetch } };
+    }
+    // The learned working set outlives the per-launch HOME copy: the extension's `learn` after
+    // every start writes it here, and preload-plan reads it from here.
+    return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
+  };
   const tty = process.stdout.isTTY;
   const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
     prepare: async (scenario) => {
@@ -274,25 +295,13 @@ async function benchmark(options, argv) {
       return { evicted, ...(await prepareLogin(scenario, { autostartArgv: login.argv, files: login.files, delayMs: options.loginDelayMs, wrap, env })) };
     },
     launch: async (step) => {
-      freshProfile(paths);
-      if (step?.scenario === "cold-traced" || step?.scenario === "cold-traced-no-faults") {
-        const faults = step.scenario === "cold-traced";
-        return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome, { faults }) });
-      }
-      if (PREFETCH_LAUNCHES.includes(step?.scenario)) {
-        // The host becomes Firefox (same pid, inside the throttle); its prefetcher records
-        // what it did in the state folder, read back for the record.
-        const launcher = [HOST_BINARY, "launch", "--prefetch", ...options.prefetchFlags, "--firefox", firefox.binary, "--"];
-        const launched = await launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, launcher });
-        const prefetch = await readPrefetch(stateHome, launched.pid);
-        if (!prefetch) {
-          throw new Error(`${step.scenario}: the prefetcher wrote no record for Firefox ${launched.pid} in ${stateHome}/about-startup/last-prefetch.json (Firefox's output: ${paths.log})`);
-        }
-        return { ...launched, extra: { prefetch } };
-      }
-      // The learned working set outlives the per-launch HOME copy: the extension's `learn` after
-      // every start writes it here, and preload-plan reads it from here.
-      return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
+      // What the whole launch read from the disk, by every reader in the throttled group
+      // (Firefox, and the prefetcher, which is not in its process tree), launch to quit.
+      const before = group?.readBytes() ?? null;
+      const launched = await launchStep(step);
+      const after = group?.readBytes() ?? null;
+      const diskReadBytes = before === null || after === null ? null : after - before;
+      return { ...launched, extra: { ...launched.extra, diskReadBytes } };
     },
     progress: (line, { final }) => {
       if (tty) {

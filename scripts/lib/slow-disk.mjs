@@ -35,6 +35,21 @@ export function diskOf(dir, { fsApi = fs, depth = 0 } = {}) {
   return majMin;
 }
 
+/**
+ * Bytes read from `disk` ("maj:min") in a group's statistics: cgroup v1's
+ * blkio.throttle.io_service_bytes ("254:0 Read 123") or v2's io.stat ("254:0 rbytes=123 …"). Pure.
+ */
+export function groupReadBytes(text, disk) {
+  for (const line of text.split("\n")) {
+    const [dev, ...rest] = line.trim().split(/\s+/);
+    if (dev !== disk) continue;
+    if (rest[0] === "Read" && /^\d+$/.test(rest[1] ?? "")) return Number(rest[1]);
+    const rbytes = rest.find((field) => field.startsWith("rbytes="));
+    if (rbytes) return Number(rbytes.slice("rbytes=".length));
+  }
+  return null;
+}
+
 /** Create the throttled group for the disk under `dir`. Needs root. */
 export function createSlowDisk(spec, dir, { name = `about-startup-bench-${process.pid}` } = {}) {
   if (process.getuid() !== 0) {
@@ -71,10 +86,19 @@ export function createSlowDisk(spec, dir, { name = `about-startup-bench-${proces
     }
   };
   process.on("exit", remove);
+  const statFile = group.includes("/blkio/") ? `${group}/blkio.throttle.io_service_bytes` : `${group}/io.stat`;
   return {
     label,
     group,
     remove,
+    /** Bytes the group's processes have read from the disk so far (the kernel's count), or null. */
+    readBytes: () => {
+      try {
+        return groupReadBytes(fs.readFileSync(statFile, "utf8"), disk);
+      } catch {
+        return null;
+      }
+    },
     /** argv that runs `argv` inside the group (the shell moves itself in, then execs). */
     wrap: (argv) => ["sh", "-c", `echo $$ > ${group}/cgroup.procs && exec "$@"`, "sh", ...argv],
   };

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { diskOf, parseSlowDisk } from "../../../../scripts/lib/slow-disk.mjs";
+import { diskOf, groupReadBytes, parseSlowDisk } from "../../../../scripts/lib/slow-disk.mjs";
 
 test("--slow-disk takes MiB/s:IOPS, with or without a unit", () => {
   assert.deepEqual(parseSlowDisk("30:150"), { mib: 30, bps: 31457280, iops: 150 });
@@ -50,4 +50,17 @@ test("a loop device (a squashfs mount) is throttled through the disk of its back
     { "/var/tmp/ff.squashfs": 8 * 256 + 2 },
   );
   assert.equal(diskOf("/mnt/ff", { fsApi }), "8:0");
+});
+
+test("a group's bytes read from the disk come from cgroup v1's or v2's statistics", () => {
+  // v1: this machine's blkio.throttle.io_service_bytes (recorded 24 Nov 2026, two devices).
+  const v1 = "254:0 Read 77645246464\n254:0 Write 119083110400\n254:0 Sync 201696686080\n7:0 Read 5120\nTotal 196728356864\n";
+  assert.equal(groupReadBytes(v1, "254:0"), 77645246464);
+  assert.equal(groupReadBytes(v1, "7:0"), 5120);
+  // v2: io.stat, as in the kernel's cgroup-v2 documentation.
+  const v2 = "8:16 rbytes=1459200 wbytes=314773504 rios=192 wios=353 dbytes=0 dios=0\n8:0 rbytes=90430464 wbytes=299008000 rios=8950 wios=1252 dbytes=50331648 dios=3021\n";
+  assert.equal(groupReadBytes(v2, "8:0"), 90430464);
+  // A device the group never read from is not listed: unknown, not 0.
+  assert.equal(groupReadBytes(v2, "254:0"), null);
+  assert.equal(groupReadBytes("", "254:0"), null);
 });
