@@ -24,13 +24,15 @@ const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
 const BUILD: &str = "20261103151912"; // the fixture's application.ini
 const PAGE: u64 = 4096;
 
-/// A `firefox` that writes its pid and arguments to `$FAKE_FIREFOX_OUT`, waits a little (a
-/// start takes time) and exits with `$FAKE_FIREFOX_EXIT`.
+/// A `firefox` that writes its pid and arguments to `$FAKE_FIREFOX_OUT`, copies the prefetch
+/// record as it finds it on starting to `$FAKE_FIREFOX_OUT.record` (with `--strategy first` the
+/// record is there before Firefox runs), waits a little (a start takes time) and exits with
+/// `$FAKE_FIREFOX_EXIT`.
 fn fake_firefox(dir: &Path) {
     let script = dir.join("firefox");
     std::fs::write(
         &script,
-        "#!/bin/sh\necho \"$$ $*\" > \"$FAKE_FIREFOX_OUT\"\nsleep 1\nexit \"${FAKE_FIREFOX_EXIT:-0}\"\n",
+        "#!/bin/sh\necho \"$$ $*\" > \"$FAKE_FIREFOX_OUT\"\ncp \"$XDG_STATE_HOME/about-startup/last-prefetch.json\" \"$FAKE_FIREFOX_OUT.record\" 2>/dev/null\nsleep 1\nexit \"${FAKE_FIREFOX_EXIT:-0}\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -119,8 +121,22 @@ fn store_trace(state: &Path, ff: &Path) {
 
 /// Run `launch --prefetch --firefox <ff> -- <args>`; returns (its pid, exit code).
 fn launch(cmd: &mut Command, ff: &Path, state: &Path, out: &Path, exit: i32) -> (u32, i32) {
+    launch_with(cmd, &[], ff, state, out, exit)
+}
+
+/// [`launch`] with more flags for `launch --prefetch`.
+fn launch_with(
+    cmd: &mut Command,
+    flags: &[&str],
+    ff: &Path,
+    state: &Path,
+    out: &Path,
+    exit: i32,
+) -> (u32, i32) {
     let mut child = cmd
-        .args(["launch", "--prefetch", "--firefox"])
+        .args(["launch", "--prefetch"])
+        .args(flags)
+        .arg("--firefox")
         .arg(ff)
         .args(["--", "--new-window", "about:blank"])
         .env("XDG_STATE_HOME", state)
@@ -174,13 +190,15 @@ fn firefox_is_this_process_and_the_traced_pages_not_cached_are_read() {
     let (libxul, omni) = (fx.ff.join("libxul.so"), fx.ff.join("browser/omni.ja"));
     let _ = evict::evict(&fx.folder(), &[libxul.clone(), omni.clone()]);
     let out = fx.root.path().join("firefox.out");
-    let (pid, code) = launch(&mut Command::new(BIN), &fx.ff, &state, &out, 0);
+    let beside = ["--strategy", "beside"];
+    let (pid, code) = launch_with(&mut Command::new(BIN), &beside, &fx.ff, &state, &out, 0);
     assert_eq!(code, 0);
     // Firefox was this very process, with the arguments after `--`.
     let said = std::fs::read_to_string(&out).unwrap();
     assert_eq!(said.trim(), format!("{pid} --new-window about:blank"));
 
     let record = record_of(&state, pid);
+    assert_eq!(record["strategy"], "beside", "{record}");
     assert_eq!(record["plan"]["source"], "trace", "{record}");
     assert_eq!(record["plan"]["traces"], 1);
     assert!(record["plan"]["fallback"].is_null(), "{record}");
@@ -219,6 +237,35 @@ fn firefox_is_this_process_and_the_traced_pages_not_cached_are_read() {
         (Some(0), Some(planned)),
         "{hot}"
     );
+}
+
+#[test]
+fn with_strategy_first_the_plan_is_read_before_firefox_starts() {
+    let (fx, state) = fixture_with_trace(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let libxul = fx.ff.join("libxul.so");
+    let _ = evict::evict(
+        &fx.folder(),
+        &[libxul.clone(), fx.ff.join("browser/omni.ja")],
+    );
+    let out = fx.root.path().join("firefox.out");
+    let first = ["--strategy", "first"];
+    let (pid, code) = launch_with(&mut Command::new(BIN), &first, &fx.ff, &state, &out, 0);
+    assert_eq!(code, 0);
+    let said = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        said.trim(),
+        format!("{pid} --new-window about:blank"),
+        "Firefox is still this process"
+    );
+    // What Firefox found on starting: the finished prefetch of its own launch.
+    let seen: Value =
+        serde_json::from_slice(&std::fs::read(out.with_extension("out.record")).unwrap()).unwrap();
+    assert_eq!(seen["firefox_pid"], pid, "{seen}");
+    assert_eq!(seen["strategy"], "first", "{seen}");
+    assert_eq!(seen["ended"], "done", "{seen}");
+    assert_eq!(seen["bytes_planned"], (512 + 64) * PAGE, "{seen}");
+    let pages = resident_pages(&libxul);
+    assert!(pages[..256].iter().all(|r| *r) && pages[512..768].iter().all(|r| *r));
 }
 
 #[test]

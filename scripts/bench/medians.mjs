@@ -56,6 +56,9 @@ export function medianRows(records, { floorBytes = {}, bps = null } = {}) {
       // launch-prefetch: what the prefetcher beside the start read, and how long it ran.
       prefetchBytes: median(g.runs.map((r) => r.bench?.prefetch?.bytesRead)),
       prefetchMs: median(g.runs.map((r) => r.bench?.prefetch?.ms)),
+      prefetchFirst: g.runs.some((r) => r.bench?.prefetch?.strategy === "first"),
+      // Everything the launch read from the disk (Firefox and the prefetcher), launch to quit.
+      diskReadBytes: median(g.runs.map((r) => r.bench?.diskReadBytes)),
     };
   });
   for (const row of rows) {
@@ -74,8 +77,8 @@ const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
 const mb = (v) => (v === null ? "—" : `${(v / 1e6).toFixed(1)} MB`);
 
 export function markdown(rows) {
-  const head = "| readahead | scenario | n | preload | sessionRestored | preload + start | vs cold | vs floor | preload read | prefetch read (beside) | tree read from disk |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |";
-  const lines = rows.map((r) => `| ${r.readAheadKb} KiB | ${r.scenario} | ${r.n} | ${r.preloadMs === null ? "—" : ms(r.preloadMs)} | ${ms(r.sessionRestored)} | ${ms(r.totalMs)} | ${x(r.vsCold)} | ${x(r.vsFloor)} | ${mb(r.preloadBytes)} | ${r.prefetchBytes === null ? "—" : `${mb(r.prefetchBytes)} in ${ms(r.prefetchMs)}`} | ${mb(r.readBytes)} |`);
+  const head = "| readahead | scenario | n | preload | sessionRestored | preload + start | vs cold | vs floor | preload read | prefetch read | tree read from disk | disk read, launch to quit |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |";
+  const lines = rows.map((r) => `| ${r.readAheadKb} KiB | ${r.scenario} | ${r.n} | ${r.preloadMs === null ? "—" : ms(r.preloadMs)} | ${ms(r.sessionRestored)} | ${ms(r.totalMs)} | ${x(r.vsCold)} | ${x(r.vsFloor)} | ${mb(r.preloadBytes)} | ${r.prefetchBytes === null ? "—" : `${mb(r.prefetchBytes)} ${r.prefetchFirst ? "first" : "beside"}, in ${ms(r.prefetchMs)}`} | ${mb(r.readBytes)} | ${mb(r.diskReadBytes)} |`);
   return [head, ...lines].join("\n");
 }
 

@@ -21,6 +21,9 @@ export function prefetchFigures(json, pid) {
     batches: json.batches ?? 0,
     ms: json.elapsed_ms ?? null,
     planMs: json.plan_ms ?? null,
+    // Beside the start, or first (an older host's record has none: beside).
+    strategy: json.strategy ?? "beside",
+    readAheadKb: json.read_ahead_kb ?? null,
     ended: json.ended ?? null,
     filesExact: json.files_exact ?? 0,
     filesProbed: json.files_probed ?? 0,

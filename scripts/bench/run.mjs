@@ -19,7 +19,8 @@ export function progressLine(step, runs, record, prep, index, total, prefetch = 
     parts.push(`read ${number(record.io.readBytes / 1e6, 1)} MB`);
   }
   if (typeof prefetch?.bytesRead === "number") {
-    parts.push(`prefetched ${number(prefetch.bytesRead / 1e6, 1)} MB in ${number(prefetch.ms)} ms (${number(prefetch.bytesCached / 1e6, 1)} MB cached)`);
+    const when = prefetch.strategy === "first" ? " before the start" : "";
+    parts.push(`prefetched ${number(prefetch.bytesRead / 1e6, 1)} MB${when} in ${number(prefetch.ms)} ms (${number(prefetch.bytesCached / 1e6, 1)} MB cached)`);
   }
   if (prep?.stillCachedBytes > 0) {
     parts.push(`still cached after evict ${number(prep.stillCachedBytes / 1e6, 1)} MB`);

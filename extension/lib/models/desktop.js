@@ -49,6 +49,9 @@ export function desktopView(status) {
           bytesCached: isCount(last.bytes_cached) ? last.bytes_cached : null,
           elapsedMs: isCount(last.elapsed_ms) ? last.elapsed_ms : null,
           ended: text(last.ended),
+          // Read before Firefox started (a disk with a large readahead window), else beside it.
+          first: last.strategy === "first",
+          readAheadKb: isCount(last.read_ahead_kb) ? last.read_ahead_kb : null,
         }
       : null,
   };
@@ -95,6 +98,12 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
       lines.push({ id: "last", text: t("desktopLastFailed", [at]) });
     } else if (last.source === null) {
       lines.push({ id: "last", text: t("desktopLastNone", [at]) });
+    } else if (last.first) {
+      const window = last.readAheadKb === null ? "—" : formatMB(last.readAheadKb * 1024, locale);
+      lines.push({
+        id: "last",
+        text: t("desktopLastFirst", [at, formatMB(last.bytesRead, locale), formatMB(last.bytesCached, locale), formatSeconds(last.elapsedMs, locale), window]),
+      });
     } else {
       lines.push({
         id: "last",

@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::{bail, Context as _};
 
 use crate::firefox::install as files;
-use crate::learn::prefetch::{self, launch, Sizes};
+use crate::learn::prefetch::{self, launch, strategy, Sizes};
 use crate::state;
 use crate::trace::record;
 
@@ -80,7 +80,10 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         first: first << 20,
         max: max << 20,
     });
+    let read_ahead_kb = strategy::window_kb(&binary);
     let p = launch::Prefetch {
+        strategy: strategy::decide(args.strategy.unwrap_or_default(), read_ahead_kb),
+        read_ahead_kb,
         install_dir: dir,
         state_dir,
         paced: args.idle,
@@ -88,6 +91,7 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             sizes,
             ahead: args.ahead_mib.map_or(prefetch::AHEAD, |m| m << 20),
             gap: args.gap_kib.map_or(prefetch::GAP, |k| k << 10),
+            until_ms: args.until_ms,
             ..prefetch::Knobs::default()
         },
         verbose: true,

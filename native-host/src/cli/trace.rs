@@ -52,6 +52,16 @@ pub struct LaunchArgs {
     /// [default: 16].
     #[arg(long, value_name = "KIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=65536))]
     pub gap_kib: Option<u64>,
+    /// With --prefetch: read beside the start (Firefox at once), or first (the plan, then
+    /// Firefox: faster where the disk's readahead window is large, as each page Firefox faults
+    /// in before the prefetch reached it brings the whole window); auto: first where the window
+    /// of the disk holding Firefox is over 1 MiB [default: auto].
+    #[arg(long, value_enum, requires = "prefetch")]
+    pub strategy: Option<crate::learn::prefetch::strategy::Choice>,
+    /// With --prefetch (experiments): leave out pages the traced starts first needed after this
+    /// many ms.
+    #[arg(long, value_name = "MS", requires = "prefetch", hide = true)]
+    pub until_ms: Option<f64>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -5,6 +5,10 @@
 //! folder, files replaced by an update, a panic) happens in another process after Firefox was
 //! already started. The prefetcher is forked twice, so it belongs to init (or the nearest
 //! subreaper) and never becomes a child Firefox would have to reap.
+//!
+//! Where the disk's readahead window is large ([`super::strategy`]), the plan is read first, in
+//! this process, and Firefox is started after it (or after [`FIRST_TIME_LIMIT`], or after
+//! whatever went wrong): Firefox still always starts.
 
 use std::io::{self, Write};
 use std::os::unix::process::CommandExt;
@@ -14,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::record::{self, LastPrefetch};
 use super::run::{self, Ended, KernelCache, KernelIo};
+use super::strategy::{Strategy, FIRST_TIME_LIMIT};
 use super::{choose, Knobs};
 use crate::firefox::process;
 use crate::learn::workingset;
@@ -38,6 +43,10 @@ pub struct Prefetch {
     /// Say on stderr which plan it reads and what it did: one line each (a desktop launch's
     /// stderr is the session log).
     pub verbose: bool,
+    /// Beside the start, or first.
+    pub strategy: Strategy,
+    /// The readahead window of the disk holding Firefox, KiB (recorded: why `first`).
+    pub read_ahead_kb: Option<u64>,
 }
 
 /// Fork the prefetcher off, then exec `firefox`. Returns only if the exec failed (Firefox could
@@ -48,6 +57,21 @@ pub fn exec_beside(mut firefox: Command, prefetch: &Prefetch) -> io::Error {
     let at_ms = workingset::now_ms();
     let _ = io::stdout().flush();
     let _ = io::stderr().flush();
+    if prefetch.strategy == Strategy::First {
+        if prefetch.verbose {
+            eprintln!(
+                "about-startup-host: reading the plan first, then starting Firefox ({})",
+                first_reason(prefetch.read_ahead_kb)
+            );
+        }
+        let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prefetch_for(pid, start_ticks, at_ms, prefetch);
+        }));
+        if done.is_err() && prefetch.verbose {
+            eprintln!("about-startup-host: the prefetch failed; starting Firefox");
+        }
+        return firefox.exec();
+    }
     if let Some(why) = cannot_fork() {
         eprintln!("about-startup-host: no prefetch ({why}); starting Firefox without it");
         return firefox.exec();
@@ -93,6 +117,10 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
     // Not niced: niceness 10 and 0 measured the same on a cold start (it mostly waits for the
     // disk), and on a hot one it is done within milliseconds (docs/benchmarks.md).
     let begun = Instant::now();
+    let limit = match p.strategy {
+        Strategy::Beside => TIME_LIMIT,
+        Strategy::First => FIRST_TIME_LIMIT,
+    };
     let state = match StateDir::create_at(&p.state_dir, None) {
         Ok(state) => state,
         Err(e) => {
@@ -120,6 +148,8 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
                 },
                 bytes_planned: 0,
                 plan_ms: millis(begun.elapsed()),
+                strategy: Some(p.strategy),
+                read_ahead_kb: p.read_ahead_kb,
                 outcome: run::Outcome::default(),
                 failed: Some(e.to_string()),
             };
@@ -141,6 +171,8 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
             plan: status,
             bytes_planned: 0,
             plan_ms,
+            strategy: Some(p.strategy),
+            read_ahead_kb: p.read_ahead_kb,
             outcome: run::Outcome::default(),
             failed: None,
         };
@@ -151,7 +183,7 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
     let mut io = KernelIo::new(p.paced);
     let mut last_look = Instant::now();
     let mut stop = || {
-        if begun.elapsed() > TIME_LIMIT {
+        if begun.elapsed() > limit {
             return Some(Ended::TimeLimit);
         }
         if last_look.elapsed() >= WATCH_EVERY {
@@ -167,12 +199,13 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
     outcome.files_probed = cache.probed;
     if p.verbose {
         eprintln!(
-            "about-startup-host: prefetched {:.1} MB of the {} ({:.1} MB planned, {:.1} MB found cached) in {} ms; {}",
+            "about-startup-host: prefetched {:.1} MB of the {} ({:.1} MB planned, {:.1} MB found cached) in {} ms{}; {}",
             outcome.bytes_read as f64 / 1e6,
             describe(&status),
             plan.bytes_planned as f64 / 1e6,
             outcome.bytes_cached as f64 / 1e6,
             outcome.elapsed_ms,
+            if p.strategy == Strategy::First { ", before Firefox" } else { "" },
             match outcome.ended {
                 Some(Ended::FirefoxExited) => "Firefox exited first",
                 Some(Ended::TimeLimit) => "stopped at the time limit",
@@ -186,10 +219,23 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         plan: status,
         bytes_planned: plan.bytes_planned,
         plan_ms,
+        strategy: Some(p.strategy),
+        read_ahead_kb: p.read_ahead_kb,
         outcome,
         failed: None,
     };
     record::write(&state, &record);
+}
+
+/// Why the plan is read first, in words (the CLI and the session log).
+fn first_reason(read_ahead_kb: Option<u64>) -> String {
+    match read_ahead_kb {
+        Some(kb) if kb > super::strategy::FIRST_ABOVE_KB => format!(
+            "the disk reads {kb} KiB around every page Firefox would fault in before the \
+             prefetch reached it; --strategy beside starts it at once"
+        ),
+        _ => "asked with --strategy first".to_owned(),
+    }
 }
 
 /// Whether process `pid` is still the one that started at `start_ticks` and has not exited.

@@ -11,7 +11,8 @@
 //!   non-blocking probe), stops when Firefox exits;
 //! - [`launch`]: fork and exec, so Firefox is this very process and the prefetcher a detached
 //!   one beside it; nothing the prefetcher does can stop Firefox from starting;
-//! - [`record`]: `last-prefetch.json`, what the last prefetch did (the page, the benchmark).
+//! - [`record`]: `last-prefetch.json`, what the last prefetch did (the page, the benchmark);
+//! - [`strategy`]: beside the start, or first where the disk's readahead window is large.
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +32,7 @@ pub mod batch;
 pub mod launch;
 pub mod record;
 pub mod run;
+pub mod strategy;
 
 pub use batch::Sizes;
 
@@ -113,6 +115,7 @@ pub struct Knobs {
     pub gap: u64,
     pub chunk: u64,
     pub ahead: u64,
+    pub until_ms: Option<f64>,
 }
 
 impl Default for Knobs {
@@ -122,6 +125,7 @@ impl Default for Knobs {
             gap: GAP,
             chunk: CHUNK,
             ahead: AHEAD,
+            until_ms: None,
         }
     }
 }
@@ -224,6 +228,7 @@ fn traced(files: &[TimedFile], root: &Path, knobs: Knobs) -> Result<PrefetchPlan
         let ranges = f
             .pieces
             .iter()
+            .filter(|p| knobs.until_ms.is_none_or(|until| p.t <= until))
             .filter_map(|p| {
                 let [[offset, len]] =
                     byte_ranges(&[[p.first, p.count]], TRACE_PAGE, now.size, 0)[..]

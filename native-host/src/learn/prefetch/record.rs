@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::run::Outcome;
+use super::strategy::Strategy;
 use super::PrefetchStatus;
 use crate::state::StateDir;
 
@@ -24,6 +25,12 @@ pub struct LastPrefetch {
     pub bytes_planned: u64,
     /// ms from the launch to the plan being ready (the prefetcher starts reading then).
     pub plan_ms: u64,
+    /// Beside the start, or first (absent in records of an older host: beside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<Strategy>,
+    /// The readahead window of the disk holding Firefox, KiB, when known (why `first`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u64>,
     #[serde(flatten)]
     pub outcome: Outcome,
     /// Set when the plan could not be made (the launch went on without a prefetch).
@@ -66,6 +73,8 @@ mod tests {
             },
             bytes_planned: 100,
             plan_ms: 5,
+            strategy: Some(Strategy::First),
+            read_ahead_kb: Some(8192),
             outcome: Outcome {
                 bytes_read: 60,
                 bytes_cached: 40,

@@ -53,6 +53,9 @@ test("on, with the last launch's prefetch", () => {
   const got = byId(lines({ ...OFF, enabled: true, last: LAST }));
   assert.match(got.state, /^On: \/home\/me\/\.local\/share\/applications\/firefox-esr\.desktop launches Firefox through the prefetch/);
   assert.match(got.last, /^Last launch \(T5000\): read 121\.0 MB beside the start, found 10\.6 MB cached already, in 4\.1s\.$/);
+  // Read first, on a disk with an 8 MiB readahead window (the host's record says which and why).
+  const first = byId(lines({ ...OFF, enabled: true, last: { ...LAST, strategy: "first", read_ahead_kb: 8192 } }));
+  assert.match(first.last, /^Last launch \(T5000\): read 121\.0 MB before starting Firefox, found 10\.6 MB cached already, in 4\.1s\. This disk reads 8\.4 MB around every page/);
   assert.equal(desktopView({ ...OFF, enabled: true, outdated: true }).state, "outdated");
   assert.match(byId(lines({ ...OFF, enabled: true, outdated: true })).outdated, /moved since it was written/);
 });

@@ -36,12 +36,16 @@ test("the prefetch's figures are those of this Firefox's launch only", () => {
     batches: 7,
     ms: 3900,
     planMs: 41,
+    strategy: "beside",
+    readAheadKb: null,
     ended: "done",
     filesExact: 160,
     filesProbed: 0,
     errors: 0,
   });
   assert.equal(prefetchFigures(written, 1), null, "another launch's record");
+  const first = prefetchFigures({ ...written, strategy: "first", read_ahead_kb: 8192 }, 4242);
+  assert.deepEqual([first.strategy, first.readAheadKb], ["first", 8192]);
   assert.equal(prefetchFigures(null, 4242), null);
   const failed = prefetchFigures({ ...written, plan: { source: null, fallback: { code: "other_build" } }, failed: "cannot resolve /x" }, 4242);
   assert.equal(failed.fallback, "other_build");

@@ -1,0 +1,102 @@
+//! Beside the start, or first: when the prefetch reads beside a starting Firefox, every page
+//! Firefox faults in before the prefetch reached it is read by the kernel with its readahead
+//! window around it. At 128 KiB (Debian's default) that costs little, and reading beside the
+//! start is the fastest launch (0.42x cold on the 30 MiB/s benchmark disk, against 0.45x for the
+//! plan read first). At 8 MiB each such fault brings 8 MiB: Firefox read 128 MB itself beside
+//! the prefetcher's 121 MB, and the launch took 0.83x cold against 0.68x with the plan read
+//! first (docs/benchmarks.md). So by default the plan is read first where the window of the disk
+//! holding Firefox is larger than [`FIRST_ABOVE_KB`]; the window is the disk's, read from sysfs
+//! (the same for every user), not ours to change.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// Read the plan first above this readahead window: 1 MiB, the prefetch's own chunk. The two
+/// measured windows are 128 KiB (beside wins) and 8 MiB (first wins); between them, a fault
+/// brings no more than the chunk the prefetcher would have read there anyway.
+pub const FIRST_ABOVE_KB: u64 = 1024;
+
+/// What a launch does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Firefox starts at once; the prefetcher reads beside it.
+    Beside,
+    /// The plan is read first (bounded by [`FIRST_TIME_LIMIT`]), then Firefox starts.
+    First,
+}
+
+/// What the user asked for (`launch --strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Choice {
+    /// First where the disk's readahead window is over 1 MiB, else beside.
+    #[default]
+    Auto,
+    Beside,
+    First,
+}
+
+/// A prefetch read first never holds Firefox back longer than this: then Firefox starts, and
+/// what is left is read by Firefox itself.
+pub const FIRST_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The strategy for `choice` on a disk whose readahead window is `window_kb` (unknown: beside,
+/// the launch that never holds Firefox back). Pure.
+#[must_use]
+pub fn decide(choice: Choice, window_kb: Option<u64>) -> Strategy {
+    match choice {
+        Choice::Beside => Strategy::Beside,
+        Choice::First => Strategy::First,
+        Choice::Auto if window_kb.is_some_and(|kb| kb > FIRST_ABOVE_KB) => Strategy::First,
+        Choice::Auto => Strategy::Beside,
+    }
+}
+
+/// The readahead window (KiB) of the block device holding `path`: its queue's `read_ahead_kb`,
+/// or its disk's for a partition. `None` where the file system has no block device of its own
+/// (btrfs subvolumes, overlays, tmpfs) or sysfs is not there.
+#[must_use]
+pub fn window_kb(path: &Path) -> Option<u64> {
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let dev = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let base = Path::new("/sys/dev/block").join(dev);
+    // `<partition>/..` is its disk: the kernel resolves `..` after following the link.
+    ["queue/read_ahead_kb", "../queue/read_ahead_kb"]
+        .iter()
+        .find_map(|rel| std::fs::read_to_string(base.join(rel)).ok())
+        .and_then(|text| text.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_reads_first_only_on_a_large_window() {
+        assert_eq!(decide(Choice::Auto, Some(128)), Strategy::Beside);
+        assert_eq!(decide(Choice::Auto, Some(1024)), Strategy::Beside);
+        assert_eq!(decide(Choice::Auto, Some(8192)), Strategy::First);
+        // Unknown window: never hold Firefox back on a guess.
+        assert_eq!(decide(Choice::Auto, None), Strategy::Beside);
+        // Asked for: as asked, whatever the disk.
+        assert_eq!(decide(Choice::First, Some(128)), Strategy::First);
+        assert_eq!(decide(Choice::Beside, Some(8192)), Strategy::Beside);
+    }
+
+    #[test]
+    fn the_window_is_the_one_sysfs_gives_for_the_disk_holding_the_file() {
+        // This test binary's disk: the value must be what the kernel says for that device.
+        let exe = std::env::current_exe().unwrap();
+        let dev = std::fs::metadata(&exe).unwrap().dev();
+        let base = format!("/sys/dev/block/{}:{}", libc::major(dev), libc::minor(dev));
+        let direct = std::fs::read_to_string(format!("{base}/queue/read_ahead_kb"))
+            .or_else(|_| std::fs::read_to_string(format!("{base}/../queue/read_ahead_kb")))
+            .ok()
+            .map(|t| t.trim().parse::<u64>().unwrap());
+        assert_eq!(window_kb(&exe), direct);
+        // /proc has no block device.
+        assert_eq!(window_kb(Path::new("/proc/self/stat")), None);
+    }
+}
