@@ -34,7 +34,9 @@ pub enum Choice {
     /// First where the disk's readahead window is over 1 MiB, else beside.
     #[default]
     Auto,
+    /// Start Firefox at once and read beside it.
     Beside,
+    /// Read the plan, then start Firefox (30 s at most).
     First,
 }
 
