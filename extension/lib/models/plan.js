@@ -17,8 +17,9 @@ export const UNKNOWN_COMMAND = "unknown_command";
 /**
  * Asks the host to `learn` this start's working set, once per process start (`startId` is the
  * start's record id, as the recorder dedupes), telling it the start's sessionRestored (a trace of
- * this start keeps it: the launch prefetch leaves out what was first needed after it). Never throws for the host's sake: a missing host,
- * a host without `learn` (unknown_command) or a failed learn is stored as such and returned.
+ * this start keeps it: the launch prefetch leaves out what was first needed after it). Never
+ * throws for the host's sake: a missing host, a host without `learn` (unknown_command) or a failed
+ * learn is stored as such and returned.
  * Returns {status: "learned" | "unsupported" | "no-host" | "error" | "duplicate" | "no-start", entry}.
  */
 export async function learnOnce({ startId, sessionRestoredMs = null, storage, requestHost, now = Date.now }) {

@@ -276,7 +276,14 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
         seconds: Some(seconds),
         quiet_ms: QUIET_MS,
     };
-    let trace = record::attach(pid, &install, true, !args.no_fault_sites, stop)?;
+    let trace = record::attach(
+        owner.as_ref(),
+        pid,
+        &install,
+        true,
+        !args.no_fault_sites,
+        stop,
+    )?;
     finish(&trace, owner.as_ref(), args.json).map(drop)
 }
 

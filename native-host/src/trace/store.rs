@@ -113,10 +113,11 @@ struct Recorded {
 /// the markers of processes that have ended, which nothing reads any more (one per start, else).
 pub fn mark_recorded(state: &StateDir, pid: i32, session_restored_ms: Option<f64>) {
     if let (Some(ticks), Ok(dir)) = (process_start(pid), in_state(state)) {
-        let recorded = Recorded {
-            session_restored_ms: session_restored_ms.filter(|ms| ms.is_finite() && *ms > 0.0),
-        };
-        let bytes = serde_json::to_vec(&recorded).unwrap_or_default();
+        // Kept as sent: [`take_recorded`] checks it, as it would a marker written by anyone.
+        let bytes = serde_json::to_vec(&Recorded {
+            session_restored_ms,
+        })
+        .unwrap_or_default();
         let _ = dir.write(&recorded_marker(pid, ticks), &bytes);
         if let Ok(names) = dir.names(MAX_NAMES) {
             let running = |pid, ticks| process_start(pid) == Some(ticks);

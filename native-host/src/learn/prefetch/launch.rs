@@ -230,9 +230,11 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
 /// Why the plan is read first, in words (the CLI and the session log).
 fn first_reason(read_ahead_kb: Option<u64>) -> String {
     match read_ahead_kb {
+        // In MB, as the page says it, and read_ahead_kb as sysfs has it.
         Some(kb) if kb > super::strategy::FIRST_ABOVE_KB => format!(
-            "the disk reads {kb} KiB around every page Firefox would fault in before the \
-             prefetch reached it; --strategy beside starts it at once"
+            "the disk reads {:.1} MB around every page Firefox would fault in before the \
+             prefetch reached it, read_ahead_kb {kb}; --strategy beside starts it at once",
+            (kb * 1024) as f64 / 1e6
         ),
         _ => "asked with --strategy first".to_owned(),
     }

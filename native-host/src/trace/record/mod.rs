@@ -260,7 +260,9 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
 }
 
 /// `trace --pid`: attach to a running Firefox; what it read before is missed (said in notes).
+/// `owner`: whose state folder the trace goes to, where the extension's marker is looked for.
 pub fn attach(
+    owner: Option<&crate::state::User>,
     pid: i32,
     install: &Install,
     trace: bool,
@@ -309,8 +311,7 @@ pub fn attach(
         false,
     )?;
     // The extension's marker, if it recorded this start already (it names sessionRestored).
-    let user = crate::state::acting_for().ok().flatten();
-    if let Ok(dir) = super::store::open(user.as_ref()) {
+    if let Ok(dir) = super::store::open(owner) {
         let restored = super::store::take_recorded(&dir, pid, trace.process_start_ticks);
         trace.note_session_restored(restored);
     }
