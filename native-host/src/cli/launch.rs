@@ -81,8 +81,10 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         max: max << 20,
     });
     let read_ahead_kb = strategy::window_kb(&binary);
+    let (strategy, reason) = strategy::decide(args.strategy.unwrap_or_default(), read_ahead_kb);
     let p = launch::Prefetch {
-        strategy: strategy::decide(args.strategy.unwrap_or_default(), read_ahead_kb),
+        strategy,
+        reason,
         read_ahead_kb,
         install_dir: dir,
         state_dir,

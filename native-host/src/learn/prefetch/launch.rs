@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::record::{self, LastPrefetch};
 use super::run::{self, Ended, KernelCache, KernelIo};
-use super::strategy::{Strategy, FIRST_TIME_LIMIT};
+use super::strategy::{Reason, Strategy, FIRST_TIME_LIMIT};
 use super::{choose, Knobs};
 use crate::firefox::process;
 use crate::learn::workingset;
@@ -45,7 +45,10 @@ pub struct Prefetch {
     pub verbose: bool,
     /// Beside the start, or first.
     pub strategy: Strategy,
-    /// The readahead window of the disk holding Firefox, KiB (recorded: why `first`).
+    /// Why that strategy (the CLI and the session log say it).
+    pub reason: Reason,
+    /// The readahead window of the disk holding Firefox, KiB (recorded: the page words why
+    /// `first`).
     pub read_ahead_kb: Option<u64>,
 }
 
@@ -61,7 +64,7 @@ pub fn exec_beside(mut firefox: Command, prefetch: &Prefetch) -> io::Error {
         if prefetch.verbose {
             eprintln!(
                 "about-startup-host: reading the plan first, then starting Firefox ({})",
-                first_reason(prefetch.read_ahead_kb)
+                first_reason(prefetch.reason)
             );
         }
         let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -228,15 +231,15 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
 }
 
 /// Why the plan is read first, in words (the CLI and the session log).
-fn first_reason(read_ahead_kb: Option<u64>) -> String {
-    match read_ahead_kb {
+fn first_reason(reason: Reason) -> String {
+    match reason {
         // In MB, as the page says it, and read_ahead_kb as sysfs has it.
-        Some(kb) if kb > super::strategy::FIRST_ABOVE_KB => format!(
+        Reason::LargeWindow(kb) => format!(
             "the disk reads {:.1} MB around every page Firefox would fault in before the \
              prefetch reached it, read_ahead_kb {kb}; --strategy beside starts it at once",
             (kb * 1024) as f64 / 1e6
         ),
-        _ => "asked with --strategy first".to_owned(),
+        Reason::Asked | Reason::SmallWindow => "asked with --strategy first".to_owned(),
     }
 }
 

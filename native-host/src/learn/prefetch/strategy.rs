@@ -44,15 +44,28 @@ pub enum Choice {
 /// what is left is read by Firefox itself.
 pub const FIRST_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Why a launch reads beside the start or first: said on the CLI and in the session log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// `--strategy beside` or `first`, whatever the disk.
+    Asked,
+    /// `auto`, and the disk's window (KiB) is over [`FIRST_ABOVE_KB`]: first.
+    LargeWindow(u64),
+    /// `auto`, and the window is small or unknown: beside.
+    SmallWindow,
+}
+
 /// The strategy for `choice` on a disk whose readahead window is `window_kb` (unknown: beside,
-/// the launch that never holds Firefox back). Pure.
+/// the launch that never holds Firefox back), and why. Pure.
 #[must_use]
-pub fn decide(choice: Choice, window_kb: Option<u64>) -> Strategy {
-    match choice {
-        Choice::Beside => Strategy::Beside,
-        Choice::First => Strategy::First,
-        Choice::Auto if window_kb.is_some_and(|kb| kb > FIRST_ABOVE_KB) => Strategy::First,
-        Choice::Auto => Strategy::Beside,
+pub fn decide(choice: Choice, window_kb: Option<u64>) -> (Strategy, Reason) {
+    match (choice, window_kb) {
+        (Choice::Beside, _) => (Strategy::Beside, Reason::Asked),
+        (Choice::First, _) => (Strategy::First, Reason::Asked),
+        (Choice::Auto, Some(kb)) if kb > FIRST_ABOVE_KB => {
+            (Strategy::First, Reason::LargeWindow(kb))
+        }
+        (Choice::Auto, _) => (Strategy::Beside, Reason::SmallWindow),
     }
 }
 
@@ -77,14 +90,28 @@ mod tests {
 
     #[test]
     fn auto_reads_first_only_on_a_large_window() {
-        assert_eq!(decide(Choice::Auto, Some(128)), Strategy::Beside);
-        assert_eq!(decide(Choice::Auto, Some(1024)), Strategy::Beside);
-        assert_eq!(decide(Choice::Auto, Some(8192)), Strategy::First);
+        let small = (Strategy::Beside, Reason::SmallWindow);
+        assert_eq!(decide(Choice::Auto, Some(128)), small);
+        assert_eq!(decide(Choice::Auto, Some(1024)), small);
+        assert_eq!(
+            decide(Choice::Auto, Some(8192)),
+            (Strategy::First, Reason::LargeWindow(8192))
+        );
         // Unknown window: never hold Firefox back on a guess.
-        assert_eq!(decide(Choice::Auto, None), Strategy::Beside);
-        // Asked for: as asked, whatever the disk.
-        assert_eq!(decide(Choice::First, Some(128)), Strategy::First);
-        assert_eq!(decide(Choice::Beside, Some(8192)), Strategy::Beside);
+        assert_eq!(decide(Choice::Auto, None), small);
+        // Asked for: as asked, whatever the disk, and said to be asked.
+        assert_eq!(
+            decide(Choice::First, Some(128)),
+            (Strategy::First, Reason::Asked)
+        );
+        assert_eq!(
+            decide(Choice::First, Some(8192)),
+            (Strategy::First, Reason::Asked)
+        );
+        assert_eq!(
+            decide(Choice::Beside, Some(8192)),
+            (Strategy::Beside, Reason::Asked)
+        );
     }
 
     #[test]
