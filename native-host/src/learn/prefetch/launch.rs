@@ -133,6 +133,24 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
             return;
         }
     };
+    // What every record of this launch says; each outcome below fills in the rest.
+    let base = LastPrefetch {
+        at_ms,
+        firefox_pid: pid,
+        plan: super::PrefetchStatus {
+            source: None,
+            build_id: None,
+            traces: 0,
+            fallback: None,
+            learned_stale: false,
+        },
+        bytes_planned: 0,
+        plan_ms: 0,
+        strategy: Some(p.strategy),
+        read_ahead_kb: p.read_ahead_kb,
+        outcome: run::Outcome::default(),
+        failed: None,
+    };
     let (plan, status) = match choose(&p.install_dir, &state, p.knobs) {
         Ok(chosen) => chosen,
         Err(e) => {
@@ -140,21 +158,9 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
                 eprintln!("about-startup-host: no prefetch: {e}");
             }
             let failed = LastPrefetch {
-                at_ms,
-                firefox_pid: pid,
-                plan: super::PrefetchStatus {
-                    source: None,
-                    build_id: None,
-                    traces: 0,
-                    fallback: None,
-                    learned_stale: false,
-                },
-                bytes_planned: 0,
                 plan_ms: millis(begun.elapsed()),
-                strategy: Some(p.strategy),
-                read_ahead_kb: p.read_ahead_kb,
-                outcome: run::Outcome::default(),
                 failed: Some(e.to_string()),
+                ..base
             };
             record::write(&state, &failed);
             return;
@@ -169,15 +175,9 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
             );
         }
         let none = LastPrefetch {
-            at_ms,
-            firefox_pid: pid,
             plan: status,
-            bytes_planned: 0,
             plan_ms,
-            strategy: Some(p.strategy),
-            read_ahead_kb: p.read_ahead_kb,
-            outcome: run::Outcome::default(),
-            failed: None,
+            ..base
         };
         record::write(&state, &none);
         return;
@@ -217,15 +217,11 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         );
     }
     let record = LastPrefetch {
-        at_ms,
-        firefox_pid: pid,
         plan: status,
         bytes_planned: plan.bytes_planned,
         plan_ms,
-        strategy: Some(p.strategy),
-        read_ahead_kb: p.read_ahead_kb,
         outcome,
-        failed: None,
+        ..base
     };
     record::write(&state, &record);
 }
