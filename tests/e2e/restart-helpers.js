@@ -123,3 +123,24 @@ export async function restartScreenshot(driver, name) {
   await driver.executeScript("document.getElementById('restart').scrollIntoView()");
   fs.writeFileSync(path.join(artifactsFolder(), `${name}.png`), await driver.takeScreenshot(), "base64");
 }
+
+/**
+ * Runs `command` (a line the page prints, e.g. `sudo about-startup-host launch --cold --trace`)
+ * as printed, through a shell, as `user`, with `env` (runuser sets HOME, USER and LOGNAME from
+ * passwd, as a login does). Resolves {status, stdout, stderr}; past `limitMs` (a liveness bound)
+ * the shell is killed and `status` is "SIGKILL".
+ */
+export function runAsPrinted(command, { user, cwd, env, limitMs = 90000 }) {
+  return new Promise((resolve) => {
+    const child = spawn("runuser", ["-u", user, "--", "sh", "-c", command], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), limitMs);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ status: code ?? signal, stdout, stderr });
+    });
+  });
+}
