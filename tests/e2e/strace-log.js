@@ -404,59 +404,37 @@ export function isRoot(task) {
 
 /** The kernel's set*id rules, applied to `c` for a successful `name(args)`. Pure. */
 export function applySetId(c, name, args, returned) {
+  if (name === "setgroups") {
+    const groups = (/\[([^\]]*)\]/.exec(args[1] ?? "")?.[1] ?? "").split(",").map((g) => g.trim()).filter(Boolean).map(Number);
+    return returned === 0 ? { ...c, groups } : c;
+  }
+  // The uid calls and the gid calls follow the same rules, each on its own four ids.
+  const m = /^set(|re|res|fs)(u|g)id$/.exec(name);
+  if (!m) {
+    return c;
+  }
+  const [kind, u] = [m[1], m[2]];
+  const [r, e, sv, fs] = ["r", "e", "s", "fs"].map((k) => `${k}${u}id`);
   const next = { ...c, groups: [...c.groups] };
   const privileged = c.euid === 0; // CAP_SETUID/CAP_SETGID: root's, in the initial namespace
   const [a, b, s] = args.map(id);
-  switch (name) {
-    case "setuid":
-      if (privileged) {
-        next.ruid = next.suid = a;
-      }
-      next.euid = next.fsuid = a;
-      break;
-    case "setgid":
-      if (privileged) {
-        next.rgid = next.sgid = a;
-      }
-      next.egid = next.fsgid = a;
-      break;
-    case "setreuid":
-      if (a !== -1) next.ruid = a;
-      if (b !== -1) next.euid = b;
-      if (a !== -1 || (b !== -1 && b !== c.ruid)) next.suid = next.euid;
-      next.fsuid = next.euid;
-      break;
-    case "setregid":
-      if (a !== -1) next.rgid = a;
-      if (b !== -1) next.egid = b;
-      if (a !== -1 || (b !== -1 && b !== c.rgid)) next.sgid = next.egid;
-      next.fsgid = next.egid;
-      break;
-    case "setresuid":
-      if (a !== -1) next.ruid = a;
-      if (b !== -1) next.euid = b;
-      if (s !== -1) next.suid = s;
-      next.fsuid = next.euid;
-      break;
-    case "setresgid":
-      if (a !== -1) next.rgid = a;
-      if (b !== -1) next.egid = b;
-      if (s !== -1) next.sgid = s;
-      next.fsgid = next.egid;
-      break;
-    case "setfsuid":
-      // Returns the old fsuid whether or not it changed: it changes when allowed.
-      if (privileged || [c.ruid, c.euid, c.suid, c.fsuid].includes(a)) next.fsuid = a;
-      return next;
-    case "setfsgid":
-      if (privileged || [c.rgid, c.egid, c.sgid, c.fsgid].includes(a)) next.fsgid = a;
-      return next;
-    case "setgroups":
-      next.groups = (/\[([^\]]*)\]/.exec(args[1] ?? "")?.[1] ?? "").split(",").map((g) => g.trim()).filter(Boolean).map(Number);
-      break;
-    default:
-      return c;
+  if (kind === "fs") {
+    // Returns the old id whether or not it changed: it changes when allowed.
+    if (privileged || [c[r], c[e], c[sv], c[fs]].includes(a)) next[fs] = a;
+    return next;
   }
+  if (kind === "") {
+    if (privileged) {
+      next[r] = next[sv] = a;
+    }
+    next[e] = a;
+  } else {
+    if (a !== -1) next[r] = a;
+    if (b !== -1) next[e] = b;
+    if (kind === "res" && s !== -1) next[sv] = s;
+    if (kind === "re" && (a !== -1 || (b !== -1 && b !== c[r]))) next[sv] = next[e];
+  }
+  next[fs] = next[e];
   return returned === 0 ? next : c;
 }
 
