@@ -15,7 +15,6 @@ import {
   profileTmpDir,
   summaryLine,
 } from "../../../../scripts/lib/firefox-kind.mjs";
-import { parseArgs } from "../../../../scripts/start.mjs";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "firefox-kind-"));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -278,15 +277,4 @@ test("an install whose channel cannot be told runs the basic flavour and says so
 test("no Firefox at all: the error names the root command to run", () => {
   const m = machine();
   assert.throws(() => chooseFirefox(m.opts), /apt-get install firefox-esr/);
-});
-
-test("start's options", () => {
-  assert.deepEqual(parseArgs(["--headless", "--firefox", "/x", "--flavour", "basic"]), {
-    headless: true,
-    noHost: false,
-    firefox: "/x",
-    flavour: "basic",
-  });
-  assert.throws(() => parseArgs(["--firefox"]), /needs a value/);
-  assert.throws(() => parseArgs(["--flavour", "odd"]), /use full or basic/);
 });
