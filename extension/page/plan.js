@@ -33,7 +33,8 @@ function showView(view) {
   section.dataset.uncachedUnused = String(view.uncached?.unused ?? "");
   $("plan-lines").replaceChildren(
     ...planLines(view, t, { commands: state.commands }).map((line) => {
-      const p = el("p", { text: line.text, className: line.id === "note" || line.id === "damon" || line.id === "stale" ? "detail res-warning" : null });
+      const warning = line.id === "note" || line.id === "damon" || line.id === "stale";
+      const p = el("p", { text: line.text, className: warning ? "detail res-warning" : line.id === "why" ? "detail" : null });
       p.dataset.line = line.id;
       return p;
     }),

@@ -43,6 +43,11 @@ function readPlan(driver) {
       result: shown("residency-result") ? $("residency-result").textContent.trim() : null,
       resultState: $("residency-result")?.dataset.state ?? null,
       firefoxExe: $("firefox-exe")?.textContent.trim() ?? null,
+      desktop: {
+        state: $("desktop")?.dataset.state ?? null,
+        source: $("desktop")?.dataset.source ?? null,
+        plan: document.querySelector('#desktop-lines p[data-line="plan"]')?.textContent.trim() ?? null,
+      },
     };
   });
 }
@@ -105,6 +110,13 @@ describe("the preload plan with the real host", () => {
       assert.doesNotMatch(learned.learn, /hides it from this user/, "root sees the cache");
     }
     assert.equal(learned.buttons.preload, true, "a learned plan can be preloaded");
+    // Why its MB differ from what the running Firefox maps (the residency section's figure).
+    assert.match(learned.lines.why, /every page any of Firefox's processes mapped during the learned starts/);
+    // The desktop block below reads the same plan: once learned, it no longer says nothing is
+    // learned (it was asked before the learn; the plan's change asks it again).
+    const desktop = await settled(driver, (p) => p.desktop.source !== "none" && p.desktop.state !== "loading", "the desktop block to see the learned plan", 20000);
+    assert.equal(desktop.desktop.source, "learned", desktop.desktop.plan);
+    assert.doesNotMatch(desktop.desktop.plan, /nothing learned/);
     await shotOfPlan(driver, "plan-learned");
     console.log(`plan: ${learned.lines.learned} ${learned.learn}`);
   });

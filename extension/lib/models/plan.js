@@ -167,6 +167,8 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined, com
               formatMB(view.plannedSystemBytes, locale),
             ]),
     });
+    // Why the plan is more than the running Firefox maps (the residency section's figure).
+    lines.push({ id: "why", text: t("planWhyMore") });
     if (view.stale) {
       lines.push({ id: "stale", text: t("planStale", [view.learnedBuildId ?? "—", view.buildId ?? "—"]) });
     }

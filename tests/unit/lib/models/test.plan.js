@@ -151,12 +151,14 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
   const lines = planLines(view, t, { when });
   assert.deepEqual(
     lines.map((line) => line.id),
-    ["learned", "autostart", "last-run", "note"],
+    ["learned", "why", "autostart", "last-run", "note"],
   );
   assert.equal(lines[0].text, "A plan is learned from 3 starts: 120.0 MB of the install folder (40% of its 300.0 MB) + 30.0 MB of system libraries.");
-  assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
-  assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
-  assert.equal(lines[3].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
+  // why the plan is more than the running Firefox maps (the mapped figure above it on the page)
+  assert.match(lines[1].text, /every page any of Firefox's processes mapped during the learned starts .* small gaps .* more than Firefox maps at any one moment/);
+  assert.equal(lines[2].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
+  assert.equal(lines[3].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
+  assert.equal(lines[4].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
   assert.equal(uncachedText(view, t), "2 files that Firefox's starts read are not cached: the next start will read them from disk.");
 });
 
@@ -245,8 +247,8 @@ test("planView: a stale plan (Firefox updated) says for which build it was learn
   const stale = planView({ ...STATUS, stale: true, build_id: "20260202000000", learned_build_id: "20260101000000", changed_files: ["/usr/lib/firefox-esr/libxul.so"] });
   assert.equal(stale.stale, true);
   const lines = planLines(stale, t, { when });
-  assert.deepEqual(lines.map((line) => line.id).slice(0, 3), ["learned", "stale", "changed"]);
-  assert.match(lines[1].text, /learned for Firefox build 20260101000000, and this is build 20260202000000/);
+  assert.deepEqual(lines.map((line) => line.id).slice(0, 4), ["learned", "why", "stale", "changed"]);
+  assert.match(lines[2].text, /learned for Firefox build 20260101000000, and this is build 20260202000000/);
   // An older host (no stale field) or a current plan: no such line.
   assert.ok(!planLines(planView(STATUS), t, { when }).some((line) => line.id === "stale"));
   assert.ok(!planLines(planView({ ...STATUS, stale: false, build_id: "1", learned_build_id: "1" }), t, { when }).some((line) => line.id === "stale"));
@@ -256,8 +258,8 @@ test("planView: DAMON proactive reclaim is its own line, in the add-on's words, 
   const damon = planView({ ...STATUS, autostart: { ...STATUS.autostart, damon_pageout: true } });
   assert.equal(damon.damonPageout, true);
   const lines = planLines(damon, t, { when });
-  assert.deepEqual(lines.map((line) => line.id), ["learned", "autostart", "last-run", "damon"]);
-  assert.match(lines[3].text, /DAMON proactive reclaim\): a preload at login is paged out again/);
+  assert.deepEqual(lines.map((line) => line.id), ["learned", "why", "autostart", "last-run", "damon"]);
+  assert.match(lines[4].text, /DAMON proactive reclaim\): a preload at login is paged out again/);
   assert.equal(planView(STATUS).damonPageout, false, "a host without the field: no claim");
 });
 
