@@ -7,10 +7,10 @@
 import { t } from "../lib/wording/i18n.js";
 import { PLAN_EVENT } from "./preload-verdict.js";
 import { desktopErrorView, desktopLines, desktopView, planIsStale } from "../lib/models/desktop.js";
-import { relay } from "./relay.js";
+import { relay, traceRecordCommand } from "./relay.js";
 import { $, el } from "./dom.js";
 
-const state = { busy: false, view: null, plan: null };
+const state = { busy: false, view: null, plan: null, recordCommand: undefined };
 
 function updateButton() {
   const button = $("desktop-toggle");
@@ -38,7 +38,7 @@ function show(status) {
   section.dataset.state = view.state;
   section.dataset.stale = String(planIsStale(view));
   section.dataset.source = view.plan.source ?? "none";
-  showLines(desktopLines(view, t));
+  showLines(desktopLines(view, t, state.recordCommand ? { recordCommand: state.recordCommand } : {}));
   updateButton();
 }
 
@@ -62,6 +62,8 @@ async function ask(action) {
   state.busy = true;
   updateButton();
   try {
+    // The command the lines name to record a trace, as the host runs here (asked once).
+    state.recordCommand ??= await traceRecordCommand().catch(() => null);
     show(await relay.request("desktop", { action }));
   } catch (error) {
     showError(error);
