@@ -5,6 +5,7 @@
 // the popup has its one line. The host's state (working set, autostart) lives in the temp HOME.
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { By } from "selenium-webdriver";
@@ -117,6 +118,16 @@ describe("the preload plan with the real host", () => {
     const desktop = await settled(driver, (p) => p.desktop.source !== "none" && p.desktop.state !== "loading", "the desktop block to see the learned plan", 20000);
     assert.equal(desktop.desktop.source, "learned", desktop.desktop.plan);
     assert.doesNotMatch(desktop.desktop.plan, /nothing learned/);
+    // The command it names to record a trace runs as printed, for the user the page is for (the
+    // trace section's, which the host words): its program answers --help in a shell.
+    const record = /record one with (.+)\)\.$/.exec(desktop.desktop.plan)?.[1];
+    assert.ok(record, desktop.desktop.plan);
+    assert.equal(record, await driver.executeScript(() => document.querySelector("[data-testid=trace-command]")?.textContent ?? null), "the same command as the trace section's");
+    const words = record.split(" ");
+    const program = words[0] === "sudo" ? words[1] : words[0];
+    assert.equal(words[0] === "sudo", process.getuid?.() !== 0, `sudo only for an ordinary user: ${record}`);
+    const help = spawnSync("sh", ["-c", `${program} ${words.slice(words[0] === "sudo" ? 2 : 1, -2).join(" ")} --help`], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: ctx.ff.home } });
+    assert.equal(help.status, 0, `${record}: ${help.stderr}`);
     await shotOfPlan(driver, "plan-learned");
     console.log(`plan: ${learned.lines.learned} ${learned.learn}`);
   });
