@@ -5,7 +5,7 @@
 import browser from "../lib/transport/browser.js";
 import { t } from "../lib/wording/i18n.js";
 import { HOST_MISSING } from "../lib/transport/host-client.js";
-import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/models/plan.js";
+import { LEARN_KEY, learnText, PLAN_PRELOAD, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/models/plan.js";
 import { PLAN_EVENT } from "./preload-verdict.js";
 import { hostHello, relay } from "./relay.js";
 import { hostCommands } from "../lib/wording/commands.js";
@@ -112,7 +112,7 @@ export async function initPlan() {
   if (!$("plan")) {
     return;
   }
-  $("plan-preload").addEventListener("click", () => preload({ files: null, plan: true }));
+  $("plan-preload").addEventListener("click", () => preload(PLAN_PRELOAD));
   $("plan-uncached-preload").addEventListener("click", () => {
     const params = uncachedPreloadParams(state.view);
     if (params) {

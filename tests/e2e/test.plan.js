@@ -188,13 +188,14 @@ describe("the preload plan with the real host", () => {
       () =>
         driver.executeScript(() => {
           const p = document.getElementById("popup-plan");
-          return p && p.dataset.state !== "loading" ? { state: p.dataset.state, text: p.textContent.trim() } : null;
+          return p && p.dataset.state !== "loading" ? { state: p.dataset.state, text: p.textContent.trim(), autostart: document.getElementById("popup-autostart").textContent.trim() } : null;
         }),
       { message: "the popup's plan line" },
     );
     assert.equal(line.state, "off", line.text);
+    assert.match(line.text, /^The plan: [\d.,]+ MB of Firefox's files/);
     // the host keeps the last planned preload's run, whoever started it (here: the test above)
-    assert.match(line.text, /^Autostart preload: off\. Last run .+, read [\d.,]+ MB\.$/);
+    assert.match(line.autostart, /^Autostart preload: off\. Last run .+, read [\d.,]+ MB\.$/);
   });
 });
 

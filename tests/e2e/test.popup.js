@@ -30,6 +30,11 @@ function readPopup(driver) {
       result: shown("popup-result") ? $("popup-result").textContent.trim() : null,
       resultState: $("popup-result").dataset.state ?? null,
       resultEndedAt: Number($("popup-result").dataset.endedAt),
+      plan: $("popup-plan").textContent.trim(),
+      planState: $("popup-plan").dataset.state,
+      autostart: shown("popup-autostart") ? $("popup-autostart").textContent.trim() : null,
+      planEnabled: !$("popup-preload-plan").disabled,
+      actions: [...document.querySelectorAll("#popup-preload-section .actions button")].map((b) => b.id),
       link: $("popup-open").textContent.trim(),
       linkHref: $("popup-open").href,
     };
@@ -69,6 +74,11 @@ describe("popup with the real host (full mode)", () => {
       assert.equal(popup.cacheState, "exact");
     }
     assert.equal(popup.hostMissingShown, false);
+    // The plan comes first; with nothing learned (yet) it cannot be preloaded, and says why.
+    assert.deepEqual(popup.actions, ["popup-preload-plan", "popup-preload", "popup-cancel"]);
+    if (["none", "loading"].includes(popup.planState)) {
+      assert.equal(popup.planEnabled, false);
+    }
   });
 
   it("shows the last start's time to sessionRestored", async () => {
@@ -155,6 +165,45 @@ describe("popup with the real host (full mode)", () => {
       { timeout: 60000, interval: 100, message: "a second preload" },
     );
     assert.equal(done.resultState, "ok", done.result);
+  });
+});
+
+describe("popup: the learned plan first", () => {
+  const ctx = usePopup({ experiments: true, installHost: true, flavour: "full" }, "popup-plan");
+
+  it("once this start is learned: what the plan reads, and Preload the plan reads it, less than the install folder", async () => {
+    const { driver } = ctx.ff;
+    // The background learns this start once it is recorded; reopen the popup until it has.
+    const popup = await waitFor(
+      async () => {
+        await driver.navigate().refresh();
+        await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
+        const p = await readPopup(driver);
+        return ["on", "off"].includes(p.planState) ? p : null;
+      },
+      { timeout: 90000, interval: 1000, message: "the learned plan in the popup" },
+    );
+    await ctx.ff.screenshot("popup-plan-learned");
+    console.log(`popup plan: ${popup.plan} | ${popup.autostart}`);
+    assert.match(popup.plan, /^The plan: [\d.,]+ (MB|kB) of Firefox's files \([^\s%]+\s?% of its [\d.,]+ MB\) \+ [\d.,]+ (MB|kB) of system libraries, learned from 1 start: every page it used, and the small gaps between\.$/);
+    assert.match(popup.autostart, /^Autostart preload: off\. It has not run yet\.$/);
+    assert.deepEqual(popup.actions, ["popup-preload-plan", "popup-preload", "popup-cancel"], "the plan first, the full preload second");
+    assert.equal(popup.planEnabled, true);
+    await driver.executeScript(() => document.getElementById("popup-preload-plan").click());
+    const done = await waitFor(
+      async () => {
+        const p = await readPopup(driver);
+        return p.resultState && p.planEnabled ? p : null;
+      },
+      { timeout: 120000, interval: 100, message: "the planned preload to finish" },
+    );
+    await ctx.ff.screenshot("popup-plan-preloaded");
+    assert.equal(done.resultState, "ok", done.result);
+    // The host's own summary of a planned preload, as the page's "Preload planned pages" shows it.
+    const planned = /^Ended at \d\d:\d\d:\d\d: Preloaded [\d.,]+ (?:MB|kB) \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\. Planned: ([\d.,]+) MB of the install folder \([^\s%]+\s?% of its ([\d.,]+) MB\)/.exec(done.result);
+    assert.ok(planned, done.result);
+    const mb = (text) => Number(text.replace(/,/g, ""));
+    assert.ok(mb(planned[1]) < mb(planned[2]), `the plan's ${planned[1]} MB < the install folder's ${planned[2]} MB`);
   });
 });
 

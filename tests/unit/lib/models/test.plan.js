@@ -273,13 +273,38 @@ test("planErrorView: a missing host and an old host (named by its version) are t
   assert.equal(planErrorView(new HostError({ code: "io_error", message: "disk" })).state, "error");
 });
 
-test("popupPlanText: autostart on/off with the last run, no plan, old or missing host", () => {
-  assert.deepEqual(popupPlanText({ status: STATUS }, t, { when }), { state: "on", text: "Autostart preload: on. Last run T1763768000000, read 150.0 MB." });
+test("popupPlanText: what the plan reads and its login preload; the plan can be preloaded only when learned", () => {
+  assert.deepEqual(popupPlanText({ status: STATUS }, t, { when }), {
+    state: "on",
+    text: "The plan: 120.0 MB of Firefox's files (40% of its 300.0 MB) + 30.0 MB of system libraries, learned from 3 starts: every page they used, and the small gaps between.",
+    autostart: "Autostart preload: on. Last run T1763768000000, read 150.0 MB.",
+    learned: true,
+  });
   const off = { ...STATUS, autostart: { enabled: false, kind: null, last_run: null, note: null } };
-  assert.deepEqual(popupPlanText({ status: off }, t), { state: "off", text: "Autostart preload: off. It has not run yet." });
-  assert.equal(popupPlanText({ status: { learned: false } }, t).text, "Preload plan: none learned yet.");
-  assert.equal(popupPlanText({ error: new HostError({ code: "unknown_command", message: "x" }) }, t).state, "old");
-  assert.equal(popupPlanText({ error: new HostError({ code: "host_missing", message: "x" }) }, t).state, "missing");
+  const offText = popupPlanText({ status: off }, t);
+  assert.equal(offText.state, "off");
+  assert.equal(offText.autostart, "Autostart preload: off. It has not run yet.");
+  // A real reply (recorded as nobody after one start): its figures, one start.
+  const recorded = popupPlanText({ status: recordedReply("plan-status-hidden").reply }, t);
+  assert.match(recorded.text, /^The plan: 185\.7 MB of Firefox's files \(60% of its 308\.4 MB\) \+ 28\.1 MB of system libraries, learned from 1 start: every page it used/);
+  // after a Firefox update
+  assert.match(popupPlanText({ status: { ...STATUS, stale: true } }, t).text, /learned on an older build of Firefox/);
+  // an older host without the install/system split: the total
+  assert.match(popupPlanText({ status: { ...STATUS, planned_install_bytes: undefined, planned_system_bytes: undefined } }, t).text, /^The plan: 150\.0 MB of Firefox's files and system libraries together/);
+});
+
+test("popupPlanText: nothing learned says so, and what that leaves: only the full preload, which costs more than it saves", () => {
+  const none = popupPlanText({ status: { learned: false } }, t);
+  assert.deepEqual([none.state, none.learned, none.autostart], ["none", false, null]);
+  assert.match(none.text, /^No plan learned yet: the host learns one from each start/);
+  assert.match(none.text, /full preload, which reads all of Firefox's files: right before a launch it costs more than it saves/);
+  for (const [code, state] of [
+    ["unknown_command", "old"],
+    ["host_missing", "missing"],
+  ]) {
+    const got = popupPlanText({ error: new HostError({ code, message: "x" }) }, t);
+    assert.deepEqual([got.state, got.learned], [state, false]);
+  }
 });
 
 test("popupPlanText words a coded host error from _locales, not the host's English message", () => {
@@ -287,5 +312,7 @@ test("popupPlanText words a coded host error from _locales, not the host's Engli
   assert.deepEqual(popupPlanText({ error: busy }, t), {
     state: "error",
     text: "Preload plan: the host is already running 4 long requests; try again when one has finished",
+    autostart: null,
+    learned: false,
   });
 });
