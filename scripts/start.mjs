@@ -5,8 +5,9 @@
 //   2. pick a Firefox (scripts/lib/firefox-kind.mjs): one that honours extension experiments
 //      (ESR, Developer Edition, Nightly, self-built) runs the full flavour; else the basic flavour
 //      runs on what there is (Release, Beta, Snap, Flatpak). One line says which, which flavour, why.
-//   3. cargo build --release of the host, then `about-startup-host install` for this user (not
-//      for a Snap or Flatpak: they reach native hosts only through the desktop portal)
+//   3. cargo build --release of the host, then `about-startup-host install` for this user (a Snap
+//      reaches it through the desktop's WebExtensions portal, a Flatpak from Firefox 157 on through
+//      xdg-native-messaging-proxy; not for an older Flatpak, which has no way to a native host)
 //   4. web-ext run of the flavour in a fresh profile (experiments enabled for the full one);
 //      the add-on opens its page on this temporary install. A Firefox that exits before web-ext
 //      reaches it ends npm start at once, with its last stderr lines (scripts/lib/firefox-exit.mjs).
@@ -16,7 +17,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { EXTENSION_DIR, EXTENSION_ID, HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { FirefoxNotFoundError } from "./lib/firefox.mjs";
-import { chooseFirefox, label, profileTmpDir, summaryLine } from "./lib/firefox-kind.mjs";
+import { chooseFirefox, kindNote, label, profileTmpDir, summaryLine } from "./lib/firefox-kind.mjs";
 import { CommandError, run } from "./lib/run.mjs";
 import { ensureDependencies } from "./lib/deps.mjs";
 import { ensureSetup, SetupError } from "./lib/setup.mjs";
@@ -71,7 +72,7 @@ async function main(args) {
   if (!options.noHost && choice.host) {
     await installHost();
   } else if (!choice.host) {
-    console.log(`not building the host: ${choice.install.kind} Firefox cannot start it without the desktop portal`);
+    console.log(`not building the host: ${kindNote(choice.install)}`);
   }
   let sourceDir = EXTENSION_DIR;
   if (choice.flavour === "basic") {

@@ -15,7 +15,7 @@ import { relay, traceRecordCommand } from "./relay.js";
 import { $, el } from "./dom.js";
 
 const UNKNOWN_COMMAND = "unknown_command";
-const state = { offer: null, current: null, busy: false, trace: null, commands: hostCommands(null), installDir: null, recordCommand: null };
+const state = { offer: null, current: null, busy: false, trace: null, host: null, commands: hostCommands(null), installDir: null, recordCommand: null };
 
 function section() {
   return $("restart");
@@ -51,13 +51,14 @@ function showOffer(offer, detail = null) {
   section().dataset.offer = offer;
   const text = {
     [OFFER]: null,
-    [TEMPORARY]: t("restartTemporary"),
+    // Without a host the commands could not run: say why none is shown.
+    [TEMPORARY]: state.host === "connected" ? t("restartTemporary") : `${t("restartTemporary")} ${t("restartNoHost")}`,
     [NO_HOST]: t("restartNoHost"),
     [OLD_HOST]: t("restartOldHost", [detail ?? "?"]),
   }[offer];
   $("restart-offer").textContent = text ?? "";
   $("restart-offer").hidden = text === null;
-  showTemporary(offer === TEMPORARY);
+  showTemporary(offer === TEMPORARY && state.host === "connected");
   // A temporary install must not be offered a button that would lose it.
   $("restart-cold").hidden = offer === TEMPORARY;
   $("restart-cold").disabled = offer !== OFFER || state.busy;
@@ -204,6 +205,7 @@ export async function initRestart({ traceStored = null } = {}) {
       }
     }
   }
+  state.host = host;
   showOffer(restartOffer({ installType, host, knowsRelaunch }), version);
   section().dataset.state = "ready";
 }
