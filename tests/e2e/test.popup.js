@@ -41,6 +41,31 @@ function readPopup(driver) {
   });
 }
 
+/** Reopens the popup (once a second) until `check(popup)` holds; returns that popup. */
+function reopenUntil(driver, check, message, timeout) {
+  return waitFor(
+    async () => {
+      await driver.navigate().refresh();
+      await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
+      const p = await readPopup(driver);
+      return check(p) ? p : null;
+    },
+    { timeout, interval: 1000, message },
+  );
+}
+
+/** Presses a preload button and waits for the result it ends with (the buttons enabled again). */
+async function pressAndWait(driver, id, message, timeout) {
+  await driver.executeScript((button) => document.getElementById(button).click(), id);
+  return waitFor(
+    async () => {
+      const p = await readPopup(driver);
+      return p.resultState && p.preloadEnabled ? p : null;
+    },
+    { timeout, interval: 100, message },
+  );
+}
+
 /** The event page's state as Firefox's parent sees it: starting, running, suspending, stopped. */
 function backgroundState(driver) {
   return inChrome(driver, "arguments[1](WebExtensionPolicy.getByID(arguments[0])?.extension?.backgroundState ?? null)", EXTENSION_ID);
@@ -85,15 +110,7 @@ describe("popup with the real host (full mode)", () => {
     const { driver } = ctx.ff;
     // Full mode with the host records this very start once Firefox reports sessionRestored (a
     // headless start does within seconds); reopen the popup until it shows it.
-    const popup = await waitFor(
-      async () => {
-        await driver.navigate().refresh();
-        await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
-        const p = await readPopup(driver);
-        return p.lastState === "ready" ? p : null;
-      },
-      { timeout: 60000, interval: 1000, message: "the last start in the popup" },
-    );
+    const popup = await reopenUntil(driver, (p) => p.lastState === "ready", "the last start in the popup", 60000);
     assert.match(popup.last, /^[\d.,]+ ms to sessionRestored \((cold|warm|hot|unknown) start, started .+\)$/);
     console.log(`popup last start: ${popup.last}`);
   });
@@ -106,14 +123,7 @@ describe("popup with the real host (full mode)", () => {
 
   it("Preload runs in the background and ends with a summary", async () => {
     const { driver } = ctx.ff;
-    await driver.executeScript(() => document.getElementById("popup-preload").click());
-    const done = await waitFor(
-      async () => {
-        const p = await readPopup(driver);
-        return p.resultState && p.preloadEnabled ? p : null;
-      },
-      { timeout: 120000, interval: 100, message: "the preload to finish" },
-    );
+    const done = await pressAndWait(driver, "popup-preload", "the preload to finish", 120000);
     assert.equal(done.resultState, "ok", done.result);
     assert.match(done.result, /^Ended at \d\d:\d\d:\d\d: Preloaded [\d.,]+ MB \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\.$/);
     assert.equal(done.progressShown, false);
@@ -156,14 +166,7 @@ describe("popup with the real host (full mode)", () => {
     const { driver } = ctx.ff;
     await new Promise((resolve) => setTimeout(resolve, 4000));
     assert.equal(await backgroundState(driver), "running", "an open native port keeps the event page alive past its 1 s idle timeout");
-    await driver.executeScript(() => document.getElementById("popup-preload").click());
-    const done = await waitFor(
-      async () => {
-        const p = await readPopup(driver);
-        return p.preloadEnabled && p.resultState ? p : null;
-      },
-      { timeout: 60000, interval: 100, message: "a second preload" },
-    );
+    const done = await pressAndWait(driver, "popup-preload", "a second preload", 60000);
     assert.equal(done.resultState, "ok", done.result);
   });
 });
@@ -174,29 +177,14 @@ describe("popup: the learned plan first", () => {
   it("once this start is learned: what the plan reads, and Preload the plan reads it, less than the install folder", async () => {
     const { driver } = ctx.ff;
     // The background learns this start once it is recorded; reopen the popup until it has.
-    const popup = await waitFor(
-      async () => {
-        await driver.navigate().refresh();
-        await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
-        const p = await readPopup(driver);
-        return ["on", "off"].includes(p.planState) ? p : null;
-      },
-      { timeout: 90000, interval: 1000, message: "the learned plan in the popup" },
-    );
+    const popup = await reopenUntil(driver, (p) => ["on", "off"].includes(p.planState), "the learned plan in the popup", 90000);
     await ctx.ff.screenshot("popup-plan-learned");
     console.log(`popup plan: ${popup.plan} | ${popup.autostart}`);
     assert.match(popup.plan, /^The plan: [\d.,]+ (MB|kB) of Firefox's files \([^\s%]+\s?% of its [\d.,]+ MB\) \+ [\d.,]+ (MB|kB) of system libraries, learned from 1 start: every page it used, and the small gaps between\.$/);
     assert.match(popup.autostart, /^Autostart preload: off\. It has not run yet\.$/);
     assert.deepEqual(popup.actions, ["popup-preload-plan", "popup-preload", "popup-cancel"], "the plan first, the full preload second");
     assert.equal(popup.planEnabled, true);
-    await driver.executeScript(() => document.getElementById("popup-preload-plan").click());
-    const done = await waitFor(
-      async () => {
-        const p = await readPopup(driver);
-        return p.resultState && p.planEnabled ? p : null;
-      },
-      { timeout: 120000, interval: 100, message: "the planned preload to finish" },
-    );
+    const done = await pressAndWait(driver, "popup-preload-plan", "the planned preload to finish", 120000);
     await ctx.ff.screenshot("popup-plan-preloaded");
     assert.equal(done.resultState, "ok", done.result);
     // The host's own summary of a planned preload, as the page's "Preload planned pages" shows it.
@@ -229,14 +217,7 @@ describe("popup without the host", () => {
     const { driver } = ctx.ff;
     // No native port: Firefox suspends the idle event page (timeout 1 s here). Seen, not assumed.
     await waitFor(async () => (await backgroundState(driver)) === "stopped", { timeout: 15000, message: "Firefox to suspend the idle background" });
-    await driver.executeScript(() => document.getElementById("popup-preload").click());
-    const done = await waitFor(
-      async () => {
-        const p = await readPopup(driver);
-        return p.preloadEnabled && p.resultState ? p : null;
-      },
-      { timeout: 20000, interval: 100, message: "the preload's answer" },
-    );
+    const done = await pressAndWait(driver, "popup-preload", "the preload's answer", 20000);
     assert.equal(done.resultState, "host_missing", done.result);
     assert.match(done.result, /not installed/);
   });
