@@ -5,13 +5,13 @@
 // session, prefs, add-on and startup caches as it does for a user.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Builder } from "selenium-webdriver";
 import firefox from "selenium-webdriver/firefox.js";
 import { findGeckodriver } from "../lib/firefox.mjs";
 import { processesWithHome, signal } from "../lib/processes.mjs";
+import { freePort } from "../lib/ports.mjs";
 
 // Selenium must never try to download a driver or browser (no internet here).
 process.env.SE_OFFLINE = "true";
@@ -22,18 +22,6 @@ process.env.SE_OFFLINE = "true";
  * (no session restore after a crash, no add-on scopes…). make.mjs removes them afterwards.
  */
 export const MAKING_PREFS = { "marionette.port": 0, "remote.prefs.recommended": false };
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitUntil(check, { timeoutMs, what }) {
   const deadline = Date.now() + timeoutMs;
