@@ -32,6 +32,13 @@ export function readRestart(driver) {
         traceOffer: document.getElementById("restart-trace-offer")?.dataset.reason ?? null,
         traceCommand: document.querySelector("[data-testid=restart-trace-command]")?.textContent ?? null,
         offerText: document.getElementById("restart-offer")?.textContent ?? "",
+        temporary: document.getElementById("restart-temporary")?.hidden === false
+          ? {
+              text: document.getElementById("restart-temporary").textContent,
+              relaunch: document.querySelector("[data-testid=restart-temporary-relaunch]")?.textContent ?? null,
+              evict: document.querySelector("[data-testid=restart-temporary-evict]")?.textContent ?? null,
+            }
+          : null,
         answer: document.getElementById("answer")?.dataset.coldness ?? null,
         traceState: document.getElementById("trace")?.dataset.state ?? null,
         current,
@@ -125,22 +132,17 @@ export async function restartScreenshot(driver, name) {
 }
 
 /**
- * Runs `command` (a line the page prints, e.g. `sudo about-startup-host launch --cold --trace`)
- * as printed, through a shell, as `user`, with `env` (runuser sets HOME, USER and LOGNAME from
- * passwd, as a login does). Resolves {status, stdout, stderr}; past `limitMs` (a liveness bound)
- * the shell is killed and `status` is "SIGKILL".
+ * Starts `command` (a line the page prints) in a shell as `uid` (the user the session's Firefox
+ * runs as), as printed: with the session's HOME, this PATH and `env`, nothing else; `done`
+ * resolves with {status, stdout, stderr}.
  */
-export function runAsPrinted(command, { user, cwd, env, limitMs = 90000 }) {
-  return new Promise((resolve) => {
-    const child = spawn("runuser", ["-u", user, "--", "sh", "-c", command], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), limitMs);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ status: code ?? signal, stdout, stderr });
-    });
-  });
+export function runAsPrinted(home, command, { uid = process.getuid?.(), env = {} } = {}) {
+  const argv = ["sh", "-c", command];
+  const vars = [`HOME=${home}`, `PATH=${process.env.PATH}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+  const full = uid === process.getuid?.() ? ["env", "-i", ...vars, ...argv] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "env", "-i", ...vars, ...argv];
+  const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.on("data", (d) => (out.stdout += d));
+  child.stderr.on("data", (d) => (out.stderr += d));
+  return { child, out, done: new Promise((resolve) => child.on("close", (status) => resolve({ status, ...out }))) };
 }

@@ -330,7 +330,7 @@ describe("Restart cold and trace: pkexec with a polkit rule traces for the user,
     stage.sudo = allowSudo(`about-startup-e2e-${process.pid}`, stage.user.name, [PACKAGED_HOST, "/usr/bin/about-startup-host"]);
     const before = new Set(fs.readdirSync(traces()));
     // In the user's session XDG_STATE_HOME names the page's state folder (as for their Firefox).
-    const r = await runAsPrinted(stage.command, { user: stage.user.name, cwd: stage.ff.home, env: { PATH, XDG_STATE_HOME: path.dirname(state()) } });
+    const r = await runAsPrinted(stage.ff.home, stage.command, { uid: stage.user.uid, env: { XDG_STATE_HOME: path.dirname(state()) } }).done;
     assert.equal(r.status, 0, `${stage.command}: exit ${r.status}: ${r.stderr}`);
     const stored = /stored as (\S+): (.+)$/m.exec(r.stderr);
     assert.ok(stored, r.stderr);

@@ -22,6 +22,7 @@ const PREFS = { "xpinstall.signatures.required": false };
 // As an ordinary user where the test can switch to one (root), as the people this is for run it.
 const USER = process.getuid?.() === 0 ? 65534 : null;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-"));
+
 after(() => fs.rmSync(profile, { recursive: true, force: true }));
 
 describe("a temporary install is not offered a restart; a failed restart is told on the next load; the login preload turns on and off from the page", () => {
@@ -94,6 +95,67 @@ describe("a temporary install is not offered a restart; a failed restart is told
   });
 });
 
+describe("a temporary install: the commands the page prints instead of the button run as printed, in the order printed", () => {
+  it("relaunch, run before the quit, starts the same Firefox again cold; evict, run after a quit, works", { timeout: 240000 }, async () => {
+    // A profile kept on disk, as about:debugging's temporary install in one's own profile has.
+    const tempProfile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-temporary-"));
+    const first = await startFirefox({ profileDir: tempProfile, temporary: true, user: USER });
+    let newPid = null;
+    try {
+      await first.openExtensionPage("page/startup.html");
+      const page = await waitFor(async () => {
+        const p = await readRestart(first.driver);
+        return p.state === "ready" && p.temporary?.relaunch ? p : null;
+      }, { timeout: 30000, message: "the restart section's commands for a temporary install" });
+      assert.equal(page.offer, "temporary");
+      assert.equal(page.buttonShown, false);
+      await restartScreenshot(first.driver, "restart-temporary-commands");
+      console.log(`printed: ${page.temporary.relaunch} | ${page.temporary.evict}`);
+      // The words order it: relaunch while Firefox runs, then the quit.
+      assert.match(page.temporary.text, /run this while this Firefox runs, then quit Firefox/);
+      const since = Date.now();
+      const relaunch = runAsPrinted(first.home, page.temporary.relaunch, { uid: USER ?? process.getuid?.() });
+      try {
+        await waitFor(() => {
+          const record = restartRecord(first.home);
+          return record && record.requested_at_ms >= since && record.stage === "waiting";
+        }, { timeout: 30000, message: `${page.temporary.relaunch} to wait for Firefox (stdout ${relaunch.out.stdout}, stderr ${relaunch.out.stderr})` });
+      } catch (error) {
+        relaunch.child.kill();
+        throw error;
+      }
+      // Then the user quits Firefox (Marionette's quit: an ordinary graceful quit).
+      await first.driver.quit().catch(() => {});
+      const result = await relaunch.done;
+      assert.equal(result.status, 0, `${page.temporary.relaunch}:\n${result.stdout}\n${result.stderr}`);
+      newPid = Number(/started Firefox again: process (\d+)/.exec(result.stdout)?.[1]);
+      assert.ok(newPid > 0, result.stdout);
+      const record = restartRecord(first.home);
+      assert.equal(record.stage, "started", JSON.stringify(record));
+      assert.equal(record.cold, true);
+      assert.ok(record.evicted.files > 10, `evicted ${record.evicted.files} files`);
+      assert.equal(record.profile, tempProfile, "the same profile");
+      assert.ok(fs.readFileSync(`/proc/${newPid}/cmdline`, "utf8").split("\0").includes(tempProfile), "started again with the same arguments");
+      process.kill(newPid, "SIGTERM");
+      await waitFor(() => !fs.existsSync(`/proc/${newPid}`) || /^State:\s+Z/m.test(fs.readFileSync(`/proc/${newPid}/status`, "utf8")), {
+        timeout: 30000,
+        message: "the restarted Firefox to quit",
+      });
+      newPid = null;
+      // npm start's way: with Firefox closed, the printed evict (npm start would then start it cold).
+      const evict = await runAsPrinted(first.home, page.temporary.evict, { uid: USER ?? process.getuid?.() }).done;
+      assert.equal(evict.status, 0, `${page.temporary.evict}:\n${evict.stdout}\n${evict.stderr}`);
+      assert.match(evict.stderr, /Firefox .* in \//, "it names the Firefox it evicted");
+    } finally {
+      if (newPid) {
+        process.kill(newPid, "SIGKILL");
+      }
+      await first.stop();
+      fs.rmSync(tempProfile, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("Restart cold in basic mode: the user quits, the host opens the page again", () => {
   it("after a quit the restarted Firefox shows the page, its start cold", { timeout: 240000 }, async () => {
     const basicProfile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-basic-"));
@@ -152,10 +214,12 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
     assert.equal(before.offer, "offer");
     assert.equal(before.buttonShown, true);
     // A host built from source (not the package's, root-owned): no traced restart from the
-    // page, and the page says why, with the command to use instead (run below, as printed).
+    // page, and the page says why, with the command to use instead.
     assert.equal(before.traceButtonShown, false);
     assert.equal(before.traceOffer, "restartTraceNotInstalled");
-    printed = { command: before.traceCommand, home: first.home, host: first.host };
+    // By the path that runs it: sudo's secure_path does not find a host built from source.
+    assert.equal(before.traceCommand, `sudo ${fs.realpathSync(HOST_BINARY)} launch --cold --trace`);
+    printed = { command: before.traceCommand, home: first.home, host: fs.realpathSync(first.host) };
     await restartScreenshot(first.driver, "restart-before");
     // One more tab of the user's: it must come back too.
     const pageHandle = await first.driver.getWindowHandle();
@@ -205,15 +269,16 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
     assert.ok(coldRead > 5 * Math.max(hotRead, 1e6), `cold start read ${coldRead} bytes, the hot one ${hotRead}`);
     console.log(`restart cold (${USER === null ? "as this user" : `as uid ${USER}`}): click to record ${restartMs} ms (quit ${status.waited_ms} ms, evict ${status.evicted.elapsed_ms} ms); read hot ${hotRead} B, cold ${coldRead} B`);
   });
+
   const sudoSkip = USER === null ? "runs the command as the page's user, an ordinary one: needs root to switch to it" : !has("sudo", ["-V"]) ? "needs sudo (apt-get install sudo; .ci/run does)" : false;
   it("the traced start's command the page prints runs as printed, as the page's user", { skip: sudoSkip, timeout: 120000 }, async () => {
     assert.ok(printed?.command, "the page printed a command (the test before)");
-    // The page's user may run its host as root (a sudoers drop-in of the test's); their state
-    // folder is the one the page reads (sudo gives the passwd home, nobody's is /nonexistent).
+    // The page's user may run its host as root (a sudoers drop-in of the test's); their session
+    // names the page's state folder (sudo gives the passwd home: nobody's is /nonexistent).
     const sudo = allowSudo(`about-startup-e2e-restart-${process.pid}`, "nobody", [printed.host]);
     try {
       const state = path.join(printed.home, ".local", "state");
-      const r = await runAsPrinted(printed.command, { user: "nobody", cwd: "/", env: { PATH: process.env.PATH, XDG_STATE_HOME: state } });
+      const r = await runAsPrinted(printed.home, printed.command, { uid: USER, env: { XDG_STATE_HOME: state } }).done;
       assert.equal(r.status, 0, `${printed.command}, as printed, as the page's user: exit ${r.status}: ${r.stderr}`);
       const stored = /stored as (\S+): (.+)$/m.exec(r.stderr);
       assert.ok(stored, r.stderr);

@@ -67,6 +67,11 @@ test("a Firefox update makes the traced plan stale: the page says so and what th
   const got = byId(lines(stale));
   assert.match(got.stale, /traced on Firefox build 20261103151912, and this is build 20261201120000 \(Firefox was updated\)/);
   assert.match(got.plan, /learned plan beside Firefox, in disk order/);
+  // the command to record a trace of this build is the host's, by the path that runs it here
+  const record = "sudo /home/me/about-startup/native-host/target/release/about-startup-host launch --cold --trace";
+  const named = byId(desktopLines(view, englishMessage, { recordCommand: record }));
+  assert.ok(named.stale.includes(`(${record})`), named.stale);
+  assert.ok(named.plan.includes(`record one with ${record})`), named.plan);
   const nothing = { ...stale, prefetch: { ...stale.prefetch, source: null, learned_stale: true } };
   assert.equal(planIsStale(desktopView(nothing)), true);
   assert.match(byId(lines(nothing)).plan, /older build of Firefox/);
