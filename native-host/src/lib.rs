@@ -55,6 +55,7 @@ pub mod host;
 pub mod invocation;
 pub mod learn;
 pub mod note;
+pub mod os;
 pub mod pagecache;
 pub mod path_text;
 pub mod relaunch;

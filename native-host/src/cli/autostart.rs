@@ -1,7 +1,8 @@
 //! `autostart enable|disable|status`: the login-time preload.
 
 use crate::host::manifest;
-use crate::learn::{autostart, workingset};
+use crate::learn::autostart;
+use crate::os::clock::now_ms;
 
 use super::args::AutostartCmd;
 use super::render::megabytes;
@@ -22,7 +23,7 @@ pub(super) fn print_autostart(status: &autostart::Status) {
             "  last planned preload: {} MB in {} ms, {} s ago",
             megabytes(last.bytes),
             last.elapsed_ms,
-            workingset::now_ms().saturating_sub(last.at_ms) / 1000
+            now_ms().saturating_sub(last.at_ms) / 1000
         );
     }
     if let Some(note) = &status.note {

@@ -3,7 +3,8 @@
 use crate::host::manifest;
 use crate::learn::desktop::{self, DesktopStatus, Dirs};
 use crate::learn::prefetch::launch::describe;
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
+
 use crate::state::StateDir;
 
 use super::args::DesktopCmd;
@@ -28,7 +29,7 @@ fn print_status(s: &DesktopStatus) {
     }
     println!("  a launch prefetches: {}", describe(&s.prefetch));
     if let Some(last) = &s.last {
-        let ago = workingset::now_ms().saturating_sub(last.at_ms) / 1000;
+        let ago = now_ms().saturating_sub(last.at_ms) / 1000;
         match &last.failed {
             Some(why) => println!("  last launch ({ago} s ago): no prefetch: {why}"),
             None => println!(

@@ -41,7 +41,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    crate::pagecache::sys::default_sigpipe();
+    crate::os::sys::default_sigpipe();
     match parse(args).command {
         Cmd::Residency(args) => residency::residency_cmd(&args),
         Cmd::Preload(args) => preload::preload_cmd(&args),

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::firefox::kind::{self, InstallKind};
 use crate::firefox::{app_ini, process};
-use crate::pagecache::beneath::{Folder, Folders};
+use crate::os::beneath::{Folder, Folders};
 use crate::pagecache::Cache;
 use crate::Error;
 

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::firefox::app_ini;
 use crate::firefox::kind::{self, InstallKind};
-use crate::pagecache::sys;
+use crate::os::sys;
 use crate::Error;
 
 /// I/O the process did so far; `None` where the kernel does not expose it to this user.

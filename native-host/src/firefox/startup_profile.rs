@@ -334,7 +334,7 @@ mod tests {
     #[test]
     fn truncated_foreign_and_hostile_dumps_are_refused_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();
-        let uid = crate::pagecache::sys::geteuid();
+        let uid = crate::os::sys::geteuid();
         let good = dir.path().join("profile_0_7.json");
         std::fs::write(&good, br#"{"meta":{"version":34},"threads":[]}"#).unwrap();
         assert!(read(&good, uid, MAX_BYTES).is_ok());

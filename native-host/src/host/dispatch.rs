@@ -148,7 +148,7 @@ fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, Rep
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if ctx.wants_match() {
-            ctx.match_hint(hint, &procs, crate::pagecache::sys::geteuid());
+            ctx.match_hint(hint, &procs, crate::os::sys::geteuid());
         }
     }
     let ctx = shared.ctx();

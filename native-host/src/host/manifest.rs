@@ -111,7 +111,7 @@ pub fn system_binary_problem(binary: &Path) -> Option<String> {
 /// cannot rename or remove what is not theirs. (Issue 20 #9: a binary in a 0777 folder was
 /// replaced by another user, and the entry ran their code as the user.)
 pub fn user_binary_problem(binary: &Path) -> Option<String> {
-    let euid = crate::pagecache::sys::geteuid();
+    let euid = crate::os::sys::geteuid();
     binary_problem(binary, &[0, euid], true)
 }
 
@@ -303,7 +303,7 @@ mod tests {
         // and still one for a system manifest.
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let root = crate::pagecache::sys::geteuid() == 0;
+        let root = crate::os::sys::geteuid() == 0;
         assert_eq!(
             user_binary_problem(&bin).is_none(),
             root,

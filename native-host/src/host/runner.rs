@@ -10,7 +10,7 @@ use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, DesktopAction, Event, Reply, ReplyError};
 use crate::learn::{plan, workingset};
-use crate::pagecache::beneath::Folders;
+use crate::os::beneath::Folders;
 use crate::pagecache::{evict, preload, residency, Cache};
 use crate::Error;
 

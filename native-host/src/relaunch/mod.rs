@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::firefox::process;
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
 use crate::Error;
 use status::{Evicted, Failure, Mapper, Stage, Status, Stayed, MAX_LISTED, STATUS_VERSION};
 
@@ -312,7 +312,7 @@ pub struct Options {
 /// A fresh record for a restart of `snap`.
 #[must_use]
 pub fn begin(snap: &Snapshot, cold: bool, trace: bool) -> Status {
-    let now = workingset::now_ms();
+    let now = now_ms();
     Status {
         version: STATUS_VERSION,
         stage: Stage::Waiting,
@@ -334,7 +334,7 @@ pub fn begin(snap: &Snapshot, cold: bool, trace: bool) -> Status {
 /// Record `status` (best effort: a state folder that cannot be written must not stop the
 /// restart; the CLI prints every step anyway).
 pub fn record(opts: &Options, status: &mut Status, progress: &mut dyn FnMut(&Status)) {
-    status.updated_at_ms = workingset::now_ms();
+    status.updated_at_ms = now_ms();
     if let Some(dir) = &opts.state_dir {
         if let Err(e) = status::write(dir, status) {
             eprintln!("about-startup-host: warning: could not record the restart: {e}");

@@ -65,7 +65,7 @@ pub fn readiness() -> Readiness {
 /// `polkit-kde-auth…`, `lxpolkit`, `lxqt-policykit…`, `mate-polkit`, or a shell with one built
 /// in (GNOME Shell, Cinnamon).
 fn agent_running() -> bool {
-    let me = crate::pagecache::sys::geteuid();
+    let me = crate::os::sys::geteuid();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return false;
     };

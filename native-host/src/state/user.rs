@@ -42,7 +42,7 @@ pub struct User {
 /// An error, never a guess, when the variables say something root cannot act on: a uid that
 /// does not parse, no passwd entry, or SUDO_UID and PKEXEC_UID naming two different users.
 pub fn acting_for() -> Result<Option<User>, Error> {
-    if crate::pagecache::sys::geteuid() != 0 {
+    if crate::os::sys::geteuid() != 0 {
         return Ok(None);
     }
     let var = |name: &str| std::env::var_os(name).map(|v| (name.to_owned(), v));
@@ -239,7 +239,7 @@ mod tests {
     /// root's, and root's own processes are passed over.
     #[test]
     fn the_users_xdg_state_home_is_read_from_their_process() {
-        if crate::pagecache::sys::geteuid() != 0 {
+        if crate::os::sys::geteuid() != 0 {
             eprintln!("needs root: skipped the_users_xdg_state_home_is_read_from_their_process");
             return;
         }
@@ -277,7 +277,7 @@ mod tests {
             ppid,
             i32::try_from(std::os::unix::process::parent_id()).unwrap()
         );
-        assert_eq!(uids[1], crate::pagecache::sys::geteuid());
+        assert_eq!(uids[1], crate::os::sys::geteuid());
         assert_eq!(parse_status(b"Name:\tx\nUid:\t1\t2\n"), None);
         let env = b"A=1\0XDG_STATE_HOME=/s/t\0XDG_STATE_HOME_X=no\0XDG_STATE_HOME=/second\0";
         assert_eq!(environ_var(env, b"XDG_STATE_HOME").unwrap(), b"/s/t");

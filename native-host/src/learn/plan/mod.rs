@@ -17,11 +17,11 @@ use serde::Serialize;
 
 use crate::firefox::install;
 use crate::learn::workingset::{self, FileSet, Identity, State};
-use crate::pagecache::beneath::{Folder, Folders};
+use crate::os::beneath::{Folder, Folders};
+use crate::os::sys::{self, Advice, Extent};
 use crate::pagecache::pace::{self, Pacer};
 pub use crate::pagecache::preload::Order;
 use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
-use crate::pagecache::sys::{self, Advice, Extent};
 use crate::pagecache::view::{pages_of, Viewer};
 use crate::state::StateDir;
 use crate::trace::plan_source::{self, Pages, Traced, TracedFile};

@@ -21,7 +21,7 @@ use super::run::{self, Ended, KernelCache, KernelIo};
 use super::strategy::{Reason, Strategy, FIRST_TIME_LIMIT};
 use super::{choose, Knobs};
 use crate::firefox::process;
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
 use crate::state::StateDir;
 
 /// A prefetch never runs longer than a start may take.
@@ -57,7 +57,7 @@ pub struct Prefetch {
 pub fn exec_beside(mut firefox: Command, prefetch: &Prefetch) -> io::Error {
     let pid = i32::try_from(std::process::id()).unwrap_or(0);
     let start_ticks = process::read_stat(pid).map(|s| s.starttime);
-    let at_ms = workingset::now_ms();
+    let at_ms = now_ms();
     let _ = io::stdout().flush();
     let _ = io::stderr().flush();
     if prefetch.strategy == Strategy::First {

@@ -30,9 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::firefox::{install, process};
-use crate::pagecache::beneath::{Folder, Folders};
+use crate::os::beneath::{Folder, Folders};
+use crate::os::sys;
 use crate::pagecache::residency::ProcMaps;
-use crate::pagecache::sys;
 use crate::pagecache::view::{pages_of, run_lengths, Viewer};
 use crate::state::StateDir;
 use crate::Error;
@@ -58,5 +58,5 @@ mod record;
 mod store;
 
 pub use model::{changed_files, union, FileSet, Identity, Start, State};
-pub use record::{learn, now_ms, record, LearnSummary, ResidentUse, Sources};
+pub use record::{learn, record, LearnSummary, ResidentUse, Sources};
 pub use store::{load, parse_state, save, MAX_STATE_BYTES};

@@ -2,6 +2,7 @@
 //! a cold start), and `learn`: record and merge it into the state file.
 
 use super::*;
+use crate::os::clock::now_ms;
 
 /// Files per source, in the reply of `learn`.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -188,14 +189,6 @@ pub fn learn(
         bytes: pages * state.page_size(),
         sources,
     })
-}
-
-/// Milliseconds since the epoch.
-#[must_use]
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

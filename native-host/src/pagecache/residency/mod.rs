@@ -17,10 +17,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::pagecache::beneath::Folder;
+use crate::os::beneath::Folder;
+use crate::os::sys;
 use crate::pagecache::maps::{parse_maps_line, MapsLine};
 use crate::pagecache::problem::Problem;
-use crate::pagecache::sys;
 use crate::pagecache::view::{count_resident, encode, pages_of, Viewer};
 use crate::Error;
 

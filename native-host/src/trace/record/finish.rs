@@ -5,7 +5,7 @@
 use super::files::{owned_residency, resolve};
 use super::recording::ended_by_code;
 use super::*;
-use crate::pagecache::beneath::Folder;
+use crate::os::beneath::Folder;
 
 /// Finish: stop tracing, drain, remove the instance, build the trace.
 #[allow(clippy::too_many_arguments)] // one call site each in launch/attach; a struct adds nothing
@@ -62,8 +62,7 @@ pub(super) fn finish(
     let mut zero_desc = zero.1;
     let ticks = crate::trace::store::process_start(pid);
     if let Some(ticks) = ticks {
-        let proc_ns =
-            boot_to_clock(ticks * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
+        let proc_ns = boot_to_clock(ticks * (1_000_000_000 / crate::os::sys::clk_tck().max(1)));
         let diff = (proc_ns as f64 - zero.0 as f64) / 1e6;
         zero_desc.push_str(&format!(
             "; /proc/{pid}/stat starttime ({ticks} ticks) is {diff:+.1} ms from it"
@@ -80,7 +79,7 @@ pub(super) fn finish(
         let Some(file) = root.as_ref().and_then(|r| open_traced(r, f)) else {
             continue;
         };
-        if let Ok(ext) = crate::pagecache::sys::fiemap(&file) {
+        if let Ok(ext) = crate::os::sys::fiemap(&file) {
             f.extents = ext
                 .iter()
                 .filter_map(|e| Some([e.logical, e.physical?, e.length]))

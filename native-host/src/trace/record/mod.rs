@@ -16,7 +16,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context as _;
 
@@ -27,6 +27,7 @@ use super::tracefs::{self, Instance, TraceError};
 use crate::firefox::install::Install;
 use crate::firefox::process as firefox;
 use crate::note::{self, Note};
+use crate::os::clock::{boot_to_clock, clock_ns, now_ms};
 use crate::pagecache::maps::parse_maps_line;
 use crate::state::user::User;
 
@@ -73,33 +74,6 @@ pub struct Launch {
     pub env: Option<Vec<(OsString, OsString)>>,
     /// Its working folder (a traced restart: the old Firefox's).
     pub cwd: Option<PathBuf>,
-}
-
-/// The recording's clock now, ns: CLOCK_MONOTONIC, the tracefs "mono" clock and the clock of a
-/// Firefox profile's `meta.startTimeAsClockMonotonicNanosecondsSinceBoot` (issue 21).
-#[must_use]
-pub fn clock_ns() -> u64 {
-    ns(rustix::time::ClockId::Monotonic)
-}
-
-fn ns(clock: rustix::time::ClockId) -> u64 {
-    let ts = rustix::time::clock_gettime(clock);
-    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
-}
-
-/// A CLOCK_BOOTTIME instant (/proc starttime's clock) on CLOCK_MONOTONIC: the two differ by the
-/// time the machine was suspended, which is the same now as at any moment since `boot_ns`
-/// unless it suspended in between.
-#[must_use]
-pub fn boot_to_clock(boot_ns: u64) -> u64 {
-    let boot_now = ns(rustix::time::ClockId::Boottime);
-    boot_ns.saturating_sub(boot_now.saturating_sub(clock_ns()))
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0))
 }
 
 /// The Firefox executable of an install folder.
@@ -180,7 +154,7 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
                 Ok(())
             });
         }
-    } else if crate::pagecache::sys::geteuid() == 0 {
+    } else if crate::os::sys::geteuid() == 0 {
         notes.push(Note::new(note::STARTED_AS_ROOT));
     }
     let spawn_ns = clock_ns();
@@ -271,7 +245,7 @@ pub fn attach(
 ) -> anyhow::Result<Trace> {
     let stat = firefox::read_stat(pid).with_context(|| format!("no process {pid}"))?;
     let zero_ns =
-        boot_to_clock(stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
+        boot_to_clock(stat.starttime * (1_000_000_000 / crate::os::sys::clk_tck().max(1)));
     let install_id = install_identity(&install.dir);
     let mut rec = Recording::arm(trace, trace && faults);
     let mut sampler = Sampler {
