@@ -1,7 +1,7 @@
 //! `autostart enable|disable|status`: the login-time preload.
 
-use crate::host::manifest;
 use crate::learn::autostart;
+use crate::os::binary;
 use crate::os::clock::now_ms;
 
 use super::args::AutostartCmd;
@@ -42,8 +42,8 @@ pub(super) fn autostart_cmd(cmd: &AutostartCmd) -> anyhow::Result<()> {
     let dirs = autostart::Dirs::from_env()?;
     match cmd {
         AutostartCmd::Enable { json } => {
-            let binary = manifest::host_binary()?;
-            manifest::check_user_binary(&binary, "login-time preload")?;
+            let binary = binary::host_binary()?;
+            binary::check_user_binary(&binary, "login-time preload")?;
             let done = autostart::enable(&dirs, &binary, &autostart::systemctl)?;
             if *json {
                 return print_json(&done);

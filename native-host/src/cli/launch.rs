@@ -9,8 +9,8 @@ use anyhow::{bail, Context as _};
 
 use crate::firefox::install as files;
 use crate::learn::prefetch::{self, launch, strategy, Sizes};
+use crate::os::binary::firefox_binary;
 use crate::state;
-use crate::trace::record;
 
 use super::trace::LaunchArgs;
 
@@ -19,7 +19,7 @@ use super::trace::LaunchArgs;
 fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
     let Some(given) = given else {
         let install = files::locate(None, None)?;
-        let binary = record::firefox_binary(&install.dir).with_context(|| {
+        let binary = firefox_binary(&install.dir).with_context(|| {
             format!(
                 "no firefox executable in {}; name it with --firefox",
                 install.dir.display()
@@ -34,7 +34,7 @@ fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
         let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
         (dir, real)
     } else {
-        let binary = record::firefox_binary(&real)
+        let binary = firefox_binary(&real)
             .with_context(|| format!("no firefox executable in {}", real.display()))?;
         (real, binary)
     };

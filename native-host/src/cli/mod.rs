@@ -31,7 +31,8 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::host::manifest;
+use crate::firefox::manifest;
+use crate::os::binary::host_binary;
 
 use args::{Cli, Cmd};
 
@@ -65,7 +66,7 @@ where
         } => {
             let binary = match binary {
                 Some(path) => path,
-                None => manifest::host_binary()?,
+                None => host_binary()?,
             };
             print!("{}", manifest::render(&binary, &extension_id)?);
             Ok(())

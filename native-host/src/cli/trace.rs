@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::firefox::install as files;
+use crate::os::binary::firefox_binary;
 use crate::state::user;
 use crate::trace::model::{Source, Trace};
 use crate::trace::record::{self, Launch, Stop, QUIET_MS};
@@ -163,7 +164,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         return relaunch_launch(args.seconds);
     }
     let install = files::locate(args.firefox.as_deref(), None)?;
-    let binary = record::firefox_binary(&install.dir).ok_or_else(|| {
+    let binary = firefox_binary(&install.dir).ok_or_else(|| {
         anyhow::anyhow!(
             "no firefox executable in {}; name the install folder with --firefox DIR",
             install.dir.display()

@@ -12,6 +12,7 @@
 pub mod app_ini;
 pub mod install;
 pub mod kind;
+pub mod manifest;
 pub mod mount;
 pub mod omni;
 pub mod process;

@@ -242,7 +242,7 @@ fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError
         .and_then(|exe| exe.canonicalize())
         .map_err(|e| Error::io("cannot find this program's own path", e))?;
     let host = entry::HostBinary {
-        problem: crate::host::manifest::user_binary_problem(&host),
+        problem: crate::os::binary::user_binary_problem(&host),
         path: host,
     };
     let state = crate::state::open_acting().ok();

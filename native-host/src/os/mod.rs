@@ -8,5 +8,6 @@
 //!   symlink: the one way the host opens a file it was asked about.
 
 pub mod beneath;
+pub mod binary;
 pub mod clock;
 pub mod sys;

@@ -50,7 +50,7 @@ pub fn readiness() -> Readiness {
     let system_host = Path::new(PACKAGED_HOST)
         .is_file()
         .then(|| PathBuf::from(PACKAGED_HOST))
-        .filter(|p| crate::host::manifest::system_binary_problem(p).is_none())
+        .filter(|p| crate::os::binary::system_binary_problem(p).is_none())
         .map(|p| p.display().to_string());
     Readiness {
         pkexec: Path::new(PKEXEC).is_file(),

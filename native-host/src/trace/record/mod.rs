@@ -76,15 +76,6 @@ pub struct Launch {
     pub cwd: Option<PathBuf>,
 }
 
-/// The Firefox executable of an install folder.
-#[must_use]
-pub fn firefox_binary(dir: &Path) -> Option<PathBuf> {
-    ["firefox", "firefox-esr", "firefox-bin"]
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-}
-
 mod enrich;
 mod files;
 mod finish;
