@@ -291,7 +291,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
 /// `trace --pid N` for a process that is not there says so, not "no Firefox found: cannot read
 /// the executable …".
 fn check_pid(pid: i32) -> anyhow::Result<()> {
-    if pid <= 0 || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+    if pid <= 0 || !crate::os::proc::exists(pid) {
         anyhow::bail!(
             "no such process: {pid} (`pgrep -a firefox` lists the running Firefox processes)"
         );

@@ -10,4 +10,5 @@
 pub mod beneath;
 pub mod binary;
 pub mod clock;
+pub mod proc;
 pub mod sys;

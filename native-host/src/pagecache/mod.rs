@@ -7,7 +7,6 @@
 //! depend on it and it depends only on the ground floor (`os`, `error`, `note`, `path_text`).
 
 pub mod evict;
-pub mod maps;
 pub mod pace;
 pub mod preload;
 pub mod problem;

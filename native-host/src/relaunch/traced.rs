@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::request::{self, LaunchRequest};
 use super::status::{Evicted, Failure, Stage, Status, TRACE_FAILED};
 use super::{begin, evict_and_start, record, wait_step, Options, Snapshot};
+use crate::os::proc;
 
 /// Where the Debian package puts the host; the polkit action names this path.
 pub const PACKAGED_HOST: &str = "/usr/lib/about-startup/about-startup-host";
@@ -66,16 +67,11 @@ pub fn readiness() -> Readiness {
 /// in (GNOME Shell, Cinnamon).
 fn agent_running() -> bool {
     let me = crate::os::sys::geteuid();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.filter_map(Result::ok)
-        .filter(|e| {
-            use std::os::unix::fs::MetadataExt;
-            e.metadata().is_ok_and(|m| m.uid() == me)
-        })
-        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
-        .any(|comm| is_agent_name(comm.trim()))
+    proc::pids()
+        .into_iter()
+        .filter(|pid| proc::owner(*pid) == Some(me))
+        .filter_map(|pid| proc::read(pid, "comm", proc::SMALL_BYTES).ok())
+        .any(|comm| is_agent_name(String::from_utf8_lossy(&comm).trim()))
 }
 
 /// Pure.

@@ -18,8 +18,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::os::beneath::Folder;
+use crate::os::proc::maps::{parse_maps_line, MapsLine};
 use crate::os::sys;
-use crate::pagecache::maps::{parse_maps_line, MapsLine};
 use crate::pagecache::problem::Problem;
 use crate::pagecache::view::{count_resident, encode, pages_of, Viewer};
 use crate::Error;

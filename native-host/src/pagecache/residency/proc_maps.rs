@@ -2,6 +2,7 @@
 //! be read, else the Rss of `/proc/<pid>/smaps`; also the paths it maps (pseudo files skipped).
 
 use super::*;
+use crate::os::proc;
 
 /// pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst). Bit 61 tells a page of the
 /// file (page cache) from an anonymous copy-on-write copy in a private mapping (relocated data),
@@ -31,15 +32,17 @@ impl ProcMaps {
     /// `None` when the maps are unreadable (another user's process, or it exited).
     pub(crate) fn read(pid: i32) -> Option<Self> {
         // Bytes, not a String: one mapped file whose name is not UTF-8 must not lose them all.
-        let text = crate::pagecache::maps::read_maps(pid).ok()?;
+        let text = proc::read_maps(pid).ok()?;
         let lines = text
             .split(|b| *b == b'\n')
             .filter_map(parse_maps_line)
             .filter(|l| l.inode != 0 && l.path.is_some())
             .collect();
-        let pagemap = File::open(format!("/proc/{pid}/pagemap")).ok();
+        let pagemap = proc::open(pid, "pagemap").ok();
         let rss_kb = if pagemap.is_none() {
-            std::fs::read_to_string(format!("/proc/{pid}/smaps"))
+            proc::read_lines(pid, "smaps", proc::MAX_SMAPS_BYTES)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
                 .map(|s| parse_smaps_rss(&s))
                 .unwrap_or_default()
         } else {

@@ -28,7 +28,7 @@ use crate::firefox::install::Install;
 use crate::firefox::process as firefox;
 use crate::note::{self, Note};
 use crate::os::clock::{boot_to_clock, clock_ns, now_ms};
-use crate::pagecache::maps::parse_maps_line;
+use crate::os::proc::maps::parse_maps_line;
 use crate::state::user::User;
 
 /// Per-CPU ring buffer: 32 MiB holds a cold start's ~100k events between 10 ms drains.
@@ -234,7 +234,7 @@ pub fn attach(
     faults: bool,
     stop: Stop,
 ) -> anyhow::Result<Trace> {
-    let stat = firefox::read_stat(pid).with_context(|| format!("no process {pid}"))?;
+    let stat = crate::os::proc::stat(pid).with_context(|| format!("no process {pid}"))?;
     let zero_ns =
         boot_to_clock(stat.starttime * (1_000_000_000 / crate::os::sys::clk_tck().max(1)));
     let install_id = install_identity(&install.dir);

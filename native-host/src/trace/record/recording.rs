@@ -143,7 +143,7 @@ pub(super) fn run_loop(
             if let Some(status) = c.try_wait()? {
                 return Ok(format!("firefox exited ({status})"));
             }
-        } else if !Path::new(&format!("/proc/{}", sampler.root)).exists() {
+        } else if !crate::os::proc::exists(sampler.root) {
             return Ok("firefox exited".into());
         }
         std::thread::sleep(TICK);
