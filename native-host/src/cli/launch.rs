@@ -12,7 +12,7 @@ use crate::learn::prefetch::{self, launch, strategy, Sizes};
 use crate::os::binary::firefox_binary;
 use crate::state;
 
-use super::trace::LaunchArgs;
+use super::args::LaunchArgs;
 
 /// The install folder and the executable to run: `--firefox` names either (an executable is
 /// run as named: the desktop entry's own binary), else the Firefox found as for every command.
@@ -81,7 +81,8 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         max: max << 20,
     });
     let read_ahead_kb = strategy::window_kb(&binary);
-    let (strategy, reason) = strategy::decide(args.strategy.unwrap_or_default(), read_ahead_kb);
+    let (strategy, reason) =
+        strategy::decide(args.strategy.unwrap_or_default().into(), read_ahead_kb);
     let p = launch::Prefetch {
         strategy,
         reason,
