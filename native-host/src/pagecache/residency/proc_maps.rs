@@ -1,8 +1,16 @@
 //! The file mappings of a process and which of their pages it has present: pagemap where it can
 //! be read, else the Rss of `/proc/<pid>/smaps`; also the paths it maps (pseudo files skipped).
 
-use super::*;
 use crate::os::proc;
+use crate::os::proc::maps::{parse_maps_line, MapsLine};
+use crate::os::sys;
+use crate::pagecache::residency::Mapped;
+use crate::pagecache::residency::MAX_RANGES;
+use crate::pagecache::view::{count_resident, encode};
+use std::collections::{HashMap, HashSet};
+use std::fs::{File, Metadata};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
 
 /// pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst). Bit 61 tells a page of the
 /// file (page cache) from an anonymous copy-on-write copy in a private mapping (relocated data),
@@ -230,6 +238,8 @@ fn parse_smaps_rss(text: &str) -> HashMap<u64, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::os::beneath::Folder;
+    use crate::pagecache::view::pages_of;
 
     #[test]
     fn pseudo_paths_are_skipped() {
