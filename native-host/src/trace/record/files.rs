@@ -2,7 +2,12 @@
 //! what the tree maps or holds open), the install's identity, and without tracefs the pages a
 //! cold start left resident in the install's files this user owns.
 
-use super::*;
+use super::sampler::Sampler;
+use crate::trace::build::FileInfo;
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// Files to resolve dev+inode against: the install folder, the profile, and what the tree maps
 /// or holds open; each with its identity. Files born after `since` were written by the start.

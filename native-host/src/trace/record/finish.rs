@@ -2,10 +2,21 @@
 //! page frames' flags, resolve files, extents and ELF sections, count used pages, and say in
 //! notes and field sources what the trace is made of.
 
+use super::files::install_identity;
 use super::files::{owned_residency, resolve};
 use super::recording::ended_by_code;
-use super::*;
+use super::recording::Recording;
+use super::sampler::Sampler;
+use crate::firefox::install::Install;
+use crate::note::{self, Note};
 use crate::os::beneath::Folder;
+use crate::os::clock::{boot_to_clock, clock_ns, now_ms};
+use crate::trace::build::{self, Context};
+use crate::trace::event::Line;
+use crate::trace::model::{Process, Source, Trace, TRACE_VERSION};
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 /// Finish: stop tracing, drain, remove the instance, build the trace.
 #[allow(clippy::too_many_arguments)] // one call site each in launch/attach; a struct adds nothing

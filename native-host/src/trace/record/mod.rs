@@ -2,91 +2,38 @@
 //! /proc (anyone), start Firefox as the invoking user or attach to a running one, stop when the
 //! start is over, then resolve files, extents and ELF sections into a [`Trace`].
 //!
-//! Here: what to record ([`Launch`], [`Stop`]) and the two ways in, [`launch`] and [`attach`];
+//! Here: the two ways in, [`launch`] and [`attach`]; `spec.rs` what to record ([`Launch`],
+//! [`Stop`]) and the recording's pace;
 //! `sampler.rs` is the /proc side (also the unprivileged fallback), `recording.rs` the tracefs
 //! side and the loop that decides when the start is over, `finish.rs` the step from a stopped
 //! recording to the [`Trace`], `files.rs` which files the trace names (dev+inode resolved to
 //! paths, and the residency fallback without tracefs), `enrich.rs` what issue 21 adds to a
 //! finished trace (the code behind each fault, omni.ja's entries behind each read).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ffi::OsString;
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context as _;
 
-use super::build::{self, Context, FileInfo};
-use super::event::{lost_in_line, parse_line, Line};
-use super::model::{Process, Sample, Source, Trace, TRACE_VERSION};
-use super::tracefs::{self, Instance, TraceError};
+use super::build::{self, Context};
+use super::model::Trace;
 use crate::firefox::install::Install;
-use crate::firefox::process as firefox;
 use crate::note::{self, Note};
-use crate::os::clock::{boot_to_clock, clock_ns, now_ms};
-use crate::os::proc::maps::parse_maps_line;
-use crate::state::user::User;
-
-/// Per-CPU ring buffer: 32 MiB holds a cold start's ~100k events between 10 ms drains.
-const BUFFER_KB: u32 = 32 * 1024;
-/// The recording polls the pipe and /proc this often.
-const TICK: Duration = Duration::from_millis(10);
-/// /proc sampling period with tracefs (cheap, for read_bytes and quiet detection)…
-const SAMPLE_TRACED: Duration = Duration::from_millis(50);
-/// …and without (the only data then).
-const SAMPLE_FALLBACK: Duration = Duration::from_millis(10);
-/// The start is over when the tree has read nothing for this long (documented in README)…
-pub const QUIET_MS: u64 = 3000;
-/// …but never before this, nor after `MAX_SECONDS`.
-const MIN_MS: u64 = 1500;
-pub const MAX_SECONDS: f64 = 120.0;
-
-/// How a recording ends.
-#[derive(Debug, Clone, Copy)]
-pub struct Stop {
-    pub seconds: Option<f64>,
-    pub quiet_ms: u64,
-}
-
-/// The file (in a traces folder) whose appearance means the extension recorded this start (see
-/// store::mark_recorded).
-type Marker = Option<(crate::state::StateDir, String)>;
-
-/// What `launch` starts.
-#[derive(Debug)]
-pub struct Launch {
-    pub install: Install,
-    pub binary: PathBuf,
-    pub args: Vec<OsString>,
-    pub cold: bool,
-    pub trace: bool,
-    /// Also trace which instructions faulted (exceptions:page_fault_user; issue 21).
-    pub faults: bool,
-    /// Start Firefox with its own startup profiler on and collect its profile (issue 21).
-    pub firefox_profile: bool,
-    pub user: Option<User>,
-    /// The whole environment to start Firefox with (a traced restart starts it as the user had
-    /// it: relaunch/request.rs), instead of this process's, adjusted for `user`.
-    pub env: Option<Vec<(OsString, OsString)>>,
-    /// Its working folder (a traced restart: the old Firefox's).
-    pub cwd: Option<PathBuf>,
-}
+use crate::os::clock::{boot_to_clock, clock_ns};
 
 mod enrich;
 mod files;
 mod finish;
 mod recording;
 mod sampler;
+mod spec;
 
 use files::install_identity;
 use finish::finish;
 use recording::{run_loop, Recording};
 pub use sampler::process_kind;
 use sampler::Sampler;
+pub use spec::{Launch, Stop, MAX_SECONDS, QUIET_MS};
 
 /// `launch`: evict if asked, arm, start Firefox (as the invoking user), record until the start
 /// is over. Returns the trace and the running Firefox (left running: it is the user's).

@@ -1,7 +1,17 @@
 //! The tracefs side of a recording (armed, or why not) and the loop that polls it and /proc
 //! until the start is over, with the code of each way it ends.
 
-use super::*;
+use super::sampler::Sampler;
+use super::spec::{Marker, BUFFER_KB, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
+use crate::note::{self};
+use crate::os::clock::clock_ns;
+use crate::trace::event::{lost_in_line, parse_line, Line};
+use crate::trace::record::Stop;
+use crate::trace::record::MAX_SECONDS;
+use crate::trace::tracefs::{self, Instance, TraceError};
+use std::process::Child;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
 
 /// One recording in progress.
 pub(super) struct Recording {

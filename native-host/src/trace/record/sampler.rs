@@ -1,8 +1,12 @@
 //! The /proc side of a recording: the Firefox tree, the kind of each process, read_bytes and
 //! major faults sampled over time, and the paths the tree maps or holds open.
 
-use super::*;
+use crate::firefox::process as firefox;
+use crate::os::proc::maps::parse_maps_line;
 use crate::os::proc::{self, parse::split_nul};
+use crate::trace::model::Sample;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 /// The kind of a Firefox process from its command line (`-contentproc … tab`, `gpu`, …).
 #[must_use]
