@@ -8,9 +8,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::learn::plan;
 use crate::learn::prefetch::strategy;
-use crate::pagecache::preload;
 use crate::pagecache::preload::Method;
-use crate::pagecache::Cache;
+use crate::pagecache::{preload, Cache};
 use crate::EXTENSION_ID;
 
 /// The examples under `--help`, with `cmd` (how this user runs this binary, crate::invocation)

@@ -5,8 +5,7 @@ use crate::os::binary;
 use crate::os::clock::now_ms;
 
 use super::args::AutostartCmd;
-use super::render::megabytes;
-use super::render::print_json;
+use super::render::{megabytes, print_json};
 
 pub(super) fn print_autostart(status: &autostart::Status) {
     let how = match status.kind {

@@ -11,10 +11,8 @@ use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use crate::os::proc::{
-    self,
-    parse::{environ_var, parse_status},
-};
+use crate::os::proc;
+use crate::os::proc::parse::{environ_var, parse_status};
 use crate::Error;
 
 /// How root came to act for the user.

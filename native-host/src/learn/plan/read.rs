@@ -1,11 +1,7 @@
 //! Reading a plan: exactly its ranges, in its order, paced when asked (`preload --plan`).
 
-use crate::learn::plan::make_with;
-use crate::learn::plan::traced_plan;
-use crate::learn::plan::Knobs;
-use crate::learn::plan::Plan;
-use crate::learn::plan::PlanSource;
-use crate::learn::workingset::{self};
+use crate::learn::plan::{make_with, traced_plan, Knobs, Plan, PlanSource};
+use crate::learn::workingset;
 use crate::os::sys::{self, Advice};
 use crate::pagecache::pace::{self, Pacer};
 use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};

@@ -1,13 +1,10 @@
 //! `plan_status`: what the plan would read, what changed, whether it is stale, what is uncached.
 
 use crate::firefox::install;
-use crate::learn::plan::make;
-use crate::learn::plan::traced_plan;
-use crate::learn::plan::Knobs;
-use crate::learn::plan::PlanSource;
+use crate::learn::plan::{make, traced_plan, Knobs, PlanSource};
 use crate::learn::workingset::{self, Identity};
 use crate::os::beneath::Folder;
-use crate::os::sys::{self};
+use crate::os::sys;
 use crate::pagecache::view::{pages_of, Viewer};
 use crate::state::StateDir;
 use crate::trace::plan_source::{self, Pages};

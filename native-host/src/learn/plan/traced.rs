@@ -2,14 +2,9 @@
 //! starts read and then used, or every read of the newest trace in recorded order (seed 002's replay).
 
 use crate::firefox::install;
-use crate::learn::plan::byte_ranges;
-use crate::learn::plan::empty_plan;
-use crate::learn::plan::is_system_file;
-use crate::learn::plan::split_by_extents;
-use crate::learn::plan::Knobs;
-use crate::learn::plan::Plan;
-use crate::learn::plan::PlanSource;
-use crate::learn::plan::Read;
+use crate::learn::plan::{
+    byte_ranges, empty_plan, is_system_file, split_by_extents, Knobs, Plan, PlanSource, Read,
+};
 use crate::learn::workingset::Identity;
 use crate::os::sys::{self, Extent};
 use crate::pagecache::preload::Order;

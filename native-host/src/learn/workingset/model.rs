@@ -237,8 +237,7 @@ pub fn changed_files(files: &[FileSet]) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::workingset::load;
-    use crate::learn::workingset::save;
+    use crate::learn::workingset::{load, save};
     use crate::state::StateDir;
 
     fn id(path: &str, ino: u64) -> Identity {

@@ -1,12 +1,7 @@
 //! Recording a start's working set from the Firefox process tree (pagemap, and residency after
 //! a cold start), and `learn`: record and merge it into the state file.
 
-use crate::learn::workingset::load;
-use crate::learn::workingset::save;
-use crate::learn::workingset::FileSet;
-use crate::learn::workingset::Identity;
-use crate::learn::workingset::Start;
-use crate::learn::workingset::STATE_FILE;
+use crate::learn::workingset::{load, save, FileSet, Identity, Start, STATE_FILE};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 

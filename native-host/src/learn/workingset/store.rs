@@ -1,9 +1,7 @@
 //! The working set on disk: `working-set.json` in the state folder (crate::state), read bounded
 //! and written atomically there.
 
-use crate::learn::workingset::State;
-use crate::learn::workingset::STATE_FILE;
-use crate::learn::workingset::STATE_VERSION;
+use crate::learn::workingset::{State, STATE_FILE, STATE_VERSION};
 
 use crate::state::StateDir;
 use crate::Error;

@@ -1,11 +1,9 @@
 //! The file mappings of a process and which of their pages it has present: pagemap where it can
 //! be read, else the Rss of `/proc/<pid>/smaps`; also the paths it maps (pseudo files skipped).
 
-use crate::os::proc;
 use crate::os::proc::maps::{parse_maps_line, MapsLine};
-use crate::os::sys;
-use crate::pagecache::residency::Mapped;
-use crate::pagecache::residency::MAX_RANGES;
+use crate::os::{proc, sys};
+use crate::pagecache::residency::{Mapped, MAX_RANGES};
 use crate::pagecache::view::{count_resident, encode};
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, Metadata};

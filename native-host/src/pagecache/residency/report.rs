@@ -211,8 +211,7 @@ mod tests {
     use std::io;
 
     use super::*;
-    use crate::pagecache::view::encode;
-    use crate::pagecache::view::run_lengths;
+    use crate::pagecache::view::{encode, run_lengths};
 
     #[test]
     fn run_lengths_of_bitmaps() {

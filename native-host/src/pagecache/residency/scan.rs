@@ -4,16 +4,10 @@
 
 use crate::os::beneath::Folder;
 use crate::os::sys;
-use crate::pagecache::problem::FileErrorCode;
-use crate::pagecache::problem::Problem;
-use crate::pagecache::residency::FileReport;
-use crate::pagecache::residency::Group;
-use crate::pagecache::residency::GroupTotals;
-use crate::pagecache::residency::ProcMaps;
-use crate::pagecache::residency::Status;
-use crate::pagecache::residency::Summary;
-use crate::pagecache::residency::HIDDEN_REASON;
-use crate::pagecache::residency::MAX_RANGES;
+use crate::pagecache::problem::{FileErrorCode, Problem};
+use crate::pagecache::residency::{
+    FileReport, Group, GroupTotals, ProcMaps, Status, Summary, HIDDEN_REASON, MAX_RANGES,
+};
 use crate::pagecache::view::{count_resident, encode, pages_of, Viewer};
 use crate::Error;
 use std::collections::BTreeMap;

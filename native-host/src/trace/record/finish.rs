@@ -2,10 +2,8 @@
 //! page frames' flags, resolve files, extents and ELF sections, count used pages, and say in
 //! notes and field sources what the trace is made of.
 
-use super::files::install_identity;
-use super::files::{owned_residency, resolve};
-use super::recording::ended_by_code;
-use super::recording::Recording;
+use super::files::{install_identity, owned_residency, resolve};
+use super::recording::{ended_by_code, Recording};
 use super::sampler::Sampler;
 use crate::firefox::install::Install;
 use crate::note::{self, Note};

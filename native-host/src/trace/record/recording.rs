@@ -3,11 +3,10 @@
 
 use super::sampler::Sampler;
 use super::spec::{Marker, BUFFER_KB, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
-use crate::note::{self};
+use crate::note;
 use crate::os::clock::clock_ns;
 use crate::trace::event::{lost_in_line, parse_line, Line};
-use crate::trace::record::Stop;
-use crate::trace::record::MAX_SECONDS;
+use crate::trace::record::{Stop, MAX_SECONDS};
 use crate::trace::tracefs::{self, Instance, TraceError};
 use std::process::Child;
 use std::sync::atomic::Ordering;

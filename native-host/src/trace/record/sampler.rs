@@ -2,8 +2,9 @@
 //! major faults sampled over time, and the paths the tree maps or holds open.
 
 use crate::firefox::process as firefox;
+use crate::os::proc;
 use crate::os::proc::maps::parse_maps_line;
-use crate::os::proc::{self, parse::split_nul};
+use crate::os::proc::parse::split_nul;
 use crate::trace::model::Sample;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
