@@ -27,6 +27,15 @@ pub struct Stat {
 /// Parse a /proc/<pid>/stat line (`comm` may itself hold spaces and parentheses).
 #[must_use]
 pub fn parse_stat(line: &[u8]) -> Option<Stat> {
+    // The kernel writes `pid (comm) state …`. procfs-core slices one byte before the first `(`
+    // and two after the last `)` unchecked: anything else is refused here, not left to panic.
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim().as_bytes();
+    let open = text.iter().position(|b| *b == b'(')?;
+    let close = text.iter().rposition(|b| *b == b')')?;
+    if open == 0 || close < open || text[open - 1] != b' ' || text.get(close + 1) != Some(&b' ') {
+        return None;
+    }
     let stat = procfs_core::process::Stat::from_read(line).ok()?;
     Some(Stat {
         comm: stat.comm,
@@ -123,6 +132,25 @@ mod tests {
         assert_eq!(stat.majflt, 77);
         assert_eq!(stat.starttime, 123_456);
         assert_eq!(parse_stat(b"1 (init) S 0"), None);
+    }
+
+    /// Found by the `proc` fuzz target: procfs-core slices around the parentheses without
+    /// checking them, so a text the kernel never writes made it panic instead of failing.
+    #[test]
+    fn stat_that_is_not_the_kernels_is_none_not_a_panic() {
+        for text in [
+            &b")(=\x06"[..],
+            "\u{e9}(x) S 1".as_bytes(),
+            b"(x) S 1",
+            b"1 (x)",
+        ] {
+            assert_eq!(
+                parse_stat(text),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
     }
 
     #[test]
