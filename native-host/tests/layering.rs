@@ -232,50 +232,15 @@ fn flatten_use(
 }
 
 /// Every non-test `use` of a file, with the module it sits in.
-fn file_uses(file: &SourceFile) -> Vec<(Vec<String>, syn::ItemUse)> {
-    struct Uses<'a> {
-        module: Vec<String>,
-        out: &'a mut Vec<(Vec<String>, syn::ItemUse)>,
-    }
-    impl<'ast> Visit<'ast> for Uses<'_> {
-        fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-            if !has_cfg_test(&u.attrs) {
-                self.out.push((self.module.clone(), u.clone()));
-            }
-        }
-        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-            if has_cfg_test(&m.attrs) {
-                return;
-            }
-            self.module.push(m.ident.to_string());
-            syn::visit::visit_item_mod(self, m);
-            self.module.pop();
-        }
-        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-            if !has_cfg_test(&f.attrs) {
-                syn::visit::visit_item_fn(self, f);
-            }
-        }
-        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-            if !has_cfg_test(&i.attrs) {
-                syn::visit::visit_item_impl(self, i);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    if !file.test {
-        Uses {
-            module: file.module.clone(),
-            out: &mut out,
-        }
-        .visit_file(&file.ast);
-    }
-    out
+fn file_uses(krate: &Crate, index: usize) -> Vec<(Vec<String>, syn::ItemUse)> {
+    UseVisitor::walk(krate, index, Some(Vec::new()))
+        .collect
+        .unwrap_or_default()
 }
 
 fn collect_aliases(krate: &Crate, index: usize) -> BTreeMap<String, Vec<String>> {
     let mut aliases = BTreeMap::new();
-    for (module, u) in file_uses(&krate.files[index]) {
+    for (module, u) in file_uses(krate, index) {
         let mut flat = Vec::new();
         flatten_use(&u.tree, &mut Vec::new(), &mut flat);
         for (path, name) in flat {
@@ -364,15 +329,42 @@ struct Uses {
     super_globs: Vec<usize>,
 }
 
+/// Walks a file's non-test code, keeping track of the module it is in: resolves what each path
+/// names into [`Uses`], or (with `collect`, before the aliases are known) only gathers the
+/// file's `use` items.
 struct UseVisitor<'a> {
     krate: &'a Crate,
     index: usize,
     module: Vec<String>,
     uses: Uses,
+    collect: Option<Vec<(Vec<String>, syn::ItemUse)>>,
 }
 
-impl UseVisitor<'_> {
+impl<'a> UseVisitor<'a> {
+    /// The visitor after walking file `index` (nothing for a test file).
+    fn walk(
+        krate: &'a Crate,
+        index: usize,
+        collect: Option<Vec<(Vec<String>, syn::ItemUse)>>,
+    ) -> Self {
+        let file = &krate.files[index];
+        let mut v = UseVisitor {
+            krate,
+            index,
+            module: file.module.clone(),
+            uses: Uses::default(),
+            collect,
+        };
+        if !file.test {
+            v.visit_file(&file.ast);
+        }
+        v
+    }
+
     fn path(&mut self, segs: &[String]) {
+        if self.collect.is_some() {
+            return;
+        }
         let aliases = &self.krate.aliases[self.index];
         let Some(abs) = absolute(self.krate, &self.module, segs, Some(aliases)) else {
             return;
@@ -391,6 +383,9 @@ impl UseVisitor<'_> {
     /// [`Self::tokens`]; with `only_crate`, only `crate::` paths count (a `macro_rules!` body,
     /// whose `super::` and bare names mean something only where it expands).
     fn tokens_where(&mut self, tokens: TokenStream, only_crate: bool) {
+        if self.collect.is_some() {
+            return;
+        }
         let trees: Vec<TokenTree> = tokens.into_iter().collect();
         let mut i = 0;
         while i < trees.len() {
@@ -442,6 +437,10 @@ fn segments(p: &syn::Path) -> Vec<String> {
 impl<'ast> Visit<'ast> for UseVisitor<'_> {
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         if has_cfg_test(&u.attrs) {
+            return;
+        }
+        if let Some(found) = &mut self.collect {
+            found.push((self.module.clone(), u.clone()));
             return;
         }
         let mut flat = Vec::new();
@@ -512,18 +511,9 @@ impl<'ast> Visit<'ast> for UseVisitor<'_> {
 }
 
 fn uses_of(krate: &Crate, index: usize) -> Uses {
-    let file = &krate.files[index];
-    let mut v = UseVisitor {
-        krate,
-        index,
-        module: file.module.clone(),
-        uses: Uses::default(),
-    };
-    if !file.test {
-        v.visit_file(&file.ast);
-        v.uses.files.remove(&index);
-    }
-    v.uses
+    let mut uses = UseVisitor::walk(krate, index, None).uses;
+    uses.files.remove(&index);
+    uses
 }
 
 /// Whether a file names the `clap` crate anywhere, test code included: in a path, a `use`, or
@@ -661,54 +651,54 @@ fn file_cycles(krate: &Crate) -> Vec<String> {
     found
 }
 
+/// Fails with `what` (which says what to do) and every finding, one a line, unless none.
+fn assert_none(found: &[String], what: &str) {
+    assert!(found.is_empty(), "{what}:\n{}", found.join("\n"));
+}
+
+/// `src/<file>` for every file of the crate `pick` picks.
+fn files_where(krate: &Crate, pick: impl Fn(usize) -> bool) -> Vec<String> {
+    (0..krate.files.len())
+        .filter(|&i| pick(i))
+        .map(|i| format!("src/{}", krate.files[i].rel))
+        .collect()
+}
+
 #[test]
 fn no_folder_uses_one_above_it() {
     let krate = load();
-    let found = back_arrows(&krate, ORDER);
-    assert!(
-        found.is_empty(),
-        "back-arrows against the order {ORDER:?} (move the item down to the floor, or the user \
-         up):\n{}",
-        found.join("\n")
+    assert_none(
+        &back_arrows(&krate, ORDER),
+        &format!("back-arrows against the order {ORDER:?} (move the item down to the floor, or the user up)"),
     );
 }
 
 #[test]
 fn no_two_files_use_each_other() {
     let krate = load();
-    let found = file_cycles(&krate);
-    assert!(
-        found.is_empty(),
-        "files that use each other (move what both need into a file both may use):\n{}",
-        found.join("\n")
+    assert_none(
+        &file_cycles(&krate),
+        "files that use each other (move what both need into a file both may use)",
     );
 }
 
 #[test]
 fn no_glob_import_of_super_outside_tests() {
     let krate = load();
-    let found: Vec<String> = (0..krate.files.len())
-        .filter(|&i| !krate.files[i].test && !uses_of(&krate, i).super_globs.is_empty())
-        .map(|i| format!("src/{}", krate.files[i].rel))
-        .collect();
-    assert!(
-        found.is_empty(),
-        "`use super::*` outside test code (name what the file uses):\n{}",
-        found.join("\n")
+    assert_none(
+        &files_where(&krate, |i| !uses_of(&krate, i).super_globs.is_empty()),
+        "`use super::*` outside test code (name what the file uses)",
     );
 }
 
 #[test]
 fn clap_only_in_cli() {
     let krate = load();
-    let found: Vec<String> = (0..krate.files.len())
-        .filter(|&i| top(&krate.files[i]) != "cli" && names_clap(&krate.files[i]))
-        .map(|i| format!("src/{}", krate.files[i].rel))
-        .collect();
-    assert!(
-        found.is_empty(),
-        "clap outside src/cli/ (keep a plain type here and its clap twin in cli/):\n{}",
-        found.join("\n")
+    assert_none(
+        &files_where(&krate, |i| {
+            top(&krate.files[i]) != "cli" && names_clap(&krate.files[i])
+        }),
+        "clap outside src/cli/ (keep a plain type here and its clap twin in cli/)",
     );
 }
 
