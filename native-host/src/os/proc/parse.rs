@@ -49,6 +49,11 @@ pub fn parse_stat(line: &[u8]) -> Option<Stat> {
 /// `read_bytes` of a /proc/<pid>/io text.
 #[must_use]
 pub fn parse_io_read_bytes(text: &[u8]) -> Option<u64> {
+    // The kernel writes it in ASCII; procfs-core cuts a byte off each field name unchecked, which
+    // would panic inside any other character.
+    if !text.is_ascii() {
+        return None;
+    }
     procfs_core::process::Io::from_read(text)
         .ok()
         .map(|io| io.read_bytes)
@@ -134,10 +139,11 @@ mod tests {
         assert_eq!(parse_stat(b"1 (init) S 0"), None);
     }
 
-    /// Found by the `proc` fuzz target: procfs-core slices around the parentheses without
-    /// checking them, so a text the kernel never writes made it panic instead of failing.
+    /// Found by the `proc` fuzz target: procfs-core slices `stat` around the parentheses and
+    /// cuts the last byte off each `io` field name unchecked, so texts the kernel never writes
+    /// made it panic instead of failing.
     #[test]
-    fn stat_that_is_not_the_kernels_is_none_not_a_panic() {
+    fn texts_the_kernel_never_writes_are_none_not_a_panic() {
         for text in [
             &b")(=\x06"[..],
             "\u{e9}(x) S 1".as_bytes(),
@@ -151,6 +157,7 @@ mod tests {
                 String::from_utf8_lossy(text)
             );
         }
+        assert_eq!(parse_io_read_bytes("\u{c}\u{fffd} \u{c}8".as_bytes()), None);
     }
 
     #[test]
