@@ -2,8 +2,8 @@
 //!
 //! `main.rs` only decides between native-messaging mode and the CLI; both call into this library.
 //! Folders by concern, from the ground floor up:
-//! - [`os`]: the ground floor, what the operating system offers: `sys` (the syscall wrappers,
-//!   the only `unsafe` module), `beneath` (every requested file is opened beneath a held folder
+//! - [`os`]: the ground floor, what the operating system offers: `sys` (the syscall wrappers),
+//!   `beneath` (every requested file is opened beneath a held folder
 //!   descriptor, never by path), `proc` (the one reader of `/proc`, bounded, and its pure
 //!   parsers), `clock` (wall, monotonic and boot clocks), `binary` (this binary, Firefox's
 //!   binary in an install, and the rule for a binary another user or root will run);

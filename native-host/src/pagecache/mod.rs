@@ -1,6 +1,6 @@
 //! The page cache, kernel-facing: which pages of a file are resident (`mincore` over a read-only
 //! mapping, [`view`]), the residency scan of a set of files and of what a process maps
-//! ([`residency`], [`maps`]), reading files into the cache ([`preload`], paced by [`pace`]) and
+//! ([`residency`], over `os::proc::maps`), reading files into the cache ([`preload`], paced by [`pace`]) and
 //! dropping them ([`evict`]), each file opened beneath a folder's descriptor
 //! ([`crate::os::beneath`]), with the syscalls in [`crate::os::sys`]. This folder knows nothing of
 //! Firefox, plans or the protocol: it takes paths and returns figures, so everything else may

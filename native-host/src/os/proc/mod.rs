@@ -111,7 +111,7 @@ pub fn pids() -> Vec<i32> {
         .collect()
 }
 
-/// The effective uid process `pid` runs as (/proc/<pid> belongs to it); `None` once it is gone.
+/// The effective uid process `pid` runs as (`/proc/<pid>` belongs to it); `None` once it is gone.
 #[must_use]
 pub fn owner(pid: i32) -> Option<u32> {
     std::fs::metadata(format!("/proc/{pid}"))
@@ -151,7 +151,7 @@ pub fn stat(pid: i32) -> Option<Stat> {
     parse::parse_stat(&read(pid, "stat", SMALL_BYTES).ok()?)
 }
 
-/// `read_bytes` of /proc/<pid>/io: bytes really fetched from storage. The file needs ptrace
+/// `read_bytes` of `/proc/<pid>/io`: bytes really fetched from storage. The file needs ptrace
 /// read access, so another user's process gives `None`.
 #[must_use]
 pub fn read_bytes(pid: i32) -> Option<u64> {
