@@ -20,7 +20,8 @@
 // - hello-root.json, hello-user.json: `hello` over native messaging (framed, as Firefox sends it)
 //   as root and as nobody, started by hand, so without a parent Firefox;
 // - the desktop launch through the prefetch, as root, with a system entry for the copy in a
-//   folder of its own (XDG_DATA_DIRS): a traced cold start (`launch --cold --trace`), then
+//   folder of its own (XDG_DATA_DIRS): a traced cold start (`launch --cold --trace`, then
+//   `learn --pid` of it), then
 //   desktop-off.json (`desktop status --json`: the traced plan a launch would read),
 //   desktop-on.json (after `desktop enable` and one launch through the entry's Exec, evicted
 //   first: its `last`), last-prefetch.json (the file that launch wrote in the state folder),
@@ -185,11 +186,15 @@ async function recordDesktop({ host, copy, stage, env, recorded }) {
   const desktop = (action, extra = desktopEnv) => JSON.parse(runHost(host, ["desktop", action, "--json", "--firefox", copy.dir], { user: "root", env: extra }).toString());
   const STATE = "as root, a copy of the install folder with a system entry for it";
 
+  // The traced start is learned too (as the extension does after a start): both plans exist.
   const traced = await runDetached([host, "launch", "--cold", "--trace", "--json", "--firefox", copy.dir, "--", ...firefoxArgs()], desktopEnv);
-  await stopGroup(traced.pid);
-  const trace = JSON.parse(traced.stdout);
-  console.log(`traced a cold start of ${copy.dir} (${trace.traced_read_bytes} bytes read)`);
-  write("desktop-off.json", recorded("root", "about-startup-host desktop status --json", `${STATE}, one traced cold start stored, the entry off`), desktop("status"));
+  try {
+    runHost(host, ["learn", "--pid", String(JSON.parse(traced.stdout).pid), "--json"], { user: "root", env });
+  } finally {
+    await stopGroup(traced.pid);
+  }
+  console.log(`traced and learned a cold start of ${copy.dir} (${JSON.parse(traced.stdout).traced_read_bytes} bytes read)`);
+  write("desktop-off.json", recorded("root", "about-startup-host desktop status --json", `${STATE}, one traced cold start stored and learned, the entry off`), desktop("status"));
   desktop("enable");
 
   // One launch as the desktop would make it: the Exec line the host wrote, with Firefox's
