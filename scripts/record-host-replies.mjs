@@ -1,11 +1,12 @@
 // Records real replies of the built host into tests/fixtures/host/, for the unit tests' fakes:
 // fakes made from what the host really sends, not from what the code expects (issue 19: the
 // popup's unit test faked `exact_pages` as the total, the meaning the popup wrongly assumed, so
-// test and bug agreed). Run it again after changing the host's replies; the consistency e2e
-// (tests/e2e/test.consistency.js) fails when the live replies no longer have the recorded shape.
+// test and bug agreed). Run it again after changing the host's replies; the e2e tests
+// (tests/e2e/test.consistency.js, test.desktop.js) fail when the live replies no longer have the
+// recorded shape.
 //
 //   cargo build --release --manifest-path native-host/Cargo.toml
-//   flock /work/e2e.lock node scripts/record-host-replies.mjs     (as root)
+//   flock /work/e2e.lock node scripts/record-host-replies.mjs [--only GROUPS]     (as root)
 //
 // What it does, on a private copy of the install folder (never the system's own, which other
 // programs use): copies it under /var/tmp, syncs it, evicts it with the host, starts a headless

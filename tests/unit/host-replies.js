@@ -2,7 +2,8 @@
 // recorded from the built binary by scripts/record-host-replies.mjs (how, and the state of the
 // cache they saw, is in each file's `recorded`). Tests take them from here, never write their own
 // shapes of a reply: a fake written from what the code expects agrees with the code's mistakes
-// (issue 19). The consistency e2e checks that the live host still replies in these shapes.
+// (issue 19). The e2e tests check that the live host still replies in these shapes (shapeDiff):
+// tests/e2e/test.consistency.js and test.desktop.js.
 import { readFileSync } from "node:fs";
 
 const cache = new Map();
