@@ -481,7 +481,7 @@ function suite(mode) {
       assert.equal(hello.protocol_version, recordedHello.protocol_version);
       assert.equal(hello.firefox_found.how, recordedHello.firefox_found.how);
       assert.equal(hello.cli.command, hello.cli.on_path ? "about-startup-host" : await fs.realpath(ff.host), "the command names the binary that ran");
-      assert.equal(hello.cli.root_command, recordedHello.cli.root_command.replace(recordedHello.cli.command, ff.host), "sudo in front for an ordinary user only");
+      assert.equal(hello.cli.root_command, recordedHello.cli.root_command.replace(recordedHello.cli.command, hello.cli.command), "sudo in front for an ordinary user only");
 
       // learn this Firefox, then the plan's status and the planned preload (what the page asks).
       const pid = await inChrome(ff.driver, "arguments[0](Services.appinfo.processID)");
