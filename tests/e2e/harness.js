@@ -442,6 +442,7 @@ export async function readStartupPage(driver) {
       hostMissingShown: shown("host-missing"),
       hostInstallCommand: text("host-install-command"),
       hostErrorDetail: text("host-error-detail"),
+      hostMissingSandboxed: text("host-missing-sandboxed"),
       hostVersion: text("host-version"),
       browserVersion: text("browser-version"),
       firefoxState: document.getElementById("firefox-details").dataset.state,

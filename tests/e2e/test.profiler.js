@@ -1,11 +1,11 @@
 // The Firefox Profiler end to end (issue 21): `launch --cold --trace --firefox-profile` records a
 // real cold start and Firefox's own startup profile at once, and every file it and `trace export`
-// write is loaded with the Firefox Profiler's own loader (@firefox-devtools/profiler-cli, on the
-// Node ≥ 24 that `npm test`'s setup provides) and checked for what a person looks for: Firefox's
-// processes and threads, the I/O markers with file names, their bytes adding up to what the
-// kernel says the Firefox tree read (/proc read_bytes, read here, not the trace's own figure),
-// the milestones, and one clock (our reads through Firefox's own readahead(2) of each library
-// inside Firefox's ReadAheadLib markers, within 1 ms).
+// write is loaded with the Firefox Profiler's own loader (@firefox-devtools/profiler-cli, which
+// `npm test`'s setup installs into .cache/profiler-cli on the Node ≥ 24 it also provides) and
+// checked for what a person looks for: Firefox's processes and threads, the I/O markers with file
+// names, their bytes adding up to what the kernel says the Firefox tree read (/proc read_bytes,
+// read here, not the trace's own figure), the milestones, and one clock (our reads through
+// Firefox's own readahead(2) of each library inside Firefox's ReadAheadLib markers, within 1 ms).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -13,13 +13,17 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
-import { HOST_BINARY, ROOT } from "../../scripts/lib/project.mjs";
-import { profilerNode } from "../../scripts/lib/setup.mjs";
+import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { PROFILER_CLI, profilerNode } from "../../scripts/lib/setup.mjs";
 
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
 const setpriv = spawnSync("setpriv", ["--version"]).status === 0;
-const CLI = path.join(ROOT, "node_modules", "@firefox-devtools", "profiler-cli", "dist", "profiler-cli.js");
+// Installed on demand by npm test's setup (scripts/lib/setup.mjs), with the Node ≥ 24 it needs.
+const CLI = PROFILER_CLI;
+if (!fs.existsSync(CLI)) {
+  throw new Error(`${CLI} is missing: node scripts/test.mjs --only e2e installs it (with the Node ≥ 24 it needs)`);
+}
 const firefox = fs.realpathSync(defaultFirefox());
 
 /** Runs the host CLI; resolves with stdout (stderr goes to an artifact). */

@@ -51,6 +51,13 @@ test("a Firefox update makes the traced plan stale: the page says so and what th
   const got = byId(lines(STALE));
   assert.match(got.stale, /traced on Firefox build 20261103151912, and this is build 20261201120000 \(Firefox was updated\)/);
   assert.match(got.plan, /^A launch reads what still applies of the learned plan, in disk order: it was learned on an older build/);
+  // the command to record a trace of this build is the host's, by the path that runs it here
+  const record = "sudo /home/me/about-startup/native-host/target/release/about-startup-host launch --cold --trace";
+  const named = byId(desktopLines(view, englishMessage, { recordCommand: record }));
+  assert.ok(named.stale.includes(`(${record})`), named.stale);
+  // Once a start of this build is learned: the learned plan, and the command for a trace.
+  const relearned = byId(desktopLines(desktopView({ ...STALE, prefetch: { ...STALE.prefetch, learned_stale: false } }), englishMessage, { recordCommand: record }));
+  assert.ok(relearned.plan.includes(`record one with ${record})`), relearned.plan);
   // Nothing learned either: nothing to read until a start of this build is learned.
   const nothing = { ...STALE, prefetch: { ...STALE.prefetch, source: null } };
   assert.equal(planIsStale(desktopView(nothing)), true);
