@@ -31,6 +31,13 @@ export default [
     },
   },
   {
+    // Functions the profile maker runs in Firefox's parent process (and, pageMarks, in a page).
+    files: ["scripts/profile/in-firefox.mjs"],
+    languageOptions: {
+      globals: { ...globals.browser, Services: "readonly", ChromeUtils: "readonly", Cc: "readonly", Ci: "readonly", WebExtensionPolicy: "readonly" },
+    },
+  },
+  {
     // Functions the e2e tests run inside Firefox (executeScript) see browser globals.
     files: ["tests/e2e/**/*.js"],
     languageOptions: {

@@ -14,6 +14,7 @@ import { runBench } from "./bench/run.mjs";
 import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
 import { NEEDS_TRACE, PREFETCH_LAUNCHES, prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
 import { readPrefetch } from "./bench/prefetch.mjs";
+import { presetProfile, profileMeta } from "./bench/profile.mjs";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
 import { pauseProactiveReclaim } from "./lib/damon.mjs";
@@ -245,8 +246,11 @@ async function benchmark(options, argv) {
   console.log(`scenarios ${options.scenarios.join(", ")}; ${options.runs} counted runs each + 1 warm-up; work folder ${root}`);
 
   const built = await buildExtension({ distDir: path.join(root, "dist") });
-  console.log("preparing the template profile (its first start creates it) …");
-  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs });
+  // --profile-preset: the realistic profile, made once for the run with this very Firefox; every
+  // launch starts on a copy of the template made from it, so every run starts from the same bytes.
+  const preset = await presetProfile(options, { root, firefox });
+  console.log(`preparing the template profile (its first start ${preset ? `adds the extension to the ${options.profilePreset} profile` : "creates it"}) …`);
+  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null });
   const firstSessionRestored = first.milestones?.sessionRestored ?? null;
   console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
 
@@ -335,6 +339,8 @@ async function benchmark(options, argv) {
     readAheadKbBefore: readAhead.before,
     disk: blockDevice,
     forcedQuits,
+    // The profile every launch started on (--profile-preset), or "fresh".
+    profile: profileMeta(preset),
     // The template's first start: profile creation and add-on install, unthrottled, page cache
     // as it was; not counted, kept to show what a first start costs.
     templateFirstStart: { sessionRestored: firstSessionRestored },
@@ -354,12 +360,12 @@ async function benchmark(options, argv) {
       scenario,
       runs: (groups.get(scenario) ?? []).map((r) => ({ preloadMs: r.bench.preloadMs, sessionRestored: r.milestones.sessionRestored })),
     })),
-    { title: `Firefox ${firefox.version}: time to sessionRestored`, subtitle: `${disk}, ${options.runs} runs per scenario, ${new Date(startedAt).toISOString().slice(0, 10)}` },
+    { title: `Firefox ${firefox.version}: time to sessionRestored`, subtitle: `${disk}, profile ${meta.profile.preset}, ${options.runs} runs per scenario, ${new Date(startedAt).toISOString().slice(0, 10)}` },
   );
   fs.writeFileSync(`${base}.svg`, svg);
   const table = runTable(records, { scenarios: options.scenarios });
   const minutes = ((finishedAt - startedAt) / 60000).toFixed(1);
-  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
+  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
 
 ${table}
 `;

@@ -1,13 +1,16 @@
 // "Launching from the desktop": whether the desktop launches Firefox through the host's prefetch
 // (the host's `desktop` command), which plan a launch reads (and that a Firefox update made it
 // stale), what the last launch read, and the button that turns it on or off. Thin DOM code over
-// lib/models/desktop.js; the host is reached through the background (page/relay.js).
+// lib/models/desktop.js; the host is reached through the background (page/relay.js). Asked again
+// whenever the plan section's plan changes (a `learn` after the page opened), so the two never
+// disagree on whether a plan is learned (issue 30, item 11).
 import { t } from "../lib/wording/i18n.js";
+import { PLAN_EVENT } from "./preload-verdict.js";
 import { desktopErrorView, desktopLines, desktopView, planIsStale } from "../lib/models/desktop.js";
-import { relay } from "./relay.js";
+import { relay, traceRecordCommand } from "./relay.js";
 import { $, el } from "./dom.js";
 
-const state = { busy: false, view: null };
+const state = { busy: false, view: null, plan: null, recordCommand: undefined };
 
 function updateButton() {
   const button = $("desktop-toggle");
@@ -35,7 +38,7 @@ function show(status) {
   section.dataset.state = view.state;
   section.dataset.stale = String(planIsStale(view));
   section.dataset.source = view.plan.source ?? "none";
-  showLines(desktopLines(view, t));
+  showLines(desktopLines(view, t, state.recordCommand ? { recordCommand: state.recordCommand } : {}));
   updateButton();
 }
 
@@ -59,6 +62,8 @@ async function ask(action) {
   state.busy = true;
   updateButton();
   try {
+    // The command the lines name to record a trace, as the host runs here (asked once).
+    state.recordCommand ??= await traceRecordCommand().catch(() => null);
     show(await relay.request("desktop", { action }));
   } catch (error) {
     showError(error);
@@ -75,6 +80,17 @@ export async function initDesktop() {
   $("desktop-toggle").addEventListener("click", () => {
     const view = state.view;
     ask(view?.enabled && view.state !== "outdated" ? "disable" : "enable");
+  });
+  // What a launch reads is the plan the section above shows: when that changes, ask again.
+  document.addEventListener(PLAN_EVENT, (event) => {
+    const plan = event.detail ?? {};
+    const key = JSON.stringify([plan.learned, plan.starts, plan.stale, plan.buildId]);
+    // Also when the first plan already disagrees (a learn landed between the two first requests).
+    const disagrees = plan.learned === true && state.view !== null && state.view.plan.source === null;
+    if (((state.plan !== null && state.plan !== key) || disagrees) && !state.busy) {
+      ask("status");
+    }
+    state.plan = key;
   });
   await ask("status");
 }

@@ -5,7 +5,7 @@
 import browser from "../lib/transport/browser.js";
 import { t } from "../lib/wording/i18n.js";
 import { HOST_MISSING } from "../lib/transport/host-client.js";
-import { LEARN_KEY, learnText, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/models/plan.js";
+import { LEARN_KEY, learnText, PLAN_PRELOAD, planErrorView, planLines, planView, uncachedPreloadParams, uncachedText, UNKNOWN_COMMAND } from "../lib/models/plan.js";
 import { PLAN_EVENT } from "./preload-verdict.js";
 import { hostHello, relay } from "./relay.js";
 import { hostCommands } from "../lib/wording/commands.js";
@@ -33,7 +33,8 @@ function showView(view) {
   section.dataset.uncachedUnused = String(view.uncached?.unused ?? "");
   $("plan-lines").replaceChildren(
     ...planLines(view, t, { commands: state.commands }).map((line) => {
-      const p = el("p", { text: line.text, className: line.id === "note" || line.id === "damon" || line.id === "stale" ? "detail res-warning" : null });
+      const warning = line.id === "note" || line.id === "damon" || line.id === "stale";
+      const p = el("p", { text: line.text, className: warning ? "detail res-warning" : line.id === "why" ? "detail" : null });
       p.dataset.line = line.id;
       return p;
     }),
@@ -111,7 +112,7 @@ export async function initPlan() {
   if (!$("plan")) {
     return;
   }
-  $("plan-preload").addEventListener("click", () => preload({ files: null, plan: true }));
+  $("plan-preload").addEventListener("click", () => preload(PLAN_PRELOAD));
   $("plan-uncached-preload").addEventListener("click", () => {
     const params = uncachedPreloadParams(state.view);
     if (params) {

@@ -80,8 +80,12 @@ function save(text, filename) {
   }
 }
 
-/** The button and its status line, for the trace of stored id `id`. */
-export function profilerControls(id, { request, win = window, online = () => navigator.onLine } = {}) {
+/**
+ * The button and its status line, for the trace of stored id `id`. `recordCommand()`: the
+ * command that records a trace here (page/relay.js traceRecordCommand), named when the saved
+ * profile holds the trace alone.
+ */
+export function profilerControls(id, { request, recordCommand = async () => null, win = window, online = () => navigator.onLine } = {}) {
   const status = el("p", { className: "detail", attrs: { "data-testid": "profiler-status", role: "status" } });
   const button = el("button", { text: t("profilerOpen"), attrs: { type: "button", "data-testid": "profiler-open" } });
   const say = (key, subs = [], state = "") => {
@@ -98,7 +102,8 @@ export function profilerControls(id, { request, win = window, online = () => nav
       save(text, filename);
       status.dataset.filename = filename;
       status.dataset.kind = info.summary.kind;
-      const what = t(info.summary.kind === "merged" ? "profilerKindMerged" : "profilerKindTrace");
+      const record = info.summary.kind === "merged" ? null : await recordCommand().catch(() => null);
+      const what = info.summary.kind === "merged" ? t("profilerKindMerged") : record ? t("profilerKindTrace", [`${record} --firefox-profile`]) : t("profilerKindTraceOnly");
       const saved = [filename, formatBytes(info.bytes), what];
       if (!online()) {
         say("profilerOffline", saved, "offline");

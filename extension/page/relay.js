@@ -3,6 +3,8 @@
 // was suspended or reloaded.
 import browser from "../lib/transport/browser.js";
 import { RELAY_PORT_NAME, RelayClient } from "../lib/transport/host-relay.js";
+import { hostCommands } from "../lib/wording/commands.js";
+import { RECORD_ARGS } from "../lib/models/trace.js";
 
 export const relay = new RelayClient(() => browser.runtime.connect({ name: RELAY_PORT_NAME }));
 
@@ -19,4 +21,18 @@ export function hostHello() {
     throw error;
   });
   return hello;
+}
+
+/**
+ * The command that records a trace of a cold start, as the host says it runs here for this
+ * user: `trace_list`'s `record_command` (asked unless `listing`, a trace_list reply, is given);
+ * from an older host, its `hello` root command and RECORD_ARGS. Never the bare name where it
+ * would not run (issue 30, item 3).
+ */
+export async function traceRecordCommand(listing = null) {
+  const list = listing ?? (await relay.request("trace_list").catch(() => null));
+  if (typeof list?.record_command === "string" && list.record_command) {
+    return list.record_command;
+  }
+  return hostCommands(await hostHello().catch(() => null)).runAsRoot(RECORD_ARGS);
 }

@@ -8,13 +8,14 @@ import { t } from "../lib/wording/i18n.js";
 import { formatBytes, formatMs } from "../lib/wording/format.js";
 import { hostErrorText } from "../lib/wording/host-notes.js";
 import { HOST_MISSING } from "../lib/transport/host-client.js";
-import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, traceOffer } from "../lib/models/restart.js";
+import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, temporaryCommands, traceOffer } from "../lib/models/restart.js";
 import { startupApi } from "../lib/models/mode.js";
-import { relay } from "./relay.js";
+import { hostCommands, shellWord } from "../lib/wording/commands.js";
+import { relay, traceRecordCommand } from "./relay.js";
 import { $, el } from "./dom.js";
 
 const UNKNOWN_COMMAND = "unknown_command";
-const state = { offer: null, current: null, busy: false, trace: null };
+const state = { offer: null, current: null, busy: false, trace: null, host: null, commands: hostCommands(null), installDir: null, recordCommand: null };
 
 function section() {
   return $("restart");
@@ -37,6 +38,7 @@ function build() {
       el("button", { text: t("restartColdTrace"), attrs: { type: "button", id: "restart-trace", "data-testid": "restart-trace" } }),
     ),
     el("p", { attrs: { id: "restart-offer", "data-testid": "restart-offer", "aria-live": "polite" } }),
+    el("div", { attrs: { id: "restart-temporary", "data-testid": "restart-temporary", hidden: "" } }),
     el("div", { attrs: { id: "restart-trace-offer", "data-testid": "restart-trace-offer", hidden: "" } }),
     el("div", { attrs: { id: "restart-last", "data-testid": "restart-last" } }),
   );
@@ -49,12 +51,14 @@ function showOffer(offer, detail = null) {
   section().dataset.offer = offer;
   const text = {
     [OFFER]: null,
-    [TEMPORARY]: t("restartTemporary"),
+    // Without a host the commands could not run: say why none is shown.
+    [TEMPORARY]: state.host === "connected" ? t("restartTemporary") : `${t("restartTemporary")} ${t("restartNoHost")}`,
     [NO_HOST]: t("restartNoHost"),
     [OLD_HOST]: t("restartOldHost", [detail ?? "?"]),
   }[offer];
   $("restart-offer").textContent = text ?? "";
   $("restart-offer").hidden = text === null;
+  showTemporary(offer === TEMPORARY && state.host === "connected");
   // A temporary install must not be offered a button that would lose it.
   $("restart-cold").hidden = offer === TEMPORARY;
   $("restart-cold").disabled = offer !== OFFER || state.busy;
@@ -70,6 +74,24 @@ function showOffer(offer, detail = null) {
   );
 }
 
+/** A temporary install: the commands that restart it cold from a terminal, in the order to run them. */
+function showTemporary(shown) {
+  const box = $("restart-temporary");
+  box.hidden = !shown;
+  if (!shown) {
+    box.replaceChildren();
+    return;
+  }
+  const commands = temporaryCommands({ commands: state.commands, pid: state.current, installDir: state.installDir && shellWord(state.installDir) });
+  const code = (text, id) => el("pre", {}, el("code", { text, attrs: { "data-testid": `restart-temporary-${id}` } }));
+  box.replaceChildren(
+    el("p", { text: t("restartTemporaryRelaunch"), className: "detail" }),
+    code(commands.relaunch, "relaunch"),
+    el("p", { text: t("restartTemporaryNpm"), className: "detail" }),
+    code(commands.evict, "evict"),
+  );
+}
+
 function say(key, subs = [], stateName = null) {
   $("restart-offer").textContent = t(key, subs);
   $("restart-offer").hidden = false;
@@ -79,7 +101,7 @@ function say(key, subs = [], stateName = null) {
 }
 
 function showLast(last) {
-  const lines = lastRestartLines(last, { current: state.current, formatBytes, formatMs, when });
+  const lines = lastRestartLines(last, { current: state.current, formatBytes, formatMs, when, recordCommand: state.recordCommand });
   section().dataset.last = last?.stage ?? "none";
   section().dataset.lastThisStart = String(lines.some((l) => l.id === "this"));
   $("restart-last").replaceChildren(
@@ -132,7 +154,7 @@ async function restart({ cold, trace }) {
 async function followLast(traceStored) {
   for (let i = 0; i < 60; i++) {
     const reply = await relay.request("relaunch_status");
-    state.trace = traceOffer(reply?.trace_ready ?? null);
+    state.trace = traceOffer(reply?.trace_ready ?? null, state.recordCommand);
     const last = reply?.last ?? null;
     showLast(last);
     const underWay = last && ["waiting", "evicting", "tracing"].includes(last.stage);
@@ -162,7 +184,12 @@ export async function initRestart({ traceStored = null } = {}) {
   const installType = self?.installType ?? null;
   let host = "connected";
   try {
-    state.current = (await relay.request("hello"))?.firefox_pid ?? null;
+    const hello = await relay.request("hello");
+    state.current = hello?.firefox_pid ?? null;
+    // The commands this section prints, as the host says it runs here (issue 30, item 3).
+    state.commands = hostCommands(hello);
+    state.installDir = (await relay.request("firefox").catch(() => null))?.install_dir ?? null;
+    state.recordCommand = await traceRecordCommand();
   } catch (error) {
     host = error?.code === HOST_MISSING ? "missing" : "ended";
   }
@@ -178,6 +205,7 @@ export async function initRestart({ traceStored = null } = {}) {
       }
     }
   }
+  state.host = host;
   showOffer(restartOffer({ installType, host, knowsRelaunch }), version);
   section().dataset.state = "ready";
 }

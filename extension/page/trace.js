@@ -25,7 +25,7 @@ import {
   sectionBands,
   timeSpan,
 } from "../lib/models/trace.js";
-import { hostHello, relay } from "./relay.js";
+import { hostHello, relay, traceRecordCommand } from "./relay.js";
 import { hostCommands } from "../lib/wording/commands.js";
 import { profilerControls } from "./profiler.js";
 import { codeSection, entriesSection, fileCell } from "./trace-sources.js";
@@ -314,8 +314,8 @@ export function showTrace(trace, origin = "host", milestones = null) {
   // exported with the CLI (its `trace export` reads an about:startup export file).
   const profiler =
     origin === "host" && state.id
-      ? profilerControls(state.id, { request: (command, params) => relay.request(command, params) })
-      : el("p", { className: "detail", attrs: { "data-testid": "profiler-imported" }, text: t("profilerImported") });
+      ? profilerControls(state.id, { request: (command, params) => relay.request(command, params), recordCommand: () => traceRecordCommand() })
+      : importedProfilerNote();
   root.replaceChildren(
     el("h2", { text: t("traceHeading"), attrs: { id: "trace-heading" } }),
     summary,
@@ -358,6 +358,20 @@ function showNone(reasonKey, detail = "", recordCommand = null) {
   );
 }
 
+/** How to get an imported trace into the Profiler: the host's `trace export`, by the name or path that runs it here. */
+function importedProfilerNote() {
+  const note = el("p", { className: "detail", attrs: { "data-testid": "profiler-imported" }, text: t("profilerImported", [hostCommands(null).run(EXPORT_ARGS)]) });
+  hostHello()
+    .then((hello) => {
+      note.textContent = t("profilerImported", [hostCommands(hello).run(EXPORT_ARGS)]);
+    })
+    .catch(() => {});
+  return note;
+}
+
+/** The host's command that writes a Firefox Profiler profile from an about:startup export file. */
+const EXPORT_ARGS = "trace export FILE";
+
 async function loadMilestones() {
   try {
     const raw = await startupApi(browser).getStartupInfo();
@@ -378,14 +392,6 @@ async function fetchTrace(id) {
     }
     offset = chunk.next_offset;
   }
-}
-
-/** The command that records a trace: the host's own words for it, else made from its `hello`. */
-async function recordCommand(listing) {
-  if (typeof listing?.record_command === "string" && listing.record_command) {
-    return listing.record_command;
-  }
-  return hostCommands(await hostHello().catch(() => null)).runAsRoot(RECORD_ARGS);
 }
 
 /** Shows this process's trace if the host has one, else the command that records one. */
@@ -412,7 +418,7 @@ export async function initTrace() {
     } catch {
       // the explanation below stands without the pid
     }
-    showNone("traceNone", pid, await recordCommand(listing));
+    showNone("traceNone", pid, await traceRecordCommand(listing));
     return;
   }
   try {
@@ -421,6 +427,6 @@ export async function initTrace() {
     showTrace(state.host, "host");
     document.dispatchEvent(new CustomEvent(HOST_TRACE_EVENT, { detail: state.host }));
   } catch (error) {
-    showNone("traceFetchError", String(error?.message ?? error), await recordCommand(listing));
+    showNone("traceFetchError", String(error?.message ?? error), await traceRecordCommand(listing));
   }
 }

@@ -1,6 +1,8 @@
-// The toolbar popup: cached MB of Firefox's files, the last start, Preload, and the way to the
-// page. The host is reached through the background (page/relay.js): a preload started here keeps
-// running when the popup closes, and the popup shows a running one when it opens again.
+// The toolbar popup: cached MB of Firefox's files, the last start, the learned plan and its
+// preload first (the same request as the page's "Preload planned pages"), the full preload second
+// (it reads more than a start needs: before a launch it costs more than it saves), and the way to
+// the page. The host is reached through the background (page/relay.js): a preload started here
+// keeps running when the popup closes, and the popup shows a running one when it opens again.
 import browser from "../lib/transport/browser.js";
 import { localize, t } from "../lib/wording/i18n.js";
 import { endedAtText, preloadDoneText } from "../lib/wording/preload-text.js";
@@ -12,7 +14,7 @@ import { formatDateTime, formatMs } from "../lib/wording/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/models/page-url.js";
 import { cachedFigures, formatMB, progressView, summaryTotals } from "../lib/models/residency.js";
 import { CLASS_KEYS, coldnessOf } from "../lib/models/coldness.js";
-import { popupPlanText } from "../lib/models/plan.js";
+import { PLAN_PRELOAD, popupPlanText } from "../lib/models/plan.js";
 import { relay } from "../page/relay.js";
 
 
@@ -75,16 +77,20 @@ async function showCached({ afterPreload = false } = {}) {
   }
 }
 
-/** One line: autostart of the planned preload and its last run, or that no plan is learned yet. */
+/** What the plan reads (or that none is learned, and what that leaves), and the login preload. */
 async function showPlan() {
-  let line;
+  let plan;
   try {
-    line = popupPlanText({ status: await relay.request("plan_status") }, t);
+    plan = popupPlanText({ status: await relay.request("plan_status") }, t);
   } catch (error) {
-    line = popupPlanText({ error }, t);
+    plan = popupPlanText({ error }, t);
   }
-  $("popup-plan").textContent = line.text;
-  $("popup-plan").dataset.state = line.state;
+  $("popup-plan").textContent = plan.text;
+  $("popup-plan").dataset.state = plan.state;
+  $("popup-autostart").textContent = plan.autostart ?? "";
+  $("popup-autostart").hidden = plan.autostart === null;
+  preload.learned = plan.learned;
+  updateButtons();
 }
 
 async function showLastStart() {
@@ -117,7 +123,12 @@ async function showLastStart() {
   }
 }
 
-const preload = { op: null, running: false };
+const preload = { op: null, running: false, learned: false };
+
+function updateButtons() {
+  $("popup-preload-plan").disabled = preload.running || !preload.learned;
+  $("popup-preload").disabled = preload.running;
+}
 
 function showPreload(op) {
   if (op.command !== "preload") {
@@ -170,19 +181,21 @@ function showPreload(op) {
       showCached({ afterPreload: op.state === "ok" });
     }
   }
-  $("popup-preload").disabled = preload.running;
+  updateButtons();
   $("popup-cancel").hidden = !preload.running;
   $("popup-cancel").disabled = false;
 }
 
-async function startPreload() {
+/** `params`: the whole install folder, or PLAN_PRELOAD (the page's planned preload). */
+async function startPreload(params) {
+  $("popup-preload-plan").disabled = true;
   $("popup-preload").disabled = true;
   try {
-    await relay.request("preload", { files: null, idle: true });
+    await relay.request("preload", params);
   } catch {
     // shown from the operation broadcast (showPreload)
   } finally {
-    $("popup-preload").disabled = preload.running;
+    updateButtons();
   }
 }
 
@@ -203,7 +216,8 @@ async function main() {
   localize(document);
   relay.onOperation(showPreload);
   relay.onHost(({ state }) => hostMissing(state === "missing"));
-  $("popup-preload").addEventListener("click", startPreload);
+  $("popup-preload-plan").addEventListener("click", () => startPreload(PLAN_PRELOAD));
+  $("popup-preload").addEventListener("click", () => startPreload({ files: null, idle: true }));
   $("popup-cancel").addEventListener("click", () => {
     if (preload.op !== null) {
       $("popup-cancel").disabled = true;

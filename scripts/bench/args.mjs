@@ -2,11 +2,13 @@
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
 //                    [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--firefox PATH]
 //                    [--out FILE] [--timeout S] [--allow-warm] [--prefetch-flags "…"]
+//                    [--profile-preset small|medium|large] [--profile-seed N]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
 import { parseReadAheadKb } from "../lib/read-ahead.mjs";
 import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
+import { PRESET_NAMES } from "../profile/presets.mjs";
 
 export const SCENARIOS = ["cold", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "login", "login-no-preload", "hot", "launch-prefetch-hot"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
@@ -25,6 +27,7 @@ export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
                         [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
                         [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
+                        [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -85,6 +88,13 @@ every milestone through the extension and the native host.
 --timeout S       longest wait for one start's record (default 180)
 --prefetch-flags=F  extra flags for the launch-prefetch scenarios' \`launch --prefetch\` (its
                   tuning knobs: --batches FIRST:MAX, --ahead-mib N, --gap-kib N), for a sweep
+--profile-preset P  start every launch on a copy of a realistic profile (history, bookmarks,
+                  favicons, a restored session of tens of tabs, add-ons with their storage, a warm
+                  startup cache) made once for the run with this Firefox by
+                  scripts/profile/make.mjs: ${PRESET_NAMES.join(", ")} (docs/design/realistic-profile.md).
+                  Without it every launch starts on a fresh profile (one start behind it)
+--profile-seed N  the seed of that profile (default 1): the same seed, preset and day give the
+                  same profile
 --allow-warm      go on when evicting leaves Firefox's files cached because a process maps
                   them (a Firefox left running); without it the run waits 10 s for that
                   process, then stops and names it. What stayed cached is recorded either way
@@ -109,7 +119,7 @@ export function parseSource(text) {
 
 /**
  * argv (after `npm run bench --`) → {command: "help"} | {command: "compare", a, b} |
- * {command: "run", runs, scenarios, slowDisk, readAheadKb, gapKib, stateHome, loginDelayMs, workloadMib, firefox, out, timeoutMs, allowWarm, prefetchFlags}. Throws UsageError.
+ * {command: "run", runs, scenarios, slowDisk, readAheadKb, gapKib, stateHome, loginDelayMs, workloadMib, firefox, out, timeoutMs, allowWarm, prefetchFlags, profilePreset, profileSeed}. Throws UsageError.
  */
 export function parseBenchArgs(argv) {
   let parsed;
@@ -131,6 +141,8 @@ export function parseBenchArgs(argv) {
         timeout: { type: "string" },
         "allow-warm": { type: "boolean" },
         "prefetch-flags": { type: "string" },
+        "profile-preset": { type: "string" },
+        "profile-seed": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -145,7 +157,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -186,8 +198,20 @@ export function parseBenchArgs(argv) {
     }
     gapKib = Number(values["gap-kib"]);
   }
+  const profilePreset = values["profile-preset"] ?? null;
+  if (profilePreset !== null && !PRESET_NAMES.includes(profilePreset)) {
+    throw new UsageError(`unknown --profile-preset ${JSON.stringify(profilePreset)}; choose from ${PRESET_NAMES.join(", ")}`);
+  }
+  if (values["profile-seed"] !== undefined && profilePreset === null) {
+    throw new UsageError("--profile-seed goes with --profile-preset (the seed of the realistic profile)");
+  }
+  if (values["profile-seed"] !== undefined && !/^\d{1,9}$/.test(values["profile-seed"])) {
+    throw new UsageError(`--profile-seed wants a whole number (up to 9 digits), not ${values["profile-seed"]}`);
+  }
   return {
     command: "run",
+    profilePreset,
+    profileSeed: profilePreset === null ? null : Number(values["profile-seed"] ?? 1),
     gapKib,
     stateHome: values["state-home"] ?? null,
     runs: values.runs === undefined ? DEFAULT_RUNS : positiveInteger(values.runs, "--runs"),

@@ -170,10 +170,15 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
 /**
  * Makes the run's templates: the HOME with the host registered (`about-startup-host install`),
  * and a profile with the .xpi and user.js that has been started once (profile creation, add-on
- * install, startup cache) and quit cleanly. Returns that first start's record, which proves the
- * extension loads in full mode and reaches the host.
+ * install, startup cache) and quit cleanly. `baseProfile`: a profile folder to start from (a
+ * realistic profile from scripts/profile/make.mjs, copied, never changed); null: a new one.
+ * Returns that first start's record, which proves the extension loads in full mode and reaches
+ * the host.
  */
-export async function prepareTemplates({ paths, binary, xpi, hostBinary, timeoutMs }) {
+export async function prepareTemplates({ paths, binary, xpi, hostBinary, timeoutMs, baseProfile = null }) {
+  if (baseProfile) {
+    copyTree(baseProfile, paths.profile);
+  }
   fs.mkdirSync(path.join(paths.profile, "extensions"), { recursive: true });
   fs.mkdirSync(paths.home, { recursive: true });
   fs.copyFileSync(xpi, path.join(paths.profile, "extensions", `${EXTENSION_ID}.xpi`));

@@ -298,13 +298,28 @@ export function findCandidates({ env = process.env, roots = defaultRoots(env), i
   return out;
 }
 
+/** Where Firefox, and Ubuntu's WebExtensions portal for a Snap, look for native-messaging manifests. */
+const MANIFEST_FOLDERS = "~/.mozilla/native-messaging-hosts and /usr/lib/mozilla/native-messaging-hosts";
+
+/**
+ * Whether a Flatpak Firefox can reach a native host: from 157 on, through
+ * xdg-native-messaging-proxy (NOTES, round 4); a version that cannot be read is given the benefit
+ * (registering the host costs nothing).
+ */
+export function flatpakReachesHost(install) {
+  const major = Number.parseInt(install.version ?? "", 10);
+  return !Number.isFinite(major) || major >= 157;
+}
+
 /** What works on this kind of install, in a few words, for the one-line summary and the docs. */
 export function kindNote(install) {
   switch (install.kind) {
     case "snap":
-      return "Snap: no native messaging without the desktop portal, so no host (no residency, preload or evict from the page); the extension's own observations only";
+      return `Snap: it reaches the native host through the desktop's WebExtensions portal (Ubuntu's xdg-desktop-portal, which reads ${MANIFEST_FOLDERS}), so the host is registered as for any Firefox (not tested here: no Snap on this machine)`;
     case "flatpak":
-      return "Flatpak: no native messaging without the desktop portal, so no host (no residency, preload or evict from the page); the extension's own observations only";
+      return flatpakReachesHost(install)
+        ? "Flatpak: from Firefox 157 on it reaches native hosts through xdg-native-messaging-proxy, a D-Bus service outside the sandbox, so the host is registered as for any Firefox (not tested here: no Flatpak on this machine)"
+        : `Flatpak: Firefox ${install.version} has no way to native hosts (xdg-native-messaging-proxy came with Firefox 157), so no host (no residency, preload or evict from the page); for them install firefox-esr (apt)`;
     case "distribution":
       return "distribution package: residency is hidden from users who do not own its files (root sees it exactly)";
     case "tarball":
@@ -369,18 +384,18 @@ export function chooseFirefox({ override = null, flavour = null, candidates = nu
   } else {
     why += `; flavour ${flavour} as asked (--flavour)`;
   }
-  const host = install.kind !== "snap" && install.kind !== "flatpak";
+  // A Snap reaches the host through the portal, a Flatpak from 157 on through the proxy: both
+  // read the manifest npm start registers (issue 30, item 17).
+  const host = install.kind !== "flatpak" || flatpakReachesHost(install);
   return { install, flavour: chosen, host, why };
 }
 
 function refusal(install) {
-  if (install.kind === "snap" || install.kind === "flatpak") {
-    return kindNote(install);
-  }
+  const sandbox = install.kind === "snap" || install.kind === "flatpak" ? `; ${kindNote(install)}` : "";
   if (install.channel === null) {
-    return "its update channel could not be told, so the basic flavour is the safe one (--flavour full to try)";
+    return `its update channel could not be told, so the basic flavour is the safe one (--flavour full to try)${sandbox}`;
   }
-  return `${install.edition} (${channelFact(install)}) requires signed add-ons and refuses the full flavour's experiments`;
+  return `${install.edition} (${channelFact(install)}) requires signed add-ons and refuses the full flavour's experiments${sandbox}`;
 }
 
 function channelFact(install) {

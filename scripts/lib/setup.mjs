@@ -16,9 +16,9 @@ import { run } from "./run.mjs";
 export const GECKODRIVER_CACHE = path.join(ROOT, ".cache", "geckodriver");
 
 /**
- * A Node ≥ 24 for the Firefox Profiler's own loader (`@firefox-devtools/profiler-cli`, a
- * devDependency, needs it; this project runs on Node ≥ 20): npm's `node` package, installed once
- * into <project>/.cache/node24 (the package fetches the official build for this platform).
+ * A Node ≥ 24 for the Firefox Profiler's own loader (`@firefox-devtools/profiler-cli` needs it;
+ * this project runs on Node ≥ 20): npm's `node` package, installed once into
+ * <project>/.cache/node24 (the package fetches the official build for this platform).
  */
 export const NODE24_CACHE = path.join(ROOT, ".cache", "node24");
 const NODE24_BIN = path.join(NODE24_CACHE, "node_modules", ".bin", "node");
@@ -28,13 +28,52 @@ export function profilerNode({ version = process.versions.node, execPath = proce
   return Number(version.split(".")[0]) >= 24 ? execPath : NODE24_BIN;
 }
 
+/**
+ * The Firefox Profiler's loader itself, installed on demand (not a devDependency: it wants
+ * Node ≥ 24, and `npm ci` on the Node 20 the README allows would warn EBADENGINE about it) from
+ * its own manifest and lockfile (tests/e2e/profiler-cli/, version and integrity pinned) into
+ * <project>/.cache/profiler-cli, by npm running on that Node ≥ 24.
+ */
+export const PROFILER_CLI_SOURCE = path.join(ROOT, "tests", "e2e", "profiler-cli");
+export const PROFILER_CLI_CACHE = path.join(ROOT, ".cache", "profiler-cli");
+const PROFILER_CLI_PACKAGE = path.join("node_modules", "@firefox-devtools", "profiler-cli");
+/** The loader's entry point, run with profilerNode(). */
+export const PROFILER_CLI = path.join(PROFILER_CLI_CACHE, PROFILER_CLI_PACKAGE, "dist", "profiler-cli.js");
+
+/** Whether `cache` holds the loader at the version `source`'s manifest pins. */
+export function profilerCliInstalled({ source = PROFILER_CLI_SOURCE, cache = PROFILER_CLI_CACHE } = {}) {
+  try {
+    const wanted = JSON.parse(fs.readFileSync(path.join(source, "package.json"), "utf8")).dependencies["@firefox-devtools/profiler-cli"];
+    const have = JSON.parse(fs.readFileSync(path.join(cache, PROFILER_CLI_PACKAGE, "package.json"), "utf8")).version;
+    return have === wanted;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * npm's own script, to run it on another node ([node, script]); ["npm"] when `npm` on PATH is
+ * not a script (then it runs on its own node, and its engine warning is the setup's, not npm ci's).
+ */
+export function npmOn(node, env = process.env) {
+  for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    try {
+      const real = fs.realpathSync(path.join(dir, "npm"));
+      return real.endsWith(".js") ? [node, real] : ["npm"];
+    } catch {
+      // not in this folder
+    }
+  }
+  return ["npm"];
+}
+
 /** What each `npm test` stage needs besides node modules. */
 const NEEDS = {
   fmt: ["cargo", "rustfmt"],
   clippy: ["cargo", "clippy"],
   "cargo-test": ["cargo"],
   "host-release": ["cargo"],
-  e2e: ["cargo", "firefox", "geckodriver", "node24"],
+  e2e: ["cargo", "firefox", "geckodriver", "node24", "profilerCli"],
   start: ["cargo", "firefox"],
 };
 
@@ -48,10 +87,14 @@ export class SetupError extends Error {
 /**
  * Returns {steps: [{why, command, args}], root: [{why, command}], missing: [{why, command}]} for
  * the given stages. `have` says what is there: {nodeModules, cargo, rustup, rustfmt, clippy,
- * firefox, geckodriver, node24} (booleans). `root` lists what only root can install (the caller stops
+ * firefox, geckodriver, node24, profilerCli} (booleans). `root` lists what only root can install (the caller stops
  * with it); `missing` what a user can install but this script will not (Rust itself).
  */
-export function planSetup(stages, have, { geckodriverCache = GECKODRIVER_CACHE, node24Cache = NODE24_CACHE } = {}) {
+export function planSetup(
+  stages,
+  have,
+  { geckodriverCache = GECKODRIVER_CACHE, node24Cache = NODE24_CACHE, profilerCliCache = PROFILER_CLI_CACHE, npm = npmOn(NODE24_BIN) } = {},
+) {
   const needs = new Set(stages.flatMap((stage) => NEEDS[stage] ?? []));
   const steps = [];
   const root = [];
@@ -98,6 +141,15 @@ export function planSetup(stages, have, { geckodriverCache = GECKODRIVER_CACHE, 
       args: ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", node24Cache, "node@24"],
     });
   }
+  if (needs.has("profilerCli") && !have.profilerCli) {
+    steps.push({
+      why: "the Firefox Profiler's loader (profiler-cli, pinned in tests/e2e/profiler-cli/) for the Profiler's e2e test, on that Node ≥ 24",
+      // its manifest and lockfile go into the cache folder first; npm ci installs exactly those
+      copy: { from: PROFILER_CLI_SOURCE, to: profilerCliCache, files: ["package.json", "package-lock.json"] },
+      command: npm[0],
+      args: [...npm.slice(1), "ci", "--no-audit", "--no-fund", "--prefix", profilerCliCache],
+    });
+  }
   return { steps, root, missing };
 }
 
@@ -129,6 +181,7 @@ export function probe(env = process.env) {
     firefox: Boolean(env.FIREFOX) || findCandidates({ env }).length > 0,
     geckodriver: findGeckodriver({ env }) !== null,
     node24: profilerNode() === process.execPath || succeeds(NODE24_BIN, ["-e", "process.exit(Number(process.versions.node.split('.')[0]) >= 24 ? 0 : 1)"]),
+    profilerCli: profilerCliInstalled(),
   };
 }
 
@@ -144,6 +197,12 @@ export async function ensureSetup(stages, { env = process.env, have = probe(env)
   }
   for (const step of plan.steps) {
     console.log(`setup: ${step.why}: ${[step.command, ...step.args].join(" ")}`);
+    if (step.copy) {
+      fs.mkdirSync(step.copy.to, { recursive: true });
+      for (const file of step.copy.files) {
+        fs.copyFileSync(path.join(step.copy.from, file), path.join(step.copy.to, file));
+      }
+    }
     await run(step.command, step.args, { cwd: ROOT, env });
   }
 }

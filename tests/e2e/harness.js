@@ -9,7 +9,6 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, afterEach, before } from "node:test";
@@ -22,6 +21,7 @@ import { findCandidates } from "../../scripts/lib/firefox-kind.mjs";
 import { EXTENSION_ID, HOST_BINARY, HOST_NAME, ROOT } from "../../scripts/lib/project.mjs";
 import { run } from "../../scripts/lib/run.mjs";
 import { processesWithHome } from "../../scripts/lib/processes.mjs";
+import { freePort } from "../../scripts/lib/ports.mjs";
 
 // Selenium must never try to download a driver or browser (no internet here).
 process.env.SE_OFFLINE = "true";
@@ -59,18 +59,6 @@ export async function waitFor(check, { timeout = 20000, interval = 250, message 
     await sleep(interval);
   }
   throw new Error(`timed out after ${timeout} ms waiting for ${message}${lastError ? `: ${lastError.message}` : ""}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function kill(pid, signal) {
@@ -442,6 +430,7 @@ export async function readStartupPage(driver) {
       hostMissingShown: shown("host-missing"),
       hostInstallCommand: text("host-install-command"),
       hostErrorDetail: text("host-error-detail"),
+      hostMissingSandboxed: text("host-missing-sandboxed"),
       hostVersion: text("host-version"),
       browserVersion: text("browser-version"),
       firefoxState: document.getElementById("firefox-details").dataset.state,

@@ -32,6 +32,13 @@ export function readRestart(driver) {
         traceOffer: document.getElementById("restart-trace-offer")?.dataset.reason ?? null,
         traceCommand: document.querySelector("[data-testid=restart-trace-command]")?.textContent ?? null,
         offerText: document.getElementById("restart-offer")?.textContent ?? "",
+        temporary: document.getElementById("restart-temporary")?.hidden === false
+          ? {
+              text: document.getElementById("restart-temporary").textContent,
+              relaunch: document.querySelector("[data-testid=restart-temporary-relaunch]")?.textContent ?? null,
+              evict: document.querySelector("[data-testid=restart-temporary-evict]")?.textContent ?? null,
+            }
+          : null,
         answer: document.getElementById("answer")?.dataset.coldness ?? null,
         traceState: document.getElementById("trace")?.dataset.state ?? null,
         current,

@@ -259,6 +259,48 @@ describe("about:startup, full flavour (experiments on)", () => {
     );
   });
 
+  it("no milestone's marker line strikes through another milestone's label, as Firefox renders them", async () => {
+    const { driver } = ctx.ff;
+    // Each drawn line against each label's box as Firefox laid the text out (getBBox), not as
+    // the layout code estimated it; at the window's width and at a narrower one.
+    const struck = () =>
+      driver.executeScript(() => {
+        const svg = document.querySelector("#timeline svg");
+        const marks = [...svg.querySelectorAll(".timeline-mark")];
+        const labels = [...svg.querySelectorAll(".timeline-labels text")];
+        const out = [];
+        labels.forEach((text, i) => {
+          const box = text.getBBox();
+          marks.forEach((mark, j) => {
+            const line = mark.querySelector("line");
+            const x = Number(line.getAttribute("x1"));
+            const top = Math.min(Number(line.getAttribute("y1")), Number(line.getAttribute("y2")));
+            const bottom = Math.max(Number(line.getAttribute("y1")), Number(line.getAttribute("y2")));
+            if (i !== j && x > box.x && x < box.x + box.width && top < box.y + box.height && bottom > box.y) {
+              out.push(`${mark.dataset.milestone} through "${text.textContent}"`);
+            }
+          });
+        });
+        return { width: Number(svg.getAttribute("width")), marks: marks.length, struck: out };
+      });
+    const original = await driver.manage().window().getRect();
+    try {
+      for (const width of [null, 900]) {
+        if (width) {
+          await driver.manage().window().setRect({ width, height: original.height });
+          await waitFor(async () => (await struck()).width < width, { message: `the chart redrawn for a ${width}px window` });
+        }
+        const seen = await struck();
+        assert.ok(seen.marks > 3, `${seen.marks} marks drawn`);
+        const section = await driver.findElement(By.id("timeline-section"));
+        await fs.writeFile(path.join(artifactsFolder(), `timeline-${seen.width}px.png`), Buffer.from(await section.takeScreenshot(), "base64"));
+        assert.deepEqual(seen.struck, [], `a ${seen.width}px chart`);
+      }
+    } finally {
+      await driver.manage().window().setRect(original);
+    }
+  });
+
   it("is registered in the parent and every content process", async () => {
     const state = await registeredEverywhere(ctx.ff.driver);
     assert.equal(state.parent, true);

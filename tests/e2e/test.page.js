@@ -118,6 +118,10 @@ describe("host missing (no manifest in HOME)", () => {
     assert.match(page.hostStatus, /not installed/);
     assert.equal(page.hostInstallCommand, "native-host/target/release/about-startup-host install");
     assert.match(page.hostErrorDetail, /about_startup/);
+    // A Snap's or Flatpak's Firefox is not told "no host": what reaches it, and what is untested.
+    assert.match(page.hostMissingSandboxed, /Snap.*WebExtensions portal.*same manifest folders/);
+    assert.match(page.hostMissingSandboxed, /Flatpak.*Firefox 157.*xdg-native-messaging-proxy/);
+    assert.match(page.hostMissingSandboxed, /Neither is tested/);
     assert.equal(page.mode, "full", "milestones do not depend on the host");
     assert.ok(page.milestones.length > 0);
   });

@@ -5,6 +5,7 @@
 // the popup has its one line. The host's state (working set, autostart) lives in the temp HOME.
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { By } from "selenium-webdriver";
@@ -43,6 +44,11 @@ function readPlan(driver) {
       result: shown("residency-result") ? $("residency-result").textContent.trim() : null,
       resultState: $("residency-result")?.dataset.state ?? null,
       firefoxExe: $("firefox-exe")?.textContent.trim() ?? null,
+      desktop: {
+        state: $("desktop")?.dataset.state ?? null,
+        source: $("desktop")?.dataset.source ?? null,
+        plan: document.querySelector('#desktop-lines p[data-line="plan"]')?.textContent.trim() ?? null,
+      },
     };
   });
 }
@@ -105,6 +111,23 @@ describe("the preload plan with the real host", () => {
       assert.doesNotMatch(learned.learn, /hides it from this user/, "root sees the cache");
     }
     assert.equal(learned.buttons.preload, true, "a learned plan can be preloaded");
+    // Why its MB differ from what the running Firefox maps (the residency section's figure).
+    assert.match(learned.lines.why, /every page any of Firefox's processes mapped during the learned starts/);
+    // The desktop block below reads the same plan: once learned, it no longer says nothing is
+    // learned (it was asked before the learn; the plan's change asks it again).
+    const desktop = await settled(driver, (p) => p.desktop.source !== "none" && p.desktop.state !== "loading", "the desktop block to see the learned plan", 20000);
+    assert.equal(desktop.desktop.source, "learned", desktop.desktop.plan);
+    assert.doesNotMatch(desktop.desktop.plan, /nothing learned/);
+    // The command it names to record a trace runs as printed, for the user the page is for (the
+    // trace section's, which the host words): its program answers --help in a shell.
+    const record = /record one with (.+)\)\.$/.exec(desktop.desktop.plan)?.[1];
+    assert.ok(record, desktop.desktop.plan);
+    assert.equal(record, await driver.executeScript(() => document.querySelector("[data-testid=trace-command]")?.textContent ?? null), "the same command as the trace section's");
+    const words = record.split(" ");
+    const program = words[0] === "sudo" ? words[1] : words[0];
+    assert.equal(words[0] === "sudo", process.getuid?.() !== 0, `sudo only for an ordinary user: ${record}`);
+    const help = spawnSync("sh", ["-c", `${program} ${words.slice(words[0] === "sudo" ? 2 : 1, -2).join(" ")} --help`], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: ctx.ff.home } });
+    assert.equal(help.status, 0, `${record}: ${help.stderr}`);
     await shotOfPlan(driver, "plan-learned");
     console.log(`plan: ${learned.lines.learned} ${learned.learn}`);
   });
@@ -165,13 +188,14 @@ describe("the preload plan with the real host", () => {
       () =>
         driver.executeScript(() => {
           const p = document.getElementById("popup-plan");
-          return p && p.dataset.state !== "loading" ? { state: p.dataset.state, text: p.textContent.trim() } : null;
+          return p && p.dataset.state !== "loading" ? { state: p.dataset.state, text: p.textContent.trim(), autostart: document.getElementById("popup-autostart").textContent.trim() } : null;
         }),
       { message: "the popup's plan line" },
     );
     assert.equal(line.state, "off", line.text);
+    assert.match(line.text, /^The plan: [\d.,]+ MB of Firefox's files/);
     // the host keeps the last planned preload's run, whoever started it (here: the test above)
-    assert.match(line.text, /^Autostart preload: off\. Last run .+, read [\d.,]+ MB\.$/);
+    assert.match(line.autostart, /^Autostart preload: off\. Last run .+, read [\d.,]+ MB\.$/);
   });
 });
 

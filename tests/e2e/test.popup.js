@@ -30,10 +30,40 @@ function readPopup(driver) {
       result: shown("popup-result") ? $("popup-result").textContent.trim() : null,
       resultState: $("popup-result").dataset.state ?? null,
       resultEndedAt: Number($("popup-result").dataset.endedAt),
+      plan: $("popup-plan").textContent.trim(),
+      planState: $("popup-plan").dataset.state,
+      autostart: shown("popup-autostart") ? $("popup-autostart").textContent.trim() : null,
+      planEnabled: !$("popup-preload-plan").disabled,
+      actions: [...document.querySelectorAll("#popup-preload-section .actions button")].map((b) => b.id),
       link: $("popup-open").textContent.trim(),
       linkHref: $("popup-open").href,
     };
   });
+}
+
+/** Reopens the popup (once a second) until `check(popup)` holds; returns that popup. */
+function reopenUntil(driver, check, message, timeout) {
+  return waitFor(
+    async () => {
+      await driver.navigate().refresh();
+      await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
+      const p = await readPopup(driver);
+      return check(p) ? p : null;
+    },
+    { timeout, interval: 1000, message },
+  );
+}
+
+/** Presses a preload button and waits for the result it ends with (the buttons enabled again). */
+async function pressAndWait(driver, id, message, timeout) {
+  await driver.executeScript((button) => document.getElementById(button).click(), id);
+  return waitFor(
+    async () => {
+      const p = await readPopup(driver);
+      return p.resultState && p.preloadEnabled ? p : null;
+    },
+    { timeout, interval: 100, message },
+  );
 }
 
 /** The event page's state as Firefox's parent sees it: starting, running, suspending, stopped. */
@@ -69,21 +99,18 @@ describe("popup with the real host (full mode)", () => {
       assert.equal(popup.cacheState, "exact");
     }
     assert.equal(popup.hostMissingShown, false);
+    // The plan comes first; with nothing learned (yet) it cannot be preloaded, and says why.
+    assert.deepEqual(popup.actions, ["popup-preload-plan", "popup-preload", "popup-cancel"]);
+    if (["none", "loading"].includes(popup.planState)) {
+      assert.equal(popup.planEnabled, false);
+    }
   });
 
   it("shows the last start's time to sessionRestored", async () => {
     const { driver } = ctx.ff;
     // Full mode with the host records this very start once Firefox reports sessionRestored (a
     // headless start does within seconds); reopen the popup until it shows it.
-    const popup = await waitFor(
-      async () => {
-        await driver.navigate().refresh();
-        await waitFor(() => driver.executeScript("return document.body.dataset.ready === 'true'"), { message: "the popup to load" });
-        const p = await readPopup(driver);
-        return p.lastState === "ready" ? p : null;
-      },
-      { timeout: 60000, interval: 1000, message: "the last start in the popup" },
-    );
+    const popup = await reopenUntil(driver, (p) => p.lastState === "ready", "the last start in the popup", 60000);
     assert.match(popup.last, /^[\d.,]+ ms to sessionRestored \((cold|warm|hot|unknown) start, started .+\)$/);
     console.log(`popup last start: ${popup.last}`);
   });
@@ -96,14 +123,7 @@ describe("popup with the real host (full mode)", () => {
 
   it("Preload runs in the background and ends with a summary", async () => {
     const { driver } = ctx.ff;
-    await driver.executeScript(() => document.getElementById("popup-preload").click());
-    const done = await waitFor(
-      async () => {
-        const p = await readPopup(driver);
-        return p.resultState && p.preloadEnabled ? p : null;
-      },
-      { timeout: 120000, interval: 100, message: "the preload to finish" },
-    );
+    const done = await pressAndWait(driver, "popup-preload", "the preload to finish", 120000);
     assert.equal(done.resultState, "ok", done.result);
     assert.match(done.result, /^Ended at \d\d:\d\d:\d\d: Preloaded [\d.,]+ MB \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\.$/);
     assert.equal(done.progressShown, false);
@@ -146,15 +166,32 @@ describe("popup with the real host (full mode)", () => {
     const { driver } = ctx.ff;
     await new Promise((resolve) => setTimeout(resolve, 4000));
     assert.equal(await backgroundState(driver), "running", "an open native port keeps the event page alive past its 1 s idle timeout");
-    await driver.executeScript(() => document.getElementById("popup-preload").click());
-    const done = await waitFor(
-      async () => {
-        const p = await readPopup(driver);
-        return p.preloadEnabled && p.resultState ? p : null;
-      },
-      { timeout: 60000, interval: 100, message: "a second preload" },
-    );
+    const done = await pressAndWait(driver, "popup-preload", "a second preload", 60000);
     assert.equal(done.resultState, "ok", done.result);
+  });
+});
+
+describe("popup: the learned plan first", () => {
+  const ctx = usePopup({ experiments: true, installHost: true, flavour: "full" }, "popup-plan");
+
+  it("once this start is learned: what the plan reads, and Preload the plan reads it, less than the install folder", async () => {
+    const { driver } = ctx.ff;
+    // The background learns this start once it is recorded; reopen the popup until it has.
+    const popup = await reopenUntil(driver, (p) => ["on", "off"].includes(p.planState), "the learned plan in the popup", 90000);
+    await ctx.ff.screenshot("popup-plan-learned");
+    console.log(`popup plan: ${popup.plan} | ${popup.autostart}`);
+    assert.match(popup.plan, /^The plan: [\d.,]+ (MB|kB) of Firefox's files \([^\s%]+\s?% of its [\d.,]+ MB\) \+ [\d.,]+ (MB|kB) of system libraries, learned from 1 start: every page it used, and the small gaps between\.$/);
+    assert.match(popup.autostart, /^Autostart preload: off\. It has not run yet\.$/);
+    assert.deepEqual(popup.actions, ["popup-preload-plan", "popup-preload", "popup-cancel"], "the plan first, the full preload second");
+    assert.equal(popup.planEnabled, true);
+    const done = await pressAndWait(driver, "popup-preload-plan", "the planned preload to finish", 120000);
+    await ctx.ff.screenshot("popup-plan-preloaded");
+    assert.equal(done.resultState, "ok", done.result);
+    // The host's own summary of a planned preload, as the page's "Preload planned pages" shows it.
+    const planned = /^Ended at \d\d:\d\d:\d\d: Preloaded [\d.,]+ (?:MB|kB) \(\d+ files\) in [\d.,]+ ms: [\d.,]+ MB\/s\. Planned: ([\d.,]+) MB of the install folder \([^\s%]+\s?% of its ([\d.,]+) MB\)/.exec(done.result);
+    assert.ok(planned, done.result);
+    const mb = (text) => Number(text.replace(/,/g, ""));
+    assert.ok(mb(planned[1]) < mb(planned[2]), `the plan's ${planned[1]} MB < the install folder's ${planned[2]} MB`);
   });
 });
 
@@ -180,14 +217,7 @@ describe("popup without the host", () => {
     const { driver } = ctx.ff;
     // No native port: Firefox suspends the idle event page (timeout 1 s here). Seen, not assumed.
     await waitFor(async () => (await backgroundState(driver)) === "stopped", { timeout: 15000, message: "Firefox to suspend the idle background" });
-    await driver.executeScript(() => document.getElementById("popup-preload").click());
-    const done = await waitFor(
-      async () => {
-        const p = await readPopup(driver);
-        return p.preloadEnabled && p.resultState ? p : null;
-      },
-      { timeout: 20000, interval: 100, message: "the preload's answer" },
-    );
+    const done = await pressAndWait(driver, "popup-preload", "the preload's answer", 20000);
     assert.equal(done.resultState, "host_missing", done.result);
     assert.match(done.result, /not installed/);
   });

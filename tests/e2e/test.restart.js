@@ -8,7 +8,7 @@
 // no button.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,6 +21,22 @@ const PREFS = { "xpinstall.signatures.required": false };
 // As an ordinary user where the test can switch to one (root), as the people this is for run it.
 const USER = process.getuid?.() === 0 ? 65534 : null;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-"));
+
+/**
+ * Starts `command` in a shell as `uid` (the user the session's Firefox runs as), as printed on
+ * its page (the session's HOME, this PATH, nothing else); `done` resolves with {status, stdout,
+ * stderr}.
+ */
+function runAsPrinted(ff, command, uid = USER ?? process.getuid?.()) {
+  const argv = ["sh", "-c", command];
+  const env = [`HOME=${ff.home}`, `PATH=${process.env.PATH}`];
+  const full = uid === process.getuid?.() ? ["env", "-i", ...env, ...argv] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "env", "-i", ...env, ...argv];
+  const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.on("data", (d) => (out.stdout += d));
+  child.stderr.on("data", (d) => (out.stderr += d));
+  return { child, out, done: new Promise((resolve) => child.on("close", (status) => resolve({ status, ...out }))) };
+}
 after(() => fs.rmSync(profile, { recursive: true, force: true }));
 
 describe("a temporary install is not offered a restart; a failed restart is told on the next load; the login preload turns on and off from the page", () => {
@@ -93,6 +109,67 @@ describe("a temporary install is not offered a restart; a failed restart is told
   });
 });
 
+describe("a temporary install: the commands the page prints instead of the button run as printed, in the order printed", () => {
+  it("relaunch, run before the quit, starts the same Firefox again cold; evict, run after a quit, works", { timeout: 240000 }, async () => {
+    // A profile kept on disk, as about:debugging's temporary install in one's own profile has.
+    const tempProfile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-temporary-"));
+    const first = await startFirefox({ profileDir: tempProfile, temporary: true, user: USER });
+    let newPid = null;
+    try {
+      await first.openExtensionPage("page/startup.html");
+      const page = await waitFor(async () => {
+        const p = await readRestart(first.driver);
+        return p.state === "ready" && p.temporary?.relaunch ? p : null;
+      }, { timeout: 30000, message: "the restart section's commands for a temporary install" });
+      assert.equal(page.offer, "temporary");
+      assert.equal(page.buttonShown, false);
+      await restartScreenshot(first.driver, "restart-temporary-commands");
+      console.log(`printed: ${page.temporary.relaunch} | ${page.temporary.evict}`);
+      // The words order it: relaunch while Firefox runs, then the quit.
+      assert.match(page.temporary.text, /run this while this Firefox runs, then quit Firefox/);
+      const since = Date.now();
+      const relaunch = runAsPrinted(first, page.temporary.relaunch);
+      try {
+        await waitFor(() => {
+          const record = restartRecord(first.home);
+          return record && record.requested_at_ms >= since && record.stage === "waiting";
+        }, { timeout: 30000, message: `${page.temporary.relaunch} to wait for Firefox (stdout ${relaunch.out.stdout}, stderr ${relaunch.out.stderr})` });
+      } catch (error) {
+        relaunch.child.kill();
+        throw error;
+      }
+      // Then the user quits Firefox (Marionette's quit: an ordinary graceful quit).
+      await first.driver.quit().catch(() => {});
+      const result = await relaunch.done;
+      assert.equal(result.status, 0, `${page.temporary.relaunch}:\n${result.stdout}\n${result.stderr}`);
+      newPid = Number(/started Firefox again: process (\d+)/.exec(result.stdout)?.[1]);
+      assert.ok(newPid > 0, result.stdout);
+      const record = restartRecord(first.home);
+      assert.equal(record.stage, "started", JSON.stringify(record));
+      assert.equal(record.cold, true);
+      assert.ok(record.evicted.files > 10, `evicted ${record.evicted.files} files`);
+      assert.equal(record.profile, tempProfile, "the same profile");
+      assert.ok(fs.readFileSync(`/proc/${newPid}/cmdline`, "utf8").split("\0").includes(tempProfile), "started again with the same arguments");
+      process.kill(newPid, "SIGTERM");
+      await waitFor(() => !fs.existsSync(`/proc/${newPid}`) || /^State:\s+Z/m.test(fs.readFileSync(`/proc/${newPid}/status`, "utf8")), {
+        timeout: 30000,
+        message: "the restarted Firefox to quit",
+      });
+      newPid = null;
+      // npm start's way: with Firefox closed, the printed evict (npm start would then start it cold).
+      const evict = await runAsPrinted(first, page.temporary.evict).done;
+      assert.equal(evict.status, 0, `${page.temporary.evict}:\n${evict.stdout}\n${evict.stderr}`);
+      assert.match(evict.stderr, /Firefox .* in \//, "it names the Firefox it evicted");
+    } finally {
+      if (newPid) {
+        process.kill(newPid, "SIGKILL");
+      }
+      await first.stop();
+      fs.rmSync(tempProfile, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("Restart cold in basic mode: the user quits, the host opens the page again", () => {
   it("after a quit the restarted Firefox shows the page, its start cold", { timeout: 240000 }, async () => {
     const basicProfile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-basic-"));
@@ -146,7 +223,8 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
       // page, and the page says why, with the command to use instead.
       assert.equal(before.traceButtonShown, false);
       assert.equal(before.traceOffer, "restartTraceNotInstalled");
-      assert.equal(before.traceCommand, "sudo about-startup-host launch --cold --trace");
+      // By the path that runs it: sudo's secure_path does not find a host built from source.
+      assert.equal(before.traceCommand, `sudo ${fs.realpathSync(HOST_BINARY)} launch --cold --trace`);
       await restartScreenshot(first.driver, "restart-before");
       // One more tab of the user's: it must come back too.
       const pageHandle = await first.driver.getWindowHandle();

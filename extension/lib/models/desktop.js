@@ -6,6 +6,8 @@ import { HOST_DISCONNECTED, HOST_MISSING } from "../transport/host-client.js";
 import { formatDateTime, formatMB, formatSeconds } from "../wording/format.js";
 import { hostErrorText } from "../wording/host-notes.js";
 import { plural } from "../wording/i18n.js";
+import { hostCommands } from "../wording/commands.js";
+import { RECORD_ARGS } from "./trace.js";
 
 /** The host's code for a command it does not know: a host older than this add-on. */
 export const UNKNOWN_COMMAND = "unknown_command";
@@ -65,8 +67,9 @@ export function planIsStale(view) {
 /**
  * The page's lines for a desktopView: [{id, text}], in order: the state, the plan a launch
  * reads (the stale line when Firefox was updated since it was traced), the last launch.
+ * `recordCommand`: the command that records a trace here, as the host says it (page/relay.js).
  */
-export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), locale = undefined } = {}) {
+export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), locale = undefined, recordCommand = hostCommands(null).runAsRoot(RECORD_ARGS) } = {}) {
   const tn = plural(t);
   const lines = [];
   if (view.state === "on" || view.state === "outdated") {
@@ -82,12 +85,12 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
   }
   const { plan } = view;
   if (plan.fallback === "other_build") {
-    lines.push({ id: "stale", text: t("desktopPlanStale", [plan.tracedBuild ?? "—", plan.buildId ?? "—"]) });
+    lines.push({ id: "stale", text: t("desktopPlanStale", [plan.tracedBuild ?? "—", plan.buildId ?? "—", recordCommand]) });
   }
   if (plan.source === "trace") {
     lines.push({ id: "plan", text: tn("desktopPlanTraced", plan.traces, [String(plan.traces), plan.buildId ?? "—"]) });
   } else if (plan.source === "learned") {
-    lines.push({ id: "plan", text: t(plan.learnedStale ? "desktopPlanLearnedStale" : "desktopPlanLearned") });
+    lines.push({ id: "plan", text: plan.learnedStale ? t("desktopPlanLearnedStale") : t("desktopPlanLearned", [recordCommand]) });
   } else {
     lines.push({ id: "plan", text: t(plan.learnedStale ? "desktopPlanNoneStale" : "desktopPlanNone") });
   }

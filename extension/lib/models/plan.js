@@ -167,6 +167,8 @@ export function planLines(view, t, { when = defaultWhen, locale = undefined, com
               formatMB(view.plannedSystemBytes, locale),
             ]),
     });
+    // Why the plan is more than the running Firefox maps (the residency section's figure).
+    lines.push({ id: "why", text: t("planWhyMore") });
     if (view.stale) {
       lines.push({ id: "stale", text: t("planStale", [view.learnedBuildId ?? "—", view.buildId ?? "—"]) });
     }
@@ -251,25 +253,51 @@ export function learnText(entry, t, { when = defaultWhen } = {}) {
   return learnedLine ? `${failed} ${learnedLine}` : failed;
 }
 
-/** The popup's one line, from a plan_status reply or the error that came instead. */
-export function popupPlanText({ status = null, error = null }, t, { when = defaultWhen } = {}) {
+/**
+ * The `preload` request that reads the learned plan, as the page's "Preload planned pages" and the
+ * popup's "Preload the plan" both send it (docs/PROTOCOL.md, `preload` with `plan`).
+ */
+export const PLAN_PRELOAD = Object.freeze({ files: null, plan: true, idle: true });
+
+/**
+ * The popup's plan lines, from a plan_status reply or the error that came instead:
+ * {state, text, autostart, learned}. `text` says what the plan reads (or that none is learned,
+ * and what that leaves: the full preload, which costs more than it saves before a launch);
+ * `autostart` the login preload and its last run, or null; `learned` whether "Preload the plan"
+ * can run.
+ */
+export function popupPlanText({ status = null, error = null }, t, { when = defaultWhen, locale = undefined } = {}) {
   if (error) {
+    const none = { autostart: null, learned: false };
     if (error.code === HOST_MISSING) {
-      return { state: "missing", text: t("popupPlanNoHost") };
+      return { state: "missing", text: t("popupPlanNoHost"), ...none };
     }
     if (error.code === UNKNOWN_COMMAND) {
-      return { state: "old", text: t("popupPlanHostOld") };
+      return { state: "old", text: t("popupPlanHostOld"), ...none };
     }
-    return { state: "error", text: t("popupPlanError", [hostErrorText(error, t)]) };
+    return { state: "error", text: t("popupPlanError", [hostErrorText(error, t)]), ...none };
   }
   const view = planView(status);
   if (!view.learned) {
-    return { state: "none", text: t("popupPlanNone") };
+    return { state: "none", text: t("popupPlanNone"), autostart: null, learned: false };
   }
+  const tn = plural(t);
+  const text =
+    view.plannedInstallBytes === null
+      ? tn("popupPlanLearnedTotal", view.starts, [formatMB(view.plannedBytes, locale), String(view.starts)])
+      : tn("popupPlanLearned", view.starts, [
+          formatMB(view.plannedInstallBytes, locale),
+          formatPercent(view.plannedFraction, locale),
+          formatMB(view.installBytes, locale),
+          formatMB(view.plannedSystemBytes, locale),
+          String(view.starts),
+        ]);
   const run = view.autostart.lastRun;
-  const last = run ? t("popupPlanLastRun", [run.at === null ? "—" : when(run.at), formatMB(run.bytes)]) : t("popupPlanNeverRan");
+  const last = run ? t("popupPlanLastRun", [run.at === null ? "—" : when(run.at), formatMB(run.bytes, locale)]) : t("popupPlanNeverRan");
   return {
     state: view.autostart.enabled ? "on" : "off",
-    text: t(view.autostart.enabled ? "popupPlanOn" : "popupPlanOff", [last]),
+    text: view.stale ? `${text} ${t("popupPlanStale")}` : text,
+    autostart: t(view.autostart.enabled ? "popupPlanOn" : "popupPlanOff", [last]),
+    learned: true,
   };
 }

@@ -29,10 +29,15 @@ export function restartOffer({ installType, host, knowsRelaunch = true }) {
 /**
  * Whether "Restart cold and trace" can run from the page (relaunch_status's trace_ready):
  * `{can, key, command, agentKey}`: `key` says why not, `agentKey` warns that no polkit agent
- * seems to run (the password dialog may not appear); `command` is what to run instead.
+ * seems to run (the password dialog may not appear); `command` is what to run instead, in the
+ * host's words: `recordCommand` (page/relay.js traceRecordCommand), else `ready.command`; never
+ * a command made up here.
  */
-export function traceOffer(ready) {
-  const command = ready?.command ?? "sudo about-startup-host launch --cold --trace";
+export function traceOffer(ready, recordCommand = null) {
+  // The trace_list's command names the host by the path that runs it here; relaunch_status's
+  // is the bare name (native-host/src/relaunch/traced.rs COMMAND), which sudo does not find for
+  // a host built from source (issue 30, item 3).
+  const command = recordCommand ?? ready?.command ?? null;
   if (!ready) {
     return { can: false, key: "restartTraceUnknown", command, agentKey: null };
   }
@@ -45,17 +50,31 @@ export function traceOffer(ready) {
   return { can: true, key: null, command, agentKey: ready.agent ? null : "restartTraceNoAgent" };
 }
 
+/**
+ * What a temporary install is told to run instead of the button, in the order it is to be run
+ * (issue 30, item 3): `relaunch` waits for the running Firefox to quit, so it comes before the
+ * quit; npm start's and web-ext's profile is deleted at the quit, so there the files are evicted
+ * after it and npm start runs again. `commands`: hostCommands(hello); `pid`: hello's firefox_pid;
+ * `installDir`: the `firefox` reply's, as one shell word. Null parts are left out.
+ */
+export function temporaryCommands({ commands, pid = null, installDir = null }) {
+  return {
+    relaunch: commands.run(`relaunch --cold${pid ? ` --pid ${pid}` : ""}`),
+    evict: commands.run(`evict${installDir ? ` --firefox ${installDir}` : ""}`),
+  };
+}
+
 /** How the quit happens: the full flavour quits Firefox itself; basic asks the user to. */
 export function quitWay(hasQuitApi) {
   return hasQuitApi ? "self" : "user";
 }
 
 /**
- * The last restart as lines `{id, key, subs}`; `current` is this Firefox's pid (hello's
+ * The last restart as lines `{id, key, subs, command?}`; `current` is this Firefox's pid (hello's
  * firefox_pid) so the page can say "this start". `formatBytes(n)` and `formatMs(ms)` word
- * figures. Returns [] without a record.
+ * figures; `recordCommand` as traceOffer's. Returns [] without a record.
  */
-export function lastRestartLines(last, { current = null, pageSize = 4096, formatBytes = String, formatMs = String, when = String } = {}) {
+export function lastRestartLines(last, { current = null, pageSize = 4096, formatBytes = String, formatMs = String, when = String, recordCommand = null } = {}) {
   if (!last || typeof last !== "object") {
     return [];
   }
@@ -103,7 +122,9 @@ export function lastRestartLines(last, { current = null, pageSize = 4096, format
     lines.push({ id: "trace", key: "restartTraceStored", subs: [last.trace_id] });
   }
   if (last.error) {
-    lines.push({ id: "error", key: errorKey(last.error.code, last.error.params), subs: errorSubs(last.error), command: last.error.params?.command ?? null });
+    // A refused trace names the command that traces instead: as traceOffer, the one that runs here.
+    const command = last.error.params?.command ? (last.error.code === "trace_failed" ? (recordCommand ?? last.error.params.command) : last.error.params.command) : null;
+    lines.push({ id: "error", key: errorKey(last.error.code, last.error.params), subs: errorSubs(last.error), command });
   }
   return lines;
 }

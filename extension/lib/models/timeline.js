@@ -36,6 +36,7 @@ export const DEFAULTS = Object.freeze({
   laneHeight: 18, // one line of labels
   charWidth: 7.2, // estimated width of one label character (px) at the chart's font size
   labelGap: 10, // least space between two labels in a lane
+  lineClearance: 3, // least space between a label and another mark's line beside it
   labelPad: 5, // space between a mark's line and its label
   axisGap: 10, // space between the lowest lane and the axis
   tickLabelHeight: 26, // below the axis: tick marks and their numbers
@@ -90,37 +91,43 @@ export function timelineLayout(items, options = {}) {
   const max = ticksRaw[ticksRaw.length - 1];
   const x = (value) => left + (value / max) * (right - left);
 
-  // Greedy lane assignment in time order: the lowest lane where the label fits after the
-  // previous label of that lane. A label runs right of its mark, or left of it near the end.
-  const laneEnds = [];
+  // Where each label goes: right of its mark, or left of it near the end.
   const placed = usable.map((item) => {
     const markX = x(item.value);
     const labelWidth = o.measure ? o.measure(item.label) : item.label.length * o.charWidth;
     const fitsRight = markX + o.labelPad + labelWidth <= o.width;
     const fitsLeft = markX - o.labelPad - labelWidth >= 0;
-    const anchor = !fitsRight && fitsLeft ? "end" : "start";
-    // Fits neither side (narrow chart): as far right as it can while staying inside.
-    const textX0 = fitsRight
-      ? markX + o.labelPad
-      : fitsLeft
-        ? markX - o.labelPad - labelWidth
-        : Math.max(0, o.width - labelWidth);
-    const textX1 = textX0 + labelWidth;
-    // The mark's own line must not cross a label of the lanes it passes through, so the label
-    // extent used for packing includes the mark itself.
-    const x0 = Math.min(textX0, markX);
-    const x1 = Math.max(textX1, markX);
-    let lane = laneEnds.findIndex((end) => end + o.labelGap <= x0);
-    if (lane === -1) {
-      lane = laneEnds.length;
-      laneEnds.push(x1);
-    } else {
-      laneEnds[lane] = x1;
+    return { ...item, x: markX, lane: null, labelWidth, fitsLeft, fitsRight, ...labelSpan(markX, labelWidth, !fitsRight && fitsLeft ? "end" : "start", o) };
+  });
+  // A label may run either way where it fits both: of those choices, the one that strikes the
+  // fewest labels through, then needs the fewest lanes (one flip at a time, while one helps).
+  const cost = () => {
+    const lanes = assignLanes(placed, o);
+    return { lanes, score: [struckCount(placed, lanes, o), Math.max(0, ...lanes)] };
+  };
+  const better = (a, b) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  let best = cost();
+  for (let pass = 0, improved = true; improved && pass < 20; pass++) {
+    improved = false;
+    for (const mark of placed.filter((m) => m.fitsLeft && m.fitsRight)) {
+      const was = mark.anchor;
+      Object.assign(mark, labelSpan(mark.x, mark.labelWidth, was === "start" ? "end" : "start", o));
+      const next = cost();
+      if (better(next.score, best.score)) {
+        best = next;
+        improved = true;
+      } else {
+        Object.assign(mark, labelSpan(mark.x, mark.labelWidth, was, o));
+      }
     }
-    return { ...item, x: markX, lane, anchor, labelWidth, textX0, textX1 };
+  }
+  placed.forEach((mark, i) => {
+    mark.lane = best.lanes[i];
+    delete mark.fitsLeft;
+    delete mark.fitsRight;
   });
 
-  const lanes = Math.max(1, laneEnds.length);
+  const lanes = Math.max(1, ...placed.map((mark) => mark.lane + 1));
   const axisY = o.marginTop + lanes * o.laneHeight + o.axisGap;
   const marks = placed.map((mark) => ({
     ...mark,
@@ -141,4 +148,59 @@ export function timelineLayout(items, options = {}) {
     ticks: ticksRaw.map((value) => ({ value, x: x(value) })),
     marks,
   };
+}
+
+/** A label's anchor and text extent: right of its mark ("start"), left of it ("end"), or, fitting neither side, as far right as it can. */
+function labelSpan(markX, labelWidth, anchor, o) {
+  const fitsRight = markX + o.labelPad + labelWidth <= o.width;
+  const textX0 =
+    anchor === "end" ? markX - o.labelPad - labelWidth : fitsRight ? markX + o.labelPad : Math.max(0, o.width - labelWidth);
+  return { anchor, textX0, textX1: textX0 + labelWidth };
+}
+
+/** Whether mark `b`'s line stands under mark `a`'s label (or within lineClearance of it). */
+function covers(a, b, o) {
+  return a !== b && b.x >= a.textX0 - o.lineClearance && b.x <= a.textX1 + o.lineClearance;
+}
+
+/** How many times a mark's line runs through another mark's label, marks in `lanes`. */
+function struckCount(marks, lanes, o) {
+  let n = 0;
+  marks.forEach((a, i) => {
+    marks.forEach((b, j) => {
+      n += covers(a, b, o) && lanes[j] >= lanes[i] ? 1 : 0;
+    });
+  });
+  return n;
+}
+
+/**
+ * The lane of each mark (0 nearest the axis), such that no label is struck through: a mark's
+ * line runs from the axis up to its own lane, so a mark whose line stands under another mark's
+ * label (within `lineClearance` of it) must sit in a lower lane than that label (issue 30, item
+ * 12); and labels of one lane stay `labelGap` apart, each with its own mark's line. Marks are
+ * placed once every mark under their label is (the rightmost first among those ready), each in
+ * the lowest lane that keeps both rules. Only labels over each other's marks cannot both
+ * hold (the caller turns labels to avoid that); then the later one placed is struck.
+ */
+function assignLanes(marks, o) {
+  const under = marks.map((a) => marks.flatMap((b, j) => (covers(a, b, o) ? [j] : [])));
+  const extent = (m) => [Math.min(m.textX0, m.x), Math.max(m.textX1, m.x)];
+  const lanes = marks.map(() => null);
+  const byLane = [];
+  for (let n = 0; n < marks.length; n++) {
+    const open = marks.map((_, i) => i).filter((i) => lanes[i] === null);
+    const ready = open.filter((i) => under[i].every((j) => lanes[j] !== null));
+    // Rightmost first; with none ready (labels over each other's marks), the rightmost left.
+    const i = (ready.length > 0 ? ready : open).reduce((best, j) => (marks[j].x >= marks[best].x ? j : best));
+    const [x0, x1] = extent(marks[i]);
+    let lane = Math.max(0, ...under[i].filter((j) => lanes[j] !== null).map((j) => lanes[j] + 1));
+    const clash = (l) => (byLane[l] ?? []).some(([y0, y1]) => x0 < y1 + o.labelGap && y0 < x1 + o.labelGap);
+    while (clash(lane)) {
+      lane += 1;
+    }
+    lanes[i] = lane;
+    (byLane[lane] ??= []).push([x0, x1]);
+  }
+  return lanes;
 }

@@ -22,3 +22,15 @@ export function hostCommands(hello) {
     onPath: cli?.on_path === true,
   };
 }
+
+/**
+ * `text` (a path) as one shell word: bare when it has only characters no shell treats specially,
+ * else in single quotes (as the host quotes its own path, native-host/src/invocation.rs).
+ */
+export function shellWord(text) {
+  const value = String(text ?? "");
+  if (value !== "" && /^[A-Za-z0-9/._\-+,:@%]+$/.test(value)) {
+    return value;
+  }
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}

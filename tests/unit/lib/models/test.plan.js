@@ -151,12 +151,14 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
   const lines = planLines(view, t, { when });
   assert.deepEqual(
     lines.map((line) => line.id),
-    ["learned", "autostart", "last-run", "note"],
+    ["learned", "why", "autostart", "last-run", "note"],
   );
   assert.equal(lines[0].text, "A plan is learned from 3 starts: 120.0 MB of the install folder (40% of its 300.0 MB) + 30.0 MB of system libraries.");
-  assert.equal(lines[1].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
-  assert.equal(lines[2].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
-  assert.equal(lines[3].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
+  // why the plan is more than the running Firefox maps (the mapped figure above it on the page)
+  assert.match(lines[1].text, /every page any of Firefox's processes mapped during the learned starts .* small gaps .* more than Firefox maps at any one moment/);
+  assert.equal(lines[2].text, "Autostart is on (systemd): the planned preload runs at idle priority after login.");
+  assert.equal(lines[3].text, "Last run T1763768000000: read 150.0 MB of planned pages in 4.2s.");
+  assert.equal(lines[4].text, "Note: a DAMON kdamond pages out page cache left idle for about a minute: a preload at login is undone unless Firefox starts within a minute or so", "worded from _locales by its code");
   assert.equal(uncachedText(view, t), "2 files that Firefox's starts read are not cached: the next start will read them from disk.");
 });
 
@@ -245,8 +247,8 @@ test("planView: a stale plan (Firefox updated) says for which build it was learn
   const stale = planView({ ...STATUS, stale: true, build_id: "20260202000000", learned_build_id: "20260101000000", changed_files: ["/usr/lib/firefox-esr/libxul.so"] });
   assert.equal(stale.stale, true);
   const lines = planLines(stale, t, { when });
-  assert.deepEqual(lines.map((line) => line.id).slice(0, 3), ["learned", "stale", "changed"]);
-  assert.match(lines[1].text, /learned for Firefox build 20260101000000, and this is build 20260202000000/);
+  assert.deepEqual(lines.map((line) => line.id).slice(0, 4), ["learned", "why", "stale", "changed"]);
+  assert.match(lines[2].text, /learned for Firefox build 20260101000000, and this is build 20260202000000/);
   // An older host (no stale field) or a current plan: no such line.
   assert.ok(!planLines(planView(STATUS), t, { when }).some((line) => line.id === "stale"));
   assert.ok(!planLines(planView({ ...STATUS, stale: false, build_id: "1", learned_build_id: "1" }), t, { when }).some((line) => line.id === "stale"));
@@ -256,8 +258,8 @@ test("planView: DAMON proactive reclaim is its own line, in the add-on's words, 
   const damon = planView({ ...STATUS, autostart: { ...STATUS.autostart, damon_pageout: true } });
   assert.equal(damon.damonPageout, true);
   const lines = planLines(damon, t, { when });
-  assert.deepEqual(lines.map((line) => line.id), ["learned", "autostart", "last-run", "damon"]);
-  assert.match(lines[3].text, /DAMON proactive reclaim\): a preload at login is paged out again/);
+  assert.deepEqual(lines.map((line) => line.id), ["learned", "why", "autostart", "last-run", "damon"]);
+  assert.match(lines[4].text, /DAMON proactive reclaim\): a preload at login is paged out again/);
   assert.equal(planView(STATUS).damonPageout, false, "a host without the field: no claim");
 });
 
@@ -271,13 +273,38 @@ test("planErrorView: a missing host and an old host (named by its version) are t
   assert.equal(planErrorView(new HostError({ code: "io_error", message: "disk" })).state, "error");
 });
 
-test("popupPlanText: autostart on/off with the last run, no plan, old or missing host", () => {
-  assert.deepEqual(popupPlanText({ status: STATUS }, t, { when }), { state: "on", text: "Autostart preload: on. Last run T1763768000000, read 150.0 MB." });
+test("popupPlanText: what the plan reads and its login preload; the plan can be preloaded only when learned", () => {
+  assert.deepEqual(popupPlanText({ status: STATUS }, t, { when }), {
+    state: "on",
+    text: "The plan: 120.0 MB of Firefox's files (40% of its 300.0 MB) + 30.0 MB of system libraries, learned from 3 starts: every page they used, and the small gaps between.",
+    autostart: "Autostart preload: on. Last run T1763768000000, read 150.0 MB.",
+    learned: true,
+  });
   const off = { ...STATUS, autostart: { enabled: false, kind: null, last_run: null, note: null } };
-  assert.deepEqual(popupPlanText({ status: off }, t), { state: "off", text: "Autostart preload: off. It has not run yet." });
-  assert.equal(popupPlanText({ status: { learned: false } }, t).text, "Preload plan: none learned yet.");
-  assert.equal(popupPlanText({ error: new HostError({ code: "unknown_command", message: "x" }) }, t).state, "old");
-  assert.equal(popupPlanText({ error: new HostError({ code: "host_missing", message: "x" }) }, t).state, "missing");
+  const offText = popupPlanText({ status: off }, t);
+  assert.equal(offText.state, "off");
+  assert.equal(offText.autostart, "Autostart preload: off. It has not run yet.");
+  // A real reply (recorded as nobody after one start): its figures, one start.
+  const recorded = popupPlanText({ status: recordedReply("plan-status-hidden").reply }, t);
+  assert.match(recorded.text, /^The plan: 185\.7 MB of Firefox's files \(60% of its 308\.4 MB\) \+ 28\.1 MB of system libraries, learned from 1 start: every page it used/);
+  // after a Firefox update
+  assert.match(popupPlanText({ status: { ...STATUS, stale: true } }, t).text, /learned on an older build of Firefox/);
+  // an older host without the install/system split: the total
+  assert.match(popupPlanText({ status: { ...STATUS, planned_install_bytes: undefined, planned_system_bytes: undefined } }, t).text, /^The plan: 150\.0 MB of Firefox's files and system libraries together/);
+});
+
+test("popupPlanText: nothing learned says so, and what that leaves: only the full preload, which costs more than it saves", () => {
+  const none = popupPlanText({ status: { learned: false } }, t);
+  assert.deepEqual([none.state, none.learned, none.autostart], ["none", false, null]);
+  assert.match(none.text, /^No plan learned yet: the host learns one from each start/);
+  assert.match(none.text, /full preload, which reads all of Firefox's files: right before a launch it costs more than it saves/);
+  for (const [code, state] of [
+    ["unknown_command", "old"],
+    ["host_missing", "missing"],
+  ]) {
+    const got = popupPlanText({ error: new HostError({ code, message: "x" }) }, t);
+    assert.deepEqual([got.state, got.learned], [state, false]);
+  }
 });
 
 test("popupPlanText words a coded host error from _locales, not the host's English message", () => {
@@ -285,5 +312,7 @@ test("popupPlanText words a coded host error from _locales, not the host's Engli
   assert.deepEqual(popupPlanText({ error: busy }, t), {
     state: "error",
     text: "Preload plan: the host is already running 4 long requests; try again when one has finished",
+    autostart: null,
+    learned: false,
   });
 });

@@ -1,8 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, traceOffer } from "../../../../extension/lib/models/restart.js";
+import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, temporaryCommands, traceOffer } from "../../../../extension/lib/models/restart.js";
+import { hostCommands, shellWord } from "../../../../extension/lib/wording/commands.js";
 import { englishMessage } from "../../fakes.js";
+import { recordedReply } from "../../host-replies.js";
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../fixtures/${name}`, import.meta.url), "utf8"));
 const started = fixture("relaunch-status-started.json");
@@ -91,4 +93,39 @@ test("lastRestartLines: a refused trace is worded by its reason and carries the 
   assert.equal(error.command, "sudo about-startup-host launch --cold --trace");
   assert.match(englishMessage(error.key, error.subs), /no polkit authentication agent could ask for the password \(pkexec exited with exit status: 127\)/);
   assert.equal(lastRestartLines({ ...refused, error: { ...refused.error, params: { reason: "new" } } }, {}).at(-1).key, "restartErrorTrace");
+});
+
+// A host built from source, as a user sees it (recorded: not on PATH, named by its path).
+const HELLO_USER = recordedReply("hello-user").reply.data;
+const RECORD = `${HELLO_USER.cli.root_command} launch --cold --trace`;
+
+test("the traced command is the one that runs here (trace_list's), not relaunch_status's bare name", () => {
+  const ready = { pkexec: false, action: false, system_host: null, agent: false, command: "sudo about-startup-host launch --cold --trace" };
+  assert.equal(traceOffer(ready, RECORD).command, RECORD);
+  assert.match(RECORD, /^sudo \/.+\/about-startup-host launch --cold --trace$/);
+  // an older host without trace_list's command: the relaunch reply's, else none (never made up here)
+  assert.equal(traceOffer(ready).command, ready.command);
+  assert.equal(traceOffer(null).command, null);
+  const refused = { ...started, trace: true, error: { code: "trace_failed", message: "m", params: { reason: "no_agent", detail: "d", command: ready.command } } };
+  assert.equal(lastRestartLines(refused, { recordCommand: RECORD }).find((l) => l.id === "error").command, RECORD);
+});
+
+test("a temporary install: relaunch (before the quit) and evict (after it) by the host's path, for this Firefox", () => {
+  const commands = temporaryCommands({ commands: hostCommands(HELLO_USER), pid: 4242, installDir: shellWord("/opt/fire fox") });
+  assert.deepEqual(commands, {
+    relaunch: `${HELLO_USER.cli.command} relaunch --cold --pid 4242`,
+    evict: `${HELLO_USER.cli.command} evict --firefox '/opt/fire fox'`,
+  });
+  // without the pid or the folder the host finds them itself
+  assert.deepEqual(temporaryCommands({ commands: hostCommands(null) }), { relaunch: "about-startup-host relaunch --cold", evict: "about-startup-host evict" });
+  // the words put the relaunch before the quit, the evict after it
+  assert.match(englishMessage("restartTemporaryRelaunch"), /run this while this Firefox runs, then quit Firefox/);
+  assert.match(englishMessage("restartTemporaryNpm"), /quit Firefox first .*, run this, and npm start again/);
+  assert.doesNotMatch(englishMessage("restartTemporary"), /about-startup-host/, "no command of its own");
+});
+
+test("shellWord quotes a path as the host does", () => {
+  assert.equal(shellWord("/usr/lib/firefox-esr"), "/usr/lib/firefox-esr");
+  assert.equal(shellWord("/my dir/x"), "'/my dir/x'");
+  assert.equal(shellWord("/it's"), "'/it'\\''s'");
 });

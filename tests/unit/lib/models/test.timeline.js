@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { DEFAULTS, niceStep, startSpanEnd, tickValues, timelineLayout } from "../../../../extension/lib/models/timeline.js";
 
 // One headless start of ESR 153 (NOTES), as ms since process.
@@ -125,15 +126,69 @@ test("close milestones go to more lanes; the chart grows to hold them", () => {
   assert.equal(spread.lanes, 1);
   assert.equal(crowded.lanes, 3);
   assert.ok(crowded.height > spread.height);
+  // a's label runs over b's and c's marks, b's over c's: each sits above the marks it runs over
   assert.deepEqual(
     crowded.marks.map((m) => m.lane),
-    [0, 1, 2, 0],
+    [2, 1, 0, 0],
   );
   // lane 0 is nearest the axis, the labels sit above it
   for (const mark of crowded.marks) {
     assert.ok(mark.labelY < crowded.axisY);
   }
-  assert.ok(crowded.marks[2].labelY < crowded.marks[1].labelY);
+  assert.ok(crowded.marks[0].labelY < crowded.marks[1].labelY);
+});
+
+/**
+ * A cold start of ESR 153 on the 30 MiB/s throttle: the first cold run of a recorded benchmark
+ * (tests/fixtures/bench-cold-preload-hot.json), as ms since process.
+ */
+const COLD = (() => {
+  const bench = JSON.parse(readFileSync(new URL("../../../fixtures/bench-cold-preload-hot.json", import.meta.url), "utf8"));
+  const run = bench.history.find((record) => record.coldness?.class === "cold");
+  return [{ name: "process", value: 0 }, ...Object.entries(run.milestones).map(([name, value]) => ({ name, value }))].sort((a, b) => a.value - b.value);
+})();
+
+/**
+ * The marks whose line runs through another mark's label, as "line|label": the chart draws a
+ * mark's line from the axis up to 10 px above its own label's baseline (page/timeline.js), and a
+ * label's text from about 12 px above its baseline to 4 px below it (descenders).
+ */
+function struck(layout) {
+  const out = [];
+  for (const label of layout.marks) {
+    for (const line of layout.marks) {
+      const through = line !== label && line.x >= label.textX0 - 1 && line.x <= label.textX1 + 1 && line.labelY - 10 < label.labelY + 4;
+      if (through) {
+        out.push(`${line.name}|${label.name}`);
+      }
+    }
+  }
+  return out;
+}
+
+test("no mark's line strikes through another milestone's label (hot and cold starts, 600 to 1600 px)", () => {
+  for (const [kind, start] of [
+    ["hot", START],
+    ["cold", COLD],
+  ]) {
+    const items = start.map((s) => ({ ...s, label: `${s.name} ${s.value.toLocaleString("en")} ms` }));
+    for (const width of [600, 720, 900, 1000, 1200, 1600]) {
+      const layout = timelineLayout(items, { width, spanEnd: startSpanEnd(items) });
+      assert.deepEqual(struck(layout), [], `${kind} start at ${width}px`);
+      assert.equal(layout.marks.length, start.length);
+    }
+  }
+});
+
+test("a cluster near the end runs its labels left, stepping up to the right", () => {
+  const layout = timelineLayout(
+    COLD.map((s) => ({ ...s, label: `${s.name} ${s.value} ms` })),
+    { width: 720, spanEnd: 8883 },
+  );
+  const byName = Object.fromEntries(layout.marks.map((m) => [m.name, m]));
+  assert.equal(byName.sessionRestored.anchor, "end");
+  assert.equal(byName.firstPaint2.anchor, "end");
+  assert.ok(byName.sessionRestored.lane > byName.firstPaint2.lane, "the later label is above the earlier mark it runs over");
 });
 
 test("a label near the right edge runs to the left of its mark", () => {

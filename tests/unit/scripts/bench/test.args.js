@@ -18,7 +18,21 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     timeoutMs: 180000,
     allowWarm: false,
     prefetchFlags: [],
+    profilePreset: null,
+    profileSeed: null,
   });
+});
+
+test("--profile-preset names a realistic profile, with seed 1 unless --profile-seed says", () => {
+  assert.deepEqual(
+    ["small", "medium", "large"].map((p) => parseBenchArgs(["--profile-preset", p])).map((o) => [o.profilePreset, o.profileSeed]),
+    [["small", 1], ["medium", 1], ["large", 1]],
+  );
+  assert.equal(parseBenchArgs(["--profile-preset", "medium", "--profile-seed", "42"]).profileSeed, 42);
+  assert.throws(() => parseBenchArgs(["--profile-preset", "huge"]), (e) => e instanceof UsageError && /unknown --profile-preset "huge"; choose from small, medium, large/.test(e.message));
+  assert.throws(() => parseBenchArgs(["--profile-seed", "3"]), /--profile-seed goes with --profile-preset/);
+  assert.throws(() => parseBenchArgs(["--profile-preset", "small", "--profile-seed", "x"]), /--profile-seed wants a whole number/);
+  assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--profile-preset", "small"]), /compare takes no --profile-preset/);
 });
 
 test("every option of a run", () => {

@@ -80,3 +80,11 @@ test("a login scenario's preload is awaited after its launch, before the next pr
   const { bench } = result.records[0];
   assert.deepEqual([bench.workloadMs, bench.loginPreloadMs, bench.loginPreloadDone, bench.loginDelayMs, bench.readAheadKb], [5000, 9100, false, 30000, 128]);
 });
+
+test("every counted record says which profile its launch started on: the preset, else fresh", async () => {
+  const deps = { prepare: async () => ({}), launch: async () => ({ record: ok(900), quit: "clean" }) };
+  const preset = await runBench({ scenarios: ["cold"], runs: 2, profilePreset: "medium" }, deps);
+  assert.deepEqual(preset.records.map((r) => r.bench.profile), ["medium", "medium"]);
+  const fresh = await runBench({ scenarios: ["hot"], runs: 1 }, deps);
+  assert.deepEqual(fresh.records.map((r) => r.bench.profile), ["fresh"]);
+});

@@ -14,24 +14,28 @@ function machine() {
   const home = path.join(root, "home");
   const localBin = path.join(home, ".local", "bin");
   fs.mkdirSync(localBin, { recursive: true });
-  return { root, binary: fs.realpathSync(binary), home, localBin };
+  // A system folder of the fake machine's PATH, without the host: the real /usr/bin has it while
+  // the Debian package is installed (tests/e2e/test.package.js does, for a while).
+  const usrBin = path.join(root, "usr", "bin");
+  fs.mkdirSync(usrBin, { recursive: true });
+  return { root, binary: fs.realpathSync(binary), home, localBin, usrBin };
 }
 
 test("not on PATH: where it is, the ln command for ~/.local/bin, and that the page prints the full path meanwhile", () => {
   const m = machine();
-  const lines = hostPathLines(m.binary, { env: { HOME: m.home, PATH: `${m.localBin}:/usr/bin` } });
+  const lines = hostPathLines(m.binary, { env: { HOME: m.home, PATH: `${m.localBin}:${m.usrBin}` } });
   assert.equal(lines[0].startsWith(`the host: ${m.binary} `), true);
   assert.equal(lines[1], `to run it by name in a terminal: mkdir -p ~/.local/bin && ln -sf ${m.binary} ~/.local/bin/${HOST_CLI_NAME}   (~/.local/bin is on your PATH)`);
   assert.match(lines[2], /full path, which works as printed/);
   // ~/.local/bin not on PATH: also how to add it
-  const noLocal = hostPathLines(m.binary, { env: { HOME: m.home, PATH: "/usr/bin" } });
+  const noLocal = hostPathLines(m.binary, { env: { HOME: m.home, PATH: m.usrBin } });
   assert.match(noLocal[1], /and add ~\/\.local\/bin to PATH/);
 });
 
 test("linked into ~/.local/bin (on PATH): says so, nothing to do", () => {
   const m = machine();
   fs.symlinkSync(m.binary, path.join(m.localBin, HOST_CLI_NAME));
-  const lines = hostPathLines(m.binary, { env: { HOME: m.home, PATH: `${m.localBin}:/usr/bin` } });
+  const lines = hostPathLines(m.binary, { env: { HOME: m.home, PATH: `${m.localBin}:${m.usrBin}` } });
   assert.deepEqual(lines.slice(1), [`on your PATH as ${HOST_CLI_NAME} (${path.join(m.localBin, HOST_CLI_NAME)})`]);
 });
 

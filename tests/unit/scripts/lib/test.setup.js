@@ -1,11 +1,15 @@
 // What `npm test` and `npm start` set up alone on a fresh machine, and where they stop for root.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ensureSetup, planSetup, profilerNode, SetupError } from "../../../../scripts/lib/setup.mjs";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ensureSetup, npmOn, planSetup, profilerCliInstalled, profilerNode, PROFILER_CLI_SOURCE, SetupError } from "../../../../scripts/lib/setup.mjs";
+import { ROOT } from "../../../../scripts/lib/project.mjs";
 import { findGeckodriver } from "../../../../scripts/lib/firefox.mjs";
 
 const ALL = ["fmt", "clippy", "cargo-test", "eslint", "web-ext-lint", "unit", "host-release", "e2e"];
-const everything = { nodeModules: true, cargo: true, rustup: true, rustfmt: true, clippy: true, firefox: true, geckodriver: true, node24: true };
+const everything = { nodeModules: true, cargo: true, rustup: true, rustfmt: true, clippy: true, firefox: true, geckodriver: true, node24: true, profilerCli: true };
 const cmd = (step) => [step.command, ...step.args].join(" ");
 
 test("a ready machine: nothing to do", () => {
@@ -29,6 +33,49 @@ test("the e2e stage gets a Node ≥ 24 for the Profiler's loader from npm's node
   assert.deepEqual(planSetup(["unit"], { ...everything, node24: false }).steps, [], "only e2e loads profiles");
   assert.equal(profilerNode({ version: "24.1.0", execPath: "/usr/bin/node" }), "/usr/bin/node");
   assert.match(profilerNode({ version: "20.20.2", execPath: "/usr/bin/node" }), /\.cache\/node24\/node_modules\/\.bin\/node$/);
+});
+
+test("the Profiler's loader: not a devDependency (npm ci on Node 20 warns of nothing), installed for e2e from its own lockfile by npm on Node 24", () => {
+  // The README's first command must not warn EBADENGINE: no dependency of the project wants a
+  // newer Node than package.json's engines allows.
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, "package-lock.json"), "utf8"));
+  assert.equal(manifest.engines.node, ">=20");
+  const wantNewer = Object.entries(lock.packages)
+    .filter(([name, p]) => name && /^>=?\s*(2[1-9]|[3-9]\d)/.test(p.engines?.node ?? ""))
+    .map(([name, p]) => `${name} (${p.engines.node})`);
+  assert.deepEqual(wantNewer, [], "packages npm ci would warn EBADENGINE about on Node 20");
+  // Its own manifest pins the version, its lockfile the integrity.
+  const own = JSON.parse(fs.readFileSync(path.join(PROFILER_CLI_SOURCE, "package-lock.json"), "utf8"));
+  const pinned = own.packages["node_modules/@firefox-devtools/profiler-cli"];
+  assert.equal(pinned.version, JSON.parse(fs.readFileSync(path.join(PROFILER_CLI_SOURCE, "package.json"), "utf8")).dependencies["@firefox-devtools/profiler-cli"]);
+  assert.match(pinned.integrity, /^sha512-/);
+
+  const plan = planSetup(["e2e"], { ...everything, profilerCli: false }, { profilerCliCache: "/p/.cache/profiler-cli", npm: ["/p/node24", "/usr/lib/npm-cli.js"] });
+  assert.deepEqual(plan.steps.map(cmd), ["/p/node24 /usr/lib/npm-cli.js ci --no-audit --no-fund --prefix /p/.cache/profiler-cli"]);
+  assert.deepEqual(plan.steps[0].copy.files, ["package.json", "package-lock.json"]);
+  assert.equal(plan.steps[0].copy.to, "/p/.cache/profiler-cli");
+  assert.deepEqual(planSetup(["unit", "start"], { ...everything, profilerCli: false }).steps, [], "only e2e loads profiles");
+});
+
+test("profilerCliInstalled: only the pinned version counts; npmOn runs npm's script on the given node", () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "profiler-cli-"));
+  const pkg = path.join(tmp, "node_modules", "@firefox-devtools", "profiler-cli");
+  assert.equal(profilerCliInstalled({ cache: tmp }), false, "nothing installed");
+  fs.mkdirSync(pkg, { recursive: true });
+  fs.writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ version: "0.9.0" }));
+  assert.equal(profilerCliInstalled({ cache: tmp }), false, "another version");
+  fs.writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ version: JSON.parse(fs.readFileSync(path.join(PROFILER_CLI_SOURCE, "package.json"), "utf8")).dependencies["@firefox-devtools/profiler-cli"] }));
+  assert.equal(profilerCliInstalled({ cache: tmp }), true);
+  // npm on PATH as a link to its script (Debian's, nodejs.org's, nvm's)
+  const bin = path.join(tmp, "bin");
+  fs.mkdirSync(path.join(tmp, "lib", "npm", "bin"), { recursive: true });
+  fs.writeFileSync(path.join(tmp, "lib", "npm", "bin", "npm-cli.js"), "");
+  fs.mkdirSync(bin);
+  fs.symlinkSync(path.join(tmp, "lib", "npm", "bin", "npm-cli.js"), path.join(bin, "npm"));
+  assert.deepEqual(npmOn("/n24", { PATH: bin }), ["/n24", fs.realpathSync(path.join(tmp, "lib", "npm", "bin", "npm-cli.js"))]);
+  assert.deepEqual(npmOn("/n24", { PATH: path.join(tmp, "none") }), ["npm"]);
+  fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 test("only the stages asked for: --only fmt needs rustfmt, not clippy, geckodriver or Firefox", () => {

@@ -1,0 +1,103 @@
+// The realistic profile (scripts/profile/make.mjs) works in a real Firefox: the small preset is
+// made, then started as a user starts Firefox, and Firefox itself is asked what it has: the
+// restored windows and tabs, the add-ons active with their backgrounds running and their data
+// in storage.local, their content scripts on each window's selected tab with the background's
+// answer, and the history, bookmarks and favicons Places holds. The start is ours, not
+// geckodriver's (geckodriver's own prefs turn session restore off); WebDriver attaches to it
+// through Marionette, as the maker does.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
+import { answerAttribute, injectedAttribute } from "../../scripts/profile/extensions.mjs";
+import { startFirefox } from "../../scripts/profile/firefox.mjs";
+import * as inFirefox from "../../scripts/profile/in-firefox.mjs";
+import { makeProfile, waitContentScripts } from "../../scripts/profile/make.mjs";
+import { buildModel } from "../../scripts/profile/model.mjs";
+import { EXTENSION_KINDS, PRESETS } from "../../scripts/profile/presets.mjs";
+
+const PRESET = PRESETS.small;
+const NOW = Date.UTC(2026, 10, 24);
+const KINDS = EXTENSION_KINDS.slice(0, PRESET.extensions);
+
+describe("the small realistic profile, started as a user starts Firefox", () => {
+  let root;
+  let made;
+  let ff;
+  let windows;
+
+  before(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-profile-"));
+    made = await makeProfile(
+      { presetName: "small", seed: 1, now: NOW, out: path.join(root, "made"), firefox: fs.realpathSync(defaultFirefox()) },
+      { log: (line) => console.log(`make: ${line}`) },
+    );
+    const home = path.join(root, "home");
+    fs.mkdirSync(home);
+    ff = await startFirefox({ binary: made.firefox.binary, profile: made.profileDir, home, logFile: path.join(artifactsFolder(), "profile-firefox.log") });
+    await ff.chrome(inFirefox.waitSessionRestored);
+  });
+
+  after(async () => {
+    await ff?.quit().catch(() => ff.kill());
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("restores the session: every window and tab the preset has, each on its local page", async () => {
+    windows = await ff.chrome(inFirefox.openWindows);
+    assert.equal(windows.length, PRESET.windows);
+    const tabs = windows.flatMap((w) => w.tabs);
+    assert.equal(tabs.length, PRESET.tabs);
+    assert.equal(tabs.filter((t) => t.pinned).length, PRESET.pinned);
+    for (const t of tabs) {
+      assert.ok(t.url.startsWith(`file://${made.pagesDir}/`), t.url);
+      assert.ok(fs.existsSync(new URL(t.url)), `${t.url} exists`);
+    }
+    // Firefox wrote the session file itself: mozLz4's magic, then the size and one LZ4 block.
+    const head = fs.readFileSync(path.join(made.profileDir, "sessionstore.jsonlz4")).subarray(0, 8);
+    assert.equal(head.toString("latin1"), "mozLz40\0");
+  });
+
+  it("starts every add-on: active, its background running, its data in storage.local", async () => {
+    // Backgrounds start after the first window is up (background-delayed-startup): wait for them.
+    const ids = KINDS.map((k) => `${k.kind}@synthetic.profile.test`);
+    let states = [];
+    await waitFor(async () => (states = await ff.chrome(inFirefox.addonStates, ids, "synthetic:filled")).every((s) => s.background === "running"), {
+      timeout: 60_000,
+      message: "the add-ons' backgrounds to run",
+    }).catch(() => {});
+    for (const s of states) {
+      assert.deepEqual([s.id, s.installed, s.active, s.background, s.filled], [s.id, true, true, "running", true]);
+    }
+    assert.equal(states.length, KINDS.length);
+  });
+
+  it("injects each add-on's content script into the selected tab, and the background answers it", async () => {
+    const { marks } = await waitContentScripts(ff, KINDS, { timeoutMs: 60_000 });
+    assert.equal(marks.length, PRESET.windows);
+    for (const { marks: m } of marks) {
+      for (const kind of KINDS.filter((k) => k.contentBytes > 0)) {
+        assert.equal(m[injectedAttribute(kind.kind)], "injected");
+        // The background read its whole storage at this start: at least the data it was made with.
+        assert.ok(Number(m[answerAttribute(kind.kind)]) >= kind.storageBytes, `${kind.kind}: ${m[answerAttribute(kind.kind)]}`);
+      }
+    }
+  });
+
+  it("has the history, bookmarks and favicons in Places, found through Firefox's own lookups", async () => {
+    const counts = await ff.chrome(inFirefox.placesCounts);
+    // The preset's visits, plus one for each open tab's page (make.mjs puts those in history).
+    assert.ok(counts.visits >= PRESET.visits + PRESET.tabs, `visits ${counts.visits}`);
+    assert.ok(counts.places >= PRESET.places + PRESET.tabs, `places ${counts.places}`);
+    assert.ok(counts.bookmarks >= PRESET.bookmarks, `bookmarks ${counts.bookmarks}`);
+    assert.ok(counts.icons > 0 && counts.iconPages > 0, JSON.stringify(counts));
+    assert.equal(counts.outdatedFrecency, 0, "frecency computed, as Firefox's idle task would");
+    // A page's visits, looked up by URL as Firefox does (through the url_hash index Places keeps).
+    // The model make.mjs wrote from (the same seed, day and folder): its most visited page.
+    const model = buildModel({ seed: 1, presetName: "small", now: NOW, pagesDir: made.pagesDir });
+    const page = model.history.reduce((a, b) => (b.visits.length > a.visits.length ? b : a));
+    assert.deepEqual(await ff.chrome(inFirefox.fetchPage, page.url), { guid: page.guid, title: page.title, visits: page.visits.length });
+  });
+});
