@@ -31,7 +31,8 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::host::manifest;
+use crate::firefox::manifest;
+use crate::os::binary::host_binary;
 
 use args::{Cli, Cmd};
 
@@ -41,7 +42,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    crate::pagecache::sys::default_sigpipe();
+    crate::os::sys::default_sigpipe();
     match parse(args).command {
         Cmd::Residency(args) => residency::residency_cmd(&args),
         Cmd::Preload(args) => preload::preload_cmd(&args),
@@ -65,7 +66,7 @@ where
         } => {
             let binary = match binary {
                 Some(path) => path,
-                None => manifest::host_binary()?,
+                None => host_binary()?,
             };
             print!("{}", manifest::render(&binary, &extension_id)?);
             Ok(())

@@ -255,7 +255,7 @@ pub fn collect(trace: &mut Trace, owner: Option<&user::User>) -> Option<Value> {
     let (uid, home) = match owner {
         Some(u) => (u.uid, u.home.clone()),
         None => (
-            crate::pagecache::sys::geteuid(),
+            crate::os::sys::geteuid(),
             crate::state::home().unwrap_or_default(),
         ),
     };

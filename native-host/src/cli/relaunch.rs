@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::render::{megabytes, print_json};
 use crate::firefox::process;
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
 use crate::relaunch::status::{self, Stage, Status};
 use crate::relaunch::{self, Options};
 
@@ -72,8 +72,8 @@ pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
                 stage: Stage::Failed,
                 cold: args.cold,
                 trace: args.trace,
-                requested_at_ms: workingset::now_ms(),
-                updated_at_ms: workingset::now_ms(),
+                requested_at_ms: now_ms(),
+                updated_at_ms: now_ms(),
                 old_pid: pid,
                 install_dir: String::new(),
                 profile: None,
@@ -151,7 +151,7 @@ fn print_human(s: &Status) {
             println!(
                 "  still cached: {} ({} MB)",
                 stayed.path,
-                megabytes(stayed.pages * crate::pagecache::sys::page_size() as u64)
+                megabytes(stayed.pages * crate::os::sys::page_size() as u64)
             );
         }
         if e.mapped_by.is_empty() {

@@ -21,9 +21,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::error::ExportError;
 use super::schema;
 use super::view::{IoMarker, View};
-use super::ExportError;
 use crate::trace::model::Trace;
 
 /// The Gecko-format versions this merge was written against (ESR 153 writes 34; the Profiler
@@ -234,7 +234,7 @@ impl Merge<'_> {
         let name = push_str(main, "about:startup trace");
         let data = json!({
             "type": schema::RECORDING.name,
-            "summary": super::summary_line(self.trace, self.view),
+            "summary": super::view::summary_line(self.trace, self.view),
             "notes": self.trace.notes.join("; "),
         });
         let (from, to) = (self.trace.attached_ms + off, self.trace.ended_ms + off);

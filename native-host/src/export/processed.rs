@@ -170,7 +170,7 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
             w.profile
                 .add_marker(thread, MarkerTiming::Instant(ts(*t)), marker);
         }
-        let summary = super::summary_line(trace, view);
+        let summary = super::view::summary_line(trace, view);
         let notes = trace.notes.join("; ");
         let marker = w.marker(
             &schema::RECORDING,

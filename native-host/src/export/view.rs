@@ -322,6 +322,24 @@ pub fn archive_name(path: &str, install_dir: &str) -> String {
         .to_owned()
 }
 
+/// The line the profile's own summary marker carries.
+#[must_use]
+pub fn summary_line(trace: &Trace, view: &View) -> String {
+    format!(
+        "{:.1} MB read from disk in {} reads by {} processes, {:.0}–{:.0} ms after the process start{}",
+        view.total_bytes as f64 / 1e6,
+        view.processes.iter().map(|p| p.markers.len()).sum::<usize>(),
+        view.processes.len(),
+        trace.attached_ms.max(0.0),
+        trace.ended_ms,
+        if trace.lost_events > 0 {
+            format!("; {} trace events lost", trace.lost_events)
+        } else {
+            String::new()
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::pagecache::beneath::Folder;
+use crate::os::beneath::Folder;
 
 /// The mozlz4 magic.
 pub const MAGIC: &[u8; 8] = b"mozLz40\0";
@@ -336,7 +336,7 @@ fn main_ping_files(root: &Path) -> Vec<(u64, PathBuf)> {
 }
 
 /// The file's bytes: opened once beneath the held profile folder (no symlink anywhere, a FIFO
-/// does not block, a regular file only: `pagecache::beneath`), at most [`MAX_COMPRESSED`].
+/// does not block, a regular file only: `os::beneath`), at most [`MAX_COMPRESSED`].
 fn read_bounded(profile: &Folder, path: &Path) -> std::io::Result<Vec<u8>> {
     let (file, meta) = profile.open_file(path)?;
     if meta.len() > MAX_COMPRESSED {

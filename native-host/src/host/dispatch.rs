@@ -148,7 +148,7 @@ fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, Rep
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if ctx.wants_match() {
-            ctx.match_hint(hint, &procs, crate::pagecache::sys::geteuid());
+            ctx.match_hint(hint, &procs, crate::os::sys::geteuid());
         }
     }
     let ctx = shared.ctx();
@@ -208,7 +208,7 @@ fn autostart(enable: bool) -> Result<Reply, ReplyError> {
     };
     let dirs = a::Dirs::from_env().map_err(failed)?;
     if enable {
-        let binary = crate::host::manifest::host_binary().map_err(failed)?;
+        let binary = crate::os::binary::host_binary().map_err(failed)?;
         a::enable(&dirs, &binary, &a::systemctl).map_err(failed)?;
     } else {
         a::disable(&dirs, &a::systemctl).map_err(failed)?;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Uid};
 
 use super::user::User;
-use crate::pagecache::beneath;
+use crate::os::beneath;
 use crate::Error;
 
 /// A folder held open, with the user whose state it is.
@@ -42,7 +42,7 @@ struct Owner {
 
 impl Owner {
     fn of(user: Option<&User>) -> Owner {
-        let euid = crate::pagecache::sys::geteuid();
+        let euid = crate::os::sys::geteuid();
         match user {
             Some(u) if euid == 0 && u.uid != 0 => Owner {
                 uid: u.uid,
@@ -148,7 +148,7 @@ impl StateDir {
             }
         };
         let mut fd = beneath::open_dir_exact(&real)?;
-        if !missing.is_empty() && crate::pagecache::sys::geteuid() == 0 {
+        if !missing.is_empty() && crate::os::sys::geteuid() == 0 {
             // Root makes nothing in a folder the state's owner does not own: a path that leads
             // into root's own folders (or anyone else's) is refused, not filled.
             let st = rustix::fs::fstat(&fd)?;
@@ -417,7 +417,7 @@ impl StateDir {
             .hand_over(&fd)
             .map_err(|e| Error::io(context(), e))?;
         let file = File::from(fd);
-        crate::pagecache::sys::flock_exclusive(&file).map_err(|e| Error::io(context(), e))?;
+        crate::os::sys::flock_exclusive(&file).map_err(|e| Error::io(context(), e))?;
         Ok(Lock { _file: file })
     }
 }

@@ -3,7 +3,7 @@
 //! The working set, the last planned preload, the stored traces and their markers live there;
 //! the autostart entries use the same folder rules in the config folder.
 //!
-//! Ground floor: it uses `pagecache::{beneath, sys}` (the syscall wrappers) and `error`, and
+//! On the ground floor: it uses `os::{beneath, sys}` (the syscall wrappers) and `error`, and
 //! nothing else of the crate, so every feature may keep state without an arrow pointing back.
 //!
 //! - [`user`]: whom root acts for under `sudo`/`pkexec`, and where their state folder is;

@@ -20,7 +20,7 @@ use object::read::ReadCache;
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use super::model::CodeSite;
-use crate::pagecache::maps::MapsLine;
+use crate::os::proc::maps::MapsLine;
 
 /// The mappings seen per process (start address → line), from /proc/<pid>/maps.
 pub type Mappings = HashMap<i32, BTreeMap<u64, MapsLine>>;
@@ -214,7 +214,7 @@ pub fn label(site: &CodeSite) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pagecache::maps::parse_maps_line;
+    use crate::os::proc::maps::parse_maps_line;
 
     #[inline(never)]
     fn a_function_to_find(x: u64) -> u64 {

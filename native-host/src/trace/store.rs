@@ -58,7 +58,7 @@ pub struct Listing {
 /// The start (clock ticks since boot) of process `pid`.
 #[must_use]
 pub fn process_start(pid: i32) -> Option<u64> {
-    crate::firefox::process::read_stat(pid).map(|s| s.starttime)
+    crate::os::proc::stat(pid).map(|s| s.starttime)
 }
 
 /// The traces folder of `user`'s state folder (or this process's user's), made if missing.

@@ -1,6 +1,14 @@
 //! What the host sends: the envelope of every reply, event and error, and the typed replies.
 
-use super::*;
+use crate::firefox::kind::InstallKind;
+use crate::firefox::process::FirefoxInfo;
+use crate::firefox::served::Found;
+use crate::host::protocol::ReplyError;
+use crate::learn::{plan, workingset};
+use crate::pagecache::residency::{Capabilities, FileReport};
+use crate::pagecache::{evict, preload, residency};
+use serde::Serialize;
+use std::path::PathBuf;
 
 /// Every host → browser message: `{"id", "status", …}` (docs/PROTOCOL.md, "one envelope").
 #[derive(Debug, Clone, Serialize)]

@@ -1,4 +1,12 @@
 use super::*;
+use crate::firefox::served::Found;
+use crate::learn::plan;
+use crate::pagecache::preload::Method;
+use crate::pagecache::residency::Capabilities;
+use crate::pagecache::{evict, preload, residency};
+use crate::Error;
+use serde_json::json;
+use std::path::PathBuf;
 
 fn evict_reply(n: usize, path_len: usize) -> Reply {
     let file = evict::FileResult {

@@ -75,7 +75,7 @@ impl Dirs {
 }
 
 /// The host binary an entry would run, and why no entry may name it (`None`: it may). The
-/// caller judges it by the rule of per-user entries (`host::manifest::user_binary_problem`),
+/// caller judges it by the rule of per-user entries (`os::binary::user_binary_problem`),
 /// so this folder needs nothing of the host's.
 #[derive(Debug, Clone)]
 pub struct HostBinary {

@@ -1,6 +1,16 @@
 //! `plan_status`: what the plan would read, what changed, whether it is stale, what is uncached.
 
-use super::*;
+use crate::firefox::install;
+use crate::learn::plan::{make, traced_plan, Knobs, PlanSource};
+use crate::learn::workingset::{self, Identity};
+use crate::os::beneath::Folder;
+use crate::os::sys;
+use crate::pagecache::view::{pages_of, Viewer};
+use crate::state::StateDir;
+use crate::trace::plan_source::{self, Pages};
+use crate::Error;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 /// An install file with no page in the cache.
 #[derive(Debug, Clone, Serialize)]

@@ -29,7 +29,7 @@ pub enum Strategy {
 }
 
 /// What the user asked for (`launch --strategy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Choice {
     /// First where the disk's readahead window is over 1 MiB, else beside.
     #[default]

@@ -1,7 +1,27 @@
 //! Recording a start's working set from the Firefox process tree (pagemap, and residency after
 //! a cold start), and `learn`: record and merge it into the state file.
 
-use super::*;
+use crate::learn::workingset::{load, save, FileSet, Identity, Start, STATE_FILE};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+
+use crate::firefox::{install, process};
+use crate::os::beneath::Folder;
+use crate::os::sys;
+use crate::pagecache::residency::ProcMaps;
+use crate::pagecache::view::{pages_of, run_lengths, Viewer};
+use crate::state::StateDir;
+use crate::Error;
+
+use crate::os::clock::now_ms;
+
+/// A start whose process tree read less than this from storage was warm: the cache's content is
+/// not evidence of what it needed (a cold ESR 153 start reads ~270 MB, a hot one a few MB).
+/// The figure is the tree's `read_bytes`, which counts every read (the profile's too), not only
+/// the install folder's: a gate, not a measurement of the install's coldness.
+pub const RESIDENT_EVIDENCE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Files per source, in the reply of `learn`.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -188,14 +208,6 @@ pub fn learn(
         bytes: pages * state.page_size(),
         sources,
     })
-}
-
-/// Milliseconds since the epoch.
-#[must_use]
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! The working set on disk: `working-set.json` in the state folder (crate::state), read bounded
 //! and written atomically there.
 
-use super::*;
+use crate::learn::workingset::{State, STATE_FILE, STATE_VERSION};
+
+use crate::state::StateDir;
+use crate::Error;
 
 /// The most a state file may hold: 4 installs × 5 starts of page ranges are a few MiB; a file
 /// past this is not one the host wrote, and is read as an empty state.
