@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { findFirefox } from "../lib/firefox.mjs";
 import { findCandidates } from "../lib/firefox-kind.mjs";
-import { userJs } from "../bench/launch.mjs";
+import { userJs, withoutPrefs } from "../lib/prefs-js.mjs";
 import { extensionFiles, FILLED_KEY, injectedAttribute, answerAttribute, packXpi } from "./extensions.mjs";
 import { MAKING_PREFS, startFirefox } from "./firefox.mjs";
 import { iconDataUrl } from "./icons.mjs";
@@ -104,14 +104,6 @@ export function profilePrefs(extensions) {
     "browser.shell.checkDefaultBrowser": false,
     "toolkit.telemetry.reportingpolicy.firstRun": false,
   };
-}
-
-/** prefs.js text without the lines of `names` (the making runs' own prefs). Pure. */
-export function withoutPrefs(prefsJs, names) {
-  return prefsJs
-    .split("\n")
-    .filter((line) => !names.some((name) => line.startsWith(`user_pref(${JSON.stringify(name)},`)))
-    .join("\n");
 }
 
 function chunks(items, size) {

@@ -4,13 +4,18 @@
 // in storage.local, their content scripts on each window's selected tab with the background's
 // answer, and the history, bookmarks and favicons Places holds. The start is ours, not
 // geckodriver's (geckodriver's own prefs turn session restore off); WebDriver attaches to it
-// through Marionette, as the maker does.
+// through Marionette, as the maker does. Then the benchmark's own first start on a copy of it
+// (`npm run bench -- --profile-preset small`): the about:startup add-on sideloaded into the made
+// profile loads in full mode and hands over its record, and the template keeps the session.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
+import { benchPaths, prepareTemplates } from "../../scripts/bench/launch.mjs";
+import { buildExtension } from "../../scripts/build.mjs";
+import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { answerAttribute, injectedAttribute } from "../../scripts/profile/extensions.mjs";
 import { startFirefox } from "../../scripts/profile/firefox.mjs";
 import * as inFirefox from "../../scripts/profile/in-firefox.mjs";
@@ -22,18 +27,26 @@ const PRESET = PRESETS.small;
 const NOW = Date.UTC(2026, 10, 24);
 const KINDS = EXTENSION_KINDS.slice(0, PRESET.extensions);
 
+let root;
+let made;
+
+before(async () => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-profile-"));
+  made = await makeProfile(
+    { presetName: "small", seed: 1, now: NOW, out: path.join(root, "made"), firefox: fs.realpathSync(defaultFirefox()) },
+    { log: (line) => console.log(`make: ${line}`) },
+  );
+});
+
+after(() => {
+  if (root) fs.rmSync(root, { recursive: true, force: true });
+});
+
 describe("the small realistic profile, started as a user starts Firefox", () => {
-  let root;
-  let made;
   let ff;
   let windows;
 
   before(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-profile-"));
-    made = await makeProfile(
-      { presetName: "small", seed: 1, now: NOW, out: path.join(root, "made"), firefox: fs.realpathSync(defaultFirefox()) },
-      { log: (line) => console.log(`make: ${line}`) },
-    );
     const home = path.join(root, "home");
     fs.mkdirSync(home);
     ff = await startFirefox({ binary: made.firefox.binary, profile: made.profileDir, home, logFile: path.join(artifactsFolder(), "profile-firefox.log") });
@@ -42,7 +55,6 @@ describe("the small realistic profile, started as a user starts Firefox", () => 
 
   after(async () => {
     await ff?.quit().catch(() => ff.kill());
-    if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
   it("restores the session: every window and tab the preset has, each on its local page", async () => {
@@ -99,5 +111,40 @@ describe("the small realistic profile, started as a user starts Firefox", () => 
     const model = buildModel({ seed: 1, presetName: "small", now: NOW, pagesDir: made.pagesDir });
     const page = model.history.reduce((a, b) => (b.visits.length > a.visits.length ? b : a));
     assert.deepEqual(await ff.chrome(inFirefox.fetchPage, page.url), { guid: page.guid, title: page.title, visits: page.visits.length });
+  });
+});
+
+describe("the benchmark's first start on a copy of it (bench --profile-preset small)", () => {
+  let bench;
+  let first;
+
+  before(async () => {
+    bench = benchPaths(path.join(root, "bench"));
+    fs.mkdirSync(bench.root);
+    const built = await buildExtension({ distDir: path.join(bench.root, "dist") });
+    // The bench's own step: the add-on sideloaded into a copy of a profile Firefox has run before.
+    first = await prepareTemplates({ paths: bench, binary: made.firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: 120_000, baseProfile: made.profileDir }).catch((error) => {
+      fs.copyFileSync(bench.log, path.join(artifactsFolder(), "profile-bench-template-firefox.log"));
+      throw error;
+    });
+  });
+
+  it("loads the sideloaded about:startup add-on in full mode, which hands over its record and quits Firefox", () => {
+    assert.equal(first.mode, "full");
+    assert.equal(typeof first.milestones.sessionRestored, "number");
+  });
+
+  it("leaves the template with the made profile's session: every window and tab", async () => {
+    const home = path.join(bench.root, "probe-home");
+    fs.mkdirSync(home);
+    const ff = await startFirefox({ binary: made.firefox.binary, profile: bench.templateProfile, home, logFile: path.join(artifactsFolder(), "profile-template-firefox.log") });
+    try {
+      await ff.chrome(inFirefox.waitSessionRestored);
+      const windows = await ff.chrome(inFirefox.openWindows);
+      assert.equal(windows.length, PRESET.windows);
+      assert.equal(windows.flatMap((w) => w.tabs).length, PRESET.tabs);
+    } finally {
+      await ff.quit().catch(() => ff.kill());
+    }
   });
 });
