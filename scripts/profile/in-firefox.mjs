@@ -118,12 +118,26 @@ export async function recalculateFrecency() {
 
 /**
  * Replaces the session with `state` (session.mjs's browserState; `principal: null` entries get
- * the system principal) and waits until Firefox has restored it. Resolves with the tab count.
+ * the system principal, `referrer` becomes Firefox's serialized referrerInfo) and waits until
+ * Firefox has restored it. Resolves with the tab count.
  */
 export async function setSession(state) {
   const { SessionStore } = ChromeUtils.importESModule("resource:///modules/sessionstore/SessionStore.sys.mjs");
   const { E10SUtils } = ChromeUtils.importESModule("resource://gre/modules/E10SUtils.sys.mjs");
-  const fill = (tab) => tab.entries.forEach((e) => (e.triggeringPrincipal_base64 ??= E10SUtils.SERIALIZED_SYSTEMPRINCIPAL));
+  // The referrer as Firefox serializes it for a link followed from the page before.
+  const referrerInfo = (url) => {
+    const info = Cc["@mozilla.org/referrer-info;1"].createInstance(Ci.nsIReferrerInfo);
+    info.init(Ci.nsIReferrerInfo.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, true, Services.io.newURI(url));
+    return E10SUtils.serializeReferrerInfo(info);
+  };
+  const fill = (tab) =>
+    tab.entries.forEach((e) => {
+      e.triggeringPrincipal_base64 ??= E10SUtils.SERIALIZED_SYSTEMPRINCIPAL;
+      if (e.referrer) {
+        e.referrerInfo = referrerInfo(e.referrer);
+        delete e.referrer;
+      }
+    });
   for (const w of state.windows) {
     w.tabs.forEach(fill);
     w._closedTabs.forEach((c) => fill(c.state));
