@@ -178,6 +178,19 @@ export async function openWindows() {
   return windows;
 }
 
+/** The session as Firefox holds it now (SessionStore.getBrowserState), parsed. */
+export async function sessionState() {
+  const { SessionStore } = ChromeUtils.importESModule("resource:///modules/sessionstore/SessionStore.sys.mjs");
+  const raw = SessionStore.getBrowserState();
+  return typeof raw === "string" ? JSON.parse(raw) : raw;
+}
+
+/** (Content context.) What a shown page got back from the session: its scroll position and form fields. */
+export async function pageSessionState() {
+  const value = (id) => document.getElementById(id)?.value ?? null;
+  return { scrollY: Math.round(window.scrollY), q: value("q"), comment: value("comment") };
+}
+
 /** What Places holds, counted by Firefox's own read-only connection. */
 export async function placesCounts() {
   const { PlacesUtils } = ChromeUtils.importESModule("resource://gre/modules/PlacesUtils.sys.mjs");

@@ -22,6 +22,7 @@ import * as inFirefox from "../../scripts/profile/in-firefox.mjs";
 import { makeProfile, waitContentScripts } from "../../scripts/profile/make.mjs";
 import { buildModel } from "../../scripts/profile/model.mjs";
 import { EXTENSION_KINDS, PRESETS } from "../../scripts/profile/presets.mjs";
+import { FILE_ORIGIN } from "../../scripts/profile/session.mjs";
 
 const PRESET = PRESETS.small;
 const NOW = Date.UTC(2026, 10, 24);
@@ -70,6 +71,41 @@ describe("the small realistic profile, started as a user starts Firefox", () => 
     // Firefox wrote the session file itself: mozLz4's magic, then the size and one LZ4 block.
     const head = fs.readFileSync(path.join(made.profileDir, "sessionstore.jsonlz4")).subarray(0, 8);
     assert.equal(head.toString("latin1"), "mozLz40\0");
+  });
+
+  it("keeps what the session holds of each tab: back and forward pages, referrers, scroll, form data, sessionStorage", async () => {
+    // The model make.mjs wrote from (the same seed, day and folder), against Firefox's own state.
+    const model = buildModel({ seed: 1, presetName: "small", now: NOW, pagesDir: made.pagesDir });
+    const state = await ff.chrome(inFirefox.sessionState);
+    assert.equal(state.windows.length, model.session.windows.length);
+    let pending = 0;
+    state.windows.forEach((w, i) => {
+      const source = model.session.windows[i];
+      const tabs = [...source.tabs.filter((t) => t.pinned), ...source.tabs.filter((t) => !t.pinned)];
+      w.tabs.forEach((t, j) => {
+        const want = tabs[j];
+        assert.deepEqual(t.entries.map((e) => e.url), want.entries.map((e) => e.url));
+        assert.equal(t.index, want.index);
+        // Firefox's own serialized referrer on every page opened from the one before.
+        assert.deepEqual(t.entries.map((e) => typeof e.referrerInfo === "string"), want.entries.map((e) => e.referrer !== null));
+        if (j + 1 === w.selected) return; // loaded twice since: what Firefox collected from the page
+        pending += 1;
+        // Tabs not loaded yet (restore_on_demand) keep the session's data as it was made.
+        assert.deepEqual(t.scroll, want.scroll ? { scroll: want.scroll } : undefined);
+        assert.deepEqual(t.formdata, want.form ? { url: want.form.url, id: want.form.id } : undefined);
+        assert.deepEqual(t.storage, want.storage ? { [FILE_ORIGIN]: want.storage } : undefined);
+      });
+    });
+    assert.ok(pending > 0);
+    // The shown tab got its scroll position (and, where the model has one, its form) back.
+    for (const [i, w] of (windows ?? (await ff.chrome(inFirefox.openWindows))).entries()) {
+      const source = model.session.windows[i];
+      const want = [...source.tabs.filter((t) => t.pinned), ...source.tabs.filter((t) => !t.pinned)][source.selected - 1];
+      await ff.driver.switchTo().window(w.selectedHandle);
+      const page = await ff.content(inFirefox.pageSessionState);
+      assert.equal(page.scrollY, want.scroll ? Number(want.scroll.split(",")[1]) : 0);
+      if (want.form) assert.deepEqual([page.q, page.comment], [want.form.id.q, want.form.id.comment ?? ""]);
+    }
   });
 
   it("starts every add-on: active, its background running, its data in storage.local", async () => {
