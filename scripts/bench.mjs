@@ -14,6 +14,7 @@ import { recordProblem, runBench } from "./bench/run.mjs";
 import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
 import { NEEDS_TRACE, PREFETCH_LAUNCHES, prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
 import { readPrefetch } from "./bench/prefetch.mjs";
+import { evictProfile } from "./bench/profile-cold.mjs";
 import { presetProfile, profileMeta } from "./bench/profile.mjs";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
@@ -273,6 +274,12 @@ async function benchmark(options, argv) {
   const tracedWarmup = await ensureTrace({ options, firefox, stateHome, paths, wrap, cold });
   const launchStep = async (step) => {
     freshProfile(paths);
+    if (step?.scenario === "cold-profile") {
+      // The user's own files too, after their fresh (synced) copy: profile, HOME, the tabs' pages.
+      const profileEvicted = evictProfile([paths.profile, paths.home, preset?.pagesDir].filter(Boolean));
+      const launched = await launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
+      return { ...launched, extra: { profileEvicted } };
+    }
     if (step?.scenario === "cold-traced" || step?.scenario === "cold-traced-no-faults") {
       const faults = step.scenario === "cold-traced";
       return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome, { faults }) });

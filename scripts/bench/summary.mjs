@@ -47,6 +47,11 @@ export function metrics(records) {
   if (records.some((r) => benchOf(r).stillCachedBytes > 0)) {
     list.push({ key: "stillCached", label: "still cached after evict", unit: "MB", value: (r) => nullable(benchOf(r).stillCachedBytes, MB) });
   }
+  if (records.some((r) => typeof benchOf(r).profileEvicted?.bytes === "number")) {
+    // cold-profile: the user's own files evicted too, and what of them stayed cached.
+    list.push({ key: "profileEvicted", label: "user's files evicted", unit: "MB", value: (r) => nullable(benchOf(r).profileEvicted?.bytes, MB) });
+    list.push({ key: "profileStillCached", label: "user's files still cached after evict", unit: "MB", value: (r) => nullable(benchOf(r).profileEvicted?.stillCachedBytes, MB) });
+  }
   list.push({ key: "readBytes", label: "read from storage (parent)", unit: "MB", value: (r) => nullable(r.io?.readBytes, MB) });
   list.push({ key: "majorFaults", label: "major faults (parent)", unit: "", value: (r) => nullable(r.io?.majorFaults, 1) });
   return list;
