@@ -208,11 +208,15 @@ export async function makeProfile({ presetName, seed, now, out, firefox }, { log
       log("fill: add-ons installing and writing their storage …");
       await waitAddons(ff, model);
       log(`fill: history (${counts.visits} visits) …`);
-      for (const batch of chunks(model.history, 2000)) await ff.chrome(inFirefox.insertHistory, batch);
+      await step("history", async () => {
+        for (const batch of chunks(model.history, 2000)) await ff.chrome(inFirefox.insertHistory, batch);
+      });
       await ff.chrome(inFirefox.insertBookmarks, model.bookmarks);
       log(`fill: favicons (${counts.icons} icons for ${counts.iconPages} pages) …`);
       const icons = model.icons.map((i) => ({ url: i.url, dataUrl: iconDataUrl(i.color, seed + i.site), pages: i.pages }));
-      for (const batch of chunks(icons, 100)) await ff.chrome(inFirefox.setIcons, batch);
+      await step("favicons", async () => {
+        for (const batch of chunks(icons, 100)) await ff.chrome(inFirefox.setIcons, batch);
+      });
       await ff.chrome(inFirefox.addCookies, model.cookies);
       await ff.chrome(inFirefox.addPermissions, model.permissions);
       await ff.chrome(inFirefox.recalculateFrecency);
@@ -253,7 +257,8 @@ export async function makeProfile({ presetName, seed, now, out, firefox }, { log
     pagesDir,
   };
   fs.writeFileSync(path.join(out, "profile.json"), `${JSON.stringify(summary, null, 1)}\n`);
-  log(`made in ${summary.seconds.total.toFixed(0)} s: ${profileDir}\n${partsTable(parts)}`);
+  const steps = Object.entries(seconds).map(([name, s]) => `${name} ${s.toFixed(0)} s`).join(", ");
+  log(`made in ${summary.seconds.total.toFixed(0)} s (${steps}): ${profileDir}\n${partsTable(parts)}`);
   return summary;
 }
 
