@@ -75,12 +75,13 @@ export async function insertBookmarks(tree) {
 }
 
 /**
- * Stores favicons: [{url (the icon's), dataUrl, pages: [page urls]}]. The favicon service stores
- * each icon with its first page (decoding it, its sizes, its expiry: Firefox's own rows). The
- * site's other pages are then linked to that icon through Places' own connection with the favicon
- * service's own statements (nsFaviconService, ESR 153: the page row, then the link with the
- * icon's expiry), each statement bound to every page at once: one call per page took most of the
- * large preset's 944 s. Resolves with the number of pages linked.
+ * Stores favicons: [{url (the icon's), root, dataUrl, pages: [page urls that showed it]}]. The
+ * favicon service stores each icon with its first page (decoding it, its size, its expiry: rows
+ * as Firefox makes them). A root /favicon.ico is then done: Firefox links no page to it (it
+ * serves the whole origin). A declared icon's other pages are linked through Places' own
+ * connection with the favicon service's own two statements (nsFaviconService, ESR 153: the
+ * page row, then its link with the icon's expiry), each bound to every page of the batch at once:
+ * one call per page took most of the large preset's 944 s. Resolves with the pages linked.
  */
 export async function setIcons(icons) {
   const { PlacesUtils } = ChromeUtils.importESModule("resource://gre/modules/PlacesUtils.sys.mjs");
@@ -88,7 +89,9 @@ export async function setIcons(icons) {
   for (const icon of icons) {
     const [first, ...rest] = icon.pages;
     await PlacesUtils.favicons.setFaviconForPage(Services.io.newURI(first), Services.io.newURI(icon.url), Services.io.newURI(icon.dataUrl));
-    for (const page of rest) links.push({ page_url: page, from_url: first });
+    if (!icon.root) {
+      for (const page of rest) links.push({ page_url: page, from_url: first });
+    }
   }
   if (links.length > 0) {
     await PlacesUtils.withConnectionWrapper("about-startup realistic profile: favicons", async (db) => {
@@ -107,7 +110,23 @@ export async function setIcons(icons) {
       );
     });
   }
-  return icons.length + links.length;
+  return icons.filter((i) => !i.root).length + links.length;
+}
+
+/** How many of `urls` have a page row linked to an icon (favicons.sqlite), by Firefox's connection. */
+export async function linkedIconPages(urls) {
+  const { PlacesUtils } = ChromeUtils.importESModule("resource://gre/modules/PlacesUtils.sys.mjs");
+  const db = await PlacesUtils.promiseDBConnection();
+  let linked = 0;
+  for (let i = 0; i < urls.length; i += 500) {
+    const slice = urls.slice(i, i + 500);
+    const [row] = await db.execute(
+      `SELECT count(DISTINCT p.id) AS n FROM moz_pages_w_icons p JOIN moz_icons_to_pages l ON l.page_id = p.id WHERE p.page_url IN (${slice.map((_, k) => `:u${k}`).join(", ")})`,
+      Object.fromEntries(slice.map((u, k) => [`u${k}`, u])),
+    );
+    linked += row.getResultByName("n");
+  }
+  return linked;
 }
 
 /** Stores cookies through the cookie manager (persistent ones: they land in cookies.sqlite). */

@@ -213,7 +213,7 @@ export async function makeProfile({ presetName, seed, now, out, firefox }, { log
       });
       await ff.chrome(inFirefox.insertBookmarks, model.bookmarks);
       log(`fill: favicons (${counts.icons} icons for ${counts.iconPages} pages) …`);
-      const icons = model.icons.map((i) => ({ url: i.url, dataUrl: iconDataUrl(i.color, seed + i.site), pages: i.pages }));
+      const icons = model.icons.map((i) => ({ url: i.url, root: i.root, dataUrl: iconDataUrl(i.color, seed + i.site), pages: i.pages }));
       await step("favicons", async () => {
         for (const batch of chunks(icons, 100)) await ff.chrome(inFirefox.setIcons, batch);
       });

@@ -151,6 +151,15 @@ function makeBookmarks(seed, p, history, now) {
 }
 
 /** Favicons: one per site that has one (at /favicon.ico), linked to a share of that site's pages. */
+/**
+ * The share of sites whose pages declare their icon (`<link rel="icon" href="/static/…png">`);
+ * the others serve only /favicon.ico at the root (assumed). Firefox stores the two differently
+ * (ESR 153, checked): a declared icon is linked to every page that showed it
+ * (moz_pages_w_icons, moz_icons_to_pages); a root /favicon.ico is one icon row for the whole
+ * origin (moz_icons.root = 1) and no page is linked to it.
+ */
+export const DECLARED_ICON_SHARE = 0.5;
+
 function makeIcons(seed, p, sites, history) {
   const r = stream(seed, "icons");
   const bySite = new Map();
@@ -158,7 +167,9 @@ function makeIcons(seed, p, sites, history) {
     const site = sites[page.site];
     if (!site.icon) continue;
     if (!bySite.has(page.site)) {
-      bySite.set(page.site, { site: page.site, url: `${site.prefix}${site.host}/favicon.ico`, color: r.int(0, 0xffffff), pages: [page.url] });
+      const declared = r.chance(DECLARED_ICON_SHARE);
+      const url = `${site.prefix}${site.host}/${declared ? "static/favicon-32x32.png" : "favicon.ico"}`;
+      bySite.set(page.site, { site: page.site, url, root: !declared, color: r.int(0, 0xffffff), pages: [page.url] });
     } else if (r.chance(p.iconPageShare)) {
       bySite.get(page.site).pages.push(page.url);
     }
@@ -347,7 +358,8 @@ export function modelCounts(model) {
     bookmarks: model.bookmarks.count,
     bookmarkFolders: model.bookmarks.folders,
     icons: model.icons.length,
-    iconPages: model.icons.reduce((n, i) => n + i.pages.length, 0),
+    // The pages Firefox links to an icon: those of declared icons (a root icon links none).
+    iconPages: model.icons.reduce((n, i) => n + (i.root ? 0 : i.pages.length), 0),
     cookies: model.cookies.length,
     permissions: model.permissions.length,
     windows: model.session.windows.length,
