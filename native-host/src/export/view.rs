@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::trace::code::label;
+use crate::trace::disk_time::{self, DiskTime};
 use crate::trace::model::{Read, Trace};
 
 /// One read, ready to be a marker.
@@ -29,6 +30,19 @@ pub struct IoMarker {
     pub cause: String,
     /// The file group of the bytes-over-time tracks.
     pub group: &'static str,
+    /// When the disk was busy with it (its block requests' issue to completion), where the
+    /// trace shows it (crate::trace::disk_time).
+    pub disk: Option<DiskTime>,
+}
+
+impl IoMarker {
+    /// The marker's start and end: its block requests' issue to their completion where the
+    /// trace has them, else the moment its pages entered the cache (zero length; its "Disk
+    /// time" field then says unknown).
+    #[must_use]
+    pub fn span(&self) -> (f64, f64) {
+        self.disk.map_or((self.t, self.t), |d| (d.issued, d.done))
+    }
 }
 
 /// One process's share.
@@ -180,7 +194,8 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
     let mut buckets: HashMap<(&'static str, i64), (u64, u32)> = HashMap::new();
     let mut code_bytes: HashMap<String, u64> = HashMap::new();
     let mut total = 0u64;
-    for e in &trace.events {
+    let disk = disk_time::of_reads(trace);
+    for (e, disk) in trace.events.iter().zip(disk) {
         let Some(file) = trace.files.get(e.f as usize) else {
             continue;
         };
@@ -213,6 +228,7 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
             used: used(trace, e),
             cause,
             group: g,
+            disk,
         });
     }
     let processes = by_pid
