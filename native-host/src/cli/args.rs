@@ -322,6 +322,38 @@ pub enum TraceAction {
     /// (`--format firefox-profiler`): merged into Firefox's own startup profile where
     /// `launch --firefox-profile` recorded one, else the trace alone.
     Export(super::profile::ExportArgs),
+    /// List the stored traces (your state folder's traces/), newest first, with their ids.
+    List {
+        /// Print one JSON object on stdout instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one stored trace as `launch --trace` reported it (the per-file table and access
+    /// maps), or (--json) the whole trace.
+    Show {
+        /// The trace's id (`trace list` lists them).
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print the trace as one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A conflict between flags and one value of an option, which clap's definitions cannot say:
+/// `trace export --json -o -` would print the profile and then the summary on one stdout.
+pub(super) fn value_conflict(cli: &Cli) -> Option<String> {
+    match &cli.command {
+        Cmd::Trace(TraceArgs {
+            action: Some(TraceAction::Export(e)),
+            ..
+        }) if e.json && e.output.as_deref() == Some(std::path::Path::new("-")) => Some(
+            "'trace export --json' prints the export's summary on stdout, where '-o -' writes the \
+             profile: write the profile to a file (-o FILE), or leave out --json"
+                .to_owned(),
+        ),
+        _ => None,
+    }
 }
 
 /// `--batches FIRST:MAX` in MiB.

@@ -5,7 +5,8 @@
 //! - [`args`]: the clap definitions (the only place that knows clap);
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
 //!   `plan`), [`autostart`], [`desktop`], [`install`] (`install`, `uninstall`), [`trace`] (`launch`, `trace`)
-//!   and [`launch`] (`launch --prefetch`);
+//!   and [`launch`] (`launch --prefetch`); [`traces`] (`trace list`, `trace show`: the stored
+//!   traces);
 //! - [`profile`]: `trace export --format firefox-profiler` and `launch --firefox-profile`'s
 //!   collection of Firefox's own profile;
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
@@ -26,6 +27,7 @@ mod residency;
 mod target;
 mod telemetry;
 mod trace;
+mod traces;
 
 use std::ffi::OsString;
 
@@ -83,13 +85,23 @@ where
 {
     let me = crate::invocation::current();
     let note = trace::privilege_note(&me.as_root);
-    let command = Cli::command()
+    let mut command = Cli::command()
         .bin_name(me.plain.clone())
         .after_help(args::examples(&me.plain))
         .mut_subcommand("launch", |c| {
             c.after_help(trace::launch_help(&me.plain, &me.as_root))
         })
         .mut_subcommand("trace", |c| c.after_help(note));
-    let matches = command.get_matches_from(args);
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    let matches = command
+        .try_get_matches_from_mut(args)
+        .unwrap_or_else(|e| e.exit());
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // What clap cannot say in the definitions (a conflict with one value of an option) is the
+    // same usage error, exit status 2.
+    if let Some(message) = args::value_conflict(&cli) {
+        command
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
+    cli
 }

@@ -148,11 +148,14 @@ fn relaunch_launch(seconds: Option<f64>) -> anyhow::Result<()> {
 
 /// `trace --pid`, or `trace export`.
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
-    if let Some(TraceAction::Export(e)) = &args.action {
-        return super::profile::export_cmd(e);
+    match &args.action {
+        Some(TraceAction::Export(e)) => return super::profile::export_cmd(e),
+        Some(TraceAction::List { json }) => return super::traces::list_cmd(*json),
+        Some(TraceAction::Show { id, json }) => return super::traces::show_cmd(id, *json),
+        None => {}
     }
     let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
-        anyhow::bail!("trace needs --pid and --seconds (or the export subcommand)");
+        anyhow::bail!("trace needs --pid and --seconds (or a subcommand: export, list, show)");
     };
     check_pid(pid)?;
     let install = files::locate(None, Some(pid))?;
