@@ -117,3 +117,112 @@ fn trace_export_json_to_stdout_is_a_usage_error_and_writes_nothing() {
     let s: Value = serde_json::from_slice(&summary.stdout).unwrap();
     assert_eq!(s["kind"], "trace");
 }
+
+#[path = "support/install_fixture.rs"]
+mod install_fixture;
+
+#[test]
+fn plan_with_nothing_learned_counts_no_file_as_one_the_starts_read() {
+    let home = tempfile::tempdir().unwrap();
+    let fx = install_fixture::Fixture::new();
+    let ff = fx.ff.to_str().unwrap();
+    // Every file of the fake install out of the cache (they are ours, so the kernel tells).
+    let evicted = host(home.path(), &["evict", "--firefox", ff]);
+    assert!(evicted.status.success(), "{}", text(&evicted.stderr));
+    let out = host(home.path(), &["plan", "--firefox", ff]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("plan: nothing learned yet"), "{said}");
+    assert!(
+        !said.contains("the starts read"),
+        "no start was learned: {said}"
+    );
+    assert!(
+        said.contains("which ones a start needs is known once a start is learned"),
+        "{said}"
+    );
+    // libxul.so (4 MiB) is among them: the count is of files of the folder, not of a plan.
+    let json: Value =
+        serde_json::from_slice(&host(home.path(), &["plan", "--firefox", ff, "--json"]).stdout)
+            .unwrap();
+    assert_eq!(json["learned"], false);
+    let uncached = json["uncached_files"].as_array().unwrap();
+    assert!(
+        uncached
+            .iter()
+            .any(|f| f["path"].as_str().unwrap().ends_with("/libxul.so") && f["planned"].is_null()),
+        "{json}"
+    );
+    assert!(
+        said.contains(&format!("uncached files of Firefox: {} (", uncached.len())),
+        "{said}"
+    );
+}
+
+#[test]
+fn telemetry_of_a_folder_that_is_not_a_profile_says_so_and_fails() {
+    let home = tempfile::tempdir().unwrap();
+    let not_profile = tempfile::tempdir().unwrap();
+    let dir = not_profile.path().to_str().unwrap();
+    let out = host(home.path(), &["telemetry", "--profile", dir]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("is not a Firefox profile"), "{err}");
+    assert!(out.stdout.is_empty(), "no 'no Telemetry archive' line");
+    // With --json: the error as JSON on stdout too.
+    let out = host(home.path(), &["telemetry", "--profile", dir, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("a JSON error on stdout");
+    assert_eq!(v["status"], "error");
+    assert_eq!(v["code"], "profile_not_found");
+    assert!(v["message"]
+        .as_str()
+        .unwrap()
+        .contains("is not a Firefox profile"));
+
+    // A profile Firefox ran with (it writes compatibility.ini at every start) but whose
+    // Telemetry archive is off: not an error, and it says why there is nothing.
+    std::fs::write(
+        not_profile.path().join("compatibility.ini"),
+        "[Compatibility]\n",
+    )
+    .unwrap();
+    let out = host(home.path(), &["telemetry", "--profile", dir]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("no Telemetry archive"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_json_command_that_fails_prints_a_json_error_on_stdout() {
+    // HOME a regular file: no command can make its folders there, root or not.
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("file");
+    std::fs::write(&home, b"").unwrap();
+    for args in [
+        ["autostart", "enable", "--json"].as_slice(),
+        ["autostart", "disable", "--json"].as_slice(),
+        ["trace", "list", "--json"].as_slice(),
+        ["residency", "--json", "--firefox", "/nonexistent"].as_slice(),
+    ] {
+        let out = host(&home, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{args:?}: stdout is not JSON ({e}): {}", text(&out.stdout))
+        });
+        assert_eq!(v["status"], "error", "{args:?}");
+        assert!(!v["message"].as_str().unwrap().is_empty(), "{args:?}");
+        // The person still reads it on stderr.
+        assert!(
+            text(&out.stderr).contains("about-startup-host: error: "),
+            "{args:?}"
+        );
+    }
+    // Without --json, stdout stays empty on failure.
+    let out = host(&home, &["autostart", "enable"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}

@@ -340,6 +340,37 @@ pub enum TraceAction {
     },
 }
 
+impl Cmd {
+    /// Whether the command was asked for `--json`: then a failure is a JSON error object on
+    /// stdout too (cli::run), not only a line on stderr.
+    pub(super) fn json(&self) -> bool {
+        match self {
+            Cmd::Residency(a) => a.target.json,
+            Cmd::Preload(a) => a.target.json,
+            Cmd::Evict(a) => a.target.json,
+            Cmd::Learn(a) => a.json,
+            Cmd::Plan(a) => a.json,
+            Cmd::Autostart(
+                AutostartCmd::Enable { json }
+                | AutostartCmd::Disable { json }
+                | AutostartCmd::Status { json },
+            ) => *json,
+            Cmd::Desktop(
+                DesktopCmd::Enable(a) | DesktopCmd::Disable(a) | DesktopCmd::Status(a),
+            ) => a.json,
+            Cmd::Launch(a) => a.json,
+            Cmd::Relaunch(a) => a.json,
+            Cmd::Trace(a) => match &a.action {
+                None => a.json,
+                Some(TraceAction::Export(e)) => e.json,
+                Some(TraceAction::List { json } | TraceAction::Show { json, .. }) => *json,
+            },
+            Cmd::Telemetry(a) => a.json,
+            Cmd::Install { .. } | Cmd::Uninstall { .. } | Cmd::Manifest { .. } => false,
+        }
+    }
+}
+
 /// A conflict between flags and one value of an option, which clap's definitions cannot say:
 /// `trace export --json -o -` would print the profile and then the summary on one stdout.
 pub(super) fn value_conflict(cli: &Cli) -> Option<String> {

@@ -45,7 +45,49 @@ where
     T: Into<OsString> + Clone,
 {
     crate::os::sys::default_sigpipe();
-    match parse(args).command {
+    let command = parse(args).command;
+    let json = command.json();
+    let result = dispatch(command);
+    if let (true, Err(error)) = (json, &result) {
+        // A program reading `--json` gets the failure as JSON as well, in the protocol's error
+        // shape; the person still reads it on stderr (main).
+        println!("{}", error_json(error));
+    }
+    result
+}
+
+/// The whole chain of `error` on one line, "what failed: why: root cause", each cause once: the
+/// library's errors already end with their cause's words (`Error::Io` is "context: source"),
+/// which anyhow's `{:#}` would print again ("…: entity not found: entity not found").
+#[must_use]
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let words = cause.to_string();
+        if !text.ends_with(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+    }
+    text
+}
+
+/// A failed `--json` command's output: `{"status": "error", "code", "message", "params"}` as the
+/// protocol's error replies (docs/PROTOCOL.md), `code` and `params` from the library's error
+/// where the failure is one (else `null` and `{}`).
+#[must_use]
+pub fn error_json(error: &anyhow::Error) -> serde_json::Value {
+    let known = error.chain().find_map(|c| c.downcast_ref::<crate::Error>());
+    serde_json::json!({
+        "status": "error",
+        "code": known.map(crate::Error::code),
+        "message": error_text(error),
+        "params": known.map_or_else(|| serde_json::json!({}), crate::Error::params),
+    })
+}
+
+fn dispatch(command: Cmd) -> anyhow::Result<()> {
+    match command {
         Cmd::Residency(args) => residency::residency_cmd(&args),
         Cmd::Preload(args) => preload::preload_cmd(&args),
         Cmd::Evict(args) => evict::evict_cmd(&args),
@@ -55,7 +97,11 @@ where
         Cmd::Desktop(cmd) => desktop::desktop_cmd(&cmd),
         Cmd::Launch(args) => trace::launch_cmd(&args),
         Cmd::Relaunch(args) => relaunch::relaunch_cmd(&args),
-        Cmd::Trace(args) => trace::trace_cmd(&args),
+        Cmd::Trace(args) => match &args.action {
+            Some(args::TraceAction::List { json }) => traces::list_cmd(*json),
+            Some(args::TraceAction::Show { id, json }) => traces::show_cmd(id, *json),
+            _ => trace::trace_cmd(&args),
+        },
         Cmd::Telemetry(args) => telemetry::telemetry_cmd(&args),
         Cmd::Install {
             system,
@@ -104,4 +150,36 @@ where
             .exit();
     }
     cli
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let error = anyhow::Error::from(crate::Error::io("no stored trace", io));
+        assert_eq!(
+            super::error_text(&error),
+            "no stored trace: entity not found"
+        );
+        let wrapped = error.context("preload --plan");
+        assert_eq!(
+            super::error_text(&wrapped),
+            "preload --plan: no stored trace: entity not found"
+        );
+    }
+
+    #[test]
+    fn a_json_error_has_the_protocols_shape_with_the_librarys_code_where_there_is_one() {
+        let error = anyhow::Error::from(crate::Error::FirefoxNotFound("none running".into()))
+            .context("plan");
+        let v = super::error_json(&error);
+        assert_eq!(v["status"], "error");
+        assert_eq!(v["code"], "firefox_not_found");
+        assert_eq!(v["params"]["detail"], "none running");
+        assert_eq!(v["message"], "plan: no Firefox found: none running");
+        let plain = super::error_json(&anyhow::anyhow!("something else"));
+        assert!(plain["code"].is_null());
+        assert_eq!(plain["params"], serde_json::json!({}));
+    }
 }

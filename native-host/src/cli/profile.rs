@@ -117,7 +117,7 @@ fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<String>, Tr
             format!(
                 "no stored trace {id} in {} (or it is not a trace this host reads): `{}` lists them",
                 dir.path().display(),
-                super::traces::list_command()
+                store::list_command()
             )
         })?;
         Ok((Some(id), trace))

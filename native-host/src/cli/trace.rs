@@ -146,13 +146,10 @@ fn relaunch_launch(seconds: Option<f64>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `trace --pid`, or `trace export`.
+/// `trace --pid`, or `trace export` (`trace list` and `show` are cli/traces.rs).
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
-    match &args.action {
-        Some(TraceAction::Export(e)) => return super::profile::export_cmd(e),
-        Some(TraceAction::List { json }) => return super::traces::list_cmd(*json),
-        Some(TraceAction::Show { id, json }) => return super::traces::show_cmd(id, *json),
-        None => {}
+    if let Some(TraceAction::Export(e)) = &args.action {
+        return super::profile::export_cmd(e);
     }
     let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
         anyhow::bail!("trace needs --pid and --seconds (or a subcommand: export, list, show)");

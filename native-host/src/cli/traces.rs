@@ -20,11 +20,6 @@ fn ago(at_ms: u64, now: u64) -> String {
     }
 }
 
-/// How this user runs `trace list`, for the messages that point at it.
-pub fn list_command() -> String {
-    format!("{} trace list", crate::invocation::current().plain)
-}
-
 /// The traces folder of the user this run acts for.
 fn traces_dir() -> anyhow::Result<crate::state::StateDir> {
     let owner = crate::state::acting_for()?;
@@ -96,7 +91,7 @@ pub fn show_cmd(id: &str, json: bool) -> anyhow::Result<()> {
         anyhow::anyhow!(
             "no stored trace {id} in {} (or not one this host reads): `{}` lists them",
             dir.path().display(),
-            list_command()
+            store::list_command()
         )
     })?;
     let mut out = std::io::stdout().lock();
