@@ -226,3 +226,64 @@ fn a_json_command_that_fails_prints_a_json_error_on_stdout() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
 }
+
+/// The names in the state folder that start with `prefix`.
+fn names_with(home: &Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(state(home))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+#[test]
+fn a_damaged_state_file_is_set_aside_whole_and_said_in_the_cli() {
+    let home = tempfile::tempdir().unwrap();
+    let fx = install_fixture::Fixture::new();
+    let ff = fx.ff.to_str().unwrap();
+    std::fs::create_dir_all(state(home.path())).unwrap();
+    let damaged = b"{\"version\": 1, \"cut sh";
+    for (file, args) in [
+        ("working-set.json", ["plan", "--firefox", ff].as_slice()),
+        ("relaunch.json", ["relaunch", "--status"].as_slice()),
+        (
+            "last-prefetch.json",
+            ["desktop", "status", "--firefox", ff].as_slice(),
+        ),
+    ] {
+        std::fs::write(state(home.path()).join(file), damaged).unwrap();
+        let out = host(home.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let said = text(&out.stdout);
+        let aside = names_with(home.path(), &format!("{file}.corrupt."));
+        assert_eq!(
+            aside.len(),
+            1,
+            "{file}: set aside once, under one name: {aside:?}"
+        );
+        assert!(
+            said.contains(&format!("note: {file} in ")) && said.contains(&aside[0]),
+            "{args:?} says where {file} went: {said}"
+        );
+        // Kept as it was, not deleted; its old name is free for a fresh file.
+        assert_eq!(
+            std::fs::read(state(home.path()).join(&aside[0])).unwrap(),
+            damaged
+        );
+        assert!(!state(home.path()).join(file).exists());
+        // Said once: the next run has nothing to set aside.
+        let again = text(&host(home.path(), args).stdout);
+        assert!(!again.contains("note: "), "{again}");
+    }
+    // The plan's JSON carries it as a note the page words.
+    std::fs::write(state(home.path()).join("working-set.json"), b"\xff\xfe").unwrap();
+    let out = host(home.path(), &["plan", "--firefox", ff, "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["learned"], false);
+    assert_eq!(v["note_codes"][0]["code"], "state_file_set_aside");
+    assert_eq!(v["note_codes"][0]["params"]["file"], "working-set.json");
+    assert_eq!(
+        names_with(home.path(), "working-set.json.corrupt.").len(),
+        2
+    );
+}

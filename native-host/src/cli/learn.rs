@@ -27,6 +27,9 @@ pub(super) fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
     if args.json {
         return print_json(&summary);
     }
+    for note in &summary.note_codes {
+        println!("note: {}", note.english());
+    }
     println!(
         "learned the start of Firefox {pid}: {} MB in {} (merged over {}) -> {}",
         megabytes(summary.bytes),
@@ -53,6 +56,9 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
     let status = plan::status_of(&install.dir, &crate::state::open_acting()?, source)?;
     if args.json {
         return print_json(&status);
+    }
+    for note in &status.note_codes {
+        println!("note: {}", note.english());
     }
     let build = |b: &Option<String>| b.clone().unwrap_or_else(|| "unknown".into());
     if status.stale {
