@@ -133,6 +133,13 @@ pub(super) enum Cmd {
         #[arg(long)]
         system: bool,
     },
+    /// Write the manual pages (about-startup-host.1 and one per command) into DIR, rendered
+    /// from these definitions; for packaging (scripts/package.mjs), so hidden.
+    #[command(hide = true)]
+    Manpages {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// Print the native-messaging manifest for this binary (without installing it).
     Manifest {
         /// The add-on id allowed to talk to the host.
@@ -366,7 +373,10 @@ impl Cmd {
                 Some(TraceAction::List { json } | TraceAction::Show { json, .. }) => *json,
             },
             Cmd::Telemetry(a) => a.json,
-            Cmd::Install { .. } | Cmd::Uninstall { .. } | Cmd::Manifest { .. } => false,
+            Cmd::Install { .. }
+            | Cmd::Uninstall { .. }
+            | Cmd::Manifest { .. }
+            | Cmd::Manpages { .. } => false,
         }
     }
 }

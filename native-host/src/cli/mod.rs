@@ -10,7 +10,8 @@
 //! - [`profile`]: `trace export --format firefox-profiler` and `launch --firefox-profile`'s
 //!   collection of Firefox's own profile;
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
-//! - [`render`]: tables, the progress bar, number formatting and `--json` output.
+//! - [`render`]: tables, the progress bar, number formatting and `--json` output;
+//! - [`manpages`]: the manual pages of the Debian package, from the same definitions.
 
 mod args;
 mod autostart;
@@ -19,6 +20,7 @@ mod evict;
 mod install;
 mod launch;
 mod learn;
+mod manpages;
 mod preload;
 mod profile;
 mod relaunch;
@@ -108,6 +110,11 @@ fn dispatch(command: Cmd) -> anyhow::Result<()> {
             extension_id,
         } => install::install_cmd(system, &extension_id),
         Cmd::Uninstall { system } => install::uninstall_cmd(system),
+        Cmd::Manpages { dir } => {
+            // As a user of the package reads them: the bare name (it is on PATH), sudo for root.
+            let name = crate::invocation::NAME;
+            manpages::write(&cli_command(name, &format!("sudo {name}")), &dir)
+        }
         Cmd::Manifest {
             extension_id,
             binary,
@@ -122,6 +129,18 @@ fn dispatch(command: Cmd) -> anyhow::Result<()> {
     }
 }
 
+/// clap's command with the help texts naming this binary as `plain` (and `as_root`, how it runs
+/// as root): the examples, the usage lines, and the trace commands' note on root.
+fn cli_command(plain: &str, as_root: &str) -> clap::Command {
+    Cli::command()
+        .bin_name(plain.to_owned())
+        .after_help(args::examples(plain))
+        .mut_subcommand("launch", |c| {
+            c.after_help(trace::launch_help(plain, as_root))
+        })
+        .mut_subcommand("trace", |c| c.after_help(trace::privilege_note(as_root)))
+}
+
 /// clap's parse, with the help texts naming this binary as the reader can run it
 /// (crate::invocation): the examples and the usage lines, and the trace commands' note on root.
 fn parse<I, T>(args: I) -> Cli
@@ -130,14 +149,7 @@ where
     T: Into<OsString> + Clone,
 {
     let me = crate::invocation::current();
-    let note = trace::privilege_note(&me.as_root);
-    let mut command = Cli::command()
-        .bin_name(me.plain.clone())
-        .after_help(args::examples(&me.plain))
-        .mut_subcommand("launch", |c| {
-            c.after_help(trace::launch_help(&me.plain, &me.as_root))
-        })
-        .mut_subcommand("trace", |c| c.after_help(note));
+    let mut command = cli_command(&me.plain, &me.as_root);
     let matches = command
         .try_get_matches_from_mut(args)
         .unwrap_or_else(|e| e.exit());
