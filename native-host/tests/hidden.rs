@@ -93,7 +93,7 @@ fn assert_reachable_by_others(path: &Path) {
 #[ignore = "needs root (a root-owned file, setpriv to nobody): npm test runs it with --ignored as root"]
 fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
     assert_eq!(
-        about_startup_host::pagecache::sys::geteuid(),
+        about_startup_host::os::sys::geteuid(),
         0,
         "this test needs root: it makes a root-owned file and switches to nobody"
     );

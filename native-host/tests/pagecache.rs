@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use about_startup_host::firefox::install;
-use about_startup_host::pagecache::beneath::Folder;
+use about_startup_host::os::beneath::Folder;
 use about_startup_host::pagecache::problem::FileErrorCode;
 use about_startup_host::pagecache::residency::{self, FileReport, ScanOptions, Status};
 use about_startup_host::pagecache::{evict, preload};

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use about_startup_host::pagecache::{evict, sys};
+use about_startup_host::os::sys;
+use about_startup_host::pagecache::evict;
 use about_startup_host::state::StateDir;
 use about_startup_host::trace::model::{FileEntry, Read, Source, Trace, UseCounts, TRACE_VERSION};
 use about_startup_host::trace::store;

@@ -8,7 +8,9 @@
 // The facts: MB cached and the percentage of the install folder (or "hidden" and the pages
 // Firefox mapped); what this start read from disk; its time to sessionRestored; its class. Also:
 // the page's time axis spans the start; every command the page prints runs as printed; the live
-// host replies in the shapes recorded in tests/fixtures/host/ (the unit tests' fakes).
+// host replies in the shapes recorded in tests/fixtures/host/ (the unit tests' fakes): residency,
+// hello, learn, plan and the planned preload, each as the same user as its recording, with the
+// figures a person reads checked against the kernel, the install folder and each other.
 //
 // Needs root (to switch to nobody and to pause DAMON reclaim, so that the cache holds still
 // between the readings); without it the file is skipped with the reason printed.
@@ -22,7 +24,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { By } from "selenium-webdriver";
 import { artifactsFolder, inChrome, useFirefox, waitFor } from "./harness.js";
 import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
-import { recordedReply } from "../unit/host-replies.js";
+import os from "node:os";
+import { recordedReply, shapeDiff } from "../unit/host-replies.js";
+import { frame, unframe } from "../../scripts/record-host-replies.mjs";
+import { EXTENSION_ID } from "../../scripts/lib/project.mjs";
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
@@ -51,22 +56,37 @@ function hostAs(ff, args) {
   return runAs(ff, [ff.host, ...args]);
 }
 
-function runAs(ff, argv, { shell = false } = {}) {
+function runAs(ff, argv, { shell = false, input = undefined } = {}) {
   const env = { HOME: ff.home, PATH: process.env.PATH };
   const command = shell ? ["sh", "-c", argv] : argv;
   const full = ff.uid === 0 ? command : ["setpriv", `--reuid=${ff.uid}`, `--regid=${ff.uid}`, "--clear-groups", "env", "-i", `HOME=${env.HOME}`, `PATH=${env.PATH}`, ...command];
-  const result = spawnSync(full[0], full.slice(1), { encoding: "utf8", env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(full[0], full.slice(1), { encoding: input ? "buffer" : "utf8", input, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** The sorted key paths of a JSON value, two levels deep (the shape of a reply). */
-function shape(value, depth = 2) {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || depth === 0) {
-    return [];
-  }
-  return Object.keys(value)
-    .flatMap((key) => [key, ...shape(value[key], depth - 1).map((sub) => `${key}.${sub}`)])
-    .sort();
+/**
+ * The live reply has the shape of the recorded fixture `name` (tests/fixtures/host/); `optional`:
+ * paths of keys that come and go with the state (each named where it is passed, with why).
+ */
+function assertRecordedShape(live, name, { optional = [] } = {}) {
+  const diff = shapeDiff(live, recordedReply(name).reply).filter((line) => !optional.includes(line.split(":")[0]));
+  assert.deepEqual(diff, [], `the live reply is not shaped as ${name}.json: re-record tests/fixtures/host (scripts/record-host-replies.mjs) and mend the unit tests built on it`);
+}
+
+/** `hello` over native messaging as the session's user, as the recorder asks it: no parent Firefox. */
+function helloAs(ff) {
+  const result = runAs(ff, [ff.host, path.join(ff.home, "about_startup.json"), EXTENSION_ID], { input: frame({ id: 1, command: "hello" }) });
+  assert.equal(result.status, 0, String(result.stderr));
+  const [reply] = unframe(result.stdout);
+  assert.equal(reply?.status, "ok", JSON.stringify(reply));
+  return reply;
+}
+
+/** A JSON command of the host as the session's user, parsed. */
+function jsonAs(ff, args) {
+  const result = hostAs(ff, args);
+  assert.equal(result.status, 0, `${args.join(" ")}: ${result.stderr}`);
+  return JSON.parse(result.stdout);
 }
 
 /** "292.5 MB cached of 308.4 MB (95%)" → ["292.5 MB", "308.4 MB", "95%"]. */
@@ -206,10 +226,7 @@ async function readAll(ff, handles, installDir) {
 function assertAgree({ page, popup, cli }, mode) {
   const install = cli.reply.summary.groups.install;
   // The host's replies still have the recorded shape the unit tests' fakes are made of.
-  const recorded = recordedReply(`residency-${mode}`).reply;
-  assert.deepEqual(shape(cli.reply.summary.groups.install), shape(recorded.summary.groups.install), "residency's group totals changed shape: re-record tests/fixtures/host (scripts/record-host-replies.mjs)");
-  const libxul = (reply) => reply.files.find((f) => f.path.endsWith("/libxul.so"));
-  assert.deepEqual(Object.keys(libxul(cli.reply)).sort(), Object.keys(libxul(recorded)).sort(), "a residency file event changed shape: re-record tests/fixtures/host");
+  assertRecordedShape(cli.reply, `residency-${mode}`);
 
   // Time to sessionRestored: the answer line, the milestone table, the history row, the popup.
   const restored = page.milestones.sessionRestored?.since;
@@ -447,6 +464,55 @@ function suite(mode) {
       assertAgree(read, mode);
       assertChartFits(read.page);
       await screenshots(ctx.ff, handles, `consistency-${mode}-late`);
+    });
+
+    it("the live host answers hello, learn, plan and the planned preload in the recorded shapes, with figures that agree", async () => {
+      const ff = ctx.ff;
+      // hello, as the recorder asks it (by hand, no parent Firefox), as the same user.
+      const framed = helloAs(ff);
+      assertRecordedShape(framed, `hello-${mode === "exact" ? "root" : "user"}`);
+      const hello = framed.data;
+      const recordedHello = recordedReply(`hello-${mode === "exact" ? "root" : "user"}`).reply.data;
+      assert.equal(hello.euid, ff.uid);
+      assert.equal(hello.root, ff.uid === 0);
+      assert.equal(hello.mincore_exact, recordedHello.mincore_exact, "what the kernel lets this user see, as when recorded");
+      assert.equal(hello.kernel, os.release());
+      assert.equal(`about-startup-host ${hello.host_version}`, hostAs(ff, ["--version"]).stdout.trim());
+      assert.equal(hello.protocol_version, recordedHello.protocol_version);
+      assert.equal(hello.firefox_found.how, recordedHello.firefox_found.how);
+      assert.equal(hello.cli.command, hello.cli.on_path ? "about-startup-host" : await fs.realpath(ff.host), "the command names the binary that ran");
+      assert.equal(hello.cli.root_command, recordedHello.cli.root_command.replace(recordedHello.cli.command, hello.cli.command), "sudo in front for an ordinary user only");
+
+      // learn this Firefox, then the plan's status and the planned preload (what the page asks).
+      const pid = await inChrome(ff.driver, "arguments[0](Services.appinfo.processID)");
+      const learned = jsonAs(ff, ["learn", "--pid", String(pid), "--json"]);
+      assertRecordedShape(learned, `learn-${mode}`);
+      const residency = jsonAs(ff, ["residency", "--firefox", installDir, "--json"]).summary;
+      assert.equal(learned.bytes, learned.pages * residency.page_size);
+      const stateHome = ff.uid === 0 && process.env.XDG_STATE_HOME ? process.env.XDG_STATE_HOME : path.join(ff.home, ".local", "state");
+      assert.equal(learned.state_file, path.join(stateHome, "about-startup", "working-set.json"), "the user's own state folder");
+      assert.equal((await fs.stat(learned.state_file)).uid, ff.uid, "written as the user");
+
+      const plan = jsonAs(ff, ["plan", "--firefox", installDir, "--json"]);
+      // A note's code comes with its note: the recording's says DAMON pages out idle cache, and
+      // this test pauses DAMON (so the note may be gone).
+      assertRecordedShape(plan, `plan-status-${mode}`, { optional: ["autostart.note_code"] });
+      assert.equal(plan.learned, true);
+      const ini = await fs.readFile(path.join(installDir, "application.ini"), "utf8");
+      assert.equal(plan.build_id, /^BuildID=(\d+)$/m.exec(ini)?.[1], "the build in application.ini");
+      assert.equal(plan.install_bytes, residency.groups.install.size, "plan and residency: one size of the install folder");
+      assert.equal(plan.planned_bytes, plan.planned_install_bytes + plan.planned_system_bytes);
+      assert.ok(plan.planned_install_bytes <= plan.install_bytes);
+
+      const preload = jsonAs(ff, ["preload", "--plan", "--idle", "--firefox", installDir, "--json"]);
+      assertRecordedShape(preload, `preload-plan-${mode}`);
+      assert.deepEqual(
+        [preload.planned, preload.files, preload.bytes_planned, preload.bytes_planned_system, preload.bytes_install],
+        [true, plan.planned_files, plan.planned_bytes, plan.planned_system_bytes, plan.install_bytes],
+        "the preload read the plan the plan command names",
+      );
+      assert.deepEqual(preload.errors, []);
+      console.log(`${mode}: hello, learn (${learned.files} files), plan (${plan.planned_files} files) and preload (${preload.bytes} bytes read) agree with their recordings`);
     });
   });
 }

@@ -4,15 +4,19 @@
 // removed, the system's entry byte for byte as it was), and says when a Firefox update made the
 // traced plan stale. The "system" applications folder is a fixture (XDG_DATA_DIRS) whose entry
 // runs the Firefox under test, so nothing of the machine's own desktop is touched; the user's
-// folder is the throwaway HOME's.
+// folder is the throwaway HOME's. One launch through the entry's own Exec line shows the prefetch
+// it did; the live `desktop` reply and that launch's last-prefetch.json have the shapes recorded
+// in tests/fixtures/host/ (the unit tests' fakes).
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { By } from "selenium-webdriver";
 import { artifactsFolder, defaultFirefox, useFirefox, waitFor } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { recordedReply, shapeDiff } from "../unit/host-replies.js";
 
 const PAGE = "page/startup.html";
 
@@ -39,42 +43,38 @@ fs.mkdirSync(path.dirname(systemEntry), { recursive: true });
 fs.writeFileSync(systemEntry, SYSTEM_TEXT);
 after(() => fs.rmSync(fixture, { recursive: true, force: true }));
 
-/**
- * A stored trace of this install from an older build (the shape `launch --trace` stores,
- * docs/export-format.md; no reads needed): the traced plan is then stale, as after an update.
- */
+// A real trace (native-host/tests/fixtures/profiler/trace-esr153-cold.json, a cold start of
+// Debian's ESR 153 recorded by `launch --cold --trace`) made a trace of the install under test
+// from an older build: the traced plan is then stale, as after an update.
+const RECORDED_TRACE = new URL("../../native-host/tests/fixtures/profiler/trace-esr153-cold.json", import.meta.url);
+const OLD_BUILD = "19990101000000";
+/** The BuildID of the Firefox under test, read from its application.ini. */
+const BUILD_ID = /^BuildID=(\d+)$/m.exec(fs.readFileSync(path.join(installDir, "application.ini"), "utf8"))?.[1];
+
+/** Stores the recorded trace as one of this install, of build OLD_BUILD, as `launch --trace` stores one. */
 function storeOldTrace(stateHome) {
+  const trace = JSON.parse(fs.readFileSync(RECORDED_TRACE, "utf8"));
+  assert.notEqual(BUILD_ID, OLD_BUILD);
+  const recordedDir = trace.install_dir;
+  trace.install_dir = installDir;
+  delete trace.install_dir_b64;
+  trace.build_id = OLD_BUILD;
+  for (const file of trace.files) {
+    if (file.path.startsWith(`${recordedDir}/`)) {
+      file.path = installDir + file.path.slice(recordedDir.length);
+      delete file.path_b64;
+    }
+  }
+  // The store's names and meta file (native-host/src/trace/store.rs): `<ms>-<pid>-<ticks>`.
+  const id = `${trace.recorded_at_ms}-${trace.pid}-${trace.process_start_ticks}`;
+  const body = JSON.stringify(trace);
   const dir = path.join(stateHome, "about-startup", "traces");
   fs.mkdirSync(dir, { recursive: true });
-  const id = "1700000000000-1-1";
-  const trace = {
-    version: 1,
-    source: "tracefs",
-    field_sources: {},
-    pid: 1,
-    process_start_ticks: 1,
-    install_dir: installDir,
-    firefox_version: "140.0",
-    build_id: "19990101000000",
-    recorded_at_ms: 1700000000000,
-    zero: "the traced fork of the Firefox process (CLOCK_BOOTTIME)",
-    attached_ms: 0,
-    ended_ms: 1000,
-    ended_by: "quiet",
-    lost_events: 0,
-    tree_read_bytes: 0,
-    traced_read_bytes: 0,
-    written_bytes: 0,
-    processes: [],
-    files: [],
-    events: [],
-    block: [],
-    samples: [],
-    notes: [],
-    use_counts: { used_pages: 0, unused_pages: 0, gone_pages: 0 },
-  };
-  fs.writeFileSync(path.join(dir, `${id}.json`), JSON.stringify(trace));
-  const meta = { id, pid: 1, process_start_ticks: 1, firefox_version: "140.0", build_id: "19990101000000", recorded_at_ms: 1700000000000, source: "tracefs", traced_read_bytes: 0, tree_read_bytes: 0, lost_events: 0, bytes: 1 };
+  fs.writeFileSync(path.join(dir, `${id}.json`), body);
+  const meta = { id, bytes: Buffer.byteLength(body) };
+  for (const key of ["pid", "process_start_ticks", "firefox_version", "build_id", "recorded_at_ms", "source", "traced_read_bytes", "tree_read_bytes", "lost_events"]) {
+    meta[key] = trace[key];
+  }
   fs.writeFileSync(path.join(dir, `${id}.meta.json`), JSON.stringify(meta));
 }
 
@@ -109,6 +109,22 @@ async function settled(driver, predicate, message, timeout = 30000) {
   }
 }
 
+/** Ends a process group (a Firefox the entry's Exec started), SIGKILL after 5 s. */
+async function stopGroup(pgid) {
+  const signal = (name) => {
+    try {
+      process.kill(-pgid, name);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (let i = 0; i < 50 && signal(i === 0 ? "SIGTERM" : 0); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  signal("SIGKILL");
+}
+
 async function shot(driver, name) {
   // Scrolled to first and a frame later: taken at once after a click, the element's picture
   // was of another part of the page (the rest of it still laying out).
@@ -123,12 +139,14 @@ async function shot(driver, name) {
 
 describe("launching from the desktop through the prefetch, from the page", () => {
   let stateHome = null;
+  let env = null;
   const ctx = useFirefox(
     () => {
       // The host's state folder is the throwaway HOME's (made here: HOME is not known yet).
       stateHome = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-desktop-state-"));
       storeOldTrace(stateHome);
-      return { experiments: true, installHost: true, flavour: "full", env: { XDG_DATA_DIRS: path.join(fixture, "share"), XDG_STATE_HOME: stateHome, XDG_DATA_HOME: "" } };
+      env = { XDG_DATA_DIRS: path.join(fixture, "share"), XDG_STATE_HOME: stateHome, XDG_DATA_HOME: "" };
+      return { experiments: true, installHost: true, flavour: "full", env };
     },
     { prefix: "desktop", page: PAGE },
   );
@@ -136,14 +154,21 @@ describe("launching from the desktop through the prefetch, from the page", () =>
 
   it("shows the state and the stale plan, turns it on and off, and leaves the system's entry as it was", async () => {
     const { driver, home } = ctx.ff;
+    const hostEnv = { ...process.env, ...env, HOME: home };
+    const status = () => {
+      const r = spawnSync(HOST_BINARY, ["desktop", "status", "--json", "--firefox", installDir], { env: hostEnv, encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
     const first = await settled(driver, (d) => d.present && d.state !== "loading", "the desktop block's first answer");
     assert.equal(first.state, "off", `a host no other user can replace, a system entry for this Firefox: ${JSON.stringify(first.lines)}`);
     assert.equal(first.lines.state, `Off: the desktop launches Firefox through its own entry, ${systemEntry}.`);
     // The only trace is of an older build: the plan is stale, and the page says what a launch does instead.
     assert.equal(first.stale, "true");
-    assert.match(first.lines.stale, /^The traced plan is stale: it was traced on Firefox build 19990101000000, and this is build \d+ \(Firefox was updated\)\./);
+    assert.ok(first.lines.stale?.startsWith(`The traced plan is stale: it was traced on Firefox build ${OLD_BUILD}, and this is build ${BUILD_ID} (Firefox was updated).`), first.lines.stale);
     assert.ok(first.lines.plan, "which plan a launch reads");
     assert.deepEqual(first.button, { text: "Launch through the prefetch", disabled: false });
+    assert.deepEqual(shapeDiff(status(), recordedReply("desktop-stale").reply), [], "the live reply is shaped as the recorded one");
     await shot(driver, "desktop-off-stale");
 
     await driver.executeScript(() => document.getElementById("desktop-toggle").click());
@@ -160,9 +185,38 @@ describe("launching from the desktop through the prefetch, from the page", () =>
     assert.equal(fs.readFileSync(systemEntry, "utf8"), SYSTEM_TEXT);
     await shot(driver, "desktop-on");
 
+    // One launch as the desktop makes it: the entry's Exec, Firefox's arguments for %u. Its
+    // prefetch records what it did in the state folder, as the recorded record is shaped.
+    const exec = /^Exec=(.*) %u$/m.exec(written)[1].split(" ");
+    const profile = fs.mkdtempSync(path.join(fixture, "profile-"));
+    const launched = spawn(exec[0], [...exec.slice(1), "--headless", "--no-remote", "-profile", profile, "about:blank"], { env: hostEnv, stdio: "ignore", detached: true });
+    const lastFile = path.join(stateHome, "about-startup", "last-prefetch.json");
+    let last;
+    try {
+      last = await waitFor(
+        () => {
+          try {
+            const record = JSON.parse(fs.readFileSync(lastFile, "utf8"));
+            return record.firefox_pid === launched.pid ? record : null;
+          } catch {
+            return null; // not written yet
+          }
+        },
+        { timeout: 60000, interval: 200, message: `${lastFile} of the launch through the entry (Firefox ${launched.pid})` },
+      );
+    } finally {
+      await stopGroup(launched.pid);
+    }
+    assert.deepEqual(shapeDiff(last, recordedReply("last-prefetch").reply), [], "last-prefetch.json is shaped as the recorded one");
+    assert.deepEqual(shapeDiff(status(), recordedReply("desktop-on").reply), [], "the live reply is shaped as the recorded one");
+
     await driver.executeScript(() => document.getElementById("desktop-toggle").click());
     const off = await settled(driver, (d) => d.state === "off" && d.button && !d.button.disabled, "the entry removed");
     assert.equal(off.button.text, "Launch through the prefetch");
+    // The launch's prefetch, as the page words it: the bytes it read from the record.
+    const read = last.bytes_read === 0 || last.bytes_read >= 100_000 ? `${(last.bytes_read / 1e6).toFixed(1)} MB` : "";
+    assert.match(off.lines.last ?? "", /^Last launch \(.+\): read .+ (before starting Firefox|beside the start), found .+ cached already/);
+    assert.ok(off.lines.last.includes(`read ${read}`), `${off.lines.last} / ${last.bytes_read} bytes read`);
     assert.equal(fs.existsSync(userEntry), false, "the copy is gone");
     assert.deepEqual(fs.readdirSync(path.dirname(userEntry)), [], "nothing else was written there");
     assert.equal(fs.readFileSync(systemEntry, "utf8"), SYSTEM_TEXT, "the system's entry byte for byte");

@@ -14,9 +14,10 @@ import os from "node:os";
 import path from "node:path";
 import { buildExtension } from "../../scripts/build.mjs";
 import { buildPackage, PACKAGE, PACKAGED_HOST, POLKIT_ACTION_FILE, SYSTEM_MANIFEST } from "../../scripts/package.mjs";
-import { EXTENSION_ID } from "../../scripts/lib/project.mjs";
+import { EXTENSION_ID, HOST_BINARY, ROOT } from "../../scripts/lib/project.mjs";
 import { readStartupPage, startFirefox, waitFor } from "./harness.js";
 import { packagedHosts, stopPackagedHosts } from "./package-cleanup.js";
+import { parseDebListing, parsePolicy } from "./package-files.js";
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
@@ -33,6 +34,11 @@ const skip = !isRoot
 if (skip) {
   console.warn(`SKIPPED test.package.js: ${skip}`);
 }
+// Debian's own checker; .ci/run installs it (apt-get install lintian).
+const lintianSkip = skip || (spawnSync("lintian", ["--version"]).status === 0 ? false : "lintian is missing: apt-get install lintian (.ci/run does)");
+if (lintianSkip && !skip) {
+  console.warn(`SKIPPED test.package.js (lintian): ${lintianSkip}`);
+}
 
 function sh(cmd, args) {
   const result = spawnSync(cmd, args, { encoding: "utf8" });
@@ -41,18 +47,15 @@ function sh(cmd, args) {
 }
 
 describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dpkg -r leaves nothing", { skip }, () => {
-  const stage = { deb: null, files: [], tmp: null };
+  const stage = { deb: null, entries: [], files: [], tmp: null };
 
   before(async () => {
     stage.tmp = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-package-"));
     const xpis = await buildExtension({ distDir: path.join(stage.tmp, "dist") });
     stage.deb = await buildPackage({ xpis: { full: xpis.full.xpi, basic: xpis.basic.xpi }, distDir: stage.tmp });
-    // Every path the package holds (without the leading "."), as dpkg-deb lists them.
-    stage.files = sh("dpkg-deb", ["-c", stage.deb])
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.split(/\s+/).slice(5).join(" ").replace(/ -> .*$/, "").replace(/^\./, "").replace(/\/$/, ""))
-      .filter(Boolean);
+    // Every entry the package holds, as dpkg-deb lists them: mode, owner, path, link target.
+    stage.entries = parseDebListing(sh("dpkg-deb", ["-c", stage.deb]));
+    stage.files = stage.entries.map((e) => e.path).filter((f) => f !== "/");
   });
 
   after(async () => {
@@ -83,12 +86,47 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
       stage.files.filter((f) => /firefox|distribution|policies|defaults\/pref/.test(f)),
       [],
     );
+    // Owner and mode, as Debian policy has them (10.9): everything root:root, folders and the
+    // program 0755, data 0644; the command on PATH a link to the program.
+    const wrong = stage.entries.filter((e) => e.owner !== "root/root");
+    assert.deepEqual(wrong, [], "every entry root/root");
+    const modeOf = (e) => (e.mode.startsWith("d") ? "drwxr-xr-x" : e.path === PACKAGED_HOST ? "-rwxr-xr-x" : e.mode.startsWith("l") ? "lrwxrwxrwx" : "-rw-r--r--");
+    assert.deepEqual(
+      stage.entries.filter((e) => e.mode !== modeOf(e)),
+      [],
+      "folders and the host 0755, the other files 0644",
+    );
+    const links = stage.entries.filter((e) => e.mode.startsWith("l"));
+    assert.deepEqual(
+      links.map((e) => [e.path, path.resolve(path.dirname(e.path), e.target)]),
+      [["/usr/bin/about-startup-host", PACKAGED_HOST]],
+      "one link: the command on PATH, to the host",
+    );
     const control = sh("dpkg-deb", ["-I", stage.deb]);
     assert.doesNotMatch(control, /\b(postinst|preinst|prerm|postrm)\b/);
     assert.match(control, /Package: about-startup/);
   });
 
-  it("installs with dpkg: the host root-owned in a folder only root can write, the manifest naming it", () => {
+  it("is a package Debian's checker passes: lintian says nothing but its one override, which says why", { skip: lintianSkip }, () => {
+    // As root lintian only warns, on stderr, that root is not recommended; its tags are on stdout.
+    const r = spawnSync("lintian", ["--show-overrides", stage.deb], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+    const tags = r.stdout.split("\n").filter((line) => /^[A-Z]: /.test(line));
+    assert.deepEqual(
+      tags.filter((line) => /^[EWX]: /.test(line)),
+      [],
+      `lintian's errors and warnings: ${r.stdout}`,
+    );
+    assert.deepEqual(
+      tags.filter((line) => line.startsWith("O: ")),
+      [`O: ${PACKAGE}: uses-dpkg-database-directly [usr/lib/about-startup/about-startup-host]`],
+      "the one override",
+    );
+    // The override carries its reason (lintian prints the comment above it as N: lines).
+    assert.match(r.stdout, /N: The host reads \/var\/lib\/dpkg\/info/);
+    assert.equal(r.status, 0, `lintian exited with ${r.status}: ${r.stderr}`);
+  });
+
+  it("installs with dpkg: the host root-owned in a folder only root can write, the manifest and the polkit action naming it", () => {
     sh("dpkg", ["-i", stage.deb]);
     const host = fs.statSync(PACKAGED_HOST);
     assert.equal(host.uid, 0);
@@ -96,9 +134,49 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
     const folder = fs.statSync(path.dirname(PACKAGED_HOST));
     assert.equal(folder.uid, 0);
     assert.equal(folder.mode & 0o022, 0, "no one but root may write the host's folder");
+    const policyFile = `/usr/share/polkit-1/actions/${POLKIT_ACTION_FILE}`;
+    for (const file of [SYSTEM_MANIFEST, policyFile]) {
+      const st = fs.lstatSync(file);
+      assert.ok(st.isFile(), `${file} is a file`);
+      assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [0, 0, 0o644], `${file}: root's, 0644`);
+    }
+    // The manifest names the program dpkg installed: the release host the package was built
+    // from, byte for byte, at a path with no link in it (Firefox runs what it names).
     const manifest = JSON.parse(fs.readFileSync(SYSTEM_MANIFEST, "utf8"));
-    assert.equal(manifest.path, PACKAGED_HOST);
+    assert.equal(fs.realpathSync(manifest.path), manifest.path, "no link on the manifest's path");
+    assert.ok(sh("dpkg", ["-L", PACKAGE]).split("\n").includes(manifest.path), `dpkg installed ${manifest.path}`);
+    assert.ok(fs.readFileSync(manifest.path).equals(fs.readFileSync(HOST_BINARY)), `${manifest.path} is the release host`);
     assert.deepEqual(manifest.allowed_extensions, [EXTENSION_ID]);
+
+    // The polkit action, read from the installed file: pkexec runs that same program, with the
+    // first argument of the template in manifests/ (the one place it is written), and only
+    // after an administrator's password, whatever the session.
+    const [action, ...more] = parsePolicy(fs.readFileSync(policyFile, "utf8"));
+    assert.deepEqual(more, [], "one action");
+    const [template] = parsePolicy(fs.readFileSync(path.join(ROOT, "manifests", POLKIT_ACTION_FILE), "utf8"));
+    assert.equal(action.id, template.id);
+    assert.equal(action.annotations["org.freedesktop.policykit.exec.path"], manifest.path, "pkexec runs the host Firefox runs");
+    assert.equal(action.annotations["org.freedesktop.policykit.exec.argv1"], template.annotations["org.freedesktop.policykit.exec.argv1"]);
+    assert.deepEqual(Object.keys(action.defaults).sort(), ["allow_active", "allow_any", "allow_inactive"]);
+    assert.deepEqual(action.defaults, template.defaults);
+    for (const [session, answer] of Object.entries(action.defaults)) {
+      assert.ok(["auth_admin", "auth_admin_keep"].includes(answer), `${session}: ${answer} lets a user run the host as root without an administrator's password`);
+    }
+  });
+
+  it("has a manual page for the command and each of its subcommands, as --help lists them", () => {
+    // The commands the installed program's own --help lists (clap's "Commands:" block).
+    const help = sh(PACKAGED_HOST, ["--help"]);
+    const block = help.slice(help.indexOf("Commands:"), help.indexOf("\nOptions:"));
+    const commands = [...block.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]).filter((c) => c !== "help");
+    assert.ok(commands.includes("residency") && commands.includes("trace"), block);
+    const page = (name) => sh("gzip", ["-dc", `/usr/share/man/man1/${name}.1.gz`]);
+    const main = page("about-startup-host");
+    assert.match(main, /^\.TH about-startup-host 1 /m);
+    for (const command of commands) {
+      assert.ok(main.includes(`about-startup-host-${command}(1)`) || main.includes(`about\\-startup\\-host\\-${command}(1)`), `${command} in the main page's list`);
+      assert.match(page(`about-startup-host-${command}`), /^\.SH SYNOPSIS/m, `${command}'s own page`);
+    }
   });
 
   it("gives an ordinary user a working command", () => {
@@ -134,7 +212,7 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
   it("removes with dpkg -r: none of its files or folders is left", () => {
     sh("dpkg", ["-r", PACKAGE]);
     const left = stage.files.filter((f) => {
-      if (["/usr", "/usr/bin", "/usr/lib", "/usr/share", "/usr/share/doc", "/usr/share/polkit-1", "/usr/share/polkit-1/actions"].includes(f)) {
+      if (["/usr", "/usr/bin", "/usr/lib", "/usr/share", "/usr/share/doc", "/usr/share/polkit-1", "/usr/share/polkit-1/actions", "/usr/share/man", "/usr/share/man/man1", "/usr/share/lintian", "/usr/share/lintian/overrides"].includes(f)) {
         return false; // the system's own folders
       }
       return fs.existsSync(f) || fs.lstatSync(f, { throwIfNoEntry: false });

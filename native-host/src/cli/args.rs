@@ -1,14 +1,15 @@
 //! The clap definitions: every command, its flags, and the help text. The library has no clap;
 //! where a flag names a library value (`--method`), the mapping is here.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::learn::plan;
-use crate::pagecache::preload;
+use crate::learn::prefetch::strategy;
 use crate::pagecache::preload::Method;
-use crate::pagecache::Cache;
+use crate::pagecache::{preload, Cache};
 use crate::EXTENSION_ID;
 
 /// The examples under `--help`, with `cmd` (how this user runs this binary, crate::invocation)
@@ -104,12 +105,12 @@ pub(super) enum Cmd {
     Desktop(DesktopCmd),
     /// Start Firefox (optionally cold) and record which pages of which files its start reads,
     /// or (--prefetch) start it at once with what its start needs read beside it.
-    Launch(super::trace::LaunchArgs),
+    Launch(LaunchArgs),
     /// Restart your running Firefox (cold with --cold): wait for it to quit, evict its files,
     /// start it again with the same arguments and environment.
     Relaunch(super::relaunch::RelaunchArgs),
     /// Record the reads of a Firefox started some other way, for N seconds.
-    Trace(super::trace::TraceArgs),
+    Trace(TraceArgs),
     /// Show past sessions' startup milestones from a profile's archived Telemetry pings.
     ///
     /// Firefox writes a `main` ping at every shutdown into <profile>/datareporting/archived,
@@ -131,6 +132,13 @@ pub(super) enum Cmd {
         /// Remove the system-wide manifest instead of your own.
         #[arg(long)]
         system: bool,
+    },
+    /// Write the manual pages (about-startup-host.1 and one per command) into DIR, rendered
+    /// from these definitions; for packaging (scripts/package.mjs), so hidden.
+    #[command(hide = true)]
+    Manpages {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
     },
     /// Print the native-messaging manifest for this binary (without installing it).
     Manifest {
@@ -224,6 +232,208 @@ pub(super) struct EvictArgs {
     /// files for named files].
     #[arg(long, value_enum)]
     pub(super) cache: Option<CacheArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    /// Evict Firefox's install folder from the page cache first (a selectively cold start).
+    #[arg(long)]
+    pub cold: bool,
+    /// Record which pages of which files the start reads (root: tracefs; else /proc sampling).
+    #[arg(long)]
+    pub trace: bool,
+    /// Start Firefox at once and read what its start needs beside it: the traced plan of this
+    /// build in first-use order (else the learned plan, saying so). This process becomes
+    /// Firefox; the prefetcher runs detached and records what it did in last-prefetch.json.
+    #[arg(long, conflicts_with_all = ["trace", "json", "seconds"])]
+    pub prefetch: bool,
+    /// With --prefetch: yield to others' I/O (pressure stall information), as `preload --idle`.
+    #[arg(long, requires = "prefetch")]
+    pub idle: bool,
+    /// With --prefetch: batch sizes in MiB, the first and the largest (first-use order is cut
+    /// into batches, each read in disk order; each twice the last) [default: 1:8].
+    #[arg(long, value_name = "FIRST:MAX", requires = "prefetch", value_parser = parse_batches)]
+    pub batches: Option<(u64, u64)>,
+    /// With --prefetch: MiB kept queued ahead of the read being waited for [default: 2].
+    #[arg(long, value_name = "MIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=1024))]
+    pub ahead_mib: Option<u64>,
+    /// With --prefetch: gaps between planned ranges up to this many KiB are read through
+    /// [default: 16].
+    #[arg(long, value_name = "KIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=65536))]
+    pub gap_kib: Option<u64>,
+    /// With --prefetch: read beside the start (Firefox at once), or first (the plan, then
+    /// Firefox: faster where the disk's readahead window is large, as each page Firefox faults
+    /// in before the prefetch reached it brings the whole window); auto: first where the window
+    /// of the disk holding Firefox is over 1 MiB [default: auto].
+    #[arg(long, value_enum, requires = "prefetch")]
+    pub strategy: Option<StrategyArg>,
+    /// With --prefetch (experiments): leave out pages the traced starts first needed after this
+    /// many ms.
+    #[arg(long, value_name = "MS", requires = "prefetch", hide = true)]
+    pub until_ms: Option<f64>,
+    /// Print the trace as one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Firefox's install folder (the one holding application.ini), or its executable, instead
+    /// of finding it.
+    #[arg(long, value_name = "DIR")]
+    pub firefox: Option<PathBuf>,
+    /// Stop after N seconds instead of when the tree has read nothing for 3 s.
+    #[arg(long, value_name = "N")]
+    pub seconds: Option<f64>,
+    /// Also record Firefox's own startup profile (its Gecko profiler from the first instant:
+    /// js, stackwalk, cpu, fileio), collect it without quitting once the start is recorded, and
+    /// write one profile for the Firefox Profiler with the trace merged in, on one clock.
+    #[arg(long)]
+    pub firefox_profile: bool,
+    /// Where to write that merged profile [default: the state folder's profiles/<id>.profile.json].
+    #[arg(long, value_name = "FILE", requires = "firefox_profile")]
+    pub profile_out: Option<PathBuf>,
+    /// Leave out which code faulted each page in (exceptions:page_fault_user, ~100k events in a
+    /// start): the trace then costs less.
+    #[arg(long)]
+    pub no_fault_sites: bool,
+    /// Arguments for Firefox (after `--`), e.g. `-- --headless -profile /tmp/p`.
+    #[arg(last = true, value_name = "FIREFOX_ARGS")]
+    pub args: Vec<OsString>,
+    /// Root's side of a user's "Restart cold and trace" (run by pkexec): start the Firefox the
+    /// user's own `relaunch --cold --trace` described in their state folder, as that user, and
+    /// print one JSON line (pid, trace id, evict). Refuses anything else (docs/design/pkexec.md).
+    #[arg(long, requires_all = ["cold", "trace"], conflicts_with_all = ["firefox", "args", "json"])]
+    pub relaunch: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    pub action: Option<TraceAction>,
+    /// The Firefox (parent) process to attach to; reads before attaching are missed.
+    #[arg(long, value_name = "PID", required = true)]
+    pub pid: Option<i32>,
+    /// How long to record.
+    #[arg(long, value_name = "N", required = true)]
+    pub seconds: Option<f64>,
+    /// Print the trace as one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Leave out which code faulted each page in (exceptions:page_fault_user): the trace then
+    /// costs less (the benchmark's cold-traced-no-faults).
+    #[arg(long)]
+    pub no_fault_sites: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum TraceAction {
+    /// Write a stored or given trace as a profile for the Firefox Profiler
+    /// (`--format firefox-profiler`): merged into Firefox's own startup profile where
+    /// `launch --firefox-profile` recorded one, else the trace alone.
+    Export(super::profile::ExportArgs),
+    /// List the stored traces (your state folder's traces/), newest first, with their ids.
+    List {
+        /// Print one JSON object on stdout instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one stored trace as `launch --trace` reported it (the per-file table and access
+    /// maps), or (--json) the whole trace.
+    Show {
+        /// The trace's id (`trace list` lists them).
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print the trace as one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl Cmd {
+    /// Whether the command was asked for `--json`: then a failure is a JSON error object on
+    /// stdout too (cli::run), not only a line on stderr.
+    pub(super) fn json(&self) -> bool {
+        match self {
+            Cmd::Residency(a) => a.target.json,
+            Cmd::Preload(a) => a.target.json,
+            Cmd::Evict(a) => a.target.json,
+            Cmd::Learn(a) => a.json,
+            Cmd::Plan(a) => a.json,
+            Cmd::Autostart(
+                AutostartCmd::Enable { json }
+                | AutostartCmd::Disable { json }
+                | AutostartCmd::Status { json },
+            ) => *json,
+            Cmd::Desktop(
+                DesktopCmd::Enable(a) | DesktopCmd::Disable(a) | DesktopCmd::Status(a),
+            ) => a.json,
+            Cmd::Launch(a) => a.json,
+            Cmd::Relaunch(a) => a.json,
+            Cmd::Trace(a) => match &a.action {
+                None => a.json,
+                Some(TraceAction::Export(e)) => e.json,
+                Some(TraceAction::List { json } | TraceAction::Show { json, .. }) => *json,
+            },
+            Cmd::Telemetry(a) => a.json,
+            Cmd::Install { .. }
+            | Cmd::Uninstall { .. }
+            | Cmd::Manifest { .. }
+            | Cmd::Manpages { .. } => false,
+        }
+    }
+}
+
+/// A conflict between flags and one value of an option, which clap's definitions cannot say:
+/// `trace export --json -o -` would print the profile and then the summary on one stdout.
+pub(super) fn value_conflict(cli: &Cli) -> Option<String> {
+    match &cli.command {
+        Cmd::Trace(TraceArgs {
+            action: Some(TraceAction::Export(e)),
+            ..
+        }) if e.json && e.output.as_deref() == Some(std::path::Path::new("-")) => Some(
+            "'trace export --json' prints the export's summary on stdout, where '-o -' writes the \
+             profile: write the profile to a file (-o FILE), or leave out --json"
+                .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
+/// `--batches FIRST:MAX` in MiB.
+fn parse_batches(text: &str) -> Result<(u64, u64), String> {
+    let bad =
+        || format!("{text:?}: give two sizes in MiB, the first and the largest batch, e.g. 4:32");
+    let (first, max) = text.split_once(':').ok_or_else(bad)?;
+    let (first, max): (u64, u64) = (
+        first.parse().map_err(|_| bad())?,
+        max.parse().map_err(|_| bad())?,
+    );
+    if first == 0 || max < first || max > 4096 {
+        return Err(format!(
+            "{text:?}: the sizes must be 1 ≤ FIRST ≤ MAX ≤ 4096 MiB"
+        ));
+    }
+    Ok((first, max))
+}
+
+/// `launch --strategy`'s values: the CLI's names for [`strategy::Choice`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum StrategyArg {
+    /// First where the disk's readahead window is over 1 MiB, else beside.
+    #[default]
+    Auto,
+    /// Start Firefox at once and read beside it.
+    Beside,
+    /// Read the plan, then start Firefox (30 s at most).
+    First,
+}
+
+impl From<StrategyArg> for strategy::Choice {
+    fn from(arg: StrategyArg) -> Self {
+        match arg {
+            StrategyArg::Auto => strategy::Choice::Auto,
+            StrategyArg::Beside => strategy::Choice::Beside,
+            StrategyArg::First => strategy::Choice::First,
+        }
+    }
 }
 
 /// `--cache` of preload and evict.

@@ -1,11 +1,11 @@
 //! `autostart enable|disable|status`: the login-time preload.
 
-use crate::host::manifest;
-use crate::learn::{autostart, workingset};
+use crate::learn::autostart;
+use crate::os::binary;
+use crate::os::clock::now_ms;
 
 use super::args::AutostartCmd;
-use super::render::megabytes;
-use super::render::print_json;
+use super::render::{megabytes, print_json};
 
 pub(super) fn print_autostart(status: &autostart::Status) {
     let how = match status.kind {
@@ -22,7 +22,7 @@ pub(super) fn print_autostart(status: &autostart::Status) {
             "  last planned preload: {} MB in {} ms, {} s ago",
             megabytes(last.bytes),
             last.elapsed_ms,
-            workingset::now_ms().saturating_sub(last.at_ms) / 1000
+            now_ms().saturating_sub(last.at_ms) / 1000
         );
     }
     if let Some(note) = &status.note {
@@ -41,8 +41,8 @@ pub(super) fn autostart_cmd(cmd: &AutostartCmd) -> anyhow::Result<()> {
     let dirs = autostart::Dirs::from_env()?;
     match cmd {
         AutostartCmd::Enable { json } => {
-            let binary = manifest::host_binary()?;
-            manifest::check_user_binary(&binary, "login-time preload")?;
+            let binary = binary::host_binary()?;
+            binary::check_user_binary(&binary, "login-time preload")?;
             let done = autostart::enable(&dirs, &binary, &autostart::systemctl)?;
             if *json {
                 return print_json(&done);

@@ -1,9 +1,10 @@
 //! `desktop enable|disable|status`: every desktop launch of Firefox through `launch --prefetch`.
 
-use crate::host::manifest;
 use crate::learn::desktop::{self, DesktopStatus, Dirs};
 use crate::learn::prefetch::launch::describe;
-use crate::learn::workingset;
+use crate::os::binary;
+use crate::os::clock::now_ms;
+
 use crate::state::StateDir;
 
 use super::args::DesktopCmd;
@@ -11,6 +12,9 @@ use super::render::{megabytes, print_json};
 use super::target::find_firefox;
 
 fn print_status(s: &DesktopStatus) {
+    for note in &s.note_codes {
+        println!("note: {}", note.english());
+    }
     let state = match (s.enabled, s.outdated) {
         (true, false) => "on",
         (true, true) => "on, but written by a host binary or for a Firefox that moved: run `desktop enable` again",
@@ -28,7 +32,7 @@ fn print_status(s: &DesktopStatus) {
     }
     println!("  a launch prefetches: {}", describe(&s.prefetch));
     if let Some(last) = &s.last {
-        let ago = workingset::now_ms().saturating_sub(last.at_ms) / 1000;
+        let ago = now_ms().saturating_sub(last.at_ms) / 1000;
         match &last.failed {
             Some(why) => println!("  last launch ({ago} s ago): no prefetch: {why}"),
             None => println!(
@@ -54,9 +58,9 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
     };
     let (install, _) = find_firefox(&firefox, false)?;
     let dirs = Dirs::from_env()?;
-    let host = manifest::host_binary()?;
+    let host = binary::host_binary()?;
     let binary = desktop::HostBinary {
-        problem: manifest::user_binary_problem(&host),
+        problem: binary::user_binary_problem(&host),
         path: host.clone(),
     };
     let state = StateDir::existing(&crate::state::locate(None)?, None)?;

@@ -1,7 +1,7 @@
 //! `install`, `uninstall` (and `manifest`, in `run`): the native-messaging manifest that lets the
 //! about:startup extension start this host.
 
-use crate::host::manifest;
+use crate::firefox::manifest;
 
 pub(super) fn install_cmd(system: bool, extension_id: &str) -> anyhow::Result<()> {
     let done = manifest::install(system, extension_id)?;

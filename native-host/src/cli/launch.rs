@@ -9,17 +9,17 @@ use anyhow::{bail, Context as _};
 
 use crate::firefox::install as files;
 use crate::learn::prefetch::{self, launch, strategy, Sizes};
+use crate::os::binary::firefox_binary;
 use crate::state;
-use crate::trace::record;
 
-use super::trace::LaunchArgs;
+use super::args::LaunchArgs;
 
 /// The install folder and the executable to run: `--firefox` names either (an executable is
 /// run as named: the desktop entry's own binary), else the Firefox found as for every command.
 fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
     let Some(given) = given else {
         let install = files::locate(None, None)?;
-        let binary = record::firefox_binary(&install.dir).with_context(|| {
+        let binary = firefox_binary(&install.dir).with_context(|| {
             format!(
                 "no firefox executable in {}; name it with --firefox",
                 install.dir.display()
@@ -34,7 +34,7 @@ fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
         let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
         (dir, real)
     } else {
-        let binary = record::firefox_binary(&real)
+        let binary = firefox_binary(&real)
             .with_context(|| format!("no firefox executable in {}", real.display()))?;
         (real, binary)
     };
@@ -81,7 +81,8 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         max: max << 20,
     });
     let read_ahead_kb = strategy::window_kb(&binary);
-    let (strategy, reason) = strategy::decide(args.strategy.unwrap_or_default(), read_ahead_kb);
+    let (strategy, reason) =
+        strategy::decide(args.strategy.unwrap_or_default().into(), read_ahead_kb);
     let p = launch::Prefetch {
         strategy,
         reason,

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::render::{megabytes, print_json};
 use crate::firefox::process;
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
 use crate::relaunch::status::{self, Stage, Status};
 use crate::relaunch::{self, Options};
 
@@ -47,9 +47,16 @@ pub struct RelaunchArgs {
 pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
     let state_dir = crate::state::locate(None)?;
     if args.status {
-        let last = status::read_at(&state_dir);
+        let (last, set_aside) = status::read_at_or_set_aside(&state_dir);
         if args.json {
+            // The record's own shape on stdout, as before; the note beside it on stderr.
+            if let Some(note) = &set_aside {
+                eprintln!("about-startup-host: note: {}", note.english());
+            }
             return print_json(&last);
+        }
+        if let Some(note) = &set_aside {
+            println!("note: {}", note.english());
         }
         match last {
             Some(s) => print_human(&s),
@@ -72,8 +79,8 @@ pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
                 stage: Stage::Failed,
                 cold: args.cold,
                 trace: args.trace,
-                requested_at_ms: workingset::now_ms(),
-                updated_at_ms: workingset::now_ms(),
+                requested_at_ms: now_ms(),
+                updated_at_ms: now_ms(),
                 old_pid: pid,
                 install_dir: String::new(),
                 profile: None,
@@ -151,7 +158,7 @@ fn print_human(s: &Status) {
             println!(
                 "  still cached: {} ({} MB)",
                 stayed.path,
-                megabytes(stayed.pages * crate::pagecache::sys::page_size() as u64)
+                megabytes(stayed.pages * crate::os::sys::page_size() as u64)
             );
         }
         if e.mapped_by.is_empty() {

@@ -7,7 +7,7 @@ use crate::firefox::{
     self,
     install::{Install, Selection},
 };
-use crate::pagecache::beneath::Folders;
+use crate::os::beneath::Folders;
 use crate::pagecache::Cache;
 
 use super::args::Target;

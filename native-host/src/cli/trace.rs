@@ -1,17 +1,16 @@
 //! `launch` and `trace`: the CLI's recording commands and their human output (per-file table and
 //! text access map) or `--json`.
 
-use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
-
-use clap::Args;
 
 use crate::firefox::install as files;
+use crate::os::binary::firefox_binary;
 use crate::state::user;
 use crate::trace::model::{Source, Trace};
 use crate::trace::record::{self, Launch, Stop, QUIET_MS};
 use crate::trace::store;
+
+use super::args::{LaunchArgs, TraceAction, TraceArgs};
 
 /// What `--help` and the sampled report say about privileges, with `root_cmd` (how this user
 /// runs this binary as root, crate::invocation) so the command runs as printed.
@@ -23,103 +22,6 @@ and the trace is stored in your state folder (~/.local/state/about-startup/trace
 Without root the trace falls back to sampling /proc/<pid>/io and major faults of the Firefox tree.",
         store::RECORD_ARGS
     )
-}
-
-#[derive(Debug, Args)]
-pub struct LaunchArgs {
-    /// Evict Firefox's install folder from the page cache first (a selectively cold start).
-    #[arg(long)]
-    pub cold: bool,
-    /// Record which pages of which files the start reads (root: tracefs; else /proc sampling).
-    #[arg(long)]
-    pub trace: bool,
-    /// Start Firefox at once and read what its start needs beside it: the traced plan of this
-    /// build in first-use order (else the learned plan, saying so). This process becomes
-    /// Firefox; the prefetcher runs detached and records what it did in last-prefetch.json.
-    #[arg(long, conflicts_with_all = ["trace", "json", "seconds"])]
-    pub prefetch: bool,
-    /// With --prefetch: yield to others' I/O (pressure stall information), as `preload --idle`.
-    #[arg(long, requires = "prefetch")]
-    pub idle: bool,
-    /// With --prefetch: batch sizes in MiB, the first and the largest (first-use order is cut
-    /// into batches, each read in disk order; each twice the last) [default: 1:8].
-    #[arg(long, value_name = "FIRST:MAX", requires = "prefetch", value_parser = parse_batches)]
-    pub batches: Option<(u64, u64)>,
-    /// With --prefetch: MiB kept queued ahead of the read being waited for [default: 2].
-    #[arg(long, value_name = "MIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=1024))]
-    pub ahead_mib: Option<u64>,
-    /// With --prefetch: gaps between planned ranges up to this many KiB are read through
-    /// [default: 16].
-    #[arg(long, value_name = "KIB", requires = "prefetch", value_parser = clap::value_parser!(u64).range(0..=65536))]
-    pub gap_kib: Option<u64>,
-    /// With --prefetch: read beside the start (Firefox at once), or first (the plan, then
-    /// Firefox: faster where the disk's readahead window is large, as each page Firefox faults
-    /// in before the prefetch reached it brings the whole window); auto: first where the window
-    /// of the disk holding Firefox is over 1 MiB [default: auto].
-    #[arg(long, value_enum, requires = "prefetch")]
-    pub strategy: Option<crate::learn::prefetch::strategy::Choice>,
-    /// With --prefetch (experiments): leave out pages the traced starts first needed after this
-    /// many ms.
-    #[arg(long, value_name = "MS", requires = "prefetch", hide = true)]
-    pub until_ms: Option<f64>,
-    /// Print the trace as one JSON object instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Firefox's install folder (the one holding application.ini), or its executable, instead
-    /// of finding it.
-    #[arg(long, value_name = "DIR")]
-    pub firefox: Option<PathBuf>,
-    /// Stop after N seconds instead of when the tree has read nothing for 3 s.
-    #[arg(long, value_name = "N")]
-    pub seconds: Option<f64>,
-    /// Also record Firefox's own startup profile (its Gecko profiler from the first instant:
-    /// js, stackwalk, cpu, fileio), collect it without quitting once the start is recorded, and
-    /// write one profile for the Firefox Profiler with the trace merged in, on one clock.
-    #[arg(long)]
-    pub firefox_profile: bool,
-    /// Where to write that merged profile [default: the state folder's profiles/<id>.profile.json].
-    #[arg(long, value_name = "FILE", requires = "firefox_profile")]
-    pub profile_out: Option<PathBuf>,
-    /// Leave out which code faulted each page in (exceptions:page_fault_user, ~100k events in a
-    /// start): the trace then costs less.
-    #[arg(long)]
-    pub no_fault_sites: bool,
-    /// Arguments for Firefox (after `--`), e.g. `-- --headless -profile /tmp/p`.
-    #[arg(last = true, value_name = "FIREFOX_ARGS")]
-    pub args: Vec<OsString>,
-    /// Root's side of a user's "Restart cold and trace" (run by pkexec): start the Firefox the
-    /// user's own `relaunch --cold --trace` described in their state folder, as that user, and
-    /// print one JSON line (pid, trace id, evict). Refuses anything else (docs/design/pkexec.md).
-    #[arg(long, requires_all = ["cold", "trace"], conflicts_with_all = ["firefox", "args", "json"])]
-    pub relaunch: bool,
-}
-
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct TraceArgs {
-    #[command(subcommand)]
-    pub action: Option<TraceAction>,
-    /// The Firefox (parent) process to attach to; reads before attaching are missed.
-    #[arg(long, value_name = "PID", required = true)]
-    pub pid: Option<i32>,
-    /// How long to record.
-    #[arg(long, value_name = "N", required = true)]
-    pub seconds: Option<f64>,
-    /// Print the trace as one JSON object instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Leave out which code faulted each page in (exceptions:page_fault_user): the trace then
-    /// costs less (the benchmark's cold-traced-no-faults).
-    #[arg(long)]
-    pub no_fault_sites: bool,
-}
-
-#[derive(Debug, clap::Subcommand)]
-pub enum TraceAction {
-    /// Write a stored or given trace as a profile for the Firefox Profiler
-    /// (`--format firefox-profiler`): merged into Firefox's own startup profile where
-    /// `launch --firefox-profile` recorded one, else the trace alone.
-    Export(super::profile::ExportArgs),
 }
 
 /// `launch --help`'s text after the options: the prefetch, then the trace's privileges.
@@ -137,23 +39,6 @@ stops Firefox: Firefox is started first. Examples:\n  \
     )
 }
 
-/// `--batches FIRST:MAX` in MiB.
-fn parse_batches(text: &str) -> Result<(u64, u64), String> {
-    let bad =
-        || format!("{text:?}: give two sizes in MiB, the first and the largest batch, e.g. 4:32");
-    let (first, max) = text.split_once(':').ok_or_else(bad)?;
-    let (first, max): (u64, u64) = (
-        first.parse().map_err(|_| bad())?,
-        max.parse().map_err(|_| bad())?,
-    );
-    if first == 0 || max < first || max > 4096 {
-        return Err(format!(
-            "{text:?}: the sizes must be 1 ≤ FIRST ≤ MAX ≤ 4096 MiB"
-        ));
-    }
-    Ok((first, max))
-}
-
 /// `launch`.
 pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     if args.prefetch {
@@ -163,7 +48,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         return relaunch_launch(args.seconds);
     }
     let install = files::locate(args.firefox.as_deref(), None)?;
-    let binary = record::firefox_binary(&install.dir).ok_or_else(|| {
+    let binary = firefox_binary(&install.dir).ok_or_else(|| {
         anyhow::anyhow!(
             "no firefox executable in {}; name the install folder with --firefox DIR",
             install.dir.display()
@@ -261,13 +146,13 @@ fn relaunch_launch(seconds: Option<f64>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `trace --pid`, or `trace export`.
+/// `trace --pid`, or `trace export` (`trace list` and `show` are cli/traces.rs).
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     if let Some(TraceAction::Export(e)) = &args.action {
         return super::profile::export_cmd(e);
     }
     let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
-        anyhow::bail!("trace needs --pid and --seconds (or the export subcommand)");
+        anyhow::bail!("trace needs --pid and --seconds (or a subcommand: export, list, show)");
     };
     check_pid(pid)?;
     let install = files::locate(None, Some(pid))?;
@@ -290,7 +175,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
 /// `trace --pid N` for a process that is not there says so, not "no Firefox found: cannot read
 /// the executable …".
 fn check_pid(pid: i32) -> anyhow::Result<()> {
-    if pid <= 0 || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+    if pid <= 0 || !crate::os::proc::exists(pid) {
         anyhow::bail!(
             "no such process: {pid} (`pgrep -a firefox` lists the running Firefox processes)"
         );

@@ -1,6 +1,7 @@
 //! The trace as a profile the Firefox Profiler loads (issue 21), fed by the trace's model:
 //!
 //! - [`view`]: the trace as markers, milestones, bytes-over-time series and summaries (pure);
+//! - [`error`]: why an export failed;
 //! - [`schema`]: our marker schemas, defined once for both formats;
 //! - [`processed`]: a trace alone, as a processed profile (`fxprof-processed-profile`);
 //! - [`gecko`]: a trace merged into Firefox's own startup profile (Gecko format), on one clock.
@@ -8,6 +9,7 @@
 //! [`firefox_profiler`] picks: with Firefox's profile the merge, without it the trace alone.
 //! Used by the CLI (`trace export`, `launch --firefox-profile`) and the host (`trace_profile`).
 
+pub mod error;
 pub mod gecko;
 pub mod processed;
 pub mod schema;
@@ -15,22 +17,11 @@ pub mod view;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-use thiserror::Error;
-
 use crate::trace::model::Trace;
+use serde::Serialize;
 
-#[derive(Debug, Error)]
-pub enum ExportError {
-    #[error("not a Firefox (Gecko-format) profile this host merges: {0}")]
-    NotGecko(String),
-    #[error("this trace was recorded by an older host on the boot clock (no zero_mono_ns): it exports alone, but cannot be lined up with a Firefox profile")]
-    OldClock,
-    #[error("Firefox's profile is of another process (pid {profile_pid}) or another start than the trace's (pid {trace_pid}): record both at once with `launch --cold --trace --firefox-profile`")]
-    OtherProcess { profile_pid: i64, trace_pid: i32 },
-    #[error("encode the profile: {0}")]
-    Encode(#[from] serde_json::Error),
-}
+pub use error::ExportError;
+pub use view::summary_line;
 
 /// What an export says about itself (the CLI prints it, the page shows it).
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -54,24 +45,6 @@ pub struct Summary {
 pub struct Exported {
     pub json: Vec<u8>,
     pub summary: Summary,
-}
-
-/// The line the profile's own summary marker carries.
-#[must_use]
-pub fn summary_line(trace: &Trace, view: &view::View) -> String {
-    format!(
-        "{:.1} MB read from disk in {} reads by {} processes, {:.0}–{:.0} ms after the process start{}",
-        view.total_bytes as f64 / 1e6,
-        view.processes.iter().map(|p| p.markers.len()).sum::<usize>(),
-        view.processes.len(),
-        trace.attached_ms.max(0.0),
-        trace.ended_ms,
-        if trace.lost_events > 0 {
-            format!("; {} trace events lost", trace.lost_events)
-        } else {
-            String::new()
-        }
-    )
 }
 
 /// `trace` (with `milestones` where known, ms since the process start) as a Firefox Profiler

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::pagecache::beneath::Folder;
+use crate::os::beneath::Folder;
 
 /// The most of an application.ini that is read: Firefox's is under 1 KiB. The install folder
 /// may be one a user controls (`launch --firefox ~/ff` as root), so its file is read bounded,

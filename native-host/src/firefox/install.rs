@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::firefox::kind::{self, InstallKind};
 use crate::firefox::{app_ini, process};
-use crate::pagecache::beneath::{Folder, Folders};
+use crate::os::beneath::{Folder, Folders};
 use crate::pagecache::Cache;
 use crate::Error;
 
@@ -112,7 +112,7 @@ fn explicit_install(given: &Path) -> Result<Install, Error> {
 }
 
 fn process_install(pid: i32, how: String) -> Result<Install, Error> {
-    let exe = process::process_exe(pid).map_err(|e| {
+    let exe = crate::os::proc::exe(pid).map_err(|e| {
         Error::FirefoxNotFound(format!("cannot read the executable of process {pid}: {e}"))
     })?;
     let dir = exe

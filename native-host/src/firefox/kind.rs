@@ -253,7 +253,7 @@ impl InstallKind {
                 None => "file pages only (no loop image found)".to_owned(),
             },
             _ => {
-                let euid = crate::pagecache::sys::geteuid();
+                let euid = crate::os::sys::geteuid();
                 match self.owner_uid {
                     _ if euid == 0 => "exact residency (root)".to_owned(),
                     Some(uid) if uid == euid => "exact residency (you own the files)".to_owned(),

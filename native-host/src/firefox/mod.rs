@@ -6,12 +6,13 @@
 //! Firefox ([`served`]), and past sessions' milestones from the profile's archived Telemetry
 //! pings ([`telemetry`]); the entries of its `omni.ja` archives ([`omni`], a bounded zip directory
 //! parser) and its own startup profile ([`startup_profile`]: the Gecko profiler's environment, the
-//! signal that dumps it, and reading the dump). It depends only on [`crate::pagecache::sys`] (euid, clock ticks);
+//! signal that dumps it, and reading the dump). It depends only on [`crate::os::sys`] (euid, clock ticks);
 //! learning, the host and the CLI build on it.
 
 pub mod app_ini;
 pub mod install;
 pub mod kind;
+pub mod manifest;
 pub mod mount;
 pub mod omni;
 pub mod process;

@@ -92,15 +92,7 @@ pub const MAX_MOUNTINFO_BYTES: u64 = 16 * 1024 * 1024;
 #[must_use]
 pub fn find(path: &Path) -> Option<MountEntry> {
     // Bounded: a mount namespace may hold many mounts (containers), never this many bytes.
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(
-            std::fs::File::open("/proc/self/mountinfo").ok()?,
-            MAX_MOUNTINFO_BYTES,
-        ),
-        &mut bytes,
-    )
-    .ok()?;
+    let bytes = crate::os::proc::read_system("self/mountinfo", MAX_MOUNTINFO_BYTES).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     mount_of(&parse_mountinfo(&text), path).cloned()
 }

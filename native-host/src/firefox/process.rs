@@ -1,22 +1,16 @@
 //! The Firefox process: the parent of the host in native-messaging mode, or a running one found
-//! by the CLI. Reads /proc only.
-//!
-//! The kernel's formats are parsed by `procfs-core` (parsers only, over bytes this module reads:
-//! `/proc/<pid>/stat` and `/proc/<pid>/io`); `parse_btime` is the one line of `/proc/stat`
-//! needed. Measured against the hand-written parsers they replace: a scan of every process's
-//! stat took 780 µs against 746 µs (median of 200, 80 processes; docs/benchmarks.md), which does
-//! not matter for a scan done once per request. The rest is thin I/O.
+//! by the CLI, and its process tree. Reads /proc only, through `os::proc`.
 
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use procfs_core::FromRead;
 use serde::Serialize;
 
 use crate::firefox::app_ini;
 use crate::firefox::kind::{self, InstallKind};
-use crate::pagecache::sys;
+use crate::os::proc::{self, Stat};
+use crate::os::sys;
 use crate::Error;
 
 /// I/O the process did so far; `None` where the kernel does not expose it to this user.
@@ -50,7 +44,7 @@ pub struct FirefoxInfo {
 #[must_use]
 pub fn parent_firefox() -> Option<i32> {
     let ppid = i32::try_from(std::os::unix::process::parent_id()).ok()?;
-    let exe = process_exe(ppid).ok()?;
+    let exe = proc::exe(ppid).ok()?;
     is_firefox_exe(&exe).then_some(ppid)
 }
 
@@ -63,22 +57,18 @@ pub fn parent_firefox() -> Option<i32> {
 #[must_use]
 pub fn find_running() -> Option<i32> {
     let euid = sys::geteuid();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return None;
-    };
     let mut is_firefox: HashMap<PathBuf, bool> = HashMap::new();
-    let firefox: HashMap<i32, Stat> = dir
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    let firefox: HashMap<i32, Stat> = proc::pids()
+        .into_iter()
         .filter(|pid| {
-            process_exe(*pid).is_ok_and(|exe| {
+            proc::exe(*pid).is_ok_and(|exe| {
                 *is_firefox
                     .entry(exe)
                     .or_insert_with_key(|exe| is_firefox_exe(exe))
             })
         })
-        .filter(|pid| owned_by(*pid, euid))
-        .filter_map(|pid| Some((pid, read_stat(pid)?)))
+        .filter(|pid| proc::owner(*pid) == Some(euid))
+        .filter_map(|pid| Some((pid, proc::stat(pid)?)))
         .collect();
     // The main process is the one whose parent is not a Firefox (content processes are its
     // children); the oldest wins when several profiles run.
@@ -92,7 +82,7 @@ pub fn find_running() -> Option<i32> {
 /// `pid` if it is a Firefox process (its executable sits in an install folder), else an error
 /// saying what it is: `learn --pid` must not record another program's pages as a Firefox start.
 pub fn require_firefox(pid: i32) -> Result<i32, Error> {
-    match process_exe(pid) {
+    match proc::exe(pid) {
         Ok(exe) if is_firefox_exe(&exe) => Ok(pid),
         Ok(exe) => Err(Error::FirefoxNotFound(format!(
             "process {pid} runs {}, which is not Firefox (no application.ini beside it); give the pid of Firefox's main process",
@@ -107,24 +97,21 @@ pub fn require_firefox(pid: i32) -> Result<i32, Error> {
 
 /// Everything the `firefox` command reports about `pid`.
 pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
-    let exe = process_exe(pid).map_err(|e| match e.kind() {
+    let exe = proc::exe(pid).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => Error::FirefoxNotFound(format!("process {pid} does not exist")),
         _ => Error::io(format!("cannot read the executable of process {pid}"), e),
     })?;
     let install_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     let (version, build_id) = app_ini::read(&install_dir);
-    let stat = read_stat(pid)
+    let stat = proc::stat(pid)
         .ok_or_else(|| Error::FirefoxNotFound(format!("process {pid} has exited")))?;
     let tck = sys::clk_tck();
-    let btime = std::fs::read_to_string("/proc/stat")
-        .ok()
-        .and_then(|s| parse_btime(&s))
-        .ok_or_else(|| {
-            Error::io(
-                "cannot read the boot time",
-                io::Error::from(io::ErrorKind::InvalidData),
-            )
-        })?;
+    let btime = proc::boot_time().ok_or_else(|| {
+        Error::io(
+            "cannot read the boot time",
+            io::Error::from(io::ErrorKind::InvalidData),
+        )
+    })?;
     Ok(FirefoxInfo {
         pid,
         exe,
@@ -144,13 +131,13 @@ fn start_ms(btime_s: u64, starttime_ticks: u64, tck: u64) -> u64 {
 }
 
 fn process_io(pid: i32, stat: &Stat) -> ProcessIo {
-    let own_read = read_bytes(pid);
+    let own_read = proc::read_bytes(pid);
     let tree = descendants(pid, &all_stats());
     let mut tree_read: Option<u64> = own_read;
     let mut tree_faults = stat.majflt;
     for (child, child_stat) in &tree {
         // One unreadable process makes the sum unknown rather than silently too small.
-        tree_read = tree_read.zip(read_bytes(*child)).map(|(a, b)| a + b);
+        tree_read = tree_read.zip(proc::read_bytes(*child)).map(|(a, b)| a + b);
         tree_faults += child_stat.majflt;
     }
     ProcessIo {
@@ -169,15 +156,6 @@ pub fn process_tree(pid: i32) -> Vec<i32> {
     let mut tree = vec![pid];
     tree.extend(descendants(pid, &all_stats()).into_iter().map(|(p, _)| p));
     tree
-}
-
-/// `read_bytes` of /proc/<pid>/io: bytes really fetched from storage. The file needs ptrace
-/// read access, so another user's process gives `None`.
-#[must_use]
-pub fn read_bytes(pid: i32) -> Option<u64> {
-    std::fs::read(format!("/proc/{pid}/io"))
-        .ok()
-        .and_then(|s| parse_io_read_bytes(&s))
 }
 
 /// Every process below `root` (children, grandchildren…) with its stat, following ppid links.
@@ -199,16 +177,12 @@ fn descendants(root: i32, procs: &[(i32, Stat)]) -> Vec<(i32, Stat)> {
 /// (Firefox keeps that lock file open for the whole session), else the `-profile` argument.
 #[must_use]
 pub fn profile_dir(pid: i32) -> Option<PathBuf> {
-    if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
-        for fd in fds.flatten() {
-            if let Ok(target) = std::fs::read_link(fd.path()) {
-                if target.is_absolute() && target.file_name().is_some_and(|n| n == ".parentlock") {
-                    return target.parent().map(Path::to_path_buf);
-                }
-            }
+    for target in proc::fd_targets(pid) {
+        if target.is_absolute() && target.file_name().is_some_and(|n| n == ".parentlock") {
+            return target.parent().map(Path::to_path_buf);
         }
     }
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let cmdline = proc::cmdline(pid).ok()?;
     profile_argument(&cmdline)
 }
 
@@ -226,17 +200,6 @@ pub fn profile_argument(cmdline: &[u8]) -> Option<PathBuf> {
     None
 }
 
-/// The real path of a process's executable (`/proc/<pid>/exe`), without the " (deleted)" the
-/// kernel appends once an update replaced the file.
-pub fn process_exe(pid: i32) -> io::Result<PathBuf> {
-    let link = std::fs::read_link(format!("/proc/{pid}/exe"))?;
-    let s = link.to_string_lossy();
-    Ok(match s.strip_suffix(" (deleted)") {
-        Some(stripped) => PathBuf::from(stripped),
-        None => link,
-    })
-}
-
 /// A Firefox executable: its folder holds application.ini, and its name starts with "firefox"
 /// or the folder has omni.ja (renamed or rebranded builds).
 pub(crate) fn is_firefox_exe(exe: &Path) -> bool {
@@ -249,71 +212,12 @@ pub(crate) fn is_firefox_exe(exe: &Path) -> bool {
     dir.join("application.ini").is_file() && (named || dir.join("omni.ja").is_file())
 }
 
-fn owned_by(pid: i32, euid: u32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    // /proc/<pid> belongs to the process's effective uid.
-    std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == euid)
-}
-
-/// The stat of process `pid`; `None` once it has exited.
-#[must_use]
-pub fn read_stat(pid: i32) -> Option<Stat> {
-    std::fs::read(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| parse_stat(&s))
-}
-
 /// Every process's stat (processes that exit meanwhile are skipped).
 fn all_stats() -> Vec<(i32, Stat)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| Some((pid, read_stat(pid)?)))
+    proc::pids()
+        .into_iter()
+        .filter_map(|pid| Some((pid, proc::stat(pid)?)))
         .collect()
-}
-
-/// The fields of /proc/<pid>/stat this crate uses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stat {
-    pub comm: String,
-    pub ppid: i32,
-    /// Field 12: major page faults (pages read from storage through faults).
-    pub majflt: u64,
-    /// Field 22: start time in clock ticks since boot.
-    pub starttime: u64,
-    /// Field 3: `R`, `S`, `D`, … `Z` for a process that has exited and waits to be reaped.
-    pub state: char,
-}
-
-/// Parse a /proc/<pid>/stat line (`comm` may itself hold spaces and parentheses).
-#[must_use]
-pub fn parse_stat(line: &[u8]) -> Option<Stat> {
-    let stat = procfs_core::process::Stat::from_read(line).ok()?;
-    Some(Stat {
-        comm: stat.comm,
-        ppid: stat.ppid,
-        majflt: stat.majflt,
-        starttime: stat.starttime,
-        state: stat.state,
-    })
-}
-
-/// `read_bytes` of a /proc/<pid>/io text.
-#[must_use]
-pub fn parse_io_read_bytes(text: &[u8]) -> Option<u64> {
-    procfs_core::process::Io::from_read(text)
-        .ok()
-        .map(|io| io.read_bytes)
-}
-
-/// `btime` (boot time, seconds since the epoch) of /proc/stat.
-#[must_use]
-pub fn parse_btime(text: &str) -> Option<u64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("btime "))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(test)]
@@ -321,37 +225,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stat_with_tricky_comm() {
-        let line = "4242 (Web Content (x)) S 4100 4100 4100 0 -1 4194560 12345 0 77 0 \
-                    100 20 0 0 20 0 30 0 123456 2000000000 50000 18446744073709551615 \
-                    1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n";
-        let stat = parse_stat(line.as_bytes()).unwrap();
-        assert_eq!(stat.comm, "Web Content (x)");
-        assert_eq!(stat.ppid, 4100);
-        assert_eq!(stat.majflt, 77);
-        assert_eq!(stat.starttime, 123_456);
-        assert_eq!(parse_stat(b"1 (init) S 0"), None);
-    }
-
-    #[test]
-    fn stat_of_self_parses() {
-        let stat = read_stat(std::process::id() as i32).unwrap();
-        assert_eq!(
-            i64::from(stat.ppid),
-            i64::from(std::os::unix::process::parent_id())
-        );
-    }
-
-    #[test]
-    fn io_and_btime() {
-        let io =
-            b"rchar: 10\nwchar: 2\nsyscr: 1\nsyscw: 1\nread_bytes: 301989888\nwrite_bytes: 0\n\
-                   cancelled_write_bytes: 0\n";
-        assert_eq!(parse_io_read_bytes(io), Some(301_989_888));
-        assert_eq!(parse_io_read_bytes(b"rchar: 1\n"), None);
-        assert!(read_bytes(std::process::id() as i32).is_some());
-        let stat = "cpu  1 2 3\nintr 5\nbtime 1763768000\nprocesses 9\n";
-        assert_eq!(parse_btime(stat), Some(1_763_768_000));
+    fn start_is_boot_time_plus_ticks() {
         assert_eq!(start_ms(1_763_768_000, 12_345, 100), 1_763_768_123_450);
     }
 

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::firefox::{app_ini, process};
+use crate::os::proc;
 
 /// What the extension says about the Firefox it runs in (`hello`'s `browser`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -174,22 +175,18 @@ pub fn same_dir(a: &Path, b: &Path) -> bool {
 /// This system's process table, as much of it as this user may read.
 #[must_use]
 pub fn process_table() -> Vec<ProcEntry> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    proc::pids()
+        .into_iter()
         .filter_map(|pid| {
-            let stat = process::read_stat(pid)?;
-            let uid = std::fs::metadata(format!("/proc/{pid}")).ok()?.uid();
+            let stat = proc::stat(pid)?;
+            let uid = proc::owner(pid)?;
             let mut entry = ProcEntry {
                 pid,
                 ppid: stat.ppid,
                 uid,
                 ..ProcEntry::default()
             };
-            let Ok(exe) = process::process_exe(pid) else {
+            let Ok(exe) = proc::exe(pid) else {
                 return Some(entry);
             };
             entry.firefox = process::is_firefox_exe(&exe);
@@ -208,8 +205,7 @@ pub fn process_table() -> Vec<ProcEntry> {
 
 /// Whether process `pid` is a content or utility process (`-contentproc` among its arguments).
 fn is_child_process(pid: i32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .is_ok_and(|b| b.split(|c| *c == 0).any(|a| a == b"-contentproc"))
+    proc::cmdline(pid).is_ok_and(|b| b.split(|c| *c == 0).any(|a| a == b"-contentproc"))
 }
 
 #[cfg(test)]

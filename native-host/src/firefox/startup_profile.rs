@@ -132,23 +132,18 @@ fn candidates(home: &Path) -> Vec<PathBuf> {
 
 /// The dump `pid` holds open right now, if any (from /proc/<pid>/fd).
 fn open_dump(pid: i32) -> Option<PathBuf> {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .ok()?
-        .flatten()
-        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
-        .find(|t| {
-            t.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| is_dump_name(n, pid))
-        })
+    crate::os::proc::fd_targets(pid).into_iter().find(|t| {
+        t.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| is_dump_name(n, pid))
+    })
 }
 
 /// Ask Firefox `pid` (running as `uid`, home `home`) for its profile and wait until it is
 /// written; returns the dump's path.
 pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, ProfileError> {
     let asked = SystemTime::now();
-    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
-    if !proc_dir.exists() {
+    if !crate::os::proc::exists(pid) {
         return Err(ProfileError::Gone { pid });
     }
     rustix::process::kill_process(
@@ -164,7 +159,7 @@ pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, Profile
     let mut stable: Option<(u64, Instant)> = None;
     while start.elapsed() < wait {
         std::thread::sleep(Duration::from_millis(100));
-        if !proc_dir.exists() {
+        if !crate::os::proc::exists(pid) {
             return Err(ProfileError::Gone { pid });
         }
         if let Some(p) = open_dump(pid) {
@@ -334,7 +329,7 @@ mod tests {
     #[test]
     fn truncated_foreign_and_hostile_dumps_are_refused_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();
-        let uid = crate::pagecache::sys::geteuid();
+        let uid = crate::os::sys::geteuid();
         let good = dir.path().join("profile_0_7.json");
         std::fs::write(&good, br#"{"meta":{"version":34},"threads":[]}"#).unwrap();
         assert!(read(&good, uid, MAX_BYTES).is_ok());

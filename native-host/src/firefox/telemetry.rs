@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::pagecache::beneath::Folder;
+use crate::os::beneath::Folder;
 
 /// The mozlz4 magic.
 pub const MAGIC: &[u8; 8] = b"mozLz40\0";
@@ -213,6 +213,19 @@ pub struct Archive {
     pub skipped_count: usize,
 }
 
+/// Files Firefox writes into a profile folder as soon as it starts with it (seen in every
+/// profile of ESR 153 here), so a folder with none of them is not a profile: a mistyped
+/// `--profile` is then said as such, not as "no Telemetry archive".
+pub const PROFILE_FILES: [&str; 3] = ["compatibility.ini", "prefs.js", "times.json"];
+
+/// Whether `dir` holds any of [`PROFILE_FILES`].
+#[must_use]
+pub fn looks_like_profile(dir: &Path) -> bool {
+    PROFILE_FILES
+        .iter()
+        .any(|f| std::fs::symlink_metadata(dir.join(f)).is_ok_and(|m| m.is_file()))
+}
+
 /// The newest `limit` sessions in `profile`'s archive; `Err(Cancelled)` as soon as `cancel`
 /// is set (checked before each file).
 pub fn read_archive(
@@ -336,7 +349,7 @@ fn main_ping_files(root: &Path) -> Vec<(u64, PathBuf)> {
 }
 
 /// The file's bytes: opened once beneath the held profile folder (no symlink anywhere, a FIFO
-/// does not block, a regular file only: `pagecache::beneath`), at most [`MAX_COMPRESSED`].
+/// does not block, a regular file only: `os::beneath`), at most [`MAX_COMPRESSED`].
 fn read_bounded(profile: &Folder, path: &Path) -> std::io::Result<Vec<u8>> {
     let (file, meta) = profile.open_file(path)?;
     if meta.len() > MAX_COMPRESSED {

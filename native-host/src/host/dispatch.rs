@@ -98,9 +98,11 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         }),
         Command::RelaunchStatus => guarded(|| {
             let dir = crate::state::locate(None)?;
+            let (last, set_aside) = crate::relaunch::status::read_at_or_set_aside(&dir);
             Ok(Reply::RelaunchStatus(Box::new(LastRelaunch {
-                last: crate::relaunch::status::read_at(&dir),
+                last,
                 trace_ready: crate::relaunch::traced::readiness(),
+                note_codes: set_aside.into_iter().collect(),
             })))
         }),
         Command::Autostart { enable } => guarded(|| autostart(enable)),
@@ -148,7 +150,7 @@ fn hello<W>(shared: &Shared<W>, hint: Option<&BrowserHint>) -> Result<Reply, Rep
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if ctx.wants_match() {
-            ctx.match_hint(hint, &procs, crate::pagecache::sys::geteuid());
+            ctx.match_hint(hint, &procs, crate::os::sys::geteuid());
         }
     }
     let ctx = shared.ctx();
@@ -208,7 +210,7 @@ fn autostart(enable: bool) -> Result<Reply, ReplyError> {
     };
     let dirs = a::Dirs::from_env().map_err(failed)?;
     if enable {
-        let binary = crate::host::manifest::host_binary().map_err(failed)?;
+        let binary = crate::os::binary::host_binary().map_err(failed)?;
         a::enable(&dirs, &binary, &a::systemctl).map_err(failed)?;
     } else {
         a::disable(&dirs, &a::systemctl).map_err(failed)?;

@@ -24,7 +24,6 @@ mod dispatch;
 pub mod framing;
 mod guard;
 mod log;
-pub mod manifest;
 pub mod protocol;
 mod runner;
 mod running;

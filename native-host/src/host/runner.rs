@@ -10,7 +10,7 @@ use crate::firefox::install::{self, Install};
 use crate::firefox::{process, telemetry};
 use crate::host::protocol::{Command, DesktopAction, Event, Reply, ReplyError};
 use crate::learn::{plan, workingset};
-use crate::pagecache::beneath::Folders;
+use crate::os::beneath::Folders;
 use crate::pagecache::{evict, preload, residency, Cache};
 use crate::Error;
 
@@ -242,7 +242,7 @@ fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError
         .and_then(|exe| exe.canonicalize())
         .map_err(|e| Error::io("cannot find this program's own path", e))?;
     let host = entry::HostBinary {
-        problem: crate::host::manifest::user_binary_problem(&host),
+        problem: crate::os::binary::user_binary_problem(&host),
         path: host,
     };
     let state = crate::state::open_acting().ok();

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
 use crate::pagecache::preload::Summary;
 use crate::state::StateDir;
 
@@ -38,7 +38,7 @@ pub fn parse(bytes: &[u8]) -> Option<LastRun> {
 /// fail the preload itself).
 pub fn write(state: &StateDir, summary: &Summary) {
     let last = LastRun {
-        at_ms: workingset::now_ms(),
+        at_ms: now_ms(),
         bytes: summary.bytes,
         elapsed_ms: summary.elapsed_ms,
         planned: summary.planned,

@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::pagecache::beneath::Opener;
+use crate::os::beneath::Opener;
+use crate::os::sys::{self, Advice};
 use crate::pagecache::problem::{FileErrorCode, Problem};
 use crate::pagecache::residency::{Status, HIDDEN_REASON};
-use crate::pagecache::sys::{self, Advice};
 use crate::pagecache::view::{count_resident, pages_of, Viewer};
 
 /// Why `resident_after` can stay above 0: DONTNEED skips pages mapped by a process

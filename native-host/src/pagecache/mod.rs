@@ -1,19 +1,16 @@
 //! The page cache, kernel-facing: which pages of a file are resident (`mincore` over a read-only
 //! mapping, [`view`]), the residency scan of a set of files and of what a process maps
-//! ([`residency`], [`maps`]), reading files into the cache ([`preload`], paced by [`pace`]) and
-//! dropping them ([`evict`]), every file opened beneath a folder's descriptor ([`beneath`]),
-//! with FIEMAP and the other syscalls in [`sys`], the only place with
-//! `unsafe`. This folder knows nothing of Firefox, plans or the protocol: it takes paths and
-//! returns figures, so everything else may depend on it and it depends on nothing but `Error`.
+//! ([`residency`], over `os::proc::maps`), reading files into the cache ([`preload`], paced by [`pace`]) and
+//! dropping them ([`evict`]), each file opened beneath a folder's descriptor
+//! ([`crate::os::beneath`]), with the syscalls in [`crate::os::sys`]. This folder knows nothing of
+//! Firefox, plans or the protocol: it takes paths and returns figures, so everything else may
+//! depend on it and it depends only on the ground floor (`os`, `error`, `note`, `path_text`).
 
-pub mod beneath;
 pub mod evict;
-pub mod maps;
 pub mod pace;
 pub mod preload;
 pub mod problem;
 pub mod residency;
-pub mod sys;
 pub mod view;
 
 /// Which cache a `preload` or `evict` acts on. A plain install has one: its files' pages. A

@@ -43,7 +43,7 @@ pub fn some_total_us(text: &[u8]) -> Option<u64> {
 /// The system's I/O stall total now (µs), or `None` where the kernel has no PSI.
 #[must_use]
 pub fn read_pressure() -> Option<u64> {
-    some_total_us(&std::fs::read(PRESSURE_IO).ok()?)
+    some_total_us(&crate::os::proc::read_system("pressure/io", crate::os::proc::SMALL_BYTES).ok()?)
 }
 
 /// What pacing did over a run, for the preload's summary.

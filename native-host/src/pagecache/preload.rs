@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
-use crate::pagecache::beneath::Folder;
-use crate::pagecache::beneath::Opener;
+use crate::os::beneath::Folder;
+use crate::os::beneath::Opener;
+use crate::os::sys::{self, Advice};
 use crate::pagecache::problem::{FileErrorCode, Problem};
-use crate::pagecache::sys::{self, Advice};
 use crate::Error;
 
 /// What `Method::Auto` means: measured fastest on an unthrottled disk (large reads, 2 jobs:

@@ -75,10 +75,10 @@ impl Problem {
     }
 
     /// A failed open (or stat): a vanished file is what a Firefox update looks like; a path that
-    /// leaves its folder is refused ([`crate::pagecache::beneath::Escape`]).
+    /// leaves its folder is refused ([`crate::os::beneath::Escape`]).
     #[must_use]
     pub fn open(e: &io::Error) -> Self {
-        if let Some(escape) = crate::pagecache::beneath::escape_of(e) {
+        if let Some(escape) = crate::os::beneath::escape_of(e) {
             return Problem::new(FileErrorCode::Escaped, escape.to_string());
         }
         match e.kind() {
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn an_escape_is_refused_with_its_own_code() {
-        let e = io::Error::other(crate::pagecache::beneath::Escape {
+        let e = io::Error::other(crate::os::beneath::Escape {
             path: "/i/lib".into(),
             folder: "/i".into(),
         });

@@ -6,7 +6,7 @@ use std::fs::{File, Metadata};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::pagecache::sys;
+use crate::os::sys;
 
 /// Who is asking, which decides whether mincore tells the truth about a file.
 #[derive(Debug, Clone)]

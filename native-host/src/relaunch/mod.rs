@@ -19,9 +19,8 @@ pub mod status;
 pub mod traced;
 
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
-use std::io::Read as _;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,7 +29,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::firefox::process;
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
+use crate::os::proc::parse::{parse_environ, split_nul};
+use crate::os::proc::{self, LARGE_BYTES};
 use crate::Error;
 use status::{Evicted, Failure, Mapper, Stage, Status, Stayed, MAX_LISTED, STATUS_VERSION};
 
@@ -39,8 +40,6 @@ use status::{Evicted, Failure, Mapper, Stage, Status, Stayed, MAX_LISTED, STATUS
 pub const DEFAULT_TIMEOUT_S: u64 = 120;
 /// A start that fails (profile locked, bad argument) exits within this long.
 const EARLY_EXIT: Duration = Duration::from_secs(3);
-/// /proc files read here are small; anything longer is cut (bounded reads).
-const MAX_PROC_BYTES: u64 = 1 << 20;
 
 /// What is needed to start a Firefox again as it was started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,49 +56,21 @@ pub struct Snapshot {
     pub profile: Option<PathBuf>,
 }
 
-/// NUL-separated fields (`/proc/<pid>/cmdline`, `environ`). Pure.
-#[must_use]
-pub fn split_nul(bytes: &[u8]) -> Vec<OsString> {
-    bytes
-        .split(|b| *b == 0)
-        .filter(|f| !f.is_empty())
-        .map(|f| OsString::from_vec(f.to_vec()))
-        .collect()
-}
-
-/// `NAME=value` fields as pairs; a field without `=` is dropped. Pure.
-#[must_use]
-pub fn parse_environ(bytes: &[u8]) -> Vec<(OsString, OsString)> {
-    bytes
-        .split(|b| *b == 0)
-        .filter_map(|f| {
-            let eq = f.iter().position(|b| *b == b'=').filter(|i| *i > 0)?;
-            Some((
-                OsStr::from_bytes(&f[..eq]).to_os_string(),
-                OsStr::from_bytes(&f[eq + 1..]).to_os_string(),
-            ))
-        })
-        .collect()
-}
-
+/// `/proc/<pid>/<name>` through the one reader, bounded as before (1 MiB), its error saying
+/// which file.
 fn read_proc(pid: i32, name: &str) -> Result<Vec<u8>, Error> {
-    let path = format!("/proc/{pid}/{name}");
-    let file = std::fs::File::open(&path).map_err(|e| Error::io(format!("reading {path}"), e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_PROC_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(format!("reading {path}"), e))?;
-    Ok(bytes)
+    proc::read(pid, name, LARGE_BYTES)
+        .map_err(|e| Error::io(format!("reading /proc/{pid}/{name}"), e))
 }
 
 /// Read what starting Firefox `pid` again needs. It must be a Firefox main process of this
 /// user (the environment of another user's process is not readable anyway).
 pub fn capture(pid: i32) -> Result<Snapshot, Error> {
     process::require_firefox(pid)?;
-    let start_ticks = process::read_stat(pid)
+    let start_ticks = proc::stat(pid)
         .ok_or_else(|| Error::FirefoxNotFound(format!("process {pid} has exited")))?
         .starttime;
-    let link = std::fs::read_link(format!("/proc/{pid}/exe"))
+    let link = proc::read_link(pid, "exe")
         .map_err(|e| Error::io(format!("reading /proc/{pid}/exe"), e))?;
     if link.as_os_str().as_bytes().ends_with(b" (deleted)") {
         return Err(Error::FirefoxNotFound(format!(
@@ -121,7 +92,7 @@ pub fn capture(pid: i32) -> Result<Snapshot, Error> {
         exe: link,
         argv,
         env,
-        cwd: std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
+        cwd: proc::read_link(pid, "cwd").ok(),
         install_dir: install.dir,
         profile: process::profile_dir(pid),
     })
@@ -129,10 +100,7 @@ pub fn capture(pid: i32) -> Result<Snapshot, Error> {
 
 /// A process's state letter and start time, or `None` once it is gone.
 fn state_of(pid: i32) -> Option<(char, u64)> {
-    use procfs_core::FromRead;
-    let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let stat = procfs_core::process::Stat::from_read(&bytes[..]).ok()?;
-    Some((stat.state, stat.starttime))
+    proc::stat(pid).map(|stat| (stat.state, stat.starttime))
 }
 
 /// Whether process `pid` started at `ticks` still runs (a zombie has exited).
@@ -147,9 +115,7 @@ fn firefox_tree(pid: i32) -> Vec<(i32, u64)> {
     process::process_tree(pid)
         .into_iter()
         .filter(|p| *p != me)
-        .filter(|p| {
-            process::process_exe(*p).is_ok_and(|exe| crate::firefox::process::is_firefox_exe(&exe))
-        })
+        .filter(|p| proc::exe(*p).is_ok_and(|exe| crate::firefox::process::is_firefox_exe(&exe)))
         .filter_map(|p| Some((p, state_of(p)?.1)))
         .collect()
 }
@@ -188,28 +154,21 @@ fn mappers(install_dir: &Path) -> Vec<Mapper> {
         p.push(b'/');
         p
     };
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let me = i32::try_from(std::process::id()).unwrap_or(0);
     let mut out = Vec::new();
-    for pid in dir
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|p| *p != me)
-    {
+    for pid in proc::pids().into_iter().filter(|p| *p != me) {
         let Ok(maps) = read_proc(pid, "maps") else {
             continue;
         };
         let maps_install = maps.split(|b| *b == b'\n').any(|line| {
-            crate::pagecache::maps::parse_maps_line(line)
+            crate::os::proc::maps::parse_maps_line(line)
                 .and_then(|m| m.path)
                 .is_some_and(|p| p.as_os_str().as_bytes().starts_with(&prefix))
         });
         if maps_install {
             out.push(Mapper {
                 pid,
-                exe: process::process_exe(pid)
+                exe: proc::exe(pid)
                     .map(|e| e.display().to_string())
                     .unwrap_or_default(),
             });
@@ -312,7 +271,7 @@ pub struct Options {
 /// A fresh record for a restart of `snap`.
 #[must_use]
 pub fn begin(snap: &Snapshot, cold: bool, trace: bool) -> Status {
-    let now = workingset::now_ms();
+    let now = now_ms();
     Status {
         version: STATUS_VERSION,
         stage: Stage::Waiting,
@@ -334,7 +293,7 @@ pub fn begin(snap: &Snapshot, cold: bool, trace: bool) -> Status {
 /// Record `status` (best effort: a state folder that cannot be written must not stop the
 /// restart; the CLI prints every step anyway).
 pub fn record(opts: &Options, status: &mut Status, progress: &mut dyn FnMut(&Status)) {
-    status.updated_at_ms = workingset::now_ms();
+    status.updated_at_ms = now_ms();
     if let Some(dir) = &opts.state_dir {
         if let Err(e) = status::write(dir, status) {
             eprintln!("about-startup-host: warning: could not record the restart: {e}");

@@ -174,7 +174,7 @@ pub fn check(req: &LaunchRequest, user: &User) -> Result<Accepted, Error> {
     }
     let install = crate::firefox::install::locate(Some(&install_dir), None)
         .map_err(|e| refuse(e.to_string()))?;
-    let binary = crate::trace::record::firefox_binary(&install.dir).ok_or_else(|| {
+    let binary = crate::os::binary::firefox_binary(&install.dir).ok_or_else(|| {
         refuse(format!(
             "no firefox executable in {}",
             install.dir.display()

@@ -8,7 +8,7 @@ use super::*;
 use crate::state::Via;
 
 fn me() -> u32 {
-    crate::pagecache::sys::geteuid()
+    crate::os::sys::geteuid()
 }
 
 fn user(uid: u32, home: &Path, state_home: &Path) -> User {

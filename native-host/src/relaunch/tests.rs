@@ -5,18 +5,6 @@ use std::time::Duration;
 
 use super::*;
 
-#[test]
-fn nul_fields_and_environ_parse_as_proc_writes_them() {
-    assert_eq!(
-        split_nul(b"/usr/lib/firefox-esr/firefox-esr\0-profile\0/tmp/p q\0"),
-        ["/usr/lib/firefox-esr/firefox-esr", "-profile", "/tmp/p q"].map(OsString::from)
-    );
-    assert_eq!(
-        parse_environ(b"HOME=/home/u\0EMPTY=\0NOEQUALS\0=x\0A=b=c\0"),
-        [("HOME", "/home/u"), ("EMPTY", ""), ("A", "b=c")].map(|(k, v)| (k.into(), v.into()))
-    );
-}
-
 /// A folder that passes for a Firefox install (application.ini), with `sleep` copied in as its
 /// `firefox`: a process of it is a "Firefox" to capture, wait for and start again.
 fn fake_install() -> tempfile::TempDir {

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::request::{self, LaunchRequest};
 use super::status::{Evicted, Failure, Stage, Status, TRACE_FAILED};
 use super::{begin, evict_and_start, record, wait_step, Options, Snapshot};
+use crate::os::proc;
 
 /// Where the Debian package puts the host; the polkit action names this path.
 pub const PACKAGED_HOST: &str = "/usr/lib/about-startup/about-startup-host";
@@ -50,7 +51,7 @@ pub fn readiness() -> Readiness {
     let system_host = Path::new(PACKAGED_HOST)
         .is_file()
         .then(|| PathBuf::from(PACKAGED_HOST))
-        .filter(|p| crate::host::manifest::system_binary_problem(p).is_none())
+        .filter(|p| crate::os::binary::system_binary_problem(p).is_none())
         .map(|p| p.display().to_string());
     Readiness {
         pkexec: Path::new(PKEXEC).is_file(),
@@ -65,17 +66,12 @@ pub fn readiness() -> Readiness {
 /// `polkit-kde-auth…`, `lxpolkit`, `lxqt-policykit…`, `mate-polkit`, or a shell with one built
 /// in (GNOME Shell, Cinnamon).
 fn agent_running() -> bool {
-    let me = crate::pagecache::sys::geteuid();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.filter_map(Result::ok)
-        .filter(|e| {
-            use std::os::unix::fs::MetadataExt;
-            e.metadata().is_ok_and(|m| m.uid() == me)
-        })
-        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
-        .any(|comm| is_agent_name(comm.trim()))
+    let me = crate::os::sys::geteuid();
+    proc::pids()
+        .into_iter()
+        .filter(|pid| proc::owner(*pid) == Some(me))
+        .filter_map(|pid| proc::read(pid, "comm", proc::SMALL_BYTES).ok())
+        .any(|comm| is_agent_name(String::from_utf8_lossy(&comm).trim()))
 }
 
 /// Pure.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Uid};
 
 use super::user::User;
-use crate::pagecache::beneath;
+use crate::os::beneath;
 use crate::Error;
 
 /// A folder held open, with the user whose state it is.
@@ -42,7 +42,7 @@ struct Owner {
 
 impl Owner {
     fn of(user: Option<&User>) -> Owner {
-        let euid = crate::pagecache::sys::geteuid();
+        let euid = crate::os::sys::geteuid();
         match user {
             Some(u) if euid == 0 && u.uid != 0 => Owner {
                 uid: u.uid,
@@ -148,7 +148,7 @@ impl StateDir {
             }
         };
         let mut fd = beneath::open_dir_exact(&real)?;
-        if !missing.is_empty() && crate::pagecache::sys::geteuid() == 0 {
+        if !missing.is_empty() && crate::os::sys::geteuid() == 0 {
             // Root makes nothing in a folder the state's owner does not own: a path that leads
             // into root's own folders (or anyone else's) is refused, not filled.
             let st = rustix::fs::fstat(&fd)?;
@@ -380,6 +380,33 @@ impl StateDir {
         }
     }
 
+    /// Set `name` aside as `<name>.corrupt.<ms since the epoch>` (a rename in the folder, never
+    /// over an existing name, never through a symlink: the name itself moves), so a damaged
+    /// state file is kept for a person to look at and the next write starts afresh. Returns the
+    /// new name. The same naming as the add-on's history (`history.corrupt.<ms>`).
+    pub fn set_aside(&self, name: &str) -> io::Result<String> {
+        let os = check_name(name)?;
+        let now = crate::os::clock::now_ms();
+        for n in 0..100 {
+            let aside = format!("{name}.corrupt.{}", now + n);
+            match rustix::fs::renameat_with(
+                &*self.fd,
+                os,
+                &*self.fd,
+                aside.as_str(),
+                rustix::fs::RenameFlags::NOREPLACE,
+            ) {
+                Ok(()) => return Ok(aside),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(refused(
+            io::ErrorKind::AlreadyExists,
+            format!("no free name to set {name} aside after 100 tries"),
+        ))
+    }
+
     /// The UTF-8 names in the folder (`.` and `..` aside), at most `max` of them.
     pub fn names(&self, max: usize) -> io::Result<Vec<String>> {
         let mut out = Vec::new();
@@ -417,7 +444,7 @@ impl StateDir {
             .hand_over(&fd)
             .map_err(|e| Error::io(context(), e))?;
         let file = File::from(fd);
-        crate::pagecache::sys::flock_exclusive(&file).map_err(|e| Error::io(context(), e))?;
+        crate::os::sys::flock_exclusive(&file).map_err(|e| Error::io(context(), e))?;
         Ok(Lock { _file: file })
     }
 }

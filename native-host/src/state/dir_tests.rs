@@ -10,7 +10,7 @@ use crate::state::user::Via;
 const NOBODY: u32 = 65534;
 
 fn is_root() -> bool {
-    crate::pagecache::sys::geteuid() == 0
+    crate::os::sys::geteuid() == 0
 }
 
 /// A user record for uid 65534 with its home at `home` (passwd gives nobody `/nonexistent`).

@@ -8,10 +8,11 @@
 //! `pkexec`), else from this process's environment (`sudo -E`), else `~/.local/state`.
 
 use std::ffi::{CStr, CString};
-use std::io::Read;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
+use crate::os::proc;
+use crate::os::proc::parse::{environ_var, parse_status};
 use crate::Error;
 
 /// How root came to act for the user.
@@ -42,7 +43,7 @@ pub struct User {
 /// An error, never a guess, when the variables say something root cannot act on: a uid that
 /// does not parse, no passwd entry, or SUDO_UID and PKEXEC_UID naming two different users.
 pub fn acting_for() -> Result<Option<User>, Error> {
-    if crate::pagecache::sys::geteuid() != 0 {
+    if crate::os::sys::geteuid() != 0 {
         return Ok(None);
     }
     let var = |name: &str| std::env::var_os(name).map(|v| (name.to_owned(), v));
@@ -117,10 +118,10 @@ fn session_state_home(mut pid: i32, uid: u32) -> Option<PathBuf> {
         if pid <= 1 {
             return None;
         }
-        let status = read_proc(&format!("/proc/{pid}/status"), STATUS_LIMIT)?;
+        let status = proc::read(pid, "status", STATUS_LIMIT).ok()?;
         let (ppid, uids) = parse_status(&status)?;
         if uids.iter().all(|u| *u == uid) {
-            let environ = read_proc(&format!("/proc/{pid}/environ"), ENVIRON_LIMIT)?;
+            let environ = proc::read(pid, "environ", ENVIRON_LIMIT).ok()?;
             return environ_var(&environ, b"XDG_STATE_HOME")
                 .map(|v| PathBuf::from(<std::ffi::OsString as OsStringExt>::from_vec(v)))
                 .filter(|p| p.is_absolute());
@@ -128,43 +129,6 @@ fn session_state_home(mut pid: i32, uid: u32) -> Option<PathBuf> {
         pid = ppid;
     }
     None
-}
-
-fn read_proc(path: &str, limit: u64) -> Option<Vec<u8>> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut out = Vec::new();
-    file.take(limit).read_to_end(&mut out).ok()?;
-    Some(out)
-}
-
-/// `PPid` and the four `Uid` values of a `/proc/<pid>/status` text. Pure.
-#[must_use]
-pub fn parse_status(text: &[u8]) -> Option<(i32, [u32; 4])> {
-    let text = String::from_utf8_lossy(text);
-    let mut ppid = None;
-    let mut uids = None;
-    for line in text.lines() {
-        if let Some(v) = line.strip_prefix("PPid:") {
-            ppid = v.trim().parse().ok();
-        } else if let Some(v) = line.strip_prefix("Uid:") {
-            let mut it = v.split_whitespace().map(str::parse::<u32>);
-            let mut four = [0u32; 4];
-            for slot in &mut four {
-                *slot = it.next()?.ok()?;
-            }
-            uids = Some(four);
-        }
-    }
-    Some((ppid?, uids?))
-}
-
-/// The value of `name` in a NUL-separated environment block (the first one, as getenv). Pure.
-#[must_use]
-pub fn environ_var(environ: &[u8], name: &[u8]) -> Option<Vec<u8>> {
-    environ.split(|b| *b == 0).find_map(|entry| {
-        let rest = entry.strip_prefix(name)?;
-        rest.strip_prefix(b"=").map(<[u8]>::to_vec)
-    })
 }
 
 /// The passwd entry and supplementary groups of `uid`.
@@ -239,7 +203,7 @@ mod tests {
     /// root's, and root's own processes are passed over.
     #[test]
     fn the_users_xdg_state_home_is_read_from_their_process() {
-        if crate::pagecache::sys::geteuid() != 0 {
+        if crate::os::sys::geteuid() != 0 {
             eprintln!("needs root: skipped the_users_xdg_state_home_is_read_from_their_process");
             return;
         }
@@ -267,21 +231,5 @@ mod tests {
             None,
             "root's own tree is passed over"
         );
-    }
-
-    #[test]
-    fn status_and_environ_parse_what_proc_gives() {
-        let own = std::fs::read("/proc/self/status").unwrap();
-        let (ppid, uids) = parse_status(&own).unwrap();
-        assert_eq!(
-            ppid,
-            i32::try_from(std::os::unix::process::parent_id()).unwrap()
-        );
-        assert_eq!(uids[1], crate::pagecache::sys::geteuid());
-        assert_eq!(parse_status(b"Name:\tx\nUid:\t1\t2\n"), None);
-        let env = b"A=1\0XDG_STATE_HOME=/s/t\0XDG_STATE_HOME_X=no\0XDG_STATE_HOME=/second\0";
-        assert_eq!(environ_var(env, b"XDG_STATE_HOME").unwrap(), b"/s/t");
-        assert_eq!(environ_var(env, b"B"), None);
-        assert_eq!(environ_var(b"XDG_STATE_HOME", b"XDG_STATE_HOME"), None);
     }
 }

@@ -58,7 +58,7 @@ pub struct Listing {
 /// The start (clock ticks since boot) of process `pid`.
 #[must_use]
 pub fn process_start(pid: i32) -> Option<u64> {
-    crate::firefox::process::read_stat(pid).map(|s| s.starttime)
+    crate::os::proc::stat(pid).map(|s| s.starttime)
 }
 
 /// The traces folder of `user`'s state folder (or this process's user's), made if missing.
@@ -149,6 +149,12 @@ pub fn record_command() -> String {
 
 /// The arguments of [`record_command`].
 pub const RECORD_ARGS: &str = "launch --cold --trace";
+
+/// What errors about a stored trace tell people to run to see the stored traces' ids.
+#[must_use]
+pub fn list_command() -> String {
+    format!("{} trace list", crate::invocation::current().plain)
+}
 
 /// The markers among `names` whose process is no longer the one that left them (`running(pid,
 /// ticks)` false: ended, or its pid reused). Names that are not markers are never returned. Pure.

@@ -8,7 +8,7 @@ use crate::state::dir::tests::{as_nobody, nobody, user_home};
 use crate::trace::model::tests::fake;
 
 fn is_root() -> bool {
-    crate::pagecache::sys::geteuid() == 0
+    crate::os::sys::geteuid() == 0
 }
 
 fn traces_in(tmp: &std::path::Path) -> StateDir {

@@ -129,7 +129,7 @@ fn remove_all_live() {
 /// Mount tracefs if it is not (root only).
 pub fn ensure_mounted() -> Result<PathBuf, TraceError> {
     // Without root tracefs is either invisible (0700) or read-only: say "root", not "missing".
-    if crate::pagecache::sys::geteuid() != 0 {
+    if crate::os::sys::geteuid() != 0 {
         return Err(TraceError::NotRoot);
     }
     let root = PathBuf::from(TRACEFS);

@@ -147,7 +147,7 @@ pub struct KPageFlags(File);
 impl KPageFlags {
     /// Open the flags file (root only; `EPERM`/`EACCES` otherwise).
     pub fn open() -> std::io::Result<Self> {
-        File::open(KPAGEFLAGS).map(KPageFlags)
+        crate::os::proc::open_system("kpageflags").map(KPageFlags)
     }
 
     /// The flags of frame `pfn`, or `None` past the end or on an error.

@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use about_startup_host::firefox::install;
-use about_startup_host::pagecache::beneath::Folder;
+use about_startup_host::os::beneath::Folder;
 
 pub const APP_INI: &str =
     "[App]\nVendor=Mozilla\nName=Firefox\nVersion=153.7.0\nBuildID=20261103151912\n";

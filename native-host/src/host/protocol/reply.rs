@@ -1,6 +1,14 @@
 //! What the host sends: the envelope of every reply, event and error, and the typed replies.
 
-use super::*;
+use crate::firefox::kind::InstallKind;
+use crate::firefox::process::FirefoxInfo;
+use crate::firefox::served::Found;
+use crate::host::protocol::ReplyError;
+use crate::learn::{plan, workingset};
+use crate::pagecache::residency::{Capabilities, FileReport};
+use crate::pagecache::{evict, preload, residency};
+use serde::Serialize;
+use std::path::PathBuf;
 
 /// Every host → browser message: `{"id", "status", …}` (docs/PROTOCOL.md, "one envelope").
 #[derive(Debug, Clone, Serialize)]
@@ -63,6 +71,10 @@ pub struct LastRelaunch {
     /// Whether "Restart cold and trace" can run from the page here (pkexec, the polkit action,
     /// a system-wide host, an agent), and the command to run otherwise.
     pub trace_ready: crate::relaunch::traced::Readiness,
+    /// What the page must say: `relaunch.json` was damaged and set aside by this request
+    /// (crate::state::aside); absent when empty (appended).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub note_codes: Vec<crate::note::Note>,
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

@@ -1,4 +1,12 @@
 use super::*;
+use crate::firefox::served::Found;
+use crate::learn::plan;
+use crate::pagecache::preload::Method;
+use crate::pagecache::residency::Capabilities;
+use crate::pagecache::{evict, preload, residency};
+use crate::Error;
+use serde_json::json;
+use std::path::PathBuf;
 
 fn evict_reply(n: usize, path_len: usize) -> Reply {
     let file = evict::FileResult {
@@ -87,6 +95,7 @@ fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
             build_id: None,
             learned_build_id: None,
             stale: false,
+            note_codes: Vec::new(),
         };
         let Reply::PlanStatus(s) = Reply::PlanStatus(Box::new(status)).bounded() else {
             unreachable!()

@@ -52,11 +52,11 @@ fn world(exec: Option<&str>) -> World {
 /// A host binary no other user can replace (root's, below root's folders).
 const GOOD_HOST: &str = "/usr/bin/env";
 
-/// `path` judged as the CLI and the host judge it (host/manifest.rs's rule).
+/// `path` judged as the CLI and the host judge it (os/binary.rs's rule).
 fn host_binary(path: &Path) -> HostBinary {
     HostBinary {
         path: path.to_path_buf(),
-        problem: crate::host::manifest::user_binary_problem(path),
+        problem: crate::os::binary::user_binary_problem(path),
     }
 }
 
@@ -185,7 +185,7 @@ fn a_host_binary_others_could_replace_is_refused() {
     );
     assert!(!w.dirs.user_apps().join("firefox-esr.desktop").exists());
     assert_eq!(
-        crate::host::manifest::user_binary_problem(Path::new(GOOD_HOST)),
+        crate::os::binary::user_binary_problem(Path::new(GOOD_HOST)),
         None
     );
 }

@@ -1,6 +1,24 @@
 //! Reading a plan: exactly its ranges, in its order, paced when asked (`preload --plan`).
 
-use super::*;
+use crate::learn::plan::{make_with, traced_plan, Knobs, Plan, PlanSource};
+use crate::learn::workingset;
+use crate::os::sys::{self, Advice};
+use crate::pagecache::pace::{self, Pacer};
+use crate::pagecache::preload::{self, FileError, Method, Progress, Summary};
+use crate::pagecache::view::Viewer;
+use crate::state::StateDir;
+use crate::Error;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Read buffer, reused for every range (large reads, as `preload`'s `read`).
+const READ_BUF: usize = 1024 * 1024;
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// A plan file opened for reading, with its page-cache bitmap where this user sees it exactly.
 struct Opened {

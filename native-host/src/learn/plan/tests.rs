@@ -1,5 +1,12 @@
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
 use super::*;
-use crate::learn::workingset::Start;
+use crate::learn::workingset;
+use crate::learn::workingset::{FileSet, Identity, Start, State};
+use crate::os::sys::{self, Extent};
+use crate::trace::plan_source::{Traced, TracedFile};
+use crate::Error;
 
 /// `plan_status` over a folder with nothing learned: the whole folder, opened beneath the
 /// folder the plan holds; files just written are cached, so none is listed as uncached.

@@ -1,7 +1,21 @@
 //! The plan from stored startup traces (`--source trace`/`trace-reads`): the pages traced cold
 //! starts read and then used, or every read of the newest trace in recorded order (seed 002's replay).
 
-use super::*;
+use crate::firefox::install;
+use crate::learn::plan::{
+    byte_ranges, empty_plan, is_system_file, split_by_extents, Knobs, Plan, PlanSource, Read,
+};
+use crate::learn::workingset::Identity;
+use crate::os::sys::{self, Extent};
+use crate::pagecache::preload::Order;
+use crate::state::StateDir;
+use crate::trace::plan_source::{self, Pages, Traced, TracedFile};
+use crate::Error;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::make::finish;
 
 /// Make the plan from stored traces ([`PlanSource::Trace`] or [`PlanSource::TraceReads`]):
 /// the traced ranges of install files still as traced (same inode and size), whole files for

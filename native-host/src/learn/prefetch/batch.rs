@@ -10,7 +10,7 @@
 //! read in long disk-ordered runs, and a cap keeps the order coarse but present to the end.
 
 use crate::learn::plan::{split_by_extents, Read};
-use crate::pagecache::sys::Extent;
+use crate::os::sys::Extent;
 
 /// A piece of the plan: `len` bytes at `offset` of plan file `file`, first needed at `t` ms
 /// after the process start (`NaN`: unknown, as for the learned plan).

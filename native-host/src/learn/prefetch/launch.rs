@@ -20,8 +20,7 @@ use super::record::{self, LastPrefetch};
 use super::run::{self, Ended, KernelCache, KernelIo};
 use super::strategy::{Reason, Strategy, FIRST_TIME_LIMIT};
 use super::{choose, Knobs};
-use crate::firefox::process;
-use crate::learn::workingset;
+use crate::os::clock::now_ms;
 use crate::state::StateDir;
 
 /// A prefetch never runs longer than a start may take.
@@ -56,8 +55,8 @@ pub struct Prefetch {
 /// not be started at all); a failed fork leaves Firefox to start without a prefetch.
 pub fn exec_beside(mut firefox: Command, prefetch: &Prefetch) -> io::Error {
     let pid = i32::try_from(std::process::id()).unwrap_or(0);
-    let start_ticks = process::read_stat(pid).map(|s| s.starttime);
-    let at_ms = workingset::now_ms();
+    let start_ticks = crate::os::proc::stat(pid).map(|s| s.starttime);
+    let at_ms = now_ms();
     let _ = io::stdout().flush();
     let _ = io::stderr().flush();
     if prefetch.strategy == Strategy::First {
@@ -110,7 +109,8 @@ pub fn exec_beside(mut firefox: Command, prefetch: &Prefetch) -> io::Error {
 
 /// Why this process must not fork now (more than one thread: a fork would copy only this one).
 fn cannot_fork() -> Option<String> {
-    let threads = std::fs::read_dir("/proc/self/task").map_or(1, Iterator::count);
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let threads = crate::os::proc::tasks(me).map_or(1, |t| t.len());
     (threads != 1).then(|| format!("{threads} threads running"))
 }
 
@@ -242,7 +242,7 @@ fn first_reason(reason: Reason) -> String {
 /// Whether process `pid` is still the one that started at `start_ticks` and has not exited.
 #[must_use]
 pub fn alive(pid: i32, start_ticks: Option<u64>) -> bool {
-    process::read_stat(pid)
+    crate::os::proc::stat(pid)
         .is_some_and(|s| s.state != 'Z' && start_ticks.is_none_or(|t| t == s.starttime))
 }
 

@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::PrefetchPlan;
+use crate::os::sys::{self, Advice, FileMap};
 use crate::pagecache::pace::{self, Pacer};
 use crate::pagecache::problem::{FileErrorCode, Problem};
-use crate::pagecache::sys::{self, Advice, FileMap};
 use crate::pagecache::view::{run_lengths, Viewer};
 
 /// Where the cache cannot be seen: one probed page per this many bytes of a range.

@@ -1,7 +1,27 @@
 //! The working set's types: what identifies a file, its pages in one start, a start, and the
 //! state of kept starts with their merge (union of ranges per file version).
 
-use super::*;
+use std::collections::BTreeMap;
+use std::fs::Metadata;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::os::beneath::Folders;
+use crate::os::sys;
+
+/// The state file's format version; a file of another version is ignored (and replaced).
+pub const STATE_VERSION: u32 = 1;
+/// Starts kept and merged: enough to cover a start that opened a rarely used dialog or a
+/// session with other tabs, few enough that a page no start uses any more soon drops out.
+pub const KEEP_STARTS: usize = 5;
+/// Install folders whose starts are kept (ESR beside a tarball Nightly, say): more than a person
+/// runs, few enough to bound the state file.
+pub const KEEP_INSTALLS: usize = 4;
+/// The state file's name in the state folder.
+pub const STATE_FILE: &str = "working-set.json";
 
 /// What identifies one version of a file: a Firefox update replaces files (new inode, mtime,
 /// size), so a recorded range list applies only to the very file it was recorded on.
@@ -217,6 +237,8 @@ pub fn changed_files(files: &[FileSet]) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learn::workingset::{load, save};
+    use crate::state::StateDir;
 
     fn id(path: &str, ino: u64) -> Identity {
         Identity {

@@ -1,7 +1,14 @@
 //! The file mappings of a process and which of their pages it has present: pagemap where it can
 //! be read, else the Rss of `/proc/<pid>/smaps`; also the paths it maps (pseudo files skipped).
 
-use super::*;
+use crate::os::proc::maps::{parse_maps_line, MapsLine};
+use crate::os::{proc, sys};
+use crate::pagecache::residency::{Mapped, MAX_RANGES};
+use crate::pagecache::view::{count_resident, encode};
+use std::collections::{HashMap, HashSet};
+use std::fs::{File, Metadata};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
 
 /// pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst). Bit 61 tells a page of the
 /// file (page cache) from an anonymous copy-on-write copy in a private mapping (relocated data),
@@ -31,15 +38,17 @@ impl ProcMaps {
     /// `None` when the maps are unreadable (another user's process, or it exited).
     pub(crate) fn read(pid: i32) -> Option<Self> {
         // Bytes, not a String: one mapped file whose name is not UTF-8 must not lose them all.
-        let text = crate::pagecache::maps::read_maps(pid).ok()?;
+        let text = proc::read_maps(pid).ok()?;
         let lines = text
             .split(|b| *b == b'\n')
             .filter_map(parse_maps_line)
             .filter(|l| l.inode != 0 && l.path.is_some())
             .collect();
-        let pagemap = File::open(format!("/proc/{pid}/pagemap")).ok();
+        let pagemap = proc::open(pid, "pagemap").ok();
         let rss_kb = if pagemap.is_none() {
-            std::fs::read_to_string(format!("/proc/{pid}/smaps"))
+            proc::read_lines(pid, "smaps", proc::MAX_SMAPS_BYTES)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
                 .map(|s| parse_smaps_rss(&s))
                 .unwrap_or_default()
         } else {
@@ -227,6 +236,8 @@ fn parse_smaps_rss(text: &str) -> HashMap<u64, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::os::beneath::Folder;
+    use crate::pagecache::view::pages_of;
 
     #[test]
     fn pseudo_paths_are_skipped() {

@@ -2,8 +2,21 @@
 //! each opened beneath its folder, mincore where the answer is exact, `hidden` where it is not,
 //! and a file that changed while scanned reported as such.
 
-use super::*;
-use crate::pagecache::problem::FileErrorCode;
+use crate::os::beneath::Folder;
+use crate::os::sys;
+use crate::pagecache::problem::{FileErrorCode, Problem};
+use crate::pagecache::residency::{
+    FileReport, Group, GroupTotals, ProcMaps, Status, Summary, HIDDEN_REASON, MAX_RANGES,
+};
+use crate::pagecache::view::{count_resident, encode, pages_of, Viewer};
+use crate::Error;
+use std::collections::BTreeMap;
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 pub struct ScanOptions {
     /// The Firefox process whose mappings are reported (and whose system libraries are scanned).

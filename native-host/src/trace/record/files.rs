@@ -2,7 +2,12 @@
 //! what the tree maps or holds open), the install's identity, and without tracefs the pages a
 //! cold start left resident in the install's files this user owns.
 
-use super::*;
+use super::sampler::Sampler;
+use crate::trace::build::FileInfo;
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// Files to resolve dev+inode against: the install folder, the profile, and what the tree maps
 /// or holds open; each with its identity. Files born after `since` were written by the start.
@@ -66,12 +71,12 @@ pub(super) fn install_identity(dir: &Path) -> Option<(u64, u64, i64)> {
 /// their page-cache state exactly, see NOTES) with the pages now resident, i.e. what the start
 /// read. Times are unknown, so first/last are the end of the recording and there are no events.
 pub(super) fn owned_residency(install: &Path, t_end: f64) -> Vec<crate::trace::model::FileEntry> {
-    let euid = crate::pagecache::sys::geteuid();
+    let euid = crate::os::sys::geteuid();
     let Ok(files) = crate::firefox::install::list_files(install) else {
         return Vec::new();
     };
     // Opened beneath the held install folder: no symlink, no FIFO, one open per file.
-    let Ok(folder) = crate::pagecache::beneath::Folder::open(install) else {
+    let Ok(folder) = crate::os::beneath::Folder::open(install) else {
         return Vec::new();
     };
     let mut vec = Vec::new();
@@ -83,7 +88,7 @@ pub(super) fn owned_residency(install: &Path, t_end: f64) -> Vec<crate::trace::m
         if meta.uid() != euid {
             continue;
         }
-        if crate::pagecache::sys::mincore_file(&file, meta.len(), &mut vec).is_err() {
+        if crate::os::sys::mincore_file(&file, meta.len(), &mut vec).is_err() {
             continue;
         }
         let resident = vec.iter().filter(|b| **b & 1 == 1).count() as u64;
@@ -98,7 +103,7 @@ pub(super) fn owned_residency(install: &Path, t_end: f64) -> Vec<crate::trace::m
             dev: format!("{}:{}", libc::major(dev), libc::minor(dev)),
             ino: meta.ino(),
             size: Some(meta.len()),
-            bytes_read: resident * crate::pagecache::sys::page_size() as u64,
+            bytes_read: resident * crate::os::sys::page_size() as u64,
             requests: 0,
             first_ms: t_end,
             last_ms: t_end,

@@ -2,10 +2,19 @@
 //! page frames' flags, resolve files, extents and ELF sections, count used pages, and say in
 //! notes and field sources what the trace is made of.
 
-use super::files::{owned_residency, resolve};
-use super::recording::ended_by_code;
-use super::*;
-use crate::pagecache::beneath::Folder;
+use super::files::{install_identity, owned_residency, resolve};
+use super::recording::{ended_by_code, Recording};
+use super::sampler::Sampler;
+use crate::firefox::install::Install;
+use crate::note::{self, Note};
+use crate::os::beneath::Folder;
+use crate::os::clock::{boot_to_clock, clock_ns, now_ms};
+use crate::trace::build::{self, Context};
+use crate::trace::event::Line;
+use crate::trace::model::{Process, Source, Trace, TRACE_VERSION};
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 /// Finish: stop tracing, drain, remove the instance, build the trace.
 #[allow(clippy::too_many_arguments)] // one call site each in launch/attach; a struct adds nothing
@@ -62,8 +71,7 @@ pub(super) fn finish(
     let mut zero_desc = zero.1;
     let ticks = crate::trace::store::process_start(pid);
     if let Some(ticks) = ticks {
-        let proc_ns =
-            boot_to_clock(ticks * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
+        let proc_ns = boot_to_clock(ticks * (1_000_000_000 / crate::os::sys::clk_tck().max(1)));
         let diff = (proc_ns as f64 - zero.0 as f64) / 1e6;
         zero_desc.push_str(&format!(
             "; /proc/{pid}/stat starttime ({ticks} ticks) is {diff:+.1} ms from it"
@@ -80,7 +88,7 @@ pub(super) fn finish(
         let Some(file) = root.as_ref().and_then(|r| open_traced(r, f)) else {
             continue;
         };
-        if let Ok(ext) = crate::pagecache::sys::fiemap(&file) {
+        if let Ok(ext) = crate::os::sys::fiemap(&file) {
             f.extents = ext
                 .iter()
                 .filter_map(|e| Some([e.logical, e.physical?, e.length]))

@@ -2,126 +2,38 @@
 //! /proc (anyone), start Firefox as the invoking user or attach to a running one, stop when the
 //! start is over, then resolve files, extents and ELF sections into a [`Trace`].
 //!
-//! Here: what to record ([`Launch`], [`Stop`]) and the two ways in, [`launch`] and [`attach`];
+//! Here: the two ways in, [`launch`] and [`attach`]; `spec.rs` what to record ([`Launch`],
+//! [`Stop`]) and the recording's pace;
 //! `sampler.rs` is the /proc side (also the unprivileged fallback), `recording.rs` the tracefs
 //! side and the loop that decides when the start is over, `finish.rs` the step from a stopped
 //! recording to the [`Trace`], `files.rs` which files the trace names (dev+inode resolved to
 //! paths, and the residency fallback without tracefs), `enrich.rs` what issue 21 adds to a
 //! finished trace (the code behind each fault, omni.ja's entries behind each read).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ffi::OsString;
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 
-use super::build::{self, Context, FileInfo};
-use super::event::{lost_in_line, parse_line, Line};
-use super::model::{Process, Sample, Source, Trace, TRACE_VERSION};
-use super::tracefs::{self, Instance, TraceError};
+use super::build::{self, Context};
+use super::model::Trace;
 use crate::firefox::install::Install;
-use crate::firefox::process as firefox;
 use crate::note::{self, Note};
-use crate::pagecache::maps::parse_maps_line;
-use crate::state::user::User;
-
-/// Per-CPU ring buffer: 32 MiB holds a cold start's ~100k events between 10 ms drains.
-const BUFFER_KB: u32 = 32 * 1024;
-/// The recording polls the pipe and /proc this often.
-const TICK: Duration = Duration::from_millis(10);
-/// /proc sampling period with tracefs (cheap, for read_bytes and quiet detection)…
-const SAMPLE_TRACED: Duration = Duration::from_millis(50);
-/// …and without (the only data then).
-const SAMPLE_FALLBACK: Duration = Duration::from_millis(10);
-/// The start is over when the tree has read nothing for this long (documented in README)…
-pub const QUIET_MS: u64 = 3000;
-/// …but never before this, nor after `MAX_SECONDS`.
-const MIN_MS: u64 = 1500;
-pub const MAX_SECONDS: f64 = 120.0;
-
-/// How a recording ends.
-#[derive(Debug, Clone, Copy)]
-pub struct Stop {
-    pub seconds: Option<f64>,
-    pub quiet_ms: u64,
-}
-
-/// The file (in a traces folder) whose appearance means the extension recorded this start (see
-/// store::mark_recorded).
-type Marker = Option<(crate::state::StateDir, String)>;
-
-/// What `launch` starts.
-#[derive(Debug)]
-pub struct Launch {
-    pub install: Install,
-    pub binary: PathBuf,
-    pub args: Vec<OsString>,
-    pub cold: bool,
-    pub trace: bool,
-    /// Also trace which instructions faulted (exceptions:page_fault_user; issue 21).
-    pub faults: bool,
-    /// Start Firefox with its own startup profiler on and collect its profile (issue 21).
-    pub firefox_profile: bool,
-    pub user: Option<User>,
-    /// The whole environment to start Firefox with (a traced restart starts it as the user had
-    /// it: relaunch/request.rs), instead of this process's, adjusted for `user`.
-    pub env: Option<Vec<(OsString, OsString)>>,
-    /// Its working folder (a traced restart: the old Firefox's).
-    pub cwd: Option<PathBuf>,
-}
-
-/// The recording's clock now, ns: CLOCK_MONOTONIC, the tracefs "mono" clock and the clock of a
-/// Firefox profile's `meta.startTimeAsClockMonotonicNanosecondsSinceBoot` (issue 21).
-#[must_use]
-pub fn clock_ns() -> u64 {
-    ns(rustix::time::ClockId::Monotonic)
-}
-
-fn ns(clock: rustix::time::ClockId) -> u64 {
-    let ts = rustix::time::clock_gettime(clock);
-    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
-}
-
-/// A CLOCK_BOOTTIME instant (/proc starttime's clock) on CLOCK_MONOTONIC: the two differ by the
-/// time the machine was suspended, which is the same now as at any moment since `boot_ns`
-/// unless it suspended in between.
-#[must_use]
-pub fn boot_to_clock(boot_ns: u64) -> u64 {
-    let boot_now = ns(rustix::time::ClockId::Boottime);
-    boot_ns.saturating_sub(boot_now.saturating_sub(clock_ns()))
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0))
-}
-
-/// The Firefox executable of an install folder.
-#[must_use]
-pub fn firefox_binary(dir: &Path) -> Option<PathBuf> {
-    ["firefox", "firefox-esr", "firefox-bin"]
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-}
+use crate::os::clock::{boot_to_clock, clock_ns};
 
 mod enrich;
 mod files;
 mod finish;
 mod recording;
 mod sampler;
+mod spec;
 
 use files::install_identity;
 use finish::finish;
 use recording::{run_loop, Recording};
 pub use sampler::process_kind;
 use sampler::Sampler;
+pub use spec::{Launch, Stop, MAX_SECONDS, QUIET_MS};
 
 /// `launch`: evict if asked, arm, start Firefox (as the invoking user), record until the start
 /// is over. Returns the trace and the running Firefox (left running: it is the user's).
@@ -180,7 +92,7 @@ pub fn launch(opts: &Launch, stop: Stop) -> anyhow::Result<(Trace, Child)> {
                 Ok(())
             });
         }
-    } else if crate::pagecache::sys::geteuid() == 0 {
+    } else if crate::os::sys::geteuid() == 0 {
         notes.push(Note::new(note::STARTED_AS_ROOT));
     }
     let spawn_ns = clock_ns();
@@ -269,9 +181,9 @@ pub fn attach(
     faults: bool,
     stop: Stop,
 ) -> anyhow::Result<Trace> {
-    let stat = firefox::read_stat(pid).with_context(|| format!("no process {pid}"))?;
+    let stat = crate::os::proc::stat(pid).with_context(|| format!("no process {pid}"))?;
     let zero_ns =
-        boot_to_clock(stat.starttime * (1_000_000_000 / crate::pagecache::sys::clk_tck().max(1)));
+        boot_to_clock(stat.starttime * (1_000_000_000 / crate::os::sys::clk_tck().max(1)));
     let install_id = install_identity(&install.dir);
     let mut rec = Recording::arm(trace, trace && faults);
     let mut sampler = Sampler {

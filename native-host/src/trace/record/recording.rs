@@ -1,7 +1,16 @@
 //! The tracefs side of a recording (armed, or why not) and the loop that polls it and /proc
 //! until the start is over, with the code of each way it ends.
 
-use super::*;
+use super::sampler::Sampler;
+use super::spec::{Marker, BUFFER_KB, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
+use crate::note;
+use crate::os::clock::clock_ns;
+use crate::trace::event::{lost_in_line, parse_line, Line};
+use crate::trace::record::{Stop, MAX_SECONDS};
+use crate::trace::tracefs::{self, Instance, TraceError};
+use std::process::Child;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
 
 /// One recording in progress.
 pub(super) struct Recording {
@@ -143,7 +152,7 @@ pub(super) fn run_loop(
             if let Some(status) = c.try_wait()? {
                 return Ok(format!("firefox exited ({status})"));
             }
-        } else if !Path::new(&format!("/proc/{}", sampler.root)).exists() {
+        } else if !crate::os::proc::exists(sampler.root) {
             return Ok("firefox exited".into());
         }
         std::thread::sleep(TICK);

@@ -1,7 +1,13 @@
 //! The /proc side of a recording: the Firefox tree, the kind of each process, read_bytes and
 //! major faults sampled over time, and the paths the tree maps or holds open.
 
-use super::*;
+use crate::firefox::process as firefox;
+use crate::os::proc;
+use crate::os::proc::maps::parse_maps_line;
+use crate::os::proc::parse::split_nul;
+use crate::trace::model::Sample;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 /// The kind of a Firefox process from its command line (`-contentproc … tab`, `gpu`, …).
 #[must_use]
@@ -26,11 +32,11 @@ pub fn process_kind(cmdline: &[String], is_root: bool) -> String {
 }
 
 fn read_cmdline(pid: i32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
+    proc::cmdline(pid)
         .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|s| !s.is_empty())
-                .map(|s| String::from_utf8_lossy(s).into_owned())
+            split_nul(&b)
+                .iter()
+                .map(|s| s.to_string_lossy().into_owned())
                 .collect()
         })
         .unwrap_or_default()
@@ -65,10 +71,10 @@ impl Sampler {
                 }
                 self.kinds.insert(pid, process_kind(&cmd, pid == self.root));
             }
-            if let Some(rb) = firefox::read_bytes(pid) {
+            if let Some(rb) = proc::read_bytes(pid) {
                 self.read_bytes.insert(pid, rb);
             }
-            if let Some(st) = firefox::read_stat(pid) {
+            if let Some(st) = proc::stat(pid) {
                 self.majflt.insert(pid, st.majflt);
             }
             if full {
@@ -84,14 +90,10 @@ impl Sampler {
     }
 
     fn scan_tasks_and_paths(&mut self, pid: i32) {
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for t in tasks.flatten() {
-                if let Some(tid) = t.file_name().to_str().and_then(|s| s.parse().ok()) {
-                    self.tids.insert(tid, pid);
-                }
-            }
+        for tid in proc::tasks(pid).unwrap_or_default() {
+            self.tids.insert(tid, pid);
         }
-        if let Ok(maps) = crate::pagecache::maps::read_maps(pid) {
+        if let Ok(maps) = proc::read_maps(pid) {
             let seen = self.maps.entry(pid).or_default();
             for l in maps.split(|b| *b == b'\n') {
                 if let Some(m) = parse_maps_line(l) {
@@ -102,16 +104,12 @@ impl Sampler {
                 }
             }
         }
-        if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
-            for fd in fds.flatten() {
-                if let Ok(target) = std::fs::read_link(fd.path()) {
-                    if target.is_absolute() {
-                        if target.file_name().is_some_and(|n| n == ".parentlock") {
-                            self.profile = target.parent().map(Path::to_path_buf);
-                        }
-                        self.paths.insert(target);
-                    }
+        for target in proc::fd_targets(pid) {
+            if target.is_absolute() {
+                if target.file_name().is_some_and(|n| n == ".parentlock") {
+                    self.profile = target.parent().map(Path::to_path_buf);
                 }
+                self.paths.insert(target);
             }
         }
     }

@@ -3,38 +3,19 @@ import assert from "node:assert/strict";
 import { desktopErrorView, desktopLines, desktopView, planIsStale } from "../../../../extension/lib/models/desktop.js";
 import { HostError, HOST_MISSING } from "../../../../extension/lib/transport/host-client.js";
 import { englishMessage } from "../../fakes.js";
+import { recordedReply } from "../../host-replies.js";
 
 const t = englishMessage;
 const when = (ms) => `T${ms}`;
 
-// A `desktop` reply as the host sends it (docs/PROTOCOL.md; native-host/tests/desktop.rs).
-const OFF = {
-  enabled: false,
-  outdated: false,
-  entry: "/home/me/.local/share/applications/firefox-esr.desktop",
-  system_entry: "/usr/share/applications/firefox-esr.desktop",
-  firefox: "/usr/lib/firefox-esr/firefox-esr",
-  host: "/home/me/.local/bin/about-startup-host",
-  problem: null,
-  prefetch: { source: "trace", build_id: "20261103151912", traces: 3, fallback: null, learned_stale: false },
-  last: null,
-};
-const LAST = {
-  at_ms: 5000,
-  firefox_pid: 42,
-  plan: { source: "trace", build_id: "20261103151912", traces: 3, fallback: null, learned_stale: false },
-  bytes_planned: 131605877,
-  plan_ms: 6,
-  bytes_read: 121000000,
-  bytes_cached: 10605877,
-  batches: 6,
-  batches_done: 6,
-  elapsed_ms: 4100,
-  ended: "done",
-  files_exact: 0,
-  files_probed: 22,
-  errors: [],
-};
+// The host's real `desktop` replies (tests/fixtures/host/desktop-*.json, recorded as root on a
+// copy of Firefox's install folder by scripts/record-host-replies.mjs): off with one traced and
+// learned cold start; on after one launch through the entry; the same after an update (another
+// BuildID); and with no desktop entry for this Firefox anywhere.
+const OFF = recordedReply("desktop-off").reply;
+const ON = recordedReply("desktop-on").reply;
+const STALE = recordedReply("desktop-stale").reply;
+const NO_ENTRY = recordedReply("desktop-no-system-entry").reply;
 
 const lines = (status) => desktopLines(desktopView(status), t, { when, locale: "en-US" });
 const byId = (ls) => Object.fromEntries(ls.map((l) => [l.id, l.text]));
@@ -44,46 +25,54 @@ test("off, with the traced plan a launch would read", () => {
   assert.equal(view.state, "off");
   assert.equal(planIsStale(view), false);
   const got = byId(lines(OFF));
-  assert.match(got.state, /^Off: the desktop launches Firefox through its own entry, \/usr\/share\/applications\/firefox-esr\.desktop\.$/);
-  assert.match(got.plan, /traced plan of build 20261103151912 \(from 3 traced starts\)/);
+  assert.equal(got.state, `Off: the desktop launches Firefox through its own entry, ${OFF.system_entry}.`);
+  assert.match(got.plan, /^A launch reads the traced plan of build 20261103151912 \(from 1 traced start\) beside Firefox/);
   assert.equal(got.last, undefined);
 });
 
-test("on, with the last launch's prefetch", () => {
-  const got = byId(lines({ ...OFF, enabled: true, last: LAST }));
-  assert.match(got.state, /^On: \/home\/me\/\.local\/share\/applications\/firefox-esr\.desktop launches Firefox through the prefetch/);
-  assert.match(got.last, /^Last launch \(T5000\): read 121\.0 MB beside the start, found 10\.6 MB cached already, in 4\.1s\.$/);
-  // Read first, on a disk with an 8 MiB readahead window (the host's record says which and why).
-  const first = byId(lines({ ...OFF, enabled: true, last: { ...LAST, strategy: "first", read_ahead_kb: 8192 } }));
-  assert.match(first.last, /^Last launch \(T5000\): read 121\.0 MB before starting Firefox, found 10\.6 MB cached already, in 4\.1s\. This disk reads 8\.4 MB around every page/);
-  assert.equal(desktopView({ ...OFF, enabled: true, outdated: true }).state, "outdated");
-  assert.match(byId(lines({ ...OFF, enabled: true, outdated: true })).outdated, /moved since it was written/);
+test("on, with the last launch's prefetch: read first on this 8 MiB-readahead disk", () => {
+  assert.equal(desktopView(ON).state, "on");
+  const got = byId(lines(ON));
+  assert.ok(got.state.startsWith(`On: ${ON.entry} launches Firefox through the prefetch (a copy of ${ON.system_entry}`), got.state);
+  // Recorded: 209,518,452 bytes read, none cached, 266 ms, strategy first, read_ahead_kb 8192.
+  assert.match(got.last, /^Last launch \(T1795705718101\): read 209\.5 MB before starting Firefox, found 0\.0 MB cached already, in 0\.3s\. This disk reads 8\.4 MB around every page/);
+  // A record of an older host says nothing of the strategy: read beside the start.
+  const older = { ...ON, last: { ...ON.last, strategy: undefined, read_ahead_kb: undefined } };
+  assert.equal(byId(lines(older)).last, "Last launch (T1795705718101): read 209.5 MB beside the start, found 0.0 MB cached already, in 0.3s.");
+  // The entry names another host binary or Firefox than now.
+  const outdated = { ...ON, outdated: true };
+  assert.equal(desktopView(outdated).state, "outdated");
+  assert.match(byId(lines(outdated)).outdated, /moved since it was written/);
 });
 
 test("a Firefox update makes the traced plan stale: the page says so and what the launch reads instead", () => {
-  const stale = { ...OFF, prefetch: { source: "learned", build_id: "20261201120000", traces: 0, fallback: { code: "other_build", traced_build: "20261103151912" }, learned_stale: false } };
-  const view = desktopView(stale);
+  const view = desktopView(STALE);
   assert.equal(planIsStale(view), true);
-  const got = byId(lines(stale));
+  const got = byId(lines(STALE));
   assert.match(got.stale, /traced on Firefox build 20261103151912, and this is build 20261201120000 \(Firefox was updated\)/);
-  assert.match(got.plan, /learned plan beside Firefox, in disk order/);
+  assert.match(got.plan, /^A launch reads what still applies of the learned plan, in disk order: it was learned on an older build/);
   // the command to record a trace of this build is the host's, by the path that runs it here
   const record = "sudo /home/me/about-startup/native-host/target/release/about-startup-host launch --cold --trace";
   const named = byId(desktopLines(view, englishMessage, { recordCommand: record }));
   assert.ok(named.stale.includes(`(${record})`), named.stale);
-  assert.ok(named.plan.includes(`record one with ${record})`), named.plan);
-  const nothing = { ...stale, prefetch: { ...stale.prefetch, source: null, learned_stale: true } };
+  // Once a start of this build is learned: the learned plan, and the command for a trace.
+  const relearned = byId(desktopLines(desktopView({ ...STALE, prefetch: { ...STALE.prefetch, learned_stale: false } }), englishMessage, { recordCommand: record }));
+  assert.ok(relearned.plan.includes(`record one with ${record})`), relearned.plan);
+  // Nothing learned either: nothing to read until a start of this build is learned.
+  const nothing = { ...STALE, prefetch: { ...STALE.prefetch, source: null } };
   assert.equal(planIsStale(desktopView(nothing)), true);
   assert.match(byId(lines(nothing)).plan, /older build of Firefox/);
 });
 
 test("why it cannot be turned on, by the host's code; an unknown code keeps the host's words", () => {
-  const replaceable = { ...OFF, problem: { code: "host_replaceable", message: "…" } };
-  assert.equal(desktopView(replaceable).state, "unavailable");
-  assert.match(byId(lines(replaceable)).problem, /another user could replace the host binary/);
-  const foreign = byId(lines({ ...OFF, problem: { code: "foreign_entry", message: "…" } }));
-  assert.match(foreign.problem, /firefox-esr\.desktop exists and was not written by about:startup/);
-  assert.match(byId(lines({ ...OFF, problem: { code: "new_reason", message: "the host's words" } })).problem, /Not available: the host's words/);
+  // Recorded: no desktop entry runs this Firefox.
+  assert.equal(desktopView(NO_ENTRY).state, "unavailable");
+  assert.match(byId(lines(NO_ENTRY)).problem, /no desktop entry of the system starts this Firefox/);
+  // The other codes, in the recorded problem's place.
+  const as = (code, message = NO_ENTRY.problem.message) => ({ ...OFF, problem: { code, message } });
+  assert.match(byId(lines(as("host_replaceable"))).problem, /another user could replace the host binary/);
+  assert.match(byId(lines(as("foreign_entry"))).problem, /firefox-esr\.desktop exists and was not written by about:startup/);
+  assert.match(byId(lines(as("new_reason", "the host's words"))).problem, /Not available: the host's words/);
 });
 
 test("errors: no host, an old host, a refused enable, anything else", () => {
@@ -93,4 +82,18 @@ test("errors: no host, an old host, a refused enable, anything else", () => {
   assert.deepEqual(refused.state, "refused");
   assert.match(refused.text, /no desktop entry of the system starts this Firefox/);
   assert.match(desktopErrorView(new HostError({ code: "io_error", message: "disk on fire", params: { detail: "disk on fire" } }), t).text, /Could not ask the host: disk on fire/);
+});
+
+test("a damaged record of the last launch: said first of the launch lines, naming where it went (issue 30 #10)", () => {
+  // Recorded: last-prefetch.json cut short, set aside by this very `desktop status`.
+  const { reply } = recordedReply("desktop-set-aside");
+  const view = desktopView(reply);
+  assert.equal(view.last, null, "nothing is read from the damaged file");
+  assert.equal(view.setAside.length, 1);
+  const moved = reply.note_codes[0].params.moved_to;
+  assert.match(moved, /^last-prefetch\.json\.corrupt\.\d+$/);
+  const text = byId(lines(reply))["set-aside"];
+  assert.ok(text.includes("last-prefetch.json") && text.includes(moved) && text.includes("not deleted"), text);
+  // A reply without the note (every other recorded one) has no such line.
+  assert.equal(byId(lines(OFF))["set-aside"], undefined);
 });

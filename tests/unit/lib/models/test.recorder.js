@@ -5,6 +5,7 @@ import { HISTORY_KEY } from "../../../../extension/lib/models/history.js";
 import { isRecord, NOTES } from "../../../../extension/lib/models/record.js";
 import { FALLBACK_NEED_BYTES } from "../../../../extension/lib/models/coldness.js";
 import { fakeStorage } from "../../fakes.js";
+import { recordedHello } from "../../host-replies.js";
 
 const P = 1_763_768_000_123;
 
@@ -19,7 +20,8 @@ function fakeClock(start = P + 3000) {
   return clock;
 }
 
-const HELLO = { host_version: "0.1.0", protocol_version: 1, kernel: "6.18.44" };
+// The host's real `hello` as an ordinary user (tests/fixtures/host/hello-user.json).
+const HELLO = recordedHello("user");
 const FIREFOX = {
   pid: 42,
   version: "153.0",
@@ -79,7 +81,7 @@ test("full mode with the host: Firefox's milestones, the host's I/O and kernel",
     mode: "full",
     firefox: { version: "153.0", buildId: "20261101000000" },
     os: "linux",
-    kernel: "6.18.44",
+    kernel: "6.18.44-fc-v595", // the recorded hello's
     processStart: P,
     milestones: { main: 310, sessionRestored: 1900 },
     io: { readBytes: 301989888, majorFaults: 5120, treeReadBytes: 320000000, treeMajorFaults: 6100, sampledAt: 3000 },

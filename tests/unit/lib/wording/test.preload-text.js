@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { endedAtText, preloadDoneText } from "../../../../extension/lib/wording/preload-text.js";
 import { formatDateTime, formatTime } from "../../../../extension/lib/wording/format.js";
+import { recordedReply } from "../../host-replies.js";
 
 // Words as "key[subs]" so the test sees which message and figures were chosen.
 const t = (key, subs = []) => `${key}[${subs.join("|")}]`;
@@ -13,14 +14,19 @@ test("page and popup word a preload with the same figures; the popup without the
 });
 
 test("a planned preload says what the plan named; failed files are counted", () => {
-  const planned = { ...result, planned: true, bytes_planned: 335_600_000, bytes_planned_system: 65_500_000, bytes_install: 308_400_000, order: "disk", errors: [{}, {}] };
+  // The host's real reply (tests/fixtures/host/preload-plan-exact.json, as root after a cold
+  // start): 170 files, 585,728 bytes read in 23 ms; its plan named 322,221,984 bytes, of which
+  // 28,387,925 of system libraries, against an install folder of 308,445,657 bytes.
+  const planned = recordedReply("preload-plan-exact").reply;
   assert.equal(
     preloadDoneText(planned, t, { short: true }),
-    "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlanned[270.1 MB|88%|308.4 MB|65.5 MB|disk] residencyPreloadErrors[2]",
+    "popupPreloadDone[0.6 MB|170|23 ms|24.9 MB/s] planPreloadDonePlanned[293.8 MB|95%|308.4 MB|28.4 MB|disk]",
   );
+  const failed = { ...planned, errors: [{}, {}] };
+  assert.match(preloadDoneText(failed, t, { short: true }), / residencyPreloadErrors\[2\]$/);
   // a host older than the split: the total, said as install and system together
-  const old = { ...planned, bytes_planned_system: undefined, errors: [] };
-  assert.equal(preloadDoneText(old, t, { short: true }), "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlannedTotal[335.6 MB|disk]");
+  const old = { ...planned, bytes_planned_system: undefined };
+  assert.equal(preloadDoneText(old, t, { short: true }), "popupPreloadDone[0.6 MB|170|23 ms|24.9 MB/s] planPreloadDonePlannedTotal[322.2 MB|disk]");
   assert.match(preloadDoneText(null, t), /^residencyPreloadDone\[—\|—\|—\|—\|—\]$/);
 });
 

@@ -6,48 +6,38 @@ import path from "node:path";
 import { prefetchFigures, readPrefetch } from "../../../../scripts/bench/prefetch.mjs";
 import { launchArgv } from "../../../../scripts/bench/launch.mjs";
 import { metrics } from "../../../../scripts/bench/summary.mjs";
+import { recordedReply } from "../../host-replies.js";
 
-// last-prefetch.json as the host wrote it after a launch (native-host/tests/prefetch.rs makes one).
-const written = {
-  at_ms: 1795524342096,
-  firefox_pid: 4242,
-  plan: { source: "trace", build_id: "20261103151912", traces: 3, fallback: null, learned_stale: false },
-  bytes_planned: 126e6,
-  plan_ms: 41,
-  bytes_read: 118e6,
-  bytes_cached: 8e6,
-  batches: 7,
-  batches_done: 7,
-  elapsed_ms: 3900,
-  ended: "done",
-  files_exact: 160,
-  files_probed: 0,
-  errors: [],
-};
+// last-prefetch.json as the host wrote it after a launch through the desktop entry
+// (tests/fixtures/host/last-prefetch.json, scripts/record-host-replies.mjs): the traced plan of
+// one cold start, read first on this 8 MiB-readahead disk, for Firefox 5107.
+const written = recordedReply("last-prefetch").reply;
+const PID = 5107;
 
 test("the prefetch's figures are those of this Firefox's launch only", () => {
-  assert.deepEqual(prefetchFigures(written, 4242), {
+  assert.deepEqual(prefetchFigures(written, PID), {
     source: "trace",
     fallback: null,
-    traces: 3,
-    bytesPlanned: 126e6,
-    bytesRead: 118e6,
-    bytesCached: 8e6,
-    batches: 7,
-    ms: 3900,
-    planMs: 41,
-    strategy: "beside",
-    readAheadKb: null,
+    traces: 1,
+    bytesPlanned: 209_518_452,
+    bytesRead: 209_518_452,
+    bytesCached: 0,
+    batches: 26,
+    ms: 266,
+    planMs: 6,
+    strategy: "first",
+    readAheadKb: 8192,
     ended: "done",
-    filesExact: 160,
+    filesExact: 24,
     filesProbed: 0,
     errors: 0,
   });
   assert.equal(prefetchFigures(written, 1), null, "another launch's record");
-  const first = prefetchFigures({ ...written, strategy: "first", read_ahead_kb: 8192 }, 4242);
-  assert.deepEqual([first.strategy, first.readAheadKb], ["first", 8192]);
-  assert.equal(prefetchFigures(null, 4242), null);
-  const failed = prefetchFigures({ ...written, plan: { source: null, fallback: { code: "other_build" } }, failed: "cannot resolve /x" }, 4242);
+  // An older host's record says nothing of the strategy: beside the start.
+  const older = prefetchFigures({ ...written, strategy: undefined, read_ahead_kb: undefined }, PID);
+  assert.deepEqual([older.strategy, older.readAheadKb], ["beside", null]);
+  assert.equal(prefetchFigures(null, PID), null);
+  const failed = prefetchFigures({ ...written, plan: { source: null, fallback: { code: "other_build" } }, failed: "cannot resolve /x" }, PID);
   assert.equal(failed.fallback, "other_build");
   assert.equal(failed.failed, "cannot resolve /x");
 });
@@ -59,7 +49,7 @@ test("readPrefetch waits for the record of its pid, and gives up with null", asy
   const file = path.join(state, "about-startup", "last-prefetch.json");
   fs.writeFileSync(file, JSON.stringify({ ...written, firefox_pid: 1 }));
   setTimeout(() => fs.writeFileSync(file, JSON.stringify(written)), 100);
-  assert.equal((await readPrefetch(state, 4242, { timeoutMs: 3000 })).bytesRead, 118e6);
+  assert.equal((await readPrefetch(state, PID, { timeoutMs: 3000 })).bytesRead, 209_518_452);
   assert.equal(await readPrefetch(state, 999, { timeoutMs: 100 }), null);
 });
 
@@ -82,12 +72,12 @@ test("a prefetch launch runs the host, which takes Firefox's arguments after --"
 
 test("the run's table shows the prefetch beside the start and what stayed cached", () => {
   const records = [
-    { milestones: { sessionRestored: 4000 }, bench: { scenario: "launch-prefetch", prefetch: prefetchFigures(written, 4242), stillCachedBytes: 0 } },
+    { milestones: { sessionRestored: 4000 }, bench: { scenario: "launch-prefetch", prefetch: prefetchFigures(written, PID), stillCachedBytes: 0 } },
     { milestones: { sessionRestored: 12000 }, bench: { scenario: "cold", stillCachedBytes: 8192 } },
   ];
   const keys = metrics(records).map((m) => m.key);
   assert.ok(keys.includes("prefetch") && keys.includes("prefetchBytes") && keys.includes("stillCached"), keys.join(","));
   const bytes = metrics(records).find((m) => m.key === "prefetchBytes");
-  assert.equal(bytes.value(records[0]), 118);
+  assert.equal(bytes.value(records[0]), 209.518452);
   assert.equal(bytes.value(records[1]), undefined);
 });

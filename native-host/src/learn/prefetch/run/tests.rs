@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::learn::plan::Read;
-use crate::pagecache::beneath::{Folder, Folders};
+use crate::os::beneath::{Folder, Folders};
 
 const PAGE: u64 = 4096;
 

@@ -433,9 +433,9 @@ pub fn geteuid() -> u32 {
 /// file). Read from /proc/self/status so no capability library is needed.
 #[must_use]
 pub fn has_cap_fowner() -> bool {
-    std::fs::read_to_string("/proc/self/status")
+    super::proc::read_system("self/status", super::proc::SMALL_BYTES)
         .ok()
-        .and_then(|s| cap_eff(&s))
+        .and_then(|s| cap_eff(&String::from_utf8_lossy(&s)))
         .is_some_and(|caps| caps & (1 << CAP_FOWNER) != 0)
 }
 
@@ -444,13 +444,16 @@ pub fn has_cap_fowner() -> bool {
 /// (`capable_wrt_inode_uidgid`), only on inodes whose owner and group are mapped in it.
 #[must_use]
 pub fn user_namespace() -> Option<IdMaps> {
-    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let read = |p: &str| {
+        let bytes = super::proc::read_system(p, super::proc::SMALL_BYTES).ok()?;
+        String::from_utf8(bytes).ok()
+    };
     let overflow = |p: &str| read(p).and_then(|s| s.trim().parse().ok()).unwrap_or(65534);
     IdMaps::parse(
-        &read("/proc/self/uid_map")?,
-        &read("/proc/self/gid_map")?,
-        overflow("/proc/sys/kernel/overflowuid"),
-        overflow("/proc/sys/kernel/overflowgid"),
+        &read("self/uid_map")?,
+        &read("self/gid_map")?,
+        overflow("sys/kernel/overflowuid"),
+        overflow("sys/kernel/overflowgid"),
     )
 }
 
@@ -529,8 +532,8 @@ fn cap_eff(status: &str) -> Option<u64> {
 /// The running kernel's release (`uname -r`), from /proc so no unsafe is needed.
 #[must_use]
 pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_owned())
+    super::proc::read_system("sys/kernel/osrelease", super::proc::SMALL_BYTES)
+        .map(|s| String::from_utf8_lossy(&s).trim().to_owned())
         .unwrap_or_default()
 }
 

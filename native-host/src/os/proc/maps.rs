@@ -1,7 +1,7 @@
 //! One line of `/proc/<pid>/maps`: which file, which device and inode, which offset at which
 //! address. A pure parser over the kernel's bytes (a mapped file's name need not be UTF-8, so the
 //! file is read as bytes and the path kept as bytes), tested on literal samples; the residency
-//! scan, the working set and the trace read the lines of a process through it.
+//! scan, the working set and the trace read the lines of a process (`os::proc::maps`) through it.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -20,25 +20,6 @@ pub struct MapsLine {
     /// The mapped path or pseudo name (`[heap]`, `/memfd:x (deleted)`), byte for byte; `None`
     /// for anonymous.
     pub path: Option<PathBuf>,
-}
-
-/// The most of a `/proc/<pid>/maps` that is read: a Firefox maps a few thousand regions (a few
-/// hundred KiB); the kernel allows 65,530 regions with names up to 4 KiB each, so a process that
-/// maps a file of a long name many times could make it hundreds of MB.
-pub const MAX_MAPS_BYTES: u64 = 32 * 1024 * 1024;
-
-/// `/proc/<pid>/maps`, at most [`MAX_MAPS_BYTES`] (cut at the last whole line).
-pub fn read_maps(pid: i32) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    std::fs::File::open(format!("/proc/{pid}/maps"))?
-        .take(MAX_MAPS_BYTES)
-        .read_to_end(&mut out)?;
-    if out.len() as u64 >= MAX_MAPS_BYTES {
-        let end = out.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        out.truncate(end);
-    }
-    Ok(out)
 }
 
 /// Parse `start-end perms offset major:minor inode   path`. The first five fields are separated

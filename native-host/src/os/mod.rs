@@ -1,0 +1,18 @@
+//! The ground floor: what the operating system offers, in the terms the rest of the host needs,
+//! and nothing of the host above it (today not even `error`). Every folder may use it; it uses
+//! none of them (tests/layering.rs checks).
+//!
+//! - [`sys`]: thin wrappers around the syscalls (mincore, fadvise, readahead, FIEMAP, ioprio,
+//!   cachestat, flock, ids, page size, clock ticks), so callers stay safe code;
+//! - [`beneath`]: opening a file beneath a folder held open by descriptor, never through a
+//!   symlink: the one way the host opens a file it was asked about;
+//! - [`proc`]: the one reader of `/proc` (bounded, `O_NOFOLLOW`) and its pure parsers;
+//! - [`clock`]: the wall clock and the monotonic and boot clocks a recording lines up on;
+//! - [`binary`]: this binary, Firefox's binary in an install folder, and the rule for a binary
+//!   that another user or root will run.
+
+pub mod beneath;
+pub mod binary;
+pub mod clock;
+pub mod proc;
+pub mod sys;

@@ -1,0 +1,763 @@
+//! The host's layering, checked rather than stated (in the spirit of ripgrep's crates, where an
+//! arrow cannot point back because each layer is its own crate). Every file of `src/` is parsed
+//! with `syn` from `lib.rs` down its `mod` declarations, every path that names an item of this
+//! crate (`use` trees, `crate::`/`super::`/`self::` paths in code, types, macros and attribute
+//! strings such as serde's `with = "crate::…"`) is resolved to the file that defines the item
+//! (following re-exports), and the test fails on
+//! - a folder that uses one above it in [`ORDER`] (a back-arrow),
+//! - a cycle between files (A uses an item of B and B, perhaps through others, one of A),
+//! - `use super::*` outside test code (a file's imports then live in another file),
+//! - `clap` outside `src/cli/`.
+//!
+//! Test code (`#[cfg(test)]` items and the files they include) is left out of the first three:
+//! tests may look at any layer, and `use super::*` is their idiom.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::Visit;
+
+/// The layers from the ground floor up: a top-level module may use only those before it. The
+/// same list is in `lib.rs`'s doc (after [`ORDER_MARKER`]); [`lib_doc_states_the_same_order`]
+/// keeps the two equal.
+const ORDER: &[&str] = &[
+    "error",
+    "path_text",
+    "note",
+    "invocation",
+    "os",
+    "state",
+    "pagecache",
+    "firefox",
+    "trace",
+    "learn",
+    "relaunch",
+    "export",
+    "host",
+    "cli",
+];
+
+/// The sentence of `lib.rs`'s doc that lists the order, as backticked names, ending with a period.
+const ORDER_MARKER: &str = "The layers, from the ground floor up:";
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// One source file of the crate, parsed.
+struct SourceFile {
+    /// Relative to `src/`, with `/`: `pagecache/sys.rs`.
+    rel: String,
+    /// The module it defines: `["pagecache", "sys"]`; empty for `lib.rs`.
+    module: Vec<String>,
+    /// Included only under `#[cfg(test)]`.
+    test: bool,
+    ast: syn::File,
+}
+
+struct Crate {
+    files: Vec<SourceFile>,
+    /// Every module path (files and inline non-test modules) to the file that holds it.
+    modules: BTreeMap<Vec<String>, usize>,
+    /// Per file: each name a non-test `use` brings in, to the absolute path it names.
+    aliases: Vec<BTreeMap<String, Vec<String>>>,
+}
+
+/// `#[cfg(test)]` or `#[test]`: code that only the test build has.
+fn has_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("test")
+            || (a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test"))
+    })
+}
+
+fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+fn load() -> Crate {
+    let src = src_dir();
+    let mut krate = Crate {
+        files: Vec::new(),
+        modules: BTreeMap::new(),
+        aliases: Vec::new(),
+    };
+    load_file(&mut krate, &src, "lib.rs".into(), Vec::new(), false);
+    for i in 0..krate.files.len() {
+        let aliases = collect_aliases(&krate, i);
+        krate.aliases.push(aliases);
+    }
+    krate
+}
+
+fn load_file(krate: &mut Crate, src: &Path, rel: String, module: Vec<String>, test: bool) {
+    let text = fs::read_to_string(src.join(&rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"));
+    let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("parse {rel}: {e}"));
+    let index = krate.files.len();
+    krate.modules.insert(module.clone(), index);
+    // Where `mod x;` looks for x: beside lib.rs/mod.rs, or in a folder named after this file.
+    let dir = {
+        let p = Path::new(&rel);
+        let parent = p.parent().unwrap_or(Path::new("")).to_path_buf();
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        if rel == "lib.rs" || stem == "mod" {
+            parent
+        } else {
+            parent.join(stem)
+        }
+    };
+    let file_dir = Path::new(&rel)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    let mut children = Vec::new();
+    collect_mods(&ast.items, &module, test, &mut |m, name, child_test| {
+        children.push((m.to_vec(), name, child_test))
+    });
+    krate.files.push(SourceFile {
+        rel,
+        module: module.clone(),
+        test,
+        ast,
+    });
+    // Inline modules belong to this file.
+    let items = krate.files[index].ast.items.clone();
+    register_inline(krate, &items, &module, index);
+    for (parent, (name, path), child_test) in children {
+        let child_rel = match path {
+            Some(p) => file_dir.join(p),
+            None if parent.len() == module.len() => {
+                let flat = dir.join(format!("{name}.rs"));
+                if src.join(&flat).exists() {
+                    flat
+                } else {
+                    dir.join(&name).join("mod.rs")
+                }
+            }
+            None => panic!("file modules inside inline modules are not handled ({name})"),
+        };
+        let mut child_module = parent.clone();
+        child_module.push(name);
+        let rel = child_rel.to_string_lossy().replace('\\', "/");
+        load_file(krate, src, rel, child_module, child_test);
+    }
+}
+
+type ModDecl = (String, Option<String>);
+
+fn collect_mods(
+    items: &[syn::Item],
+    module: &[String],
+    test: bool,
+    found: &mut dyn FnMut(&[String], ModDecl, bool),
+) {
+    for item in items {
+        if let syn::Item::Mod(m) = item {
+            let t = test || has_cfg_test(&m.attrs);
+            let name = m.ident.to_string();
+            match &m.content {
+                None => found(module, (name, path_attr(&m.attrs)), t),
+                Some((_, inner)) => {
+                    let mut inner_module = module.to_vec();
+                    inner_module.push(name);
+                    collect_mods(inner, &inner_module, t, found);
+                }
+            }
+        }
+    }
+}
+
+fn register_inline(krate: &mut Crate, items: &[syn::Item], module: &[String], index: usize) {
+    for item in items {
+        if let syn::Item::Mod(m) = item {
+            if let (Some((_, inner)), false) = (&m.content, has_cfg_test(&m.attrs)) {
+                let mut inner_module = module.to_vec();
+                inner_module.push(m.ident.to_string());
+                krate.modules.insert(inner_module.clone(), index);
+                register_inline(krate, inner, &inner_module, index);
+            }
+        }
+    }
+}
+
+/// A `use` tree flattened into (path, the name it binds or None for a glob).
+fn flatten_use(
+    tree: &syn::UseTree,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, Option<String>)>,
+) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            if name == "self" {
+                let bound = prefix.last().cloned();
+                out.push((prefix.clone(), bound));
+            } else {
+                let mut p = prefix.clone();
+                p.push(name.clone());
+                out.push((p, Some(name)));
+            }
+        }
+        syn::UseTree::Rename(r) => {
+            let mut p = prefix.clone();
+            let name = r.ident.to_string();
+            if name != "self" {
+                p.push(name);
+            }
+            out.push((p, Some(r.rename.to_string())));
+        }
+        syn::UseTree::Glob(_) => out.push((prefix.clone(), None)),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix, out);
+            }
+        }
+    }
+}
+
+/// Every non-test `use` of a file, with the module it sits in.
+fn file_uses(krate: &Crate, index: usize) -> Vec<(Vec<String>, syn::ItemUse)> {
+    UseVisitor::walk(krate, index, Some(Vec::new()))
+        .collect
+        .unwrap_or_default()
+}
+
+fn collect_aliases(krate: &Crate, index: usize) -> BTreeMap<String, Vec<String>> {
+    let mut aliases = BTreeMap::new();
+    for (module, u) in file_uses(krate, index) {
+        let mut flat = Vec::new();
+        flatten_use(&u.tree, &mut Vec::new(), &mut flat);
+        for (path, name) in flat {
+            let (Some(name), Some(abs)) = (name, absolute(krate, &module, &path, None)) else {
+                continue;
+            };
+            aliases.insert(name, abs);
+        }
+    }
+    aliases
+}
+
+/// The absolute path (from the crate root) that `path`, written in `module`, names; None when
+/// it names something outside the crate or a local item.
+fn absolute(
+    krate: &Crate,
+    module: &[String],
+    path: &[String],
+    aliases: Option<&BTreeMap<String, Vec<String>>>,
+) -> Option<Vec<String>> {
+    let first = path.first()?;
+    match first.as_str() {
+        "crate" => Some(path[1..].to_vec()),
+        "super" | "self" => {
+            let mut base = module.to_vec();
+            let mut rest = path;
+            while let Some(seg) = rest.first() {
+                match seg.as_str() {
+                    "super" => {
+                        base.pop()?;
+                    }
+                    "self" => {}
+                    _ => break,
+                }
+                rest = &rest[1..];
+            }
+            base.extend(rest.iter().cloned());
+            Some(base)
+        }
+        _ => {
+            let mut child = module.to_vec();
+            child.push(first.clone());
+            if krate.modules.contains_key(&child) {
+                child.extend(path[1..].iter().cloned());
+                return Some(child);
+            }
+            let target = aliases?.get(first)?;
+            let mut abs = target.clone();
+            abs.extend(path[1..].iter().cloned());
+            Some(abs)
+        }
+    }
+}
+
+/// The file that defines what `abs` names, following re-exports (`pub use`, or a parent's
+/// import a child reaches through `super::`); None when `abs` is a module itself.
+fn defining_file(krate: &Crate, abs: &[String], depth: usize) -> Option<usize> {
+    let (len, &file) = (0..=abs.len())
+        .rev()
+        .find_map(|n| krate.modules.get(&abs[..n]).map(|f| (n, f)))?;
+    if len == abs.len() {
+        return None;
+    }
+    // `abs[len]` is an item of that file, or a name it imports (a re-export, or a parent's
+    // import a child reaches through `super::`): then the file that defines it is used.
+    if depth < 16 {
+        if let Some(target) = krate.aliases[file].get(&abs[len]) {
+            if target.as_slice() != abs {
+                let mut followed = target.clone();
+                followed.extend(abs[len + 1..].iter().cloned());
+                if let Some(f) = defining_file(krate, &followed, depth + 1) {
+                    return Some(f);
+                }
+            }
+        }
+    }
+    Some(file)
+}
+
+/// What one file uses: the files whose items it names, and the modules it glob-imports through
+/// `super::`.
+#[derive(Default)]
+struct Uses {
+    files: BTreeSet<usize>,
+    /// The files of the modules it imports with `use super::*` (or `super::super::*`).
+    super_globs: Vec<usize>,
+}
+
+/// Walks a file's non-test code, keeping track of the module it is in: resolves what each path
+/// names into [`Uses`], or (with `collect`, before the aliases are known) only gathers the
+/// file's `use` items.
+struct UseVisitor<'a> {
+    krate: &'a Crate,
+    index: usize,
+    module: Vec<String>,
+    uses: Uses,
+    collect: Option<Vec<(Vec<String>, syn::ItemUse)>>,
+}
+
+impl<'a> UseVisitor<'a> {
+    /// The visitor after walking file `index` (nothing for a test file).
+    fn walk(
+        krate: &'a Crate,
+        index: usize,
+        collect: Option<Vec<(Vec<String>, syn::ItemUse)>>,
+    ) -> Self {
+        let file = &krate.files[index];
+        let mut v = UseVisitor {
+            krate,
+            index,
+            module: file.module.clone(),
+            uses: Uses::default(),
+            collect,
+        };
+        if !file.test {
+            v.visit_file(&file.ast);
+        }
+        v
+    }
+
+    fn path(&mut self, segs: &[String]) {
+        if self.collect.is_some() {
+            return;
+        }
+        let aliases = &self.krate.aliases[self.index];
+        let Some(abs) = absolute(self.krate, &self.module, segs, Some(aliases)) else {
+            return;
+        };
+        if let Some(file) = defining_file(self.krate, &abs, 0) {
+            self.uses.files.insert(file);
+        }
+    }
+
+    /// Paths inside macro bodies and attributes, which syn keeps as tokens: every run of
+    /// `ident :: ident …`, and every string literal that parses as a path of this crate.
+    fn tokens(&mut self, tokens: TokenStream) {
+        self.tokens_where(tokens, false);
+    }
+
+    /// [`Self::tokens`]; with `only_crate`, only `crate::` paths count (a `macro_rules!` body,
+    /// whose `super::` and bare names mean something only where it expands).
+    fn tokens_where(&mut self, tokens: TokenStream, only_crate: bool) {
+        if self.collect.is_some() {
+            return;
+        }
+        let trees: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < trees.len() {
+            match &trees[i] {
+                TokenTree::Group(g) => self.tokens_where(g.stream(), only_crate),
+                TokenTree::Literal(lit) => {
+                    if let Ok(syn::Lit::Str(s)) = syn::parse_str::<syn::Lit>(&lit.to_string()) {
+                        if let Ok(p) = syn::parse_str::<syn::Path>(&s.value()) {
+                            let segs = segments(&p);
+                            if matches!(segs[0].as_str(), "crate" | "super" | "self") {
+                                self.path(&segs);
+                            }
+                        }
+                    }
+                }
+                TokenTree::Ident(id) => {
+                    let preceded = i >= 1
+                        && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.' || p.as_char() == ':');
+                    if !preceded && (!only_crate || id == "crate") {
+                        let mut segs = vec![id.to_string()];
+                        let mut j = i + 1;
+                        while j + 2 < trees.len()
+                            && matches!(&trees[j], TokenTree::Punct(p) if p.as_char() == ':')
+                            && matches!(&trees[j + 1], TokenTree::Punct(p) if p.as_char() == ':')
+                        {
+                            if let TokenTree::Ident(next) = &trees[j + 2] {
+                                segs.push(next.to_string());
+                                j += 3;
+                            } else {
+                                break;
+                            }
+                        }
+                        self.path(&segs);
+                        i = j;
+                        continue;
+                    }
+                }
+                TokenTree::Punct(_) => {}
+            }
+            i += 1;
+        }
+    }
+}
+
+fn segments(p: &syn::Path) -> Vec<String> {
+    p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+impl<'ast> Visit<'ast> for UseVisitor<'_> {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        if has_cfg_test(&u.attrs) {
+            return;
+        }
+        if let Some(found) = &mut self.collect {
+            found.push((self.module.clone(), u.clone()));
+            return;
+        }
+        let mut flat = Vec::new();
+        flatten_use(&u.tree, &mut Vec::new(), &mut flat);
+        for (path, name) in flat {
+            let Some(abs) = absolute(self.krate, &self.module, &path, None) else {
+                continue;
+            };
+            match name {
+                // A glob uses the whole module's file.
+                None => {
+                    if let Some(&file) = self.krate.modules.get(&abs) {
+                        self.uses.files.insert(file);
+                        if path.first().is_some_and(|s| s == "super") {
+                            self.uses.super_globs.push(file);
+                        }
+                    }
+                }
+                Some(_) => {
+                    if let Some(file) = defining_file(self.krate, &abs, 0) {
+                        self.uses.files.insert(file);
+                    }
+                }
+            }
+        }
+    }
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if has_cfg_test(&m.attrs) {
+            return;
+        }
+        self.module.push(m.ident.to_string());
+        syn::visit::visit_item_mod(self, m);
+        self.module.pop();
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !has_cfg_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        if !has_cfg_test(&i.attrs) {
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        self.path(&segments(p));
+        syn::visit::visit_path(self, p);
+    }
+    // `pub(in crate::x)` restricts who sees an item; it uses nothing.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.path(&segments(&m.path));
+        self.tokens(m.tokens.clone());
+    }
+    fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
+        if m.mac.path.is_ident("macro_rules") {
+            self.tokens_where(m.mac.tokens.clone(), true);
+        } else {
+            syn::visit::visit_item_macro(self, m);
+        }
+    }
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        if a.path().is_ident("doc") {
+            return;
+        }
+        self.tokens(quote::ToTokens::to_token_stream(&a.meta));
+    }
+}
+
+fn uses_of(krate: &Crate, index: usize) -> Uses {
+    let mut uses = UseVisitor::walk(krate, index, None).uses;
+    uses.files.remove(&index);
+    uses
+}
+
+/// Whether a file names the `clap` crate anywhere, test code included: in a path, a `use`, or
+/// an attribute (`#[derive(clap::ValueEnum)]`).
+fn names_clap(file: &SourceFile) -> bool {
+    struct Clap(bool);
+    fn in_tokens(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            TokenTree::Ident(id) => id == "clap",
+            TokenTree::Group(g) => in_tokens(g.stream()),
+            _ => false,
+        })
+    }
+    impl<'ast> Visit<'ast> for Clap {
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            self.0 |= p.segments.first().is_some_and(|s| s.ident == "clap");
+            syn::visit::visit_path(self, p);
+        }
+        fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+            let mut flat = Vec::new();
+            flatten_use(&u.tree, &mut Vec::new(), &mut flat);
+            self.0 |= flat
+                .iter()
+                .any(|(p, _)| p.first().is_some_and(|s| s == "clap"));
+        }
+        fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+            if !a.path().is_ident("doc") {
+                self.0 |= in_tokens(quote::ToTokens::to_token_stream(&a.meta));
+            }
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            self.0 |= in_tokens(m.tokens.clone());
+            syn::visit::visit_macro(self, m);
+        }
+    }
+    let mut v = Clap(false);
+    v.visit_file(&file.ast);
+    v.0
+}
+
+/// How [`top`] names `lib.rs`.
+const LIB: &str = "(lib.rs)";
+
+/// The top-level module (folder or leaf file) a file belongs to.
+fn top(file: &SourceFile) -> &str {
+    file.module.first().map_or(LIB, String::as_str)
+}
+
+/// Every edge between non-test files: (from, to).
+fn edges(krate: &Crate) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for i in 0..krate.files.len() {
+        if krate.files[i].test {
+            continue;
+        }
+        for to in uses_of(krate, i).files {
+            if !krate.files[to].test {
+                out.push((i, to));
+            }
+        }
+    }
+    out
+}
+
+/// Back-arrows: "from (folder) -> to (folder)" for every file edge that points up [`ORDER`].
+/// `lib.rs` itself is below every layer: it declares the modules, re-exports `Error` and holds
+/// the crate's constants (name, versions, the extension's id), and uses nothing else (its
+/// `pub use` is followed to the file that defines the item).
+fn back_arrows(krate: &Crate, order: &[&str]) -> Vec<String> {
+    let rank = |name: &str| order.iter().position(|o| *o == name);
+    let mut found = Vec::new();
+    for (from, to) in edges(krate) {
+        let (a, b) = (&krate.files[from], &krate.files[to]);
+        let (ta, tb) = (top(a), top(b));
+        if ta == tb || ta == LIB || tb == LIB {
+            continue;
+        }
+        match (rank(ta), rank(tb)) {
+            (Some(ra), Some(rb)) if ra > rb => {}
+            (Some(_), Some(_)) => found.push(format!(
+                "{ta} -> {tb}: src/{} uses src/{} ({tb} is above {ta} in the order)",
+                a.rel, b.rel
+            )),
+            _ => found.push(format!(
+                "{ta} -> {tb}: src/{} uses src/{}, and the order names not both",
+                a.rel, b.rel
+            )),
+        }
+    }
+    found
+}
+
+/// Cycles between files: each strongly connected set of more than one file, with its edges.
+fn file_cycles(krate: &Crate) -> Vec<String> {
+    let edges = edges(krate);
+    let n = krate.files.len();
+    let mut next = vec![Vec::new(); n];
+    for &(a, b) in &edges {
+        next[a].push(b);
+    }
+    let reach = |start: usize| {
+        let mut seen = vec![false; n];
+        let mut stack = vec![start];
+        while let Some(x) = stack.pop() {
+            for &y in &next[x] {
+                if !seen[y] {
+                    seen[y] = true;
+                    stack.push(y);
+                }
+            }
+        }
+        seen
+    };
+    let reaches: Vec<Vec<bool>> = (0..n).map(reach).collect();
+    let mut done = vec![false; n];
+    let mut found = Vec::new();
+    for a in 0..n {
+        if done[a] || !reaches[a][a] {
+            continue;
+        }
+        let members: Vec<usize> = (0..n).filter(|&b| reaches[a][b] && reaches[b][a]).collect();
+        for &m in &members {
+            done[m] = true;
+        }
+        if members.len() < 2 {
+            continue;
+        }
+        let inner: Vec<String> = edges
+            .iter()
+            .filter(|(x, y)| members.contains(x) && members.contains(y))
+            .map(|&(x, y)| format!("src/{} -> src/{}", krate.files[x].rel, krate.files[y].rel))
+            .collect();
+        found.push(format!("cycle: {}", inner.join(", ")));
+    }
+    found
+}
+
+/// Fails with `what` (which says what to do) and every finding, one a line, unless none.
+fn assert_none(found: &[String], what: &str) {
+    assert!(found.is_empty(), "{what}:\n{}", found.join("\n"));
+}
+
+/// `src/<file>` for every file of the crate `pick` picks.
+fn files_where(krate: &Crate, pick: impl Fn(usize) -> bool) -> Vec<String> {
+    (0..krate.files.len())
+        .filter(|&i| pick(i))
+        .map(|i| format!("src/{}", krate.files[i].rel))
+        .collect()
+}
+
+#[test]
+fn no_folder_uses_one_above_it() {
+    let krate = load();
+    assert_none(
+        &back_arrows(&krate, ORDER),
+        &format!("back-arrows against the order {ORDER:?} (move the item down to the floor, or the user up)"),
+    );
+}
+
+#[test]
+fn no_two_files_use_each_other() {
+    let krate = load();
+    assert_none(
+        &file_cycles(&krate),
+        "files that use each other (move what both need into a file both may use)",
+    );
+}
+
+#[test]
+fn no_glob_import_of_super_outside_tests() {
+    let krate = load();
+    assert_none(
+        &files_where(&krate, |i| !uses_of(&krate, i).super_globs.is_empty()),
+        "`use super::*` outside test code (name what the file uses)",
+    );
+}
+
+#[test]
+fn clap_only_in_cli() {
+    let krate = load();
+    assert_none(
+        &files_where(&krate, |i| {
+            top(&krate.files[i]) != "cli" && names_clap(&krate.files[i])
+        }),
+        "clap outside src/cli/ (keep a plain type here and its clap twin in cli/)",
+    );
+}
+
+#[test]
+fn every_top_level_module_is_in_the_order() {
+    let krate = load();
+    let tops: BTreeSet<&str> = krate
+        .files
+        .iter()
+        .filter(|f| f.module.len() == 1)
+        .map(|f| f.module[0].as_str())
+        .collect();
+    let listed: BTreeSet<&str> = ORDER.iter().copied().collect();
+    assert_eq!(tops, listed, "lib.rs's modules and ORDER differ");
+}
+
+#[test]
+fn every_source_file_is_reached_from_lib_rs() {
+    let krate = load();
+    let reached: BTreeSet<&str> = krate.files.iter().map(|f| f.rel.as_str()).collect();
+    let mut on_disk = Vec::new();
+    let mut dirs = vec![src_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path
+                    .strip_prefix(src_dir())
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if rel != "main.rs" && !reached.contains(rel.as_str()) {
+                    on_disk.push(rel);
+                }
+            }
+        }
+    }
+    assert!(
+        on_disk.is_empty(),
+        "files no `mod` reaches, so unchecked: {on_disk:?}"
+    );
+}
+
+#[test]
+fn lib_doc_states_the_same_order() {
+    let text = fs::read_to_string(src_dir().join("lib.rs")).unwrap();
+    let doc: String = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let start = doc
+        .find(ORDER_MARKER)
+        .unwrap_or_else(|| panic!("lib.rs's doc lacks the sentence {ORDER_MARKER:?}"));
+    let sentence = &doc[start + ORDER_MARKER.len()..];
+    let sentence = &sentence[..sentence.find(". ").unwrap_or(sentence.len())];
+    let named: Vec<&str> = sentence.split('`').skip(1).step_by(2).collect();
+    assert_eq!(named, ORDER, "lib.rs's doc and this test's ORDER differ");
+}
