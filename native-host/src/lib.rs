@@ -52,9 +52,11 @@
 pub mod cli;
 pub mod error;
 pub mod export;
+pub mod framing;
 pub mod firefox;
 pub mod host;
 pub mod invocation;
+pub mod launch;
 pub mod learn;
 pub mod note;
 pub mod os;
@@ -63,6 +65,7 @@ pub mod path_text;
 pub mod relaunch;
 pub mod state;
 pub mod trace;
+pub mod tracer;
 
 pub use error::Error;
 

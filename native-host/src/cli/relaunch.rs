@@ -45,7 +45,7 @@ pub struct RelaunchArgs {
 }
 
 pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
-    let state_dir = crate::state::locate(None)?;
+    let state_dir = crate::state::locate()?;
     if args.status {
         let last = status::read_at(&state_dir);
         if args.json {

@@ -11,8 +11,10 @@
 //! - [`binary`]: this binary, Firefox's binary in an install folder, and the rule for a binary
 //!   that another user or root will run.
 
+pub mod account;
 pub mod beneath;
 pub mod binary;
 pub mod clock;
+pub mod held;
 pub mod proc;
 pub mod sys;

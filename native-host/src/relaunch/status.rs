@@ -123,7 +123,7 @@ pub fn read(dir: &StateDir) -> Option<Status> {
 /// The last restart recorded in the state folder at `path` (`None` when there is no folder).
 #[must_use]
 pub fn read_at(path: &Path) -> Option<Status> {
-    read(&StateDir::existing(path, None).ok()??)
+    read(&StateDir::existing(path).ok()??)
 }
 
 /// A status file's bytes, or `None` for anything else. Pure.
@@ -136,7 +136,7 @@ pub fn parse(bytes: &[u8]) -> Option<Status> {
 
 /// Write `status` atomically into the state folder at `path` (made if missing).
 pub fn write(path: &Path, status: &Status) -> Result<(), crate::Error> {
-    let dir = StateDir::create_at(path, None)?;
+    let dir = StateDir::create_at(path)?;
     let mut bytes = serde_json::to_vec_pretty(status)
         .map_err(|e| crate::Error::io("encoding the restart record", e.into()))?;
     bytes.push(b'\n');

@@ -70,7 +70,7 @@ pub struct LastRelaunch {
     pub last: Option<crate::relaunch::status::Status>,
     /// Whether "Restart cold and trace" can run from the page here (pkexec, the polkit action,
     /// a system-wide host, an agent), and the command to run otherwise.
-    pub trace_ready: crate::relaunch::traced::Readiness,
+    pub trace_ready: crate::launch::connect::Readiness,
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

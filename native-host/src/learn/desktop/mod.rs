@@ -329,7 +329,7 @@ pub fn enable(
             target.display()
         )));
     };
-    StateDir::create_at(folder, None)
+    StateDir::create_at(folder)
         .and_then(|apps| apps.write(name, copy.as_bytes()))
         .map_err(|e| unreadable(e.to_string()))?;
     Ok(status(dirs, install_dir, binary, state))
