@@ -273,7 +273,7 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "DIR")]
     pub firefox: Option<PathBuf>,
     /// Stop after N seconds instead of when the tree has read nothing for 3 s.
-    #[arg(long, value_name = "N", value_parser = parse_seconds)]
+    #[arg(long, value_name = "N", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Also record Firefox's own startup profile (its Gecko profiler from the first instant:
     /// js, stackwalk, cpu, fileio), collect it without quitting once the start is recorded, and
@@ -301,7 +301,7 @@ pub struct TraceArgs {
     #[arg(long, value_name = "PID", required = true)]
     pub pid: Option<i32>,
     /// How long to record.
-    #[arg(long, value_name = "N", required = true, value_parser = parse_seconds)]
+    #[arg(long, value_name = "N", required = true, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
@@ -536,9 +536,22 @@ mod tests {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }
         for argv in [
-            &["about-startup-host", "launch", "--trace", "--seconds", "inf"][..],
+            &[
+                "about-startup-host",
+                "launch",
+                "--trace",
+                "--seconds",
+                "inf",
+            ][..],
             &["about-startup-host", "trace", "--pid", "1", "--seconds=NaN"],
-            &["about-startup-host", "trace", "--pid", "1", "--seconds", "-1"],
+            &[
+                "about-startup-host",
+                "trace",
+                "--pid",
+                "1",
+                "--seconds",
+                "-1",
+            ],
         ] {
             let e = Cli::try_parse_from(argv).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{argv:?}");

@@ -22,8 +22,9 @@ pub struct RelaunchArgs {
     /// start).
     #[arg(long)]
     pub cold: bool,
-    /// With --cold: trace the start; the one privileged step runs through pkexec (the password
-    /// in the desktop's dialog), Firefox still runs as you (docs/design/pkexec.md).
+    /// With --cold: trace the start; root's only part, the kernel's tracing of your Firefox,
+    /// runs through pkexec (the password in the desktop's dialog) or sudo; Firefox and
+    /// everything else still run as you (docs/design/privilege.md).
     #[arg(long, requires = "cold")]
     pub trace: bool,
     /// The Firefox (main) process to restart [default: your running Firefox].

@@ -85,8 +85,12 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     };
     let id = finish(&launched.trace, args.json)?;
     if let (Some(gecko), Some(id)) = (gecko, id) {
-        let stored =
-            crate::launch::profile::store(&id, &launched.trace, gecko, args.profile_out.as_deref())?;
+        let stored = crate::launch::profile::store(
+            &id,
+            &launched.trace,
+            gecko,
+            args.profile_out.as_deref(),
+        )?;
         eprintln!(
             "Firefox's own profile kept with the trace: {}",
             stored.gecko.display()

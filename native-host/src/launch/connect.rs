@@ -4,8 +4,9 @@
 //! - root itself: its own `about-startup-host tracer` as a child, over pipes;
 //! - the Debian package's route: `pkexec /usr/lib/about-startup/about-startup-host tracer`,
 //!   only that root-owned host in a folder only root can write (polkit pins the path and the
-//!   argument), over pkexec's stdin/stdout;
-//! and else none: the recording samples /proc, and says how to get the exact trace.
+//!   argument), over pkexec's stdin/stdout.
+//!
+//! Else there is none: the recording samples /proc, and says how to get the exact trace.
 
 use std::io::Read;
 use std::os::unix::net::UnixStream;

@@ -93,7 +93,7 @@ pub fn run(req: &Request) -> anyhow::Error {
         install_dir: req.dir.clone(),
         state_dir,
         paced: req.paced,
-        knobs: req.knobs.clone(),
+        knobs: req.knobs,
         verbose: true,
     };
     let err = launch::exec_beside(firefox, &p);

@@ -66,7 +66,11 @@ pub fn firefox_program(
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| !extra.iter().any(|(e, _)| k == e))
         .collect();
-    env.extend(extra.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))));
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
     Program {
         path: binary.to_path_buf(),
         argv: std::iter::once(binary.as_os_str().to_owned())

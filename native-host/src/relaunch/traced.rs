@@ -114,7 +114,9 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
         Ok(launched) => {
             status.stage = Stage::Started;
             status.new_pid = Some(launched.firefox.pid);
-            match crate::trace::store::open().and_then(|d| crate::trace::store::save(&d, &launched.trace)) {
+            match crate::trace::store::open()
+                .and_then(|d| crate::trace::store::save(&d, &launched.trace))
+            {
                 Ok((id, _)) => status.trace_id = Some(id),
                 Err(e) => status.error = Some(trace_failure("not_stored", e.to_string())),
             }

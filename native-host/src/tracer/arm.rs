@@ -84,7 +84,9 @@ fn ensure_mounted() -> Result<(), ArmError> {
     if Path::new(INSTANCES).is_dir() {
         Ok(())
     } else {
-        Err(ArmError::NoTracefs(io::Error::from(io::ErrorKind::NotFound)))
+        Err(ArmError::NoTracefs(io::Error::from(
+            io::ErrorKind::NotFound,
+        )))
     }
 }
 
@@ -101,10 +103,7 @@ struct Instance {
 }
 
 fn write_path(path: &Path, value: &str) -> Result<(), ArmError> {
-    std::fs::write(path, value).map_err(io_err(format!(
-        "write {value:?} to {}",
-        path.display()
-    )))
+    std::fs::write(path, value).map_err(io_err(format!("write {value:?} to {}", path.display())))
 }
 
 fn open_write(path: &Path, truncate: bool) -> Result<File, ArmError> {
@@ -282,7 +281,9 @@ impl Armed {
         )?;
         if missing.iter().any(|m| m == TREE_EVENTS[0]) {
             let _ = tree.remove();
-            return Err(ArmError::MissingEvent("filemap:mm_filemap_add_to_page_cache"));
+            return Err(ArmError::MissingEvent(
+                "filemap:mm_filemap_add_to_page_cache",
+            ));
         }
         let system = match Instance::create(
             &format!("about-startup-{me}-system"),

@@ -21,7 +21,9 @@ fn pid(what: &str) -> i32 {
 }
 
 fn lines(text: &[u8]) -> Vec<&[u8]> {
-    text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect()
+    text.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 fn has(line: &[u8], needle: &str) -> bool {
@@ -63,7 +65,9 @@ fn every_recorded_line_splits_and_a_name_that_mimics_the_layout_moves_nothing() 
     // name (system.txt, in its exec) is, as text, a line.
     for text in [TREE, SYSTEM] {
         let all = lines(text);
-        let broken: Vec<usize> = (0..all.len()).filter(|i| split(all[*i]).is_none()).collect();
+        let broken: Vec<usize> = (0..all.len())
+            .filter(|i| split(all[*i]).is_none())
+            .collect();
         assert!(!broken.is_empty());
         for pair in broken.chunks(2) {
             assert_eq!(all[pair[0]], b" x");
@@ -118,7 +122,11 @@ fn page_frames_become_tokens_and_no_address_is_handed_over() {
         .iter()
         .filter(|l| l.contains(": mm_filemap_add_to_page_cache: "))
         .collect();
-    assert_eq!(adds.len(), recorded.len(), "every page-cache add is handed over");
+    assert_eq!(
+        adds.len(),
+        recorded.len(),
+        "every page-cache add is handed over"
+    );
     assert_eq!(f.frames().count(), distinct.len());
     let tokens: HashSet<u64> = f.frames().map(|(_, t)| t).collect();
     assert_eq!(tokens, (1..=distinct.len() as u64).collect());
@@ -161,10 +169,7 @@ fn a_completion_is_handed_over_only_for_an_issue_of_the_tree_and_anonymous() {
     for c in &completed {
         let payload = c.split(": block_rq_complete: ").nth(1).unwrap();
         let w: Vec<&str> = payload.split_whitespace().collect();
-        assert!(
-            issued.iter().any(|(d, s)| d == w[0] && s == w[3]),
-            "{c}"
-        );
+        assert!(issued.iter().any(|(d, s)| d == w[0] && s == w[3]), "{c}");
         // …with the interrupted task's name and pid (another user's, often) replaced.
         assert!(c.starts_with("           <irq>-0       (-------) ["), "{c}");
     }
@@ -172,10 +177,13 @@ fn a_completion_is_handed_over_only_for_an_issue_of_the_tree_and_anonymous() {
     let recorded_complete = |(d, s): &(String, String)| {
         lines(SYSTEM).into_iter().any(|l| {
             let t = String::from_utf8_lossy(l);
-            t.contains(": block_rq_complete: ") && t.contains(&format!(": {d} ")) && t.contains(&format!(") {s} + "))
+            t.contains(": block_rq_complete: ")
+                && t.contains(&format!(": {d} "))
+                && t.contains(&format!(") {s} + "))
         })
     };
-    let distinct: HashSet<&(String, String)> = issued.iter().filter(|i| recorded_complete(i)).collect();
+    let distinct: HashSet<&(String, String)> =
+        issued.iter().filter(|i| recorded_complete(i)).collect();
     assert_eq!(completed.len(), distinct.len(), "{completed:#?}");
     // Completions of others' requests stay behind: the system recording has more.
     let all = lines(SYSTEM)
@@ -197,7 +205,12 @@ fn a_completion_is_handed_over_only_for_an_issue_of_the_tree_and_anonymous() {
 /// The task a line (of an ordinary task name) is from, and the child a fork line names: plain
 /// text searches.
 fn task_of(line: &str) -> Option<i32> {
-    line.trim_start().split_whitespace().next()?.rsplit('-').next()?.parse().ok()
+    line.split_whitespace()
+        .next()?
+        .rsplit('-')
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn child_of(line: &str) -> Option<i32> {

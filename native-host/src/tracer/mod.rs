@@ -68,7 +68,10 @@ pub fn start(
             return refuse(format!(
                 "`{ARG}` takes no arguments (it follows only a process the caller names over \
                  its protocol); refusing {:?}",
-                args[2..].iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>()
+                args[2..]
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
             ));
         }
         if euid != 0 {

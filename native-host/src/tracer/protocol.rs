@@ -69,21 +69,35 @@ pub enum Refusal {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Reply {
     /// Started, armed as far as it can be without a pid, and confined.
-    Ready { version: u32, uid: u32 },
+    Ready {
+        version: u32,
+        uid: u32,
+    },
     /// Following: events are recorded from `armed_ns` (CLOCK_MONOTONIC) on.
     Armed {
         armed_ns: u64,
         missing_events: Vec<String>,
     },
-    Refused { code: Refusal, message: String },
+    Refused {
+        code: Refusal,
+        message: String,
+    },
     /// Trace lines of the followed tree, filtered and rewritten (tracer/filter.rs), in the
     /// kernel's order; `lost`: events the kernel or the filter could not deliver since the last.
-    Lines { lines: Vec<String>, lost: u64 },
+    Lines {
+        lines: Vec<String>,
+        lost: u64,
+    },
     /// After `Stop`: each page frame token's `/proc/kpageflags` word (possibly in several
     /// frames).
-    PageFlags { flags: Vec<(u64, u64)> },
+    PageFlags {
+        flags: Vec<(u64, u64)>,
+    },
     /// The last message.
-    Done { lost_events: u64, ended: Ended },
+    Done {
+        lost_events: u64,
+        ended: Ended,
+    },
 }
 
 /// A request's bytes, or why they are none. Pure: the fuzz target drives it.

@@ -46,7 +46,9 @@ fn reader(mut input: impl Read + Send + 'static) -> mpsc::Receiver<Input> {
                 Err(e) => Input::Malformed(e),
             },
             Ok(ReadOutcome::Eof) | Err(_) => Input::Eof,
-            Ok(ReadOutcome::TooLarge { len }) => Input::Malformed(format!("a frame of {len} bytes")),
+            Ok(ReadOutcome::TooLarge { len }) => {
+                Input::Malformed(format!("a frame of {len} bytes"))
+            }
             Ok(ReadOutcome::Truncated) => Input::Malformed("a cut frame".into()),
         };
         let last = !matches!(item, Input::Request(_));
@@ -131,14 +133,22 @@ pub fn serve(
         if TERMINATED.load(Ordering::SeqCst) {
             break Ended::Signal;
         }
-        let limit = if following.is_some() { LIMIT } else { IDLE_LIMIT };
+        let limit = if following.is_some() {
+            LIMIT
+        } else {
+            IDLE_LIMIT
+        };
         if started.elapsed() >= limit || forwarded >= MAX_FORWARDED {
             break Ended::Limit;
         }
         match rx.recv_timeout(TICK) {
             Ok(Input::Request(Request::Follow { pid, faults })) => {
                 if following.is_some() {
-                    refuse(&mut out, Refusal::OutOfOrder, "one Follow per session".into());
+                    refuse(
+                        &mut out,
+                        Refusal::OutOfOrder,
+                        "one Follow per session".into(),
+                    );
                     break Ended::Refused;
                 }
                 match follow(&mut armed, uid, pid, faults) {

@@ -175,10 +175,7 @@ impl Link {
                     self.lost_lines += lost;
                 }
                 Ok(Msg::Reply(Reply::PageFlags { flags })) => out.flags.extend(flags),
-                Ok(Msg::Reply(Reply::Done {
-                    lost_events,
-                    ended,
-                })) => {
+                Ok(Msg::Reply(Reply::Done { lost_events, ended })) => {
                     out.lost_events = lost_events;
                     out.ended = Some(ended);
                     break;
