@@ -353,6 +353,23 @@ impl Armed {
         self.system.drain(buf)
     }
 
+    /// Wait up to `timeout` for the system instance to have a line (an exec to look at).
+    pub fn wait_system(&self, timeout: std::time::Duration) {
+        let Some(pipe) = self.system.pipe.as_ref() else {
+            std::thread::sleep(timeout);
+            return;
+        };
+        let mut fds = [rustix::event::PollFd::new(
+            pipe,
+            rustix::event::PollFlags::IN,
+        )];
+        let ts = rustix::time::Timespec {
+            tv_sec: 0,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        let _ = rustix::event::poll(&mut fds, Some(&ts));
+    }
+
     /// Stop recording (the buffers stay readable).
     pub fn stop(&mut self) {
         let _ = self.tree.set_on(false);

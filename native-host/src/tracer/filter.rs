@@ -15,8 +15,8 @@
 //! - not in that layout, or not an event the tracer armed: dropped (counted as lost);
 //! - recorded in hard or soft interrupt context (the third flag is `h`, `H`, `s`, `z` or `Z`):
 //!   dropped, it is someone else's I/O that interrupted a task of the tree;
-//! - from a task that became another user (setuid/setgid/capabilities at an exec) or descends
-//!   from one: dropped;
+//! - from a task that became another user (setuid/setgid/capabilities at an exec: each exec is
+//!   looked at as soon as it is read) or descends from one: dropped;
 //! - `pfn=0x…` (mm_filemap_add_to_page_cache) replaced by a token, one per distinct frame;
 //! - `block_rq_issue` remembered by device and sector, so that the system instance's
 //!   `block_rq_complete` of the same request is forwarded, with the interrupted task's name and
@@ -47,6 +47,9 @@ const MAX_ISSUED: usize = 1 << 16;
 const PENDING_ROUNDS: u8 = 2;
 /// Completions waiting for their issue.
 const MAX_PENDING: usize = 1 << 14;
+/// Exec verdicts kept for tasks not known (yet) to be of the tree: their fork may be read
+/// after their exec (the two instances are read apart).
+const MAX_VERDICTS: usize = 1 << 14;
 
 /// The fixed part of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +197,10 @@ pub struct Filter {
     issued: HashSet<(Vec<u8>, u64)>,
     issued_order: VecDeque<(Vec<u8>, u64)>,
     pending: Vec<(Vec<u8>, Vec<u8>, u64, u8)>,
+    /// Whether each task whose exec was seen before it was known to be of the tree was still
+    /// the user's then.
+    verdicts: HashMap<i32, bool>,
+    verdict_order: VecDeque<i32>,
     /// Lines not delivered since the last [`Filter::take_lost`].
     lost: u64,
 }
@@ -210,19 +217,26 @@ impl Filter {
         }
     }
 
-    /// Learn the tree's new tasks from a batch of its lines, before [`Filter::exec`]s are
-    /// looked at and the batch forwarded (so an exec of a task forked in the same batch counts).
+    /// Learn the tree's new tasks from a batch of its lines before it is forwarded (so an exec
+    /// of a task forked in the same batch counts, whichever was read first).
     pub fn learn_forks(&mut self, lines: &[&[u8]]) {
         for line in lines {
             let Some(h) = split(line) else { continue };
             if h.event == b"sched_process_fork" {
                 if let Some(child) = fork_child(h.payload) {
-                    self.tree.insert(child);
-                    if self.is_dropped(&h) {
-                        self.dropped.insert(child);
-                    }
+                    let dropped = self.is_dropped(&h);
+                    self.adopt(child, dropped);
                 }
             }
+        }
+    }
+
+    /// `child` is of the tree: dropped with its parent, or when its exec was seen to make it
+    /// someone else before its fork was read.
+    fn adopt(&mut self, child: i32, parent_dropped: bool) {
+        self.tree.insert(child);
+        if parent_dropped || self.verdicts.remove(&child) == Some(false) {
+            self.dropped.insert(child);
         }
     }
 
@@ -230,13 +244,28 @@ impl Filter {
         self.dropped.contains(&h.tid) || h.tgid.is_some_and(|g| self.dropped.contains(&g))
     }
 
-    /// A line of the system instance: an exec of a task of the tree makes `still_yours` look at
-    /// it (and drops it unless it answers yes); a block completion waits for its issue.
+    /// A line of the system instance: an exec makes `still_yours` look at the task at once (the
+    /// session reads this instance as soon as it has a line): a task of the tree that is not
+    /// the user's any more is dropped; for a task not known yet the answer is kept for its fork.
+    /// A block completion waits for its issue.
     pub fn system_line(&mut self, line: &[u8], still_yours: &mut dyn FnMut(i32) -> bool) {
         let Some(h) = split(line) else { return };
         if let Some(pid) = exec_task(&h) {
-            if self.tree.contains(&pid) && !self.dropped.contains(&pid) && !still_yours(pid) {
-                self.dropped.insert(pid);
+            if self.dropped.contains(&pid) {
+                return;
+            }
+            let yours = still_yours(pid);
+            if self.tree.contains(&pid) {
+                if !yours {
+                    self.dropped.insert(pid);
+                }
+            } else if self.verdicts.insert(pid, yours).is_none() {
+                self.verdict_order.push_back(pid);
+                if self.verdict_order.len() > MAX_VERDICTS {
+                    if let Some(old) = self.verdict_order.pop_front() {
+                        self.verdicts.remove(&old);
+                    }
+                }
             }
             return;
         }
@@ -270,10 +299,8 @@ impl Filter {
         if event == "sched_process_fork" {
             // What a dropped task forks is dropped with it, from this line on.
             if let Some(child) = fork_child(h.payload) {
-                self.tree.insert(child);
-                if self.is_dropped(&h) {
-                    self.dropped.insert(child);
-                }
+                let dropped = self.is_dropped(&h);
+                self.adopt(child, dropped);
             }
         }
         if in_interrupt(h.flags) || self.is_dropped(&h) {

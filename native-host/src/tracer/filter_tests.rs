@@ -32,11 +32,22 @@ fn has(line: &[u8], needle: &str) -> bool {
 
 /// Run both recordings through a filter the way the session does for one drain.
 fn run(still_yours: impl Fn(i32) -> bool) -> (Filter, Vec<String>) {
+    run_in_order(still_yours, true)
+}
+
+/// …with the tree's forks learned before the system's execs are read, or after (the session
+/// reads the system instance as soon as it has a line, so an exec may come before its fork).
+fn run_in_order(still_yours: impl Fn(i32) -> bool, forks_first: bool) -> (Filter, Vec<String>) {
     let tree = lines(TREE);
     let mut f = Filter::new(&[pid("root")], &[]);
-    f.learn_forks(&tree);
+    if forks_first {
+        f.learn_forks(&tree);
+    }
     for l in lines(SYSTEM) {
         f.system_line(l, &mut |p| still_yours(p));
+    }
+    if !forks_first {
+        f.learn_forks(&tree);
     }
     let mut out: Vec<String> = tree.iter().filter_map(|l| f.tree_line(l)).collect();
     out.extend(f.matched_completions());
@@ -227,10 +238,13 @@ fn a_task_that_became_someone_else_is_dropped_with_what_it_forked() {
     let (cat, named) = (pid("cat"), pid("named"));
     let (_, all) = run(|_| true);
     assert!(tids(&all, cat) > 0 && tids(&all, named) > 0);
-    // `cat` as if its exec had made it another user: its lines go, the named task's stay.
-    let (_, out) = run(|p| p != cat);
-    assert_eq!(tids(&out, cat), 0);
-    assert_eq!(tids(&out, named), tids(&all, named));
+    // `cat` as if its exec had made it another user: its lines go, the named task's stay,
+    // whether its exec was read before its fork or after.
+    for forks_first in [true, false] {
+        let (_, out) = run_in_order(|p| p != cat, forks_first);
+        assert_eq!(tids(&out, cat), 0, "forks first: {forks_first}");
+        assert_eq!(tids(&out, named), tids(&all, named));
+    }
     // A task that exec'd while recorded and forked afterwards: it and every task it forked
     // (and they forked) go.
     let tree: Vec<String> = lines(TREE)

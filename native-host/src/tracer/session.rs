@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::arm::{Armed, FAULT_EVENT};
@@ -14,8 +14,10 @@ use super::protocol::{self, Ended, Refusal, Reply, Request, LINES_PER_FRAME_BYTE
 use super::who;
 use crate::framing::{read_frame, write_frame, ReadOutcome};
 
-/// The tracer reads the kernel's pipes this often.
+/// The tracer hands the tree's lines over this often.
 const TICK: Duration = Duration::from_millis(10);
+/// …and waits at most this long for the system instance (execs to look at) between requests.
+const EXEC_WAIT: Duration = Duration::from_millis(2);
 /// The hard limit of a recording, from `Follow`: no recording of a start needs more (the
 /// user's side stops at 120 s), and no input changes it.
 pub const LIMIT: Duration = Duration::from_secs(180);
@@ -126,6 +128,7 @@ pub fn serve(
     let mut started = Instant::now();
     let mut following: Option<Following> = None;
     let mut forwarded = 0u64;
+    let mut last_tick = Instant::now();
     let ended = loop {
         if out.gone {
             break Ended::Eof;
@@ -141,7 +144,24 @@ pub fn serve(
         if started.elapsed() >= limit || forwarded >= MAX_FORWARDED {
             break Ended::Limit;
         }
-        match rx.recv_timeout(TICK) {
+        // While following, the system instance is watched closely: an exec is looked at as
+        // soon as it is read (a short-lived program that became someone else is gone ten
+        // milliseconds later, and then fails closed); the tree's lines go every tick.
+        let next = match following.as_mut() {
+            Some(f) => {
+                armed.wait_system(EXEC_WAIT);
+                if pump_system(&mut armed, f).is_err() {
+                    break Ended::Eof;
+                }
+                match rx.try_recv() {
+                    Ok(input) => Ok(input),
+                    Err(TryRecvError::Empty) => Err(RecvTimeoutError::Timeout),
+                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                }
+            }
+            None => rx.recv_timeout(TICK),
+        };
+        match next {
             Ok(Input::Request(Request::Follow { pid, faults })) => {
                 if following.is_some() {
                     refuse(
@@ -155,6 +175,7 @@ pub fn serve(
                     Ok((f, reply)) => {
                         following = Some(f);
                         started = Instant::now();
+                        last_tick = Instant::now();
                         out.send(&reply);
                     }
                     Err((code, message)) => {
@@ -172,7 +193,10 @@ pub fn serve(
             Err(RecvTimeoutError::Timeout) => {}
         }
         if let Some(f) = following.as_mut() {
-            forwarded += pump(&mut armed, f, &mut out);
+            if last_tick.elapsed() >= TICK {
+                last_tick = Instant::now();
+                forwarded += pump(&mut armed, f, &mut out);
+            }
         }
     };
     armed.stop();
@@ -255,26 +279,28 @@ fn follow(
     ))
 }
 
-/// One drain of both instances through the filter; the bytes forwarded.
+/// Read the system instance now: execs are looked at, completions wait for their issue.
+fn pump_system(armed: &mut Armed, f: &mut Following) -> Result<(), ()> {
+    armed.drain_system(&mut f.system_raw).map_err(|_| ())?;
+    let (uid, gid) = (f.uid, f.gid);
+    let mut still_yours =
+        |pid: i32| who::credentials(pid).is_some_and(|c| who::wholly(&c, uid, Some(gid)));
+    for line in whole_lines(&mut f.system_raw) {
+        f.filter.system_line(&line, &mut still_yours);
+    }
+    Ok(())
+}
+
+/// One drain of the tree's instance (and the system's) through the filter; the bytes
+/// forwarded.
 fn pump<W: Write>(armed: &mut Armed, f: &mut Following, out: &mut Out<W>) -> u64 {
-    let (a, b) = (
-        armed.drain_tree(&mut f.tree_raw),
-        armed.drain_system(&mut f.system_raw),
-    );
-    if a.is_err() || b.is_err() {
+    if armed.drain_tree(&mut f.tree_raw).is_err() || pump_system(armed, f).is_err() {
         out.gone = true; // a pipe that cannot be read ends the recording like a lost peer
         return 0;
     }
     let tree = whole_lines(&mut f.tree_raw);
-    let system = whole_lines(&mut f.system_raw);
     let refs: Vec<&[u8]> = tree.iter().map(Vec::as_slice).collect();
     f.filter.learn_forks(&refs);
-    let (uid, gid) = (f.uid, f.gid);
-    let mut still_yours =
-        |pid: i32| who::credentials(pid).is_some_and(|c| who::wholly(&c, uid, Some(gid)));
-    for line in &system {
-        f.filter.system_line(line, &mut still_yours);
-    }
     let mut lines: Vec<String> = refs.iter().filter_map(|l| f.filter.tree_line(l)).collect();
     lines.extend(f.filter.matched_completions());
     let lost = f.filter.take_lost();
