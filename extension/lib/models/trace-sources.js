@@ -14,24 +14,35 @@ function baseName(path) {
 
 /**
  * A faulting instruction as a person reads it, as trace/code.rs `label` words it: "libxul.so
- * nsFoo::Bar" with a symbol, else "libxul.so .text+0x3fc0000", else "libxul.so 0x…".
+ * nsFoo::Bar" with a symbol, else its address and the section holding it ("libxul.so 0x33640d4
+ * (.init)", the ELF address nm and addr2line read), else, in a trace of an older host, the file
+ * offset said as such ("libxul.so file offset 0x33630d4 (.init)"), else "[anon] 0x…".
  */
 export function codeLabel(site) {
   const lib = baseName(site.lib);
   if (site.symbol) {
     return `${lib} ${site.symbol}`;
   }
-  const at = `0x${site.offset.toString(16)}`;
-  return site.section ? `${lib} ${site.section}+${at}` : `${lib} ${at}`;
+  const at = place(site, site.address ?? site.offset);
+  return site.section ? `${lib} ${at} (${site.section})` : `${lib} ${at}`;
 }
 
-/** The code region of a site: itself with a symbol, else its 64 KiB block. {label, block}. */
+function place(site, at) {
+  const hex = `0x${at.toString(16)}`;
+  return site.address === undefined && site.section ? `file offset ${hex}` : hex;
+}
+
+/**
+ * The code region of a site: itself with a symbol, else its 64 KiB block, as trace/code.rs
+ * `block_label` words it ("libxul.so 0x3360000–0x336ffff (64 KiB block)"). {label, block}.
+ */
 export function codeRegion(site) {
   if (site.symbol) {
     return { label: codeLabel(site), block: false };
   }
-  const offset = site.offset - (site.offset % BLOCK);
-  return { label: codeLabel({ ...site, offset }), block: true };
+  const at = site.address ?? site.offset;
+  const start = at - (at % BLOCK);
+  return { label: `${baseName(site.lib)} ${place(site, start)}–0x${(start + BLOCK - 1).toString(16)} (64 KiB block)`, block: true };
 }
 
 /**

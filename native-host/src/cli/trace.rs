@@ -100,13 +100,13 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `trace --pid`, or `trace export`.
+/// `trace --pid`, or `trace export` (`trace list` and `show` are cli/traces.rs).
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     if let Some(TraceAction::Export(e)) = &args.action {
         return super::profile::export_cmd(e);
     }
     let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
-        anyhow::bail!("trace needs --pid and --seconds (or the export subcommand)");
+        anyhow::bail!("trace needs --pid and --seconds (or a subcommand: export, list, show)");
     };
     check_pid(pid)?;
     let install = files::locate(None, Some(pid))?;

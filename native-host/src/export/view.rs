@@ -7,7 +7,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::trace::code::label;
+use crate::trace::code::{block_label, label};
+use crate::trace::disk_time::{self, DiskTime};
 use crate::trace::model::{Read, Trace};
 
 /// One read, ready to be a marker.
@@ -29,6 +30,19 @@ pub struct IoMarker {
     pub cause: String,
     /// The file group of the bytes-over-time tracks.
     pub group: &'static str,
+    /// When the disk was busy with it (its block requests' issue to completion), where the
+    /// trace shows it (crate::trace::disk_time).
+    pub disk: Option<DiskTime>,
+}
+
+impl IoMarker {
+    /// The marker's start and end: its block requests' issue to their completion where the
+    /// trace has them, else the moment its pages entered the cache (zero length; its "Disk
+    /// time" field then says unknown).
+    #[must_use]
+    pub fn span(&self) -> (f64, f64) {
+        self.disk.map_or((self.t, self.t), |d| (d.issued, d.done))
+    }
 }
 
 /// One process's share.
@@ -180,7 +194,8 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
     let mut buckets: HashMap<(&'static str, i64), (u64, u32)> = HashMap::new();
     let mut code_bytes: HashMap<String, u64> = HashMap::new();
     let mut total = 0u64;
-    for e in &trace.events {
+    let disk = disk_time::of_reads(trace);
+    for (e, disk) in trace.events.iter().zip(disk) {
         let Some(file) = trace.files.get(e.f as usize) else {
             continue;
         };
@@ -213,6 +228,7 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
             used: used(trace, e),
             cause,
             group: g,
+            disk,
         });
     }
     let processes = by_pid
@@ -305,11 +321,7 @@ fn region_of_code(trace: &Trace, e: &Read) -> String {
     if site.symbol.is_some() {
         return label(site);
     }
-    let block = crate::trace::model::CodeSite {
-        offset: site.offset & !0xFFFF,
-        ..site.clone()
-    };
-    format!("{} (64 KiB block)", label(&block))
+    block_label(site, 0x10000)
 }
 
 /// `omni.ja` or `browser/omni.ja`: the archive's path inside the install folder.
@@ -371,6 +383,7 @@ mod tests {
         t.code = vec![CodeSite {
             lib: "/ff/libxul.so".into(),
             offset: 0x12345,
+            address: Some(0x13345),
             section: Some(".text".into()),
             symbol: None,
         }];
@@ -391,13 +404,13 @@ mod tests {
         assert_eq!(m[2].how, "page fault without a window");
         assert_eq!(m[2].region, ".text");
         assert_eq!(m[2].used, "1 of 2 pages then used");
-        assert_eq!(m[2].cause, "libxul.so .text+0x12345");
+        assert_eq!(m[2].cause, "libxul.so 0x13345 (.text)");
         assert_eq!(m[1].region, "modules/A.sys.mjs");
         assert_eq!(m[1].group, "omni.ja");
         assert_eq!(v.total_bytes, 4 * 4096);
         assert_eq!(
             v.top_code,
-            [("libxul.so .text+0x10000 (64 KiB block)".to_owned(), 8192)]
+            [("libxul.so 0x10000–0x1ffff (64 KiB block)".to_owned(), 8192)]
         );
         assert_eq!(v.top_entries[0].1, "modules/A.sys.mjs");
         assert_eq!(v.milestones[0].0, "main");

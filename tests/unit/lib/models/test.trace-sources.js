@@ -6,12 +6,17 @@ import { installName, codeLabel, codeRegion, entryRows, faultSiteCoverage, topCo
 // A real trace of an ESR 153 cold start, trimmed (the host's cargo tests use the same file).
 const REAL = JSON.parse(fs.readFileSync(new URL("../../../../native-host/tests/fixtures/profiler/trace-esr153-cold.json", import.meta.url), "utf8"));
 
-test("a faulting instruction reads as the host words it: function, else section and offset", () => {
+test("a faulting instruction reads as the host words it: function, else its address and section", () => {
   assert.equal(codeLabel({ lib: "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", offset: 137522, section: ".text", symbol: "memset" }), "ld-linux-x86-64.so.2 memset");
-  assert.equal(codeLabel({ lib: "/usr/lib/firefox-esr/libxul.so", offset: 66907760, section: ".text" }), "libxul.so .text+0x3fcee70");
+  // Debian's libxul.so of ESR 153 (readelf -SW): .init at address 0x33640d0, file offset 0x33630d0,
+  // 0x17 bytes. A fault 4 bytes into it is at address 0x33640d4, never ".init+0x33630d4".
+  assert.equal(codeLabel({ lib: "/usr/lib/firefox-esr/libxul.so", offset: 0x33630d4, address: 0x33640d4, section: ".init" }), "libxul.so 0x33640d4 (.init)");
+  // A trace of an older host has no address: the file offset, said as such.
+  assert.equal(codeLabel({ lib: "/usr/lib/firefox-esr/libxul.so", offset: 66907760, section: ".text" }), "libxul.so file offset 0x3fcee70 (.text)");
   assert.equal(codeLabel({ lib: "[unknown]", offset: 140014284081386 }), "[unknown] 0x7f579daa88ea");
-  // Stripped code is summed per 64 KiB block; a function stays itself.
-  assert.deepEqual(codeRegion({ lib: "/usr/lib/firefox-esr/libxul.so", offset: 66907760, section: ".text" }), { label: "libxul.so .text+0x3fc0000", block: true });
+  // Stripped code is summed per 64 KiB block (which may span sections, so none is named); a function stays itself.
+  assert.deepEqual(codeRegion({ lib: "/usr/lib/firefox-esr/libxul.so", offset: 0x33630d4, address: 0x33640d4, section: ".init" }), { label: "libxul.so 0x3360000–0x336ffff (64 KiB block)", block: true });
+  assert.deepEqual(codeRegion({ lib: "/usr/lib/firefox-esr/libxul.so", offset: 66907760, section: ".text" }), { label: "libxul.so file offset 0x3fc0000–0x3fcffff (64 KiB block)", block: true });
   assert.deepEqual(codeRegion({ lib: "/l/ld.so", offset: 58276, section: ".text", symbol: "_dl_relocate_object" }), { label: "ld.so _dl_relocate_object", block: false });
 });
 
@@ -23,7 +28,7 @@ test("the code that faulted in the most, from a real start: memset twice is one 
   assert.equal(rows[0].bytes, rows[0].pages * 4096);
   assert.equal(rows[0].reads, 4);
   assert.deepEqual(rows[0].read.map((r) => r.path.split("/").pop()), ["libmozavcodec.so", "libfreeblpriv3.so", "libmozavutil.so", "libsoftokn3.so"]);
-  assert.equal(rows[1].label, "libxul.so .text+0x3fc0000");
+  assert.equal(rows[1].label, "libxul.so file offset 0x3fc0000–0x3fcffff (64 KiB block)");
   assert.equal(rows[1].block, true);
   assert.deepEqual(rows[1].read, [{ path: "/usr/lib/firefox-esr/omni.ja", bytes: 694 * 4096 }]);
   // Every read with a site is counted once, in some region.
