@@ -357,14 +357,7 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &dirs).unwrap();
         assert_eq!(user_dirs(home.path()), None);
         std::fs::remove_file(&dirs).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &dirs,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::os::mkfifo(&dirs);
         // Returns at once: a blocking open would wait for a writer for ever.
         assert_eq!(user_dirs(home.path()), None);
         assert_eq!(candidates(home.path()), vec![home.path().join("Downloads")]);

@@ -60,21 +60,9 @@ impl NoTracer {
     }
 
     fn from_link(e: &LinkError) -> NoTracer {
-        use crate::tracer::protocol::Refusal;
-        let note = match e {
-            LinkError::Refused {
-                code: Refusal::NoTracefs,
-                ..
-            } => note::NO_TRACE_NO_TRACEFS,
-            LinkError::Refused {
-                code: Refusal::InstanceTaken,
-                ..
-            } => note::NO_TRACE_INSTANCE_TAKEN,
-            _ => note::NO_TRACE_IO,
-        };
         NoTracer {
             reason: "failed",
-            note,
+            note: e.note_reason(),
             detail: e.to_string(),
         }
     }

@@ -18,3 +18,17 @@ pub mod clock;
 pub mod held;
 pub mod proc;
 pub mod sys;
+
+/// A FIFO at `path` (what tests plant where a file is expected: a blocking open would wait for a
+/// writer for ever).
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &std::path::Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+}

@@ -284,14 +284,7 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", &traced).unwrap();
         assert!(open_traced(&root, &entry).is_none());
         std::fs::remove_file(&traced).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &traced,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::os::mkfifo(&traced);
         assert!(open_traced(&root, &entry).is_none());
     }
 }

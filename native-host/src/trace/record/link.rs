@@ -22,6 +22,24 @@ pub enum LinkError {
     Protocol(String),
 }
 
+impl LinkError {
+    /// The trace's note reason for it (`note::NO_TRACE_*`).
+    #[must_use]
+    pub fn note_reason(&self) -> &'static str {
+        match self {
+            LinkError::Refused {
+                code: Refusal::NoTracefs,
+                ..
+            } => crate::note::NO_TRACE_NO_TRACEFS,
+            LinkError::Refused {
+                code: Refusal::InstanceTaken,
+                ..
+            } => crate::note::NO_TRACE_INSTANCE_TAKEN,
+            _ => crate::note::NO_TRACE_IO,
+        }
+    }
+}
+
 enum Msg {
     Reply(Reply),
     Closed(String),

@@ -1,14 +1,12 @@
 //! The tracer's side of a recording (following the tree through a [`Link`], or why not) and the
 //! loop that polls it and /proc until the start is over, with the code of each way it ends.
 
-use super::link::{Link, LinkError, Stopped};
+use super::link::{Link, Stopped};
 use super::sampler::Sampler;
 use super::spec::{Marker, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
-use crate::note;
 use crate::os::clock::clock_ns;
 use crate::trace::event::{lost_in_line, parse_line, Line};
 use crate::trace::record::{Stop, MAX_SECONDS};
-use crate::tracer::protocol::Refusal;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -24,21 +22,6 @@ pub(super) struct Recording {
     pub(super) traced: bool,
     /// Set when the tracer ended before it was told to stop (its hard limit).
     pub(super) tracer_ended: bool,
-}
-
-/// The note code of a refusal or failure of the tracer.
-fn reason_of(e: &LinkError) -> &'static str {
-    match e {
-        LinkError::Refused {
-            code: Refusal::NoTracefs,
-            ..
-        } => note::NO_TRACE_NO_TRACEFS,
-        LinkError::Refused {
-            code: Refusal::InstanceTaken,
-            ..
-        } => note::NO_TRACE_INSTANCE_TAKEN,
-        _ => note::NO_TRACE_IO,
-    }
 }
 
 impl Recording {
@@ -66,7 +49,7 @@ impl Recording {
                     rec.traced = true;
                     rec.link = Some(link);
                 }
-                Err(e) => rec.fallback_reason = Some((reason_of(&e), e.to_string())),
+                Err(e) => rec.fallback_reason = Some((e.note_reason(), e.to_string())),
             },
             Err(why) => rec.fallback_reason = Some(why),
         }
