@@ -21,7 +21,8 @@ pub enum Stage {
     Waiting,
     /// Dropping Firefox's files from the page cache.
     Evicting,
-    /// The traced restart's privileged step runs (pkexec: evict, start, trace).
+    /// The traced restart runs: pkexec asks for root's tracer, then Firefox is started (as the
+    /// user) and its start recorded.
     Tracing,
     /// Firefox was started again (`new_pid`).
     Started,
@@ -46,7 +47,8 @@ pub const LAUNCH_FAILED: &str = "launch_failed";
 pub const CAPTURE_FAILED: &str = "capture_failed";
 /// The evict failed as a whole (Firefox was started all the same; params: `detail`).
 pub const EVICT_FAILED: &str = "evict_failed";
-/// The traced restart's privileged step was refused or failed (params: `detail`, `command`).
+/// The traced restart's trace could not be had (pkexec refused, no package, the tracer failed)
+/// or stored; Firefox was restarted all the same (params: `reason`, `detail`, `command`).
 pub const TRACE_FAILED: &str = "trace_failed";
 
 /// One file whose pages stayed cached after the evict.
