@@ -115,7 +115,7 @@ fn store_trace(state: &Path, ff: &Path) {
         code: vec![],
         milestones: None,
     };
-    let state = StateDir::create_at(&state.join("about-startup"), None).unwrap();
+    let state = StateDir::create_at(&state.join("about-startup")).unwrap();
     let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
     store::save(&traces, &trace).unwrap();
 }

@@ -36,7 +36,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 .map(Reply::BenchRecord)
         }),
         Command::TraceList => guarded(|| {
-            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
+            let dir = crate::trace::store::open()?;
             let current = shared
                 .ctx()
                 .firefox_pid
@@ -46,7 +46,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             )))
         }),
         Command::TraceFetch { trace, offset } => guarded(|| {
-            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
+            let dir = crate::trace::store::open()?;
             crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
                 .map(Reply::TraceFetch)
                 .map_err(|e| match e {
@@ -63,7 +63,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 })
         }),
         Command::TraceProfileFetch { trace, offset } => guarded(|| {
-            let state = crate::state::open(crate::state::acting_for()?.as_ref())?;
+            let state = crate::state::open()?;
             let dir = crate::trace::profiles::page(&crate::trace::profiles::in_state(&state)?)?;
             crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
                 .map(Reply::TraceProfileFetch)
@@ -97,11 +97,11 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             )
         }),
         Command::RelaunchStatus => guarded(|| {
-            let dir = crate::state::locate(None)?;
+            let dir = crate::state::locate()?;
             let (last, set_aside) = crate::relaunch::status::read_at_or_set_aside(&dir);
             Ok(Reply::RelaunchStatus(Box::new(LastRelaunch {
                 last,
-                trace_ready: crate::relaunch::traced::readiness(),
+                trace_ready: crate::launch::connect::readiness(),
                 note_codes: set_aside.into_iter().collect(),
             })))
         }),
