@@ -335,9 +335,11 @@ export function fileOp(call, cwd) {
 const TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /** The C library's name service (the invoking user's groups, read before dropping to them under
  * sudo): nsswitch.conf, the files it names, and the folders systemd's NSS module looks in for
- * user records. World-readable system files no user can change; read only. */
+ * user records. World-readable system files no user can change; read only. The folders are the
+ * list Debian 12's libnss_systemd.so.2 (systemd 252, built for a split /usr) carries, in its
+ * order (`strings -n 3 libnss_systemd.so.2 | grep userdb$`), after the Varlink socket folder. */
 export const NAME_SERVICE = ["/etc/nsswitch.conf", "/etc/passwd", "/etc/group"];
-export const NAME_SERVICE_DIRS = ["/run/systemd/userdb", "/etc/userdb", "/run/userdb", "/run/host/userdb", "/usr/lib/userdb", "/usr/local/lib/userdb"];
+export const NAME_SERVICE_DIRS = ["/run/systemd/userdb", "/etc/userdb", "/run/userdb", "/run/host/userdb", "/usr/local/lib/userdb", "/usr/lib/userdb", "/lib/userdb"];
 
 const under = (p, dir) => p === dir || p.startsWith(`${dir}/`);
 /** A folder above a name-service path ("/", "/etc", "/run/systemd"…): opened O_PATH on the way. */

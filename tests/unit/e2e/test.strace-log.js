@@ -152,6 +152,36 @@ describe("whose credentials", () => {
   });
 });
 
+describe("the privilege split (priv): root's part and the user's, from the split's own logs", () => {
+  it("sudo trace --pid: the root parent touches only tracefs, /proc, the loader and the name service; the child drops to the user for good", () => {
+    const { result, task } = load("sudo-trace-pid-split");
+    assert.deepEqual(result.unattributed, []);
+    // 30097: sudo's child, the host as root; it forks 30098 and stays root as the tracer.
+    assert.deepEqual(result.hostRuns.map((h) => [h.pid, h.root]), [[30097, true]]);
+    assert.deepEqual(byArea(result.rootOps.filter((o) => o.pid === 30097)), { loader: 12, proc: 10, "name service": 50, chdir: 1, tracefs: 8 });
+    assert.deepEqual(result.violations, []);
+    // 30098: setgroups([1001]), setresgid and setresuid to 1001, then setuid(0) fails (EPERM):
+    // the user's, and nothing it does (the install, dpkg's lists, the state folder) is root's.
+    assert.deepEqual(task(30098).creds, creds(1001, 1001, [1001]));
+    assert.equal(task(30098).ours, true);
+    assert.ok(!result.rootOps.some((o) => o.pid === 30098));
+    // The tracer's own instances, made and removed by it.
+    const instance = result.rootOps.filter((o) => /^\/sys\/kernel\/tracing\/instances\/about-startup-30097(?:-system)?$/.test(o.path));
+    assert.deepEqual(instance.map((o) => o.syscall), ["mkdir", "mkdir", "rmdir", "rmdir"]);
+  });
+
+  it("systemd's name service walks to /lib/userdb, a folder Debian 12's module lists: /lib opened O_PATH on the way is allowed, nothing more", () => {
+    const { result } = load("sudo-trace-pid-split");
+    const lib = result.rootOps.filter((o) => o.path === "/lib");
+    assert.deepEqual(lib.map((o) => [o.area, o.ok]), [["name service", true], ["name service", true]]);
+    assert.ok(lib.every((o) => /O_PATH/.test(o.text)), "only O_PATH opens of it were seen");
+    assert.equal(rootMay("open", { path: "/lib", write: false }).ok, false, "reading /lib itself is no name-service lookup");
+    assert.equal(rootMay("open", { path: "/lib/x86_64-linux-gnu", write: false, pathOnly: true }).ok, false, "a folder beside the name service's");
+    assert.equal(rootMay("open", { path: "/lib/userdb/u.user", write: false }).ok, true);
+    assert.equal(rootMay("open", { path: "/lib/userdb/u.user", write: true }).ok, false);
+  });
+});
+
 describe("what root did outside its part (today's main: all of the user's work)", () => {
   it("sudo launch: the loader's libraries and /proc are allowed; the install, dpkg's lists and the user's state folder are not", () => {
     const { result } = load("sudo-launch-main");
