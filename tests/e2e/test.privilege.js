@@ -179,7 +179,11 @@ describe("root does only what only root can: the host under sudo, as an ordinary
       );
       r.stdout = r.run.stdout;
       r.stderr = r.run.stderr;
-      r.trace = /^\{/.test(r.stdout) ? JSON.parse(r.stdout) : null;
+      // --json prints the trace as one line, then (main's CLI: a --json error is JSON too) the
+      // error of a later step, such as writing --profile-out, as another line.
+      const [first, ...rest] = r.stdout.split("\n").filter(Boolean);
+      r.trace = /^\{/.test(first ?? "") ? JSON.parse(first) : null;
+      r.after = rest.map((l) => JSON.parse(l));
       r.firefox = r.trace ? credsOf(r.trace.pid) : null;
       r.status = await r.run.stop(leftover);
       r.result = analysed(r.log, s.user.home);
@@ -189,6 +193,7 @@ describe("root does only what only root can: the host under sudo, as an ordinary
       assert.equal(r.run.timedOut, false, `still running after ${HUNG_MS} ms: ${r.stderr}`);
       assert.ok(r.trace, `a trace on stdout (exit ${r.status}): ${r.stderr}`);
       assert.ok(r.status === 0 || r.stderr.includes(r.profileOut), `exit ${r.status}, and an error that names ${r.profileOut}: ${r.stderr}`);
+      assert.ok(r.after.every((d) => d.status === "error" && d.message.includes(r.profileOut)), `after the trace, only the error that names ${r.profileOut}: ${JSON.stringify(r.after)}`);
     });
 
     it("root opens, creates, renames, removes, links, chmods, chowns and enters no file outside tracefs, /proc, sysfs and the loader's libraries", () => {
