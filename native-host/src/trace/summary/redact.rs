@@ -1,0 +1,73 @@
+//! A trace as it may leave this machine (the page's JSON export, the Firefox Profiler's
+//! markers): every file of the user's profile named by its part and an add-on's name only
+//! ("profile: session store", "profile: add-on Dark Reader (addon@darkreader.org)"), never by
+//! its path, which can carry a site's name (`storage/default/https+++bank.example/…`); the
+//! profile's folder and the paths' exact bytes left out. Nothing of a URL, a title or history
+//! is in a trace otherwise: the host never reads those files' contents into it.
+
+use crate::firefox::profile_parts::Part;
+use crate::trace::model::{Trace, TraceProfile};
+
+/// The name a profile file goes by outside this machine.
+#[must_use]
+pub fn exported_name(part: &Part) -> String {
+    format!("profile: {}", part.label())
+}
+
+/// `t` with its profile's files named by `parts` (parallel to `t.files`); the parts kept in
+/// `profile.parts`, so a summary of the copy still tells them apart.
+#[must_use]
+pub fn redacted(t: &Trace, parts: &[Option<Part>]) -> Trace {
+    let mut out = t.clone();
+    let mut kept = Vec::with_capacity(out.files.len());
+    for (i, file) in out.files.iter_mut().enumerate() {
+        let part = parts.get(i).cloned().flatten();
+        if let Some(part) = &part {
+            file.path = exported_name(part);
+            file.path_b64 = None;
+        }
+        kept.push(part);
+    }
+    let any = kept.iter().any(Option::is_some);
+    out.profile = any.then_some(TraceProfile {
+        dir: None,
+        parts: Some(kept),
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::model::tests::fake;
+
+    #[test]
+    fn profile_files_go_by_their_part_and_the_folder_stays_here() {
+        let mut t = fake();
+        t.files[1].path = "/home/a/p/storage/default/https+++bank.example/idb/1.sqlite".into();
+        t.files[1].path_b64 = Some("AAAA".into());
+        t.profile = Some(TraceProfile {
+            dir: Some("/home/a/p".into()),
+            parts: None,
+        });
+        let parts = vec![None, Some(Part::Storage), None];
+        let out = redacted(&t, &parts);
+        assert_eq!(
+            out.files[1].path,
+            "profile: site storage (IndexedDB, localStorage)"
+        );
+        assert_eq!(out.files[1].path_b64, None);
+        assert_eq!(
+            out.files[0].path, t.files[0].path,
+            "install files keep their paths"
+        );
+        let json = serde_json::to_string(&out).unwrap();
+        assert!(
+            !json.contains("bank.example") && !json.contains("/home/a/p"),
+            "{json}"
+        );
+        assert_eq!(out.profile.unwrap().parts.unwrap(), parts);
+        // Without a profile file nothing is added.
+        assert_eq!(redacted(&fake(), &[]).profile, None);
+    }
+}
