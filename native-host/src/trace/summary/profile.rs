@@ -76,6 +76,27 @@ impl ProfileContext {
     }
 }
 
+impl ProfileContext {
+    /// What the trace itself tells of its profile, reading nothing on this machine: for a trace
+    /// from elsewhere (an import), whose folder here, if any, is not its profile.
+    #[must_use]
+    pub fn from_files(t: &Trace) -> ProfileContext {
+        let dir = t
+            .profile
+            .as_ref()
+            .and_then(|p| p.dir.clone())
+            .map(|d| (d, DirFrom::Recorded))
+            .or_else(|| {
+                infer_dir(t.files.iter().map(|f| f.path.as_str())).map(|d| (d, DirFrom::Files))
+            });
+        ProfileContext {
+            roots: dir.as_ref().map(|(d, _)| Roots::of(d)),
+            dir_from: dir.map(|(_, from)| from),
+            facts: Facts::default(),
+        }
+    }
+}
+
 /// The traced process, if it still runs as the same process (pid and start time).
 fn same_process(t: &Trace) -> Option<i32> {
     (crate::trace::store::process_start(t.pid) == Some(t.process_start_ticks)).then_some(t.pid)
