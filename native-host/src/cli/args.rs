@@ -322,6 +322,29 @@ pub enum TraceAction {
     /// (`--format firefox-profiler`): merged into Firefox's own startup profile where
     /// `launch --firefox-profile` recorded one, else the trace alone.
     Export(super::profile::ExportArgs),
+    /// What a stored or given trace says: its report (as `launch --trace` prints it), or with
+    /// `--json` every figure the page shows of it (the protocol's `trace_summary`: file rows,
+    /// charts as bins, code regions, entries, the profile's share).
+    Summary(SummaryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    /// A stored trace's id, a trace JSON file or an about:startup export holding one
+    /// [default: the newest stored trace].
+    #[arg(value_name = "ID|FILE")]
+    pub trace: Option<String>,
+    /// The file whose access pattern the JSON carries: a path, or the end of one
+    /// (`libxul.so`) [default: libxul.so, else the file read the most].
+    #[arg(long, value_name = "NAME")]
+    pub file: Option<String>,
+    /// Where the start ends on the charts' axis, in ms since the process start (the page's
+    /// sessionRestored) [default: the trace's own sessionRestored, else its last read].
+    #[arg(long, value_name = "MS")]
+    pub axis_end: Option<f64>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--batches FIRST:MAX` in MiB.

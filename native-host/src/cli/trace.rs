@@ -12,11 +12,11 @@ use crate::trace::store;
 
 use crate::trace::summary::bins;
 use crate::trace::summary::files::short_name;
-use crate::trace::summary::profile::{ProfileState, ProfileSummary};
+use crate::trace::summary::profile::{ProfileContext, ProfileState, ProfileSummary};
 use crate::trace::summary::{summarize_here, Options, Summary};
 use crate::units::mb;
 
-use super::args::{LaunchArgs, TraceAction, TraceArgs};
+use super::args::{LaunchArgs, SummaryArgs, TraceAction, TraceArgs};
 use super::render::share;
 
 /// What `--help` and the sampled report say about privileges, with `root_cmd` (how this user
@@ -155,8 +155,10 @@ fn relaunch_launch(seconds: Option<f64>) -> anyhow::Result<()> {
 
 /// `trace --pid`, or `trace export`.
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
-    if let Some(TraceAction::Export(e)) = &args.action {
-        return super::profile::export_cmd(e);
+    match &args.action {
+        Some(TraceAction::Export(e)) => return super::profile::export_cmd(e),
+        Some(TraceAction::Summary(s)) => return summary_cmd(s),
+        None => {}
     }
     let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
         anyhow::bail!("trace needs --pid and --seconds (or the export subcommand)");
@@ -177,6 +179,41 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
         stop,
     )?;
     finish(&trace, owner.as_ref(), args.json).map(drop)
+}
+
+/// `trace summary`: a stored or given trace's report, or its summary as JSON.
+fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
+    let owner = crate::state::acting_for()?;
+    let state = crate::state::open(owner.as_ref())?;
+    let dir = store::in_state(&state)?;
+    let (id, trace) = super::profile::load(args.trace.as_deref(), &dir)?;
+    let file = match &args.file {
+        None => None,
+        Some(name) => Some(
+            trace
+                .files
+                .iter()
+                .position(|f| f.path == *name || f.path.ends_with(&format!("/{name}")))
+                .and_then(|i| u32::try_from(i).ok())
+                .ok_or_else(|| anyhow::anyhow!("no file {name} in this trace (its files are in `trace summary --json`)"))?,
+        ),
+    };
+    let opts = Options { axis_end_ms: args.axis_end, file };
+    // A stored trace is of this machine: its profile is read here. A given file may be another
+    // machine's: only what it carries is used.
+    let summary = if id.is_some() {
+        summarize_here(&trace, opts)
+    } else {
+        crate::trace::summary::summarize(&trace, opts, &ProfileContext::from_files(&trace))
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &summary)?;
+        writeln!(out)?;
+    } else {
+        print_human(&mut out, &trace, &summary, &crate::invocation::current().as_root)?;
+    }
+    Ok(())
 }
 
 /// `trace --pid N` for a process that is not there says so, not "no Firefox found: cannot read

@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn prefs_js_lines_as_firefox_writes_them() {
-        let text = include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js");
+        let text = include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt");
         let p = parse_prefs(text);
         assert_eq!(
             p.uuids
@@ -268,7 +268,7 @@ mod tests {
         .unwrap();
         std::fs::write(
             p.join("prefs.js"),
-            include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js"),
+            include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt"),
         )
         .unwrap();
         let session = br#"{"windows":[{"tabs":[{},{},{"pinned":true}]}]}"#;
@@ -310,7 +310,7 @@ mod tests {
         let p = dir.path();
         std::fs::write(
             p.join("prefs.js"),
-            include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js"),
+            include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt"),
         )
         .unwrap();
         assert_eq!(

@@ -10,7 +10,7 @@ const FRESH: &str = include_str!("../../tests/fixtures/profile/esr153-fresh-path
 const MADE: &str = include_str!("../../tests/fixtures/profile/made-small-seed1-paths.txt");
 const MADE_EXTENSIONS: &str =
     include_str!("../../tests/fixtures/profile/made-small-seed1-extensions.json");
-const MADE_PREFS: &str = include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js");
+const MADE_PREFS: &str = include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt");
 
 fn made_addons() -> Addons {
     Addons {

@@ -153,8 +153,11 @@ pub struct Pattern {
     pub path: String,
     pub cols: u32,
     pub rows: u32,
-    /// The file's size in bytes (whole pages; from its last read page where the size is unknown).
+    /// The grid's extent in bytes: the file's whole pages (up to its last read page where its
+    /// size is unknown).
     pub size: u64,
+    /// The file's size as the trace has it (`None`: unknown).
+    pub file_size: Option<u64>,
     pub reads: usize,
     pub bytes_read: u64,
     /// `[column, row, pages]` of every cell with a read.
@@ -253,6 +256,7 @@ pub fn pattern(t: &Trace, f: u32, span: f64, cols: u32, rows: u32) -> Option<Pat
         cols,
         rows,
         size: pages * PAGE,
+        file_size: file.size,
         reads: events.len(),
         bytes_read: file.bytes_read,
         cells,

@@ -35,7 +35,7 @@ fn addons() -> Addons {
             "../../../tests/fixtures/profile/made-small-seed1-extensions.json"
         )),
         ids_by_uuid: parse_prefs(include_str!(
-            "../../../tests/fixtures/profile/made-small-seed1-prefs.js"
+            "../../../tests/fixtures/profile/made-small-seed1-prefs.js.txt"
         ))
         .uuids,
     }
