@@ -195,10 +195,17 @@ fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
                 .iter()
                 .position(|f| f.path == *name || f.path.ends_with(&format!("/{name}")))
                 .and_then(|i| u32::try_from(i).ok())
-                .ok_or_else(|| anyhow::anyhow!("no file {name} in this trace (its files are in `trace summary --json`)"))?,
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "no file {name} in this trace (its files are in `trace summary --json`)"
+                    )
+                })?,
         ),
     };
-    let opts = Options { axis_end_ms: args.axis_end, file };
+    let opts = Options {
+        axis_end_ms: args.axis_end,
+        file,
+    };
     // A stored trace is of this machine: its profile is read here. A given file may be another
     // machine's: only what it carries is used.
     let summary = if id.is_some() {
@@ -211,7 +218,12 @@ fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
         serde_json::to_writer(&mut out, &summary)?;
         writeln!(out)?;
     } else {
-        print_human(&mut out, &trace, &summary, &crate::invocation::current().as_root)?;
+        print_human(
+            &mut out,
+            &trace,
+            &summary,
+            &crate::invocation::current().as_root,
+        )?;
     }
     Ok(())
 }

@@ -2,11 +2,42 @@
 //! markers): every file of the user's profile named by its part and an add-on's name only
 //! ("profile: session store", "profile: add-on Dark Reader (addon@darkreader.org)"), never by
 //! its path, which can carry a site's name (`storage/default/https+++bank.example/…`); the
-//! profile's folder and the paths' exact bytes left out. Nothing of a URL, a title or history
-//! is in a trace otherwise: the host never reads those files' contents into it.
+//! profile's folder and the paths' exact bytes left out. A file neither in the install folder
+//! nor in the system's folders (`/usr`, `/etc`, …) nor in the profile goes by
+//! [`OTHER_FILE`]: such a file is the user's (a `file://` page a restored tab shows, named after
+//! its title; a cache in the home folder). Nothing of a URL, a title or history is in a trace
+//! otherwise: the host never reads those files' contents into it.
 
 use crate::firefox::profile_parts::Part;
 use crate::trace::model::{Trace, TraceProfile};
+
+/// The name, outside this machine, of a file neither of the install, the system nor the profile.
+pub const OTHER_FILE: &str = "a file outside the install folder, the system and the profile";
+
+/// Folders of the system's own files, named by path in an export (libraries, fonts, config).
+const SYSTEM: [&str; 10] = [
+    "/usr/",
+    "/lib/",
+    "/lib64/",
+    "/lib32/",
+    "/etc/",
+    "/opt/",
+    "/snap/",
+    "/var/lib/flatpak/",
+    "/nix/store/",
+    "/sys/",
+];
+
+/// Whether `path` may leave named as it is: in the install folder or the system's folders, or
+/// not a path at all (an unresolved "dev 254:0 inode 1234", "[anon]").
+fn named_as_is(path: &str, install_dir: &str) -> bool {
+    !path.starts_with('/')
+        || (!install_dir.is_empty()
+            && path
+                .strip_prefix(install_dir)
+                .is_some_and(|r| r.starts_with('/')))
+        || SYSTEM.iter().any(|s| path.starts_with(s))
+}
 
 /// The name a profile file goes by outside this machine.
 #[must_use]
@@ -25,8 +56,16 @@ pub fn redacted(t: &Trace, parts: &[Option<Part>]) -> Trace {
         if let Some(part) = &part {
             file.path = exported_name(part);
             file.path_b64 = None;
+        } else if !named_as_is(&file.path, &t.install_dir) {
+            OTHER_FILE.clone_into(&mut file.path);
+            file.path_b64 = None;
         }
         kept.push(part);
+    }
+    for site in &mut out.code {
+        if !named_as_is(&site.lib, &t.install_dir) {
+            OTHER_FILE.clone_into(&mut site.lib);
+        }
     }
     let any = kept.iter().any(Option::is_some);
     out.profile = any.then_some(TraceProfile {
