@@ -130,6 +130,10 @@ export function profileSection(profile) {
   }
   box.dataset.profileBytes = String(profile.bytes.profile);
   box.dataset.totalBytes = String(profile.bytes.total);
+  if (profile.bytes.total === 0) {
+    box.append(el("p", { className: "detail", text: t("traceProfileNoReads") }));
+    return box;
+  }
   box.dataset.syncReads = String(profile.sync_reads.profile);
   box.dataset.totalSyncReads = String(profile.sync_reads.total);
   const block = profile.block_ms ? ` ${t("traceProfileBlock", [formatShare(profile.block_ms.profile, profile.block_ms.total)])}` : "";
