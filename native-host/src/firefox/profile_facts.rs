@@ -235,8 +235,7 @@ mod tests {
 
     #[test]
     fn prefs_js_lines_as_firefox_writes_them() {
-        let text = include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt");
-        let p = parse_prefs(text);
+        let p = parse_prefs(PREFS);
         assert_eq!(
             p.uuids
                 .get("1ddbe93f-ea47-454e-b21b-196761b9a623")
@@ -257,18 +256,22 @@ mod tests {
         assert_eq!(count_session(b"not json"), None);
     }
 
+    const PREFS: &str = include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt");
+
+    /// A profile folder holding the made profile's prefs.js.
+    fn folder_with_prefs() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prefs.js"), PREFS).unwrap();
+        dir
+    }
+
     #[test]
     fn a_profile_folder_read_as_its_owner() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = folder_with_prefs();
         let p = dir.path();
         std::fs::write(
             p.join("extensions.json"),
             include_str!("../../tests/fixtures/profile/made-small-seed1-extensions.json"),
-        )
-        .unwrap();
-        std::fs::write(
-            p.join("prefs.js"),
-            include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt"),
         )
         .unwrap();
         let session = br#"{"windows":[{"tabs":[{},{},{"pinned":true}]}]}"#;
@@ -306,13 +309,8 @@ mod tests {
     #[test]
     #[ignore = "gives a file to another user: needs root (the root-only stage runs it)"]
     fn a_file_another_user_owns_is_not_read() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = folder_with_prefs();
         let p = dir.path();
-        std::fs::write(
-            p.join("prefs.js"),
-            include_str!("../../tests/fixtures/profile/made-small-seed1-prefs.js.txt"),
-        )
-        .unwrap();
         assert_eq!(
             read(p).addons.ids_by_uuid.len(),
             10,
