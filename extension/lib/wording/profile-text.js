@@ -44,7 +44,7 @@ export function partAdvice(row, session, t) {
   const tn = plural(t);
   const kind = row?.part?.kind;
   if (kind === "extension") {
-    return t("profileAdviceExtension", [formatBytes(row.bytes)]);
+    return t("profileAdviceExtension");
   }
   if (kind === "session") {
     if (!session) {

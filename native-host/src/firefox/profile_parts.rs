@@ -16,7 +16,8 @@
 //! - `extensions/<id>.xpi` (or an unpacked `extensions/<id>/`), `browser-extension-data/<id>/`
 //!   and `storage/<kind>/moz-extension+++<uuid>…/` (an add-on's IndexedDB, its internal UUID
 //!   mapped to its id by the pref `extensions.webextensions.uuids`): that add-on;
-//! - `storage/`, `storage.sqlite`, `webappsstore.sqlite*`, `storage-sync-v2.sqlite*`: storage.
+//! - `storage/`, `storage.sqlite`, `webappsstore.sqlite*`, `storage-sync-v2.sqlite*`: storage,
+//!   but `storage/permanent/chrome/`, Firefox's own IndexedDB, which is "other".
 
 use std::collections::HashMap;
 
@@ -116,6 +117,10 @@ pub fn classify(rel: &str, addons: &Addons) -> Part {
         "storage" => {
             // storage/default/moz-extension+++<uuid>^userContextId=…/idb/…
             let origin = parts.next().unwrap_or_default();
+            // storage/permanent/chrome/: Firefox's own IndexedDB, no site's.
+            if second == Some("permanent") && origin == "chrome" {
+                return Part::Other;
+            }
             if let Some(rest) = origin.strip_prefix("moz-extension+++") {
                 let uuid = rest.split(['^', '+']).next().unwrap_or_default();
                 if let Some(id) = addons.ids_by_uuid.get(uuid) {
