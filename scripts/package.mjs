@@ -5,9 +5,12 @@
 //   /usr/lib/mozilla/native-messaging-hosts/about_startup.json the system-wide manifest naming it
 //   /usr/share/about-startup/about-startup-{full,basic}.xpi    both add-on flavours, to install by hand
 //   /usr/share/polkit-1/actions/dev.startup-lab.about-startup.policy   "Restart cold and trace"
-//   /usr/share/doc/about-startup/{copyright,README.Debian}
+//   /usr/share/doc/about-startup/{copyright,README.Debian,changelog.gz}
+//   /usr/share/man/man1/about-startup-host{,-<command>}.1.gz   the manual, rendered by the host itself
+//   /usr/share/lintian/overrides/about-startup                 lintian's one override, with its reason
 // Nothing else: no maintainer scripts, no Firefox policies or preferences, no add-on installed
-// behind the user's back (docs/design/package.md). dpkg removes exactly these files.
+// behind the user's back (docs/design/package.md). dpkg removes exactly these files. Debian's own
+// checker, lintian, finds nothing to say of it but that one override (tests/e2e/test.package.js).
 //
 // Built with dpkg-deb (Debian's own tool, in every Debian and Ubuntu) from a staged tree, rather
 // than with cargo-deb: the package holds the add-on flavours and the polkit action as well as the
@@ -15,7 +18,9 @@
 //   node scripts/package.mjs               builds the extension and the release host first
 //   node scripts/package.mjs --no-build    packs what dist/ and native-host/target/release hold
 import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
+import zlib from "node:zlib";
 import { pathToFileURL } from "node:url";
 import { buildExtension, buildHost, readManifest } from "./build.mjs";
 import { DIST_DIR, EXTENSION_ID, HOST_BINARY, ROOT } from "./lib/project.mjs";
@@ -63,13 +68,78 @@ export function controlFile({ version, arch, glibc, installedKib }) {
     "Section: web",
     "Priority: optional",
     "Description: Firefox startup lab: startup milestones and the page cache",
-    " about:startup shows what a start of Firefox cost (its milestones, what it read from",
-    " disk, cold or hot) and what of Firefox sits in the page cache, and can preload, evict,",
-    " restart Firefox cold and trace a start. This package holds the native host (also a",
-    " command-line tool) registered for every user's Firefox, both flavours of the add-on",
-    " in /usr/share/about-startup/ to install from about:addons, and the polkit action of",
-    " the traced restart. It changes no Firefox setting and installs no add-on by itself.",
+    // lintian: at most 80 columns a line (extended-description-line-too-long).
+    " about:startup shows what a start of Firefox cost (its milestones, what it",
+    " read from disk, cold or hot) and what of Firefox sits in the page cache, and",
+    " can preload, evict, restart Firefox cold and trace a start. This package",
+    " holds the native host (also a command-line tool) registered for every user's",
+    " Firefox, both flavours of the add-on in /usr/share/about-startup/ to install",
+    " from about:addons, and the polkit action of the traced restart. It changes no",
+    " Firefox setting and installs no add-on by itself.",
   ].join("\n")}\n`;
+}
+
+/**
+ * A date as Debian's changelog writes it (RFC 2822: "Thu, 26 Nov 2026 16:41:20 +0000"), in UTC.
+ * Pure.
+ */
+export function changelogDate(date) {
+  const day = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][date.getUTCDay()];
+  const month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][date.getUTCMonth()];
+  const two = (n) => String(n).padStart(2, "0");
+  return `${day}, ${two(date.getUTCDate())} ${month} ${date.getUTCFullYear()} ${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`;
+}
+
+/**
+ * The Debian changelog of this native package (policy 12.7: /usr/share/doc/<pkg>/changelog.gz),
+ * one entry for the version; what changed is the project's CHANGELOG.md. Pure.
+ */
+export function debianChangelog({ version, date }) {
+  return `${PACKAGE} (${version}) unstable; urgency=medium
+
+  * about:startup ${version}, packaged from its source tree by scripts/package.mjs.
+    What changed in it: CHANGELOG.md of the project.
+
+ -- about:startup <about-startup@startup-lab.dev>  ${changelogDate(date)}
+`;
+}
+
+/** The copyright file (machine-readable format), with the notice lintian asks for. Pure. */
+export function copyrightFile(years) {
+  return `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: about-startup
+
+Files: *
+Copyright: ${years} about:startup contributors
+License: MPL-2.0
+ On Debian systems the full text of the Mozilla Public License 2.0 is in
+ /usr/share/common-licenses/MPL-2.0.
+`;
+}
+
+/**
+ * lintian's overrides, each with its reason above it (lintian shows the comment with
+ * --show-overrides).
+ */
+export const LINTIAN_OVERRIDES = `# The host reads /var/lib/dpkg/info/<package>.list, read-only, only to name the package
+# that installed Firefox's folder (the page and the CLI say "dpkg package firefox-esr"); a
+# missing or reshaped database loses only that label. dpkg-query -S would cost a process for
+# every residency scan (native-host/src/firefox/kind.rs).
+uses-dpkg-database-directly [usr/lib/about-startup/about-startup-host]
+`;
+
+/** `bytes` compressed as \`gzip -9n\` does: best compression, no name, no time (reproducible). */
+function gzip(bytes) {
+  return zlib.gzipSync(bytes, { level: 9 });
+}
+
+/** The last commit's date, else now: the changelog's date (the same package for the same tree). */
+async function sourceDate() {
+  try {
+    return new Date(await output("git", ["-C", ROOT, "log", "-1", "--format=%cI"]));
+  } catch {
+    return new Date();
+  }
 }
 
 const README_DEBIAN = `about-startup for Debian
@@ -99,16 +169,6 @@ preload, ~/.config/systemd/user/about-startup-preload.service or
 (ConditionPathExists, TryExec).
 `;
 
-const COPYRIGHT = `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: about-startup
-
-Files: *
-Copyright: about:startup contributors
-License: MPL-2.0
- On Debian systems the full text of the Mozilla Public License 2.0 is in
- /usr/share/common-licenses/MPL-2.0.
-`;
-
 async function put(root, file, data, mode) {
   const target = path.join(root, file);
   await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
@@ -124,6 +184,20 @@ async function sizeKib(dir) {
     }
   }
   return Math.ceil(bytes / 1024);
+}
+
+/** "<md5>  <path>" for every regular file of the staged tree (DEBIAN/ aside), sorted by path. */
+async function md5sums(stage) {
+  const { createHash } = await import("node:crypto");
+  const lines = [];
+  for (const entry of await fs.readdir(stage, { withFileTypes: true, recursive: true })) {
+    const file = path.join(entry.parentPath ?? entry.path, entry.name);
+    const rel = path.relative(stage, file);
+    if (entry.isFile() && !rel.startsWith("DEBIAN")) {
+      lines.push(`${createHash("md5").update(await fs.readFile(file)).digest("hex")}  ${rel}`);
+    }
+  }
+  return `${lines.sort((a, b) => a.slice(34).localeCompare(b.slice(34))).join("\n")}\n`;
 }
 
 async function output(cmd, args) {
@@ -155,14 +229,29 @@ export async function buildPackage({ host = HOST_BINARY, xpis, distDir = DIST_DI
   }
   const policy = await fs.readFile(path.join(ROOT, "manifests", POLKIT_ACTION_FILE));
   await put(stage, `/usr/share/polkit-1/actions/${POLKIT_ACTION_FILE}`, policy, 0o644);
-  await put(stage, "/usr/share/doc/about-startup/copyright", COPYRIGHT, 0o644);
+  const date = await sourceDate();
+  await put(stage, "/usr/share/doc/about-startup/copyright", copyrightFile(String(date.getUTCFullYear())), 0o644);
   await put(stage, "/usr/share/doc/about-startup/README.Debian", README_DEBIAN, 0o644);
+  await put(stage, "/usr/share/doc/about-startup/changelog.gz", gzip(debianChangelog({ version, date })), 0o644);
+  await put(stage, `/usr/share/lintian/overrides/${PACKAGE}`, LINTIAN_OVERRIDES, 0o644);
+  // The manual, rendered by the host from its own clap definitions (its hidden `manpages`).
+  const pages = await fs.mkdtemp(path.join(os.tmpdir(), "about-startup-man-"));
+  try {
+    await output(host, ["manpages", pages]);
+    for (const name of (await fs.readdir(pages)).sort()) {
+      await put(stage, `/usr/share/man/man1/${name}.gz`, gzip(await fs.readFile(path.join(pages, name))), 0o644);
+    }
+  } finally {
+    await fs.rm(pages, { recursive: true, force: true });
+  }
   // Every folder 0755 whatever the umask: dpkg installs the modes it is given.
   for (const entry of await fs.readdir(stage, { withFileTypes: true, recursive: true })) {
     if (entry.isDirectory()) {
       await fs.chmod(path.join(entry.parentPath ?? entry.path, entry.name), 0o755);
     }
   }
+  // DEBIAN/md5sums, as dh_md5sums writes it: `debsums` and `dpkg --verify` check the files by it.
+  await put(stage, "DEBIAN/md5sums", await md5sums(stage), 0o644);
   const glibc = glibcNeeded(binary) ?? "2.17";
   await put(stage, "DEBIAN/control", controlFile({ version, arch, glibc, installedKib: await sizeKib(stage) }), 0o644);
   const deb = path.join(distDir, `${PACKAGE}_${version}_${arch}.deb`);

@@ -29,7 +29,12 @@
 //   desktop-stale.json (the copy's application.ini given another BuildID: a Firefox update as
 //   the host sees it) and desktop-no-system-entry.json (no entry for this Firefox anywhere).
 // Needs root (to evict for sure, to trace and to switch to nobody) and setpriv (util-linux).
-//   --only residency,hello,desktop   records only those groups (default: all three)
+// - plan-status-set-aside.json, desktop-set-aside.json, relaunch-status-set-aside.json: what the
+//   host says of a damaged state file (issue 30 #10): as root, in a state folder whose
+//   working-set.json, last-prefetch.json and relaunch.json are cut short, `plan --json`,
+//   `desktop status --json` and `relaunch_status` over native messaging, each setting its file
+//   aside (`<name>.corrupt.<ms>`) and saying so in `note_codes`.
+//   --only residency,hello,desktop,set-aside   records only those groups (default: all four)
 import { spawn, spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import fs from "node:fs";
@@ -115,7 +120,7 @@ async function startFirefox(binary, { user, stage, env }) {
 }
 
 /** The groups of fixtures, in the order they are recorded. */
-export const GROUPS = ["residency", "hello", "desktop"];
+export const GROUPS = ["residency", "hello", "desktop", "set-aside"];
 
 /** `--only a,b` → the groups to record; every group without it. Pure. */
 export function chosenGroups(argv) {
@@ -301,6 +306,9 @@ async function main(argv) {
     if (groups.includes("desktop")) {
       await recordDesktop({ host, copy, stage, env: envOf("root"), recorded });
     }
+    if (groups.includes("set-aside")) {
+      recordSetAside({ host, copy, stage, env, recorded });
+    }
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
     copy.remove();
@@ -337,6 +345,29 @@ async function recordResidency({ host, copy, stage, envOf, recorded, STATE }) {
     } finally {
       await firefox.stop();
     }
+  }
+}
+
+/** Damaged state files, set aside and said: the replies of the three readers that report them. */
+function recordSetAside({ host, copy, stage, env, recorded }) {
+  const home = path.join(stage, "damaged-home");
+  const state = path.join(home, ".local", "state", "about-startup");
+  fs.mkdirSync(state, { recursive: true, mode: 0o700 });
+  const here = { ...env, HOME: home };
+  const damage = (name) => fs.writeFileSync(path.join(state, name), '{"version": 1, "cut sh', { mode: 0o600 });
+  const STATE = (name) => `as root, a state folder whose ${name} is cut short ({"version": 1, "cut sh)`;
+  damage("working-set.json");
+  const plan = ["plan", "--firefox", copy.dir, "--json"];
+  write("plan-status-set-aside.json", recorded("root", `about-startup-host ${plan.join(" ")}`, STATE("working-set.json")), JSON.parse(runHost(host, plan, { user: "root", env: here }).toString()));
+  damage("last-prefetch.json");
+  const desktop = ["desktop", "status", "--firefox", copy.dir, "--json"];
+  write("desktop-set-aside.json", recorded("root", `about-startup-host ${desktop.join(" ")}`, STATE("last-prefetch.json")), JSON.parse(runHost(host, desktop, { user: "root", env: here }).toString()));
+  damage("relaunch.json");
+  const out = runHost(host, [path.join(stage, "about_startup.json"), EXTENSION_ID], { user: "root", env: here, input: frame({ id: 1, command: "relaunch_status" }) });
+  write("relaunch-status-set-aside.json", recorded("root", 'native messaging: {"id": 1, "command": "relaunch_status"}', STATE("relaunch.json")), unframe(out)[0]);
+  const aside = fs.readdirSync(state).filter((n) => n.includes(".corrupt."));
+  if (aside.length !== 3) {
+    throw new Error(`expected the three damaged files set aside, found ${aside.join(", ")}`);
   }
 }
 

@@ -23,7 +23,7 @@ function updateButton() {
 function showLines(lines) {
   $("desktop-lines").replaceChildren(
     ...lines.map((line) => {
-      const warning = ["problem", "stale", "outdated"].includes(line.id);
+      const warning = ["problem", "stale", "outdated", "set-aside"].includes(line.id);
       const p = el("p", { text: line.text, className: warning ? "detail res-warning" : null });
       p.dataset.line = line.id;
       return p;

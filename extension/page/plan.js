@@ -12,7 +12,9 @@ import { hostCommands } from "../lib/wording/commands.js";
 import { $, el } from "./dom.js";
 
 
-const state = { loading: false, again: false, view: null, running: new Set(), commands: hostCommands(null) };
+// `setAside`: the damaged state files the host said it set aside, kept for the page's life (the
+// host says it once; the next refresh finds no file).
+const state = { loading: false, again: false, view: null, running: new Set(), commands: hostCommands(null), setAside: new Map() };
 
 function updateButtons() {
   const changing = state.running.size > 0;
@@ -31,9 +33,13 @@ function showView(view) {
   section.dataset.autostart = view.autostart.enabled ? (view.autostart.kind ?? "on") : "off";
   section.dataset.uncached = String(view.uncached?.count ?? "");
   section.dataset.uncachedUnused = String(view.uncached?.unused ?? "");
+  for (const note of view.setAside) {
+    state.setAside.set(note.params?.moved_to ?? note.params?.file, note);
+  }
+  section.dataset.setAside = String(state.setAside.size);
   $("plan-lines").replaceChildren(
-    ...planLines(view, t, { commands: state.commands }).map((line) => {
-      const warning = line.id === "note" || line.id === "damon" || line.id === "stale";
+    ...planLines({ ...view, setAside: [...state.setAside.values()] }, t, { commands: state.commands }).map((line) => {
+      const warning = ["note", "damon", "stale", "set-aside"].includes(line.id);
       const p = el("p", { text: line.text, className: warning ? "detail res-warning" : line.id === "why" ? "detail" : null });
       p.dataset.line = line.id;
       return p;

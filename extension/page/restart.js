@@ -6,7 +6,7 @@
 import browser from "../lib/transport/browser.js";
 import { t } from "../lib/wording/i18n.js";
 import { formatBytes, formatMs } from "../lib/wording/format.js";
-import { hostErrorText } from "../lib/wording/host-notes.js";
+import { hostErrorText, setAsideTexts } from "../lib/wording/host-notes.js";
 import { HOST_MISSING } from "../lib/transport/host-client.js";
 import { lastRestartLines, NO_HOST, OFFER, OLD_HOST, quitWay, restartOffer, TEMPORARY, temporaryCommands, traceOffer } from "../lib/models/restart.js";
 import { startupApi } from "../lib/models/mode.js";
@@ -41,6 +41,7 @@ function build() {
     el("div", { attrs: { id: "restart-temporary", "data-testid": "restart-temporary", hidden: "" } }),
     el("div", { attrs: { id: "restart-trace-offer", "data-testid": "restart-trace-offer", hidden: "" } }),
     el("div", { attrs: { id: "restart-last", "data-testid": "restart-last" } }),
+    el("div", { attrs: { id: "restart-notes", "data-testid": "restart-notes" } }),
   );
   $("restart-cold").addEventListener("click", () => restart({ cold: true, trace: false }));
   $("restart-trace").addEventListener("click", () => restart({ cold: true, trace: true }));
@@ -157,6 +158,8 @@ async function followLast(traceStored) {
     state.trace = traceOffer(reply?.trace_ready ?? null, state.recordCommand);
     const last = reply?.last ?? null;
     showLast(last);
+    // A damaged relaunch.json the host set aside (said once: kept while the page is open).
+    $("restart-notes").append(...setAsideTexts(reply, t).map((text) => el("p", { text, className: "detail res-warning", attrs: { "data-line": "set-aside" } })));
     const underWay = last && ["waiting", "evicting", "tracing"].includes(last.stage);
     if (!underWay || Date.now() - last.updated_at_ms > 5 * 60 * 1000) {
       // The traced restart's trace is stored once root's recording ends, often after the trace

@@ -7,7 +7,10 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("about-startup-host: error: {}", chain_text(&error));
+            eprintln!(
+                "about-startup-host: error: {}",
+                about_startup_host::cli::error_text(&error)
+            );
             ExitCode::FAILURE
         }
     }
@@ -22,41 +25,8 @@ fn run() -> anyhow::Result<()> {
     }
 }
 
-/// The whole chain on one line, "what failed: why: root cause", each cause once: the library's
-/// errors already end with their cause's words (`Error::Io` is "context: source"), which
-/// anyhow's `{:#}` would print again ("…: entity not found: entity not found").
-fn chain_text(error: &anyhow::Error) -> String {
-    let mut text = error.to_string();
-    for cause in error.chain().skip(1) {
-        let words = cause.to_string();
-        if !text.ends_with(&words) {
-            text.push_str(": ");
-            text.push_str(&words);
-        }
-    }
-    text
-}
-
 /// Firefox starts a host as `path /path/to/manifest.json extension-id`; no CLI command looks
 /// like that.
 fn is_native_messaging(args: &[OsString]) -> bool {
     args.len() >= 3 && args[1].to_string_lossy().ends_with(".json")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_cause_already_in_the_message_is_not_repeated() {
-        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let error = anyhow::Error::from(about_startup_host::Error::io("no stored trace", io));
-        assert_eq!(
-            super::chain_text(&error),
-            "no stored trace: entity not found"
-        );
-        let wrapped = error.context("preload --plan");
-        assert_eq!(
-            super::chain_text(&wrapped),
-            "preload --plan: no stored trace: entity not found"
-        );
-    }
 }

@@ -54,6 +54,11 @@ pub const FIREFOX_PROFILE_MISSING: &str = "firefox_profile_missing";
 /// same in English).
 pub const PAGE_USE_UNKNOWN: &str = "page_use_unknown";
 
+/// A state file could not be read (not JSON of the host's, or past its size bound) and was set
+/// aside, never deleted (params: `file`, its name in the state folder; `folder`; `moved_to`, the
+/// name it has now, or `error` where it could not be moved, English). What it held is not used.
+pub const STATE_FILE_SET_ASIDE: &str = "state_file_set_aside";
+
 /// The English of [`HIDDEN_NOT_OWNER`] (also the reply's `hidden_reason`).
 pub const HIDDEN_NOT_OWNER_EN: &str =
     "the kernel reports page-cache state only for files you own or can write (Linux ≥ 5.2)";
@@ -164,6 +169,20 @@ impl Note {
             FIREFOX_PROFILE_MISSING => format!(
                 "Firefox's own profile is missing, the trace stands alone: {}",
                 p("detail")
+            ),
+            STATE_FILE_SET_ASIDE if self.params.contains_key("moved_to") => format!(
+                "{} in {} was damaged (not a file this host wrote): it was set aside as {}, not \
+                 deleted, and what it held is not used",
+                p("file"),
+                p("folder"),
+                p("moved_to")
+            ),
+            STATE_FILE_SET_ASIDE => format!(
+                "{} in {} was damaged (not a file this host wrote) and could not be set aside ({}): \
+                 what it held is not used; move it away yourself",
+                p("file"),
+                p("folder"),
+                p("error")
             ),
             other => other.to_owned(),
         }

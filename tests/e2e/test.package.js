@@ -34,6 +34,11 @@ const skip = !isRoot
 if (skip) {
   console.warn(`SKIPPED test.package.js: ${skip}`);
 }
+// Debian's own checker; .ci/run installs it (apt-get install lintian).
+const lintianSkip = skip || (spawnSync("lintian", ["--version"]).status === 0 ? false : "lintian is missing: apt-get install lintian (.ci/run does)");
+if (lintianSkip && !skip) {
+  console.warn(`SKIPPED test.package.js (lintian): ${lintianSkip}`);
+}
 
 function sh(cmd, args) {
   const result = spawnSync(cmd, args, { encoding: "utf8" });
@@ -102,6 +107,25 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
     assert.match(control, /Package: about-startup/);
   });
 
+  it("is a package Debian's checker passes: lintian says nothing but its one override, which says why", { skip: lintianSkip }, () => {
+    // As root lintian only warns, on stderr, that root is not recommended; its tags are on stdout.
+    const r = spawnSync("lintian", ["--show-overrides", stage.deb], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+    const tags = r.stdout.split("\n").filter((line) => /^[A-Z]: /.test(line));
+    assert.deepEqual(
+      tags.filter((line) => /^[EWX]: /.test(line)),
+      [],
+      `lintian's errors and warnings: ${r.stdout}`,
+    );
+    assert.deepEqual(
+      tags.filter((line) => line.startsWith("O: ")),
+      [`O: ${PACKAGE}: uses-dpkg-database-directly [usr/lib/about-startup/about-startup-host]`],
+      "the one override",
+    );
+    // The override carries its reason (lintian prints the comment above it as N: lines).
+    assert.match(r.stdout, /N: The host reads \/var\/lib\/dpkg\/info/);
+    assert.equal(r.status, 0, `lintian exited with ${r.status}: ${r.stderr}`);
+  });
+
   it("installs with dpkg: the host root-owned in a folder only root can write, the manifest and the polkit action naming it", () => {
     sh("dpkg", ["-i", stage.deb]);
     const host = fs.statSync(PACKAGED_HOST);
@@ -140,6 +164,21 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
     }
   });
 
+  it("has a manual page for the command and each of its subcommands, as --help lists them", () => {
+    // The commands the installed program's own --help lists (clap's "Commands:" block).
+    const help = sh(PACKAGED_HOST, ["--help"]);
+    const block = help.slice(help.indexOf("Commands:"), help.indexOf("\nOptions:"));
+    const commands = [...block.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]).filter((c) => c !== "help");
+    assert.ok(commands.includes("residency") && commands.includes("trace"), block);
+    const page = (name) => sh("gzip", ["-dc", `/usr/share/man/man1/${name}.1.gz`]);
+    const main = page("about-startup-host");
+    assert.match(main, /^\.TH about-startup-host 1 /m);
+    for (const command of commands) {
+      assert.ok(main.includes(`about-startup-host-${command}(1)`) || main.includes(`about\\-startup\\-host\\-${command}(1)`), `${command} in the main page's list`);
+      assert.match(page(`about-startup-host-${command}`), /^\.SH SYNOPSIS/m, `${command}'s own page`);
+    }
+  });
+
   it("gives an ordinary user a working command", () => {
     const result = spawnSync(
       "setpriv",
@@ -173,7 +212,7 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
   it("removes with dpkg -r: none of its files or folders is left", () => {
     sh("dpkg", ["-r", PACKAGE]);
     const left = stage.files.filter((f) => {
-      if (["/usr", "/usr/bin", "/usr/lib", "/usr/share", "/usr/share/doc", "/usr/share/polkit-1", "/usr/share/polkit-1/actions"].includes(f)) {
+      if (["/usr", "/usr/bin", "/usr/lib", "/usr/share", "/usr/share/doc", "/usr/share/polkit-1", "/usr/share/polkit-1/actions", "/usr/share/man", "/usr/share/man/man1", "/usr/share/lintian", "/usr/share/lintian/overrides"].includes(f)) {
         return false; // the system's own folders
       }
       return fs.existsSync(f) || fs.lstatSync(f, { throwIfNoEntry: false });

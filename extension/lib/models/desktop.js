@@ -4,7 +4,8 @@
 // reply comes in, lines of words go out through `t(key, subs)`. No browser.*, no DOM.
 import { HOST_DISCONNECTED, HOST_MISSING } from "../transport/host-client.js";
 import { formatDateTime, formatMB, formatSeconds } from "../wording/format.js";
-import { hostErrorText } from "../wording/host-notes.js";
+import { hostErrorText, hostNoteText } from "../wording/host-notes.js";
+import { setAsideNotes } from "./plan.js";
 import { plural } from "../wording/i18n.js";
 import { hostCommands } from "../wording/commands.js";
 import { RECORD_ARGS } from "./trace.js";
@@ -30,6 +31,8 @@ export function desktopView(status) {
   const problem = status?.problem && typeof status.problem.code === "string" ? { code: status.problem.code, message: String(status.problem.message ?? "") } : null;
   return {
     state: status?.enabled ? (status.outdated ? "outdated" : "on") : problem ? "unavailable" : "off",
+    // last-prefetch.json was damaged and set aside by this request: said once (host notes)
+    setAside: setAsideNotes(status),
     enabled: status?.enabled === true,
     entry: text(status?.entry),
     systemEntry: text(status?.system_entry),
@@ -94,6 +97,8 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
   } else {
     lines.push({ id: "plan", text: t(plan.learnedStale ? "desktopPlanNoneStale" : "desktopPlanNone") });
   }
+  // A damaged record of the last launch is why none is shown.
+  lines.push(...(view.setAside ?? []).map((note) => ({ id: "set-aside", text: hostNoteText(note, t) })));
   const { last } = view;
   if (last) {
     const at = last.at === null ? "—" : when(last.at);

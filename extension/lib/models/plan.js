@@ -4,7 +4,7 @@
 // No browser.*, no DOM.
 import { HOST_DISCONNECTED, HOST_MISSING } from "../transport/host-client.js";
 import { formatDateTime, formatMB, formatPercent, formatSeconds } from "../wording/format.js";
-import { hostErrorText, hostNoteText } from "../wording/host-notes.js";
+import { hostErrorText, hostNoteText, setAsideTexts, STATE_FILE_SET_ASIDE } from "../wording/host-notes.js";
 import { plural } from "../wording/i18n.js";
 import { hostCommands } from "../wording/commands.js";
 
@@ -63,6 +63,11 @@ export function uncachedPreloadParams(view) {
   return b64.some((b) => b !== null) ? { files: paths, files_b64: b64 } : { files: paths };
 }
 
+/** The `state_file_set_aside` notes of a reply ([] for none, or an older host). */
+export function setAsideNotes(reply) {
+  return Array.isArray(reply?.note_codes) ? reply.note_codes.filter((n) => n?.code === STATE_FILE_SET_ASIDE) : [];
+}
+
 /** A `plan_status` reply as what the UI shows; missing values stay null. */
 export function planView(status) {
   const autostart = status?.autostart ?? {};
@@ -80,6 +85,8 @@ export function planView(status) {
   const plannedInstallBytes = split ? status.planned_install_bytes : null;
   return {
     state: status?.learned ? "learned" : "none",
+    // working-set.json was damaged and set aside by this very request: said once (host notes)
+    setAside: setAsideNotes(status),
     learned: Boolean(status?.learned),
     starts: isCount(status?.starts) ? status.starts : 0,
     plannedBytes,
@@ -152,7 +159,8 @@ const defaultWhen = (ms) => formatDateTime(ms);
  */
 export function planLines(view, t, { when = defaultWhen, locale = undefined, commands = hostCommands(null) } = {}) {
   const tn = plural(t);
-  const lines = [];
+  // A damaged working-set.json comes first: it is why nothing is learned.
+  const lines = (view.setAside ?? []).map((note) => ({ id: "set-aside", text: hostNoteText(note, t) }));
   if (view.learned) {
     lines.push({
       id: "learned",
@@ -241,7 +249,9 @@ export function learnText(entry, t, { when = defaultWhen } = {}) {
     learnedLine = tn("planLearnLast", files, [when(learned.at), String(files ?? "—"), cache]);
   }
   if (entry.status === "learned" || entry.status === "learning") {
-    return learnedLine;
+    // The learn that set a damaged working-set.json aside says so as long as it is the last one.
+    const setAside = entry.status === "learned" ? setAsideTexts(entry.result, t) : [];
+    return setAside.length > 0 ? [...setAside, learnedLine].filter(Boolean).join(" ") : learnedLine;
   }
   if (entry.status === "unsupported") {
     return t("planLearnUnsupported");

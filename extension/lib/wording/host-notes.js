@@ -21,7 +21,11 @@ export const HOST_NOTE_KEYS = {
   page_use_unknown: "hostNotePageUseUnknown",
   archive_unreadable: "hostNoteArchiveUnreadable",
   firefox_profile_missing: "hostNoteFirefoxProfileMissing",
+  state_file_set_aside: "hostNoteStateFileSetAside",
 };
+
+/** A damaged state file the host set aside (docs/PROTOCOL.md, "Notes"): the code of its note. */
+export const STATE_FILE_SET_ASIDE = "state_file_set_aside";
 
 /** Why Firefox's own startup profile is missing (firefox_profile_missing's `reason`). */
 export const FIREFOX_PROFILE_REASON_KEYS = {
@@ -164,6 +168,7 @@ const SUBS = {
   attached_late: (p) => [formatMs(p.ms)],
   page_use_unknown: (p, t) => [pageUseReason(p, t)],
   archive_unreadable: (p) => [String(p.path ?? "—")],
+  state_file_set_aside: (p) => (p.moved_to ? [String(p.file ?? "—"), String(p.moved_to), String(p.folder ?? "—")] : [String(p.file ?? "—"), String(p.folder ?? "—"), String(p.error ?? "—")]),
   firefox_profile_missing: (p, t) => [FIREFOX_PROFILE_REASON_KEYS[p.reason] ? t(FIREFOX_PROFILE_REASON_KEYS[p.reason]) : String(p.detail ?? "—")],
   no_exact_trace: (p, t) => [NO_TRACE_REASON_KEYS[p.reason] ? t(NO_TRACE_REASON_KEYS[p.reason]) : t("traceReasonUnknown", [String(p.reason ?? "—")])],
 };
@@ -191,7 +196,8 @@ const COUNTS = {
 export function hostNoteText(note, t) {
   const code = typeof note === "string" ? note : note?.code;
   const params = (typeof note === "object" && note?.params) || {};
-  const key = HOST_NOTE_KEYS[code];
+  // A damaged state file that could not even be moved has a message of its own.
+  const key = code === STATE_FILE_SET_ASIDE && !params.moved_to ? "hostNoteStateFileNotSetAside" : HOST_NOTE_KEYS[code];
   if (!key) {
     return t("hostNoteUnknown", [String(code ?? "—")]);
   }
@@ -216,4 +222,14 @@ export function traceNoteTexts(trace, t) {
   const english = Array.isArray(trace?.notes) ? trace.notes.length : 0;
   const tn = plural(t);
   return english > 0 ? [tn("traceNotesOldHost", english)] : [];
+}
+
+/**
+ * The damaged state files a reply says it set aside (`note_codes` of `plan_status`, `learn`,
+ * `relaunch_status`, `desktop`), worded; [] when none. Each is said once by the host (the file
+ * is gone from its place after), so a section keeps what it was told.
+ */
+export function setAsideTexts(reply, t) {
+  const notes = Array.isArray(reply?.note_codes) ? reply.note_codes : [];
+  return notes.filter((n) => n?.code === STATE_FILE_SET_ASIDE).map((n) => hostNoteText(n, t));
 }

@@ -133,6 +133,13 @@ pub(super) enum Cmd {
         #[arg(long)]
         system: bool,
     },
+    /// Write the manual pages (about-startup-host.1 and one per command) into DIR, rendered
+    /// from these definitions; for packaging (scripts/package.mjs), so hidden.
+    #[command(hide = true)]
+    Manpages {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// Print the native-messaging manifest for this binary (without installing it).
     Manifest {
         /// The add-on id allowed to talk to the host.
@@ -322,9 +329,25 @@ pub enum TraceAction {
     /// (`--format firefox-profiler`): merged into Firefox's own startup profile where
     /// `launch --firefox-profile` recorded one, else the trace alone.
     Export(super::profile::ExportArgs),
-    /// What a stored or given trace says: its report (as `launch --trace` prints it), or with
-    /// `--json` every figure the page shows of it (the protocol's `trace_summary`: file rows,
-    /// charts as bins, code regions, entries, the profile's share).
+    /// List the stored traces (your state folder's traces/), newest first, with their ids.
+    List {
+        /// Print one JSON object on stdout instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one stored trace as `launch --trace` reported it (the per-file table and access
+    /// maps), or (--json) the whole trace.
+    Show {
+        /// The trace's id (`trace list` lists them).
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print the trace as one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every figure the page shows of a stored or given trace, as one JSON object (the
+    /// protocol's `trace_summary`: file rows, charts as bins, code regions, entries, the
+    /// profile's share); `trace show` prints the same as a report.
     Summary(SummaryArgs),
 }
 
@@ -342,9 +365,57 @@ pub struct SummaryArgs {
     /// sessionRestored) [default: the trace's own sessionRestored, else its last read].
     #[arg(long, value_name = "MS")]
     pub axis_end: Option<f64>,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+}
+
+impl Cmd {
+    /// Whether the command was asked for `--json`: then a failure is a JSON error object on
+    /// stdout too (cli::run), not only a line on stderr.
+    pub(super) fn json(&self) -> bool {
+        match self {
+            Cmd::Residency(a) => a.target.json,
+            Cmd::Preload(a) => a.target.json,
+            Cmd::Evict(a) => a.target.json,
+            Cmd::Learn(a) => a.json,
+            Cmd::Plan(a) => a.json,
+            Cmd::Autostart(
+                AutostartCmd::Enable { json }
+                | AutostartCmd::Disable { json }
+                | AutostartCmd::Status { json },
+            ) => *json,
+            Cmd::Desktop(
+                DesktopCmd::Enable(a) | DesktopCmd::Disable(a) | DesktopCmd::Status(a),
+            ) => a.json,
+            Cmd::Launch(a) => a.json,
+            Cmd::Relaunch(a) => a.json,
+            Cmd::Trace(a) => match &a.action {
+                None => a.json,
+                Some(TraceAction::Export(e)) => e.json,
+                Some(TraceAction::List { json } | TraceAction::Show { json, .. }) => *json,
+                Some(TraceAction::Summary(_)) => true,
+            },
+            Cmd::Telemetry(a) => a.json,
+            Cmd::Install { .. }
+            | Cmd::Uninstall { .. }
+            | Cmd::Manifest { .. }
+            | Cmd::Manpages { .. } => false,
+        }
+    }
+}
+
+/// A conflict between flags and one value of an option, which clap's definitions cannot say:
+/// `trace export --json -o -` would print the profile and then the summary on one stdout.
+pub(super) fn value_conflict(cli: &Cli) -> Option<String> {
+    match &cli.command {
+        Cmd::Trace(TraceArgs {
+            action: Some(TraceAction::Export(e)),
+            ..
+        }) if e.json && e.output.as_deref() == Some(std::path::Path::new("-")) => Some(
+            "'trace export --json' prints the export's summary on stdout, where '-o -' writes the \
+             profile: write the profile to a file (-o FILE), or leave out --json"
+                .to_owned(),
+        ),
+        _ => None,
+    }
 }
 
 /// `--batches FIRST:MAX` in MiB.

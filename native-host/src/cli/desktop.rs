@@ -12,6 +12,9 @@ use super::render::{megabytes, print_json};
 use super::target::find_firefox;
 
 fn print_status(s: &DesktopStatus) {
+    for note in &s.note_codes {
+        println!("note: {}", note.english());
+    }
     let state = match (s.enabled, s.outdated) {
         (true, false) => "on",
         (true, true) => "on, but written by a host binary or for a Firefox that moved: run `desktop enable` again",

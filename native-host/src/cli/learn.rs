@@ -27,6 +27,9 @@ pub(super) fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
     if args.json {
         return print_json(&summary);
     }
+    for note in &summary.note_codes {
+        println!("note: {}", note.english());
+    }
     println!(
         "learned the start of Firefox {pid}: {} MB in {} (merged over {}) -> {}",
         megabytes(summary.bytes),
@@ -53,6 +56,9 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
     let status = plan::status_of(&install.dir, &crate::state::open_acting()?, source)?;
     if args.json {
         return print_json(&status);
+    }
+    for note in &status.note_codes {
+        println!("note: {}", note.english());
     }
     let build = |b: &Option<String>| b.clone().unwrap_or_else(|| "unknown".into());
     if status.stale {
@@ -106,6 +112,21 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
     match &status.uncached_files {
         None => println!("uncached files: hidden (the kernel reports page-cache state only for files you own or can write)"),
         Some(files) if files.is_empty() => println!("uncached files: none"),
+        // Nothing learned: no file is known to be one the starts read (`planned` is null), so
+        // none is counted as such (the page's planUncachedAny says the same).
+        Some(files) if !status.learned => {
+            let bytes: u64 = files.iter().map(|f| f.size).sum();
+            println!(
+                "uncached files of Firefox: {} ({} MB): a start that needs them reads them from disk; which ones a start needs is known once {}",
+                files.len(),
+                megabytes(bytes),
+                if source == plan::PlanSource::Learned {
+                    "a start is learned"
+                } else {
+                    "a start of this build is traced"
+                }
+            );
+        }
         Some(files) => {
             // Only the files the learned starts read make the next start read from disk; a file
             // no start touched (a `vulkantest` probe) is listed apart, without the alarm.

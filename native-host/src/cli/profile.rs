@@ -36,7 +36,7 @@ pub const MAX_TRACE_BYTES: u64 = 256 * 1024 * 1024;
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// A stored trace's id (see the page or `ls ~/.local/state/about-startup/traces`), a trace
+    /// A stored trace's id (`trace list` lists them, as the page does), a trace
     /// JSON file (`launch --json` output, a stored trace) or an about:startup export holding one
     /// [default: the newest stored trace].
     #[arg(value_name = "ID|FILE")]
@@ -115,8 +115,9 @@ pub(super) fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<
     let stored_id = |id: String| -> anyhow::Result<(Option<String>, Trace)> {
         let trace = store::read(dir, &id).with_context(|| {
             format!(
-                "no stored trace {id} in {} (or it is not a trace this host reads): the page and `ls` there list them",
-                dir.path().display()
+                "no stored trace {id} in {} (or it is not a trace this host reads): `{}` lists them",
+                dir.path().display(),
+                store::list_command()
             )
         })?;
         Ok((Some(id), trace))

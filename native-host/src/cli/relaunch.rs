@@ -47,9 +47,16 @@ pub struct RelaunchArgs {
 pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
     let state_dir = crate::state::locate(None)?;
     if args.status {
-        let last = status::read_at(&state_dir);
+        let (last, set_aside) = status::read_at_or_set_aside(&state_dir);
         if args.json {
+            // The record's own shape on stdout, as before; the note beside it on stderr.
+            if let Some(note) = &set_aside {
+                eprintln!("about-startup-host: note: {}", note.english());
+            }
             return print_json(&last);
+        }
+        if let Some(note) = &set_aside {
+            println!("note: {}", note.english());
         }
         match last {
             Some(s) => print_human(&s),

@@ -14,6 +14,16 @@ pub(super) fn telemetry_cmd(args: &TelemetryArgs) -> anyhow::Result<()> {
                     dir.display()
                 );
             }
+            if !telemetry::looks_like_profile(dir) {
+                return Err(crate::Error::ProfileNotFound(format!(
+                    "{} is not a Firefox profile (it has none of {}, which Firefox writes into \
+                     every profile it starts with): name the profile folder, which about:profiles \
+                     shows as \"Root Directory\"",
+                    dir.display(),
+                    telemetry::PROFILE_FILES.join(", ")
+                ))
+                .into());
+            }
             dir.clone()
         }
         None => {

@@ -153,15 +153,18 @@ fn relaunch_launch(seconds: Option<f64>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `trace --pid`, or `trace export`.
+/// `trace --pid`, or `trace export` (`trace list` and `show` are cli/traces.rs).
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     match &args.action {
         Some(TraceAction::Export(e)) => return super::profile::export_cmd(e),
         Some(TraceAction::Summary(s)) => return summary_cmd(s),
-        None => {}
+        // cli/mod.rs sends these to cli/traces.rs.
+        Some(TraceAction::List { .. } | TraceAction::Show { .. }) | None => {}
     }
     let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
-        anyhow::bail!("trace needs --pid and --seconds (or the export subcommand)");
+        anyhow::bail!(
+            "trace needs --pid and --seconds (or a subcommand: export, list, show, summary)"
+        );
     };
     check_pid(pid)?;
     let install = files::locate(None, Some(pid))?;
@@ -181,7 +184,7 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     finish(&trace, owner.as_ref(), args.json).map(drop)
 }
 
-/// `trace summary`: a stored or given trace's report, or its summary as JSON.
+/// `trace summary`: every figure of a stored or given trace, as JSON (`trace show` is the report).
 fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
     let owner = crate::state::acting_for()?;
     let state = crate::state::open(owner.as_ref())?;
@@ -214,17 +217,8 @@ fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
         crate::trace::summary::summarize(&trace, opts, &ProfileContext::from_files(&trace))
     };
     let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer(&mut out, &summary)?;
-        writeln!(out)?;
-    } else {
-        print_human(
-            &mut out,
-            &trace,
-            &summary,
-            &crate::invocation::current().as_root,
-        )?;
-    }
+    serde_json::to_writer(&mut out, &summary)?;
+    writeln!(out)?;
     Ok(())
 }
 

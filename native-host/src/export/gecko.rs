@@ -91,6 +91,9 @@ pub fn check(gecko: &Value, trace: &Trace) -> Result<(u64, u64), ExportError> {
     Ok((zero, meta_mono))
 }
 
+/// The category of our counters in a merged (Gecko-format) profile.
+pub const COUNTER_CATEGORY: &str = "Bytes read from disk";
+
 fn push_str(thread: &mut Value, s: &str) -> usize {
     let table = thread
         .as_object_mut()
@@ -137,6 +140,7 @@ fn io_data(m: &IoMarker) -> Value {
         "used": m.used,
         "code": m.cause,
         "group": m.group,
+        "disk": crate::trace::disk_time::words(m.disk),
     })
 }
 
@@ -220,7 +224,8 @@ impl Merge<'_> {
         if let Some(pv) = self.by_pid.remove(&pid) {
             let name = push_str(main, "Disk read");
             for m in &pv.markers {
-                push_marker(main, name, m.t + off, Some(m.t + off), cat, io_data(m));
+                let (from, to) = m.span();
+                push_marker(main, name, from + off, Some(to + off), cat, io_data(m));
             }
         }
         if pid != self.trace.pid {
@@ -246,7 +251,12 @@ impl Merge<'_> {
             for s in &self.view.series {
                 counters.push(json!({
                     "name": format!("Disk reads: {}", s.group),
-                    "category": "Bandwidth",
+                    // Not "Bandwidth": the Profiler labels every Gecko-format counter of that
+                    // category "Bandwidth" whatever its name (it makes the track's display from
+                    // the category alone), so the five file groups' tracks could not be told
+                    // apart. Any other category is labelled by the counter's name, its values
+                    // shown as plain numbers: bytes, as the name says.
+                    "category": COUNTER_CATEGORY,
                     "description": format!("Bytes read from disk into the page cache for {} (kernel trace, about:startup)", s.group),
                     "samples": {
                         "schema": {"time": 0, "count": 1, "number": 2},
@@ -289,11 +299,12 @@ pub fn merge(gecko: &mut Value, trace: &Trace, view: &View) -> Result<(), Export
         let mut t = own_thread(&like, pid, &pv.kind);
         let name = push_str(&mut t, "Disk read");
         for mk in &pv.markers {
+            let (from, to) = mk.span();
             push_marker(
                 &mut t,
                 name,
-                mk.t + off,
-                Some(mk.t + off),
+                from + off,
+                Some(to + off),
                 m.category_index,
                 io_data(mk),
             );

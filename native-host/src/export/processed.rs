@@ -14,6 +14,7 @@ use fxprof_processed_profile::{
 
 use super::schema::{self, Format, Schema};
 use super::view::View;
+use crate::trace::disk_time;
 use crate::trace::model::Trace;
 
 /// One marker of one of our schemas, its field values in schema order.
@@ -158,10 +159,12 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
                     V::S(&m.used),
                     V::S(&m.cause),
                     V::S(m.group),
+                    V::S(&disk_time::words(m.disk)),
                 ],
             );
+            let (from, to) = m.span();
             w.profile
-                .add_marker(thread, MarkerTiming::Interval(ts(m.t), ts(m.t)), marker);
+                .add_marker(thread, MarkerTiming::Interval(ts(from), ts(to)), marker);
         }
     }
     if let (Some(thread), Some(process)) = (parent_thread, parent_process) {
@@ -198,7 +201,39 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
             }
         }
     }
-    serde_json::to_vec(&w.profile)
+    let mut profile = serde_json::to_value(&w.profile)?;
+    name_tracks(&mut profile);
+    serde_json::to_vec(&profile)
+}
+
+/// Give each of our counters its own track name. The Profiler names a counter's track by its
+/// `display.label`; a processed profile older than version 62 (the crate writes 55) gets that
+/// from the category alone ("Bandwidth" for every bytes counter), so five tracks would all read
+/// "Bandwidth". The crate has no setter for it: the object the Profiler's own upgrader would
+/// make for a Bandwidth counter (firefox-devtools/profiler, processed-profile upgrader 62) is
+/// written here with the counter's name as its label, which that upgrader then leaves alone
+/// (and the next one adds the tooltip rows of a bytes counter).
+fn name_tracks(profile: &mut serde_json::Value) {
+    let Some(counters) = profile
+        .get_mut("counters")
+        .and_then(serde_json::Value::as_array_mut)
+    else {
+        return;
+    };
+    for c in counters {
+        if c.get("category").and_then(serde_json::Value::as_str) != Some("Bandwidth") {
+            continue;
+        }
+        let label = c.get("name").cloned().unwrap_or_default();
+        c["display"] = serde_json::json!({
+            "graphType": "line-rate",
+            "unit": "bytes",
+            "color": "blue",
+            "markerSchemaLocation": null,
+            "sortWeight": 10,
+            "label": label,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -229,18 +264,33 @@ mod tests {
             .unwrap()
             .contains(&serde_json::json!("timeline-fileio")));
         assert!(read.to_string().contains("file-path"));
+        // The fixture's counts, by hand and by `jq '[.events[] | .p] | group_by(.) | map(length)'`:
+        // 26 reads by three processes (21 + 3 + 2), no file written.
         let threads = p["threads"].as_array().unwrap();
-        assert_eq!(threads.len(), v.processes.len().max(1));
+        assert_eq!(threads.len(), 3);
         let markers: usize = threads
             .iter()
             .map(|t| t["markers"]["length"].as_u64().unwrap() as usize)
             .sum();
-        let reads: usize = v.processes.iter().map(|p| p.markers.len()).sum();
-        assert_eq!(markers, reads + 2, "every read, the milestone, the summary");
-        let counters = p["counters"].as_array().unwrap();
-        assert_eq!(counters.len(), v.series.len());
-        assert!(counters
+        assert_eq!(markers, 26 + 2, "every read, the milestone, the summary");
+        // One track per file group of the fixture's files (firefox-esr, nine other libraries,
+        // libxul.so, omni.ja), each labelled by its own name where the Profiler looks for it
+        // (test.profiler.js reads the labels back with the Profiler's loader).
+        let mut labels: Vec<&str> = p["counters"]
+            .as_array()
+            .unwrap()
             .iter()
-            .any(|c| c["name"] == "Disk reads: libxul.so"));
+            .map(|c| c["display"]["label"].as_str().unwrap())
+            .collect();
+        labels.sort_unstable();
+        assert_eq!(
+            labels,
+            [
+                "Disk reads: libxul.so",
+                "Disk reads: omni.ja",
+                "Disk reads: other install files",
+                "Disk reads: other libraries"
+            ]
+        );
     }
 }

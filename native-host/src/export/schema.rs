@@ -62,6 +62,7 @@ pub const DISK_READ: Schema = Schema {
         Field { key: "used", label: "Used", format: Format::Text },
         Field { key: "code", label: "Faulting code", format: Format::Text },
         Field { key: "group", label: "File group", format: Format::Text },
+        Field { key: "disk", label: "Disk time", format: Format::Text },
     ],
 };
 

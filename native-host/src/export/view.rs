@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::trace::code::label;
+use crate::trace::disk_time::{self, DiskTime};
 use crate::trace::model::{Read, Trace};
 use crate::trace::summary::code;
 use crate::units::megabytes;
@@ -31,6 +32,19 @@ pub struct IoMarker {
     pub cause: String,
     /// The file group of the bytes-over-time tracks.
     pub group: &'static str,
+    /// When the disk was busy with it (its block requests' issue to completion), where the
+    /// trace shows it (crate::trace::disk_time).
+    pub disk: Option<DiskTime>,
+}
+
+impl IoMarker {
+    /// The marker's start and end: its block requests' issue to their completion where the
+    /// trace has them, else the moment its pages entered the cache (zero length; its "Disk
+    /// time" field then says unknown).
+    #[must_use]
+    pub fn span(&self) -> (f64, f64) {
+        self.disk.map_or((self.t, self.t), |d| (d.issued, d.done))
+    }
 }
 
 /// One process's share.
@@ -181,7 +195,8 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
     let mut by_pid: BTreeMap<i32, Vec<IoMarker>> = BTreeMap::new();
     let mut buckets: HashMap<(&'static str, i64), (u64, u32)> = HashMap::new();
     let mut total = 0u64;
-    for e in &trace.events {
+    let disk = disk_time::of_reads(trace);
+    for (e, disk) in trace.events.iter().zip(disk) {
         let Some(file) = trace.files.get(e.f as usize) else {
             continue;
         };
@@ -211,6 +226,7 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
             used: used(trace, e),
             cause,
             group: g,
+            disk,
         });
     }
     let processes = by_pid
@@ -333,6 +349,7 @@ mod tests {
         t.code = vec![CodeSite {
             lib: "/ff/libxul.so".into(),
             offset: 0x12345,
+            address: Some(0x13345),
             section: Some(".text".into()),
             symbol: None,
         }];
@@ -353,13 +370,13 @@ mod tests {
         assert_eq!(m[2].how, "page fault without a window");
         assert_eq!(m[2].region, ".text");
         assert_eq!(m[2].used, "1 of 2 pages then used");
-        assert_eq!(m[2].cause, "libxul.so .text+0x12345");
+        assert_eq!(m[2].cause, "libxul.so 0x13345 (.text)");
         assert_eq!(m[1].region, "modules/A.sys.mjs");
         assert_eq!(m[1].group, "omni.ja");
         assert_eq!(v.total_bytes, 4 * 4096);
         assert_eq!(
             v.top_code,
-            [("libxul.so .text+0x10000 (64 KiB block)".to_owned(), 8192)]
+            [("libxul.so 0x10000–0x1ffff (64 KiB block)".to_owned(), 8192)]
         );
         assert_eq!(v.top_entries[0].1, "modules/A.sys.mjs");
         assert_eq!(v.milestones[0].0, "main");

@@ -213,6 +213,19 @@ pub struct Archive {
     pub skipped_count: usize,
 }
 
+/// Files Firefox writes into a profile folder as soon as it starts with it (seen in every
+/// profile of ESR 153 here), so a folder with none of them is not a profile: a mistyped
+/// `--profile` is then said as such, not as "no Telemetry archive".
+pub const PROFILE_FILES: [&str; 3] = ["compatibility.ini", "prefs.js", "times.json"];
+
+/// Whether `dir` holds any of [`PROFILE_FILES`].
+#[must_use]
+pub fn looks_like_profile(dir: &Path) -> bool {
+    PROFILE_FILES
+        .iter()
+        .any(|f| std::fs::symlink_metadata(dir.join(f)).is_ok_and(|m| m.is_file()))
+}
+
 /// The newest `limit` sessions in `profile`'s archive; `Err(Cancelled)` as soon as `cancel`
 /// is set (checked before each file).
 pub fn read_archive(

@@ -132,9 +132,11 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
         }),
         Command::RelaunchStatus => guarded(|| {
             let dir = crate::state::locate(None)?;
+            let (last, set_aside) = crate::relaunch::status::read_at_or_set_aside(&dir);
             Ok(Reply::RelaunchStatus(Box::new(LastRelaunch {
-                last: crate::relaunch::status::read_at(&dir),
+                last,
                 trace_ready: crate::relaunch::traced::readiness(),
+                note_codes: set_aside.into_iter().collect(),
             })))
         }),
         Command::Autostart { enable } => guarded(|| autostart(enable)),

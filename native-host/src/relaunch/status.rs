@@ -126,6 +126,27 @@ pub fn read_at(path: &Path) -> Option<Status> {
     read(&StateDir::existing(path, None).ok()??)
 }
 
+/// [`read_at`] for the readers that report to someone (`relaunch_status`, `relaunch --status`):
+/// a file that is not a restart record of any version is set aside as
+/// `relaunch.json.corrupt.<ms>`, and the note says so (crate::state::aside).
+#[must_use]
+pub fn read_at_or_set_aside(path: &Path) -> (Option<Status>, Option<crate::note::Note>) {
+    let Some(dir) = StateDir::existing(path, None).ok().flatten() else {
+        return (None, None);
+    };
+    let (read, note) = crate::state::aside::read_or_set_aside(&dir, STATUS_FILE, MAX_BYTES, |b| {
+        // Another version's record (JSON with another `version`) is no record, not damage.
+        parse(b).map(Some).or_else(|| {
+            serde_json::from_slice::<serde_json::Value>(b)
+                .ok()
+                .and_then(|v| v.get("version")?.as_u64())
+                .filter(|v| *v != u64::from(STATUS_VERSION))
+                .map(|_| None)
+        })
+    });
+    (read.flatten(), note)
+}
+
 /// A status file's bytes, or `None` for anything else. Pure.
 #[must_use]
 pub fn parse(bytes: &[u8]) -> Option<Status> {

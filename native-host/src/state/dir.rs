@@ -380,6 +380,33 @@ impl StateDir {
         }
     }
 
+    /// Set `name` aside as `<name>.corrupt.<ms since the epoch>` (a rename in the folder, never
+    /// over an existing name, never through a symlink: the name itself moves), so a damaged
+    /// state file is kept for a person to look at and the next write starts afresh. Returns the
+    /// new name. The same naming as the add-on's history (`history.corrupt.<ms>`).
+    pub fn set_aside(&self, name: &str) -> io::Result<String> {
+        let os = check_name(name)?;
+        let now = crate::os::clock::now_ms();
+        for n in 0..100 {
+            let aside = format!("{name}.corrupt.{}", now + n);
+            match rustix::fs::renameat_with(
+                &*self.fd,
+                os,
+                &*self.fd,
+                aside.as_str(),
+                rustix::fs::RenameFlags::NOREPLACE,
+            ) {
+                Ok(()) => return Ok(aside),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(refused(
+            io::ErrorKind::AlreadyExists,
+            format!("no free name to set {name} aside after 100 tries"),
+        ))
+    }
+
     /// The UTF-8 names in the folder (`.` and `..` aside), at most `max` of them.
     pub fn names(&self, max: usize) -> io::Result<Vec<String>> {
         let mut out = Vec::new();

@@ -3,12 +3,14 @@
 //! The working set, the last planned preload, the stored traces and their markers live there;
 //! the autostart entries use the same folder rules in the config folder.
 //!
-//! On the ground floor: it uses `os::{beneath, sys}` (the syscall wrappers) and `error`, and
-//! nothing else of the crate, so every feature may keep state without an arrow pointing back.
+//! On the ground floor: it uses `os::{beneath, sys, clock}` (the syscall wrappers), `error` and
+//! `note`, and nothing else of the crate, so every feature may keep state without an arrow pointing back.
 //!
 //! - [`user`]: whom root acts for under `sudo`/`pkexec`, and where their state folder is;
 //! - [`dir`]: a [`StateDir`], a folder held open by descriptor; every file in it is read, written,
-//!   listed and removed beneath that descriptor, one name at a time, never through a symlink.
+//!   listed and removed beneath that descriptor, one name at a time, never through a symlink;
+//! - [`aside`]: a damaged state file is set aside (`<name>.corrupt.<ms>`), never deleted, and
+//!   said in a note (crate::note) for the page and the CLI to word.
 //!
 //! The rules, one for every user (root included), are the threat model's
 //! (docs/design/root-acting-for-a-user.md): the state folder is a real folder (not a symlink)
@@ -17,6 +19,7 @@
 //! regular file with one name (a FIFO, a device, a hard link to someone else's file); writes
 //! are atomic (a new file with a unique name, renamed over the old one).
 
+pub mod aside;
 pub mod dir;
 pub mod user;
 

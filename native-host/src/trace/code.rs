@@ -5,8 +5,10 @@
 //!
 //! Debian's libxul.so is stripped: it has no `.symtab`, and its `.dynsym` names only the few
 //! exported functions, so a nearest exported symbol would name the wrong code. Such sites carry
-//! the section and the file offset only (`.text+0x2c3f10`), which `addr2line -e <debug file>`
-//! resolves wherever the debug symbols are at hand.
+//! the address and the section holding it (`libxul.so 0x33640d4 (.init)`): the ELF virtual
+//! address, which `nm`, `readelf -S` and `addr2line -e <debug file>` read, not the file offset
+//! (they differ: libxul.so's `.text` starts at file offset 0x3363100, address 0x3364100), and
+//! never written as `section+offset`, which would read as an offset into the section.
 //!
 //! The ELF parsing goes through the `object` crate over a read cache (bounded, no panics on a
 //! hostile file in a user-owned install); [`name_sites`] is pure over [`Mappings`] and an
@@ -163,6 +165,7 @@ pub fn name_sites(
                 return CodeSite {
                     lib: "[unknown]".into(),
                     offset: ip,
+                    address: None,
                     section: None,
                     symbol: None,
                 };
@@ -175,22 +178,25 @@ pub fn name_sites(
                         .as_ref()
                         .map_or_else(|| "[anon]".into(), |p| p.to_string_lossy().into_owned()),
                     offset: ip,
+                    address: None,
                     section: None,
                     symbol: None,
                 };
             };
             let offset = ip - line.start + line.offset;
             let index = cache.entry(path.clone()).or_insert_with(|| elf(path));
-            let (section, symbol) = match index.section_at(offset) {
+            let (section, address, symbol) = match index.section_at(offset) {
                 Some((name, addr)) => (
                     Some(name.to_owned()),
+                    Some(addr),
                     index.symbol_at(addr).map(str::to_owned),
                 ),
-                None => (None, None),
+                None => (None, None, None),
             };
             CodeSite {
                 lib: crate::path_text::display(path),
                 offset,
+                address,
                 section,
                 symbol,
             }
@@ -198,17 +204,49 @@ pub fn name_sites(
         .collect()
 }
 
-/// A short name for a site: `libxul.so .text+0x2c3f10`, or `libxul.so foo` with a symbol.
+fn lib_name(site: &CodeSite) -> String {
+    Path::new(&site.lib)
+        .file_name()
+        .map_or_else(|| site.lib.clone(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Where a site is, without its symbol: the address (`0x33640d4`), else, in a trace of an older
+/// host, the file offset said as such (`file offset 0x33630d4`), else the bare address of
+/// anonymous memory.
+fn place(site: &CodeSite, at: u64) -> String {
+    match (site.address, &site.section) {
+        (None, Some(_)) => format!("file offset {at:#x}"),
+        _ => format!("{at:#x}"),
+    }
+}
+
+/// A short name for a site: `libxul.so foo` with a symbol, else `libxul.so 0x33640d4 (.init)`
+/// (its address and the section holding it), else `[anon] 0x7f…`.
 #[must_use]
 pub fn label(site: &CodeSite) -> String {
-    let lib = Path::new(&site.lib)
-        .file_name()
-        .map_or_else(|| site.lib.clone(), |n| n.to_string_lossy().into_owned());
+    let lib = lib_name(site);
+    let at = place(site, site.address.unwrap_or(site.offset));
     match (&site.symbol, &site.section) {
         (Some(sym), _) => format!("{lib} {sym}"),
-        (None, Some(sec)) => format!("{lib} {sec}+{:#x}", site.offset),
-        (None, None) => format!("{lib} {:#x}", site.offset),
+        (None, Some(sec)) => format!("{lib} {at} ({sec})"),
+        (None, None) => format!("{lib} {at}"),
     }
+}
+
+/// The `block`-byte block (a power of two) of the code a site lies in, for a stripped library
+/// that has nothing finer: `libxul.so 0x3360000–0x336ffff (64 KiB block)`, by address where
+/// known. No section is named: a block may hold several (libxul.so's `.init`, `.fini` and the
+/// start of `.text` share one).
+#[must_use]
+pub fn block_label(site: &CodeSite, block: u64) -> String {
+    let start = site.address.unwrap_or(site.offset) & !(block - 1);
+    format!(
+        "{} {}–{:#x} ({} KiB block)",
+        lib_name(site),
+        place(site, start),
+        start + block - 1,
+        block / 1024
+    )
 }
 
 #[cfg(test)]
@@ -245,23 +283,68 @@ mod tests {
         });
         assert_eq!(Path::new(&sites[0].lib), exe);
         assert_eq!(sites[0].section.as_deref(), Some(".text"));
+        // The address is the one binutils give, not the file offset: inside `.text` as
+        // `readelf -SW` lists it (an independent reading of the section headers).
+        let address = sites[0]
+            .address
+            .expect("an address where the section is known");
+        let (start, size) = readelf_section(&exe, ".text");
+        assert!(
+            address >= start && address < start + size,
+            "{address:#x} outside .text {start:#x}+{size:#x}"
+        );
         // `cargo test --release` builds this binary stripped (profile.release): then the site is
         // named by section and offset, as for a stripped libxul.so.
         if ElfIndex::read(&exe).has_symbols() {
             let symbol = sites[0].symbol.as_deref().unwrap_or_default();
             assert!(symbol.contains("a_function_to_find"), "{sites:?}");
             assert!(label(&sites[0]).contains("a_function_to_find"));
+            // And it is the function's own address as `nm` prints it, plus the 1 added above.
+            let nm = std::process::Command::new("nm").arg(&exe).output().unwrap();
+            let listed = String::from_utf8_lossy(&nm.stdout)
+                .lines()
+                .find(|l| l.contains("a_function_to_find"))
+                .and_then(|l| u64::from_str_radix(l.split(' ').next()?, 16).ok())
+                .expect("nm lists the function");
+            assert_eq!(address, listed + 1);
         } else {
             assert_eq!(sites[0].symbol, None, "{sites:?}");
-            assert!(label(&sites[0]).contains(".text+0x"), "{sites:?}");
+            assert_eq!(
+                label(&sites[0]),
+                format!(
+                    "{} {address:#x} (.text)",
+                    exe.file_name().unwrap().to_string_lossy()
+                )
+            );
         }
         // An address nothing maps stays an address.
         assert_eq!(sites[1].lib, "[unknown]");
         assert_eq!(opened.len(), 1, "each library is read once");
     }
 
+    /// A section's address and size as `readelf -SW` prints them (binutils, not the `object`
+    /// crate the code reads them with).
+    fn readelf_section(file: &Path, name: &str) -> (u64, u64) {
+        let out = std::process::Command::new("readelf")
+            .arg("-SW")
+            .arg(file)
+            .output()
+            .expect("readelf (binutils) runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        // "  [16] .text  PROGBITS  0000000000052000 052000 23d48b0 00 AX 0 0 64"
+        let row: Vec<&str> = text
+            .lines()
+            .map(|l| l.split(']').nth(1).unwrap_or_default())
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .expect("the section is listed")
+            .split_whitespace()
+            .collect();
+        let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+        (hex(row[2]), hex(row[4]))
+    }
+
     #[test]
-    fn a_stripped_file_gives_section_and_offset_only() {
+    fn a_stripped_file_gives_its_address_and_the_section_holding_it() {
         // The index of a file without .symtab: sections, no symbols, so no symbol is guessed.
         let index = ElfIndex {
             sections: vec![(".text".into(), 0x1000, 0x5000, 0x2000)],
@@ -278,7 +361,19 @@ mod tests {
         assert_eq!(sites[0].section.as_deref(), Some(".text"));
         assert_eq!(sites[0].symbol, None);
         assert_eq!(sites[0].offset, 0x1234);
-        assert_eq!(label(&sites[0]), "libxul.so .text+0x1234");
+        // File offset 0x1234 is 0x234 into .text, which starts at address 0x2000.
+        assert_eq!(sites[0].address, Some(0x2234));
+        assert_eq!(label(&sites[0]), "libxul.so 0x2234 (.text)");
+        assert_eq!(
+            block_label(&sites[0], 0x1000),
+            "libxul.so 0x2000–0x2fff (4 KiB block)"
+        );
+        // A site from an older host's trace: no address, so the file offset, said as such.
+        let old = CodeSite {
+            address: None,
+            ..sites[0].clone()
+        };
+        assert_eq!(label(&old), "libxul.so file offset 0x1234 (.text)");
         assert!(!index.has_symbols());
     }
 

@@ -8,6 +8,7 @@
 //!   unprivileged fallback), resolution of dev+inode, FIEMAP extents;
 //! - [`elf`]: section headers for the access-pattern chart;
 //! - [`code`]: which code faulted (a fault's instruction named as library, section, symbol);
+//! - [`disk_time`]: how long each read took on the disk (its block requests, issue to completion);
 //! - [`entries`]: which of omni.ja's entries the reads covered;
 //! - [`model`]: the serialized trace;
 //! - [`summary`]: every figure a person reads of a trace (files, charts as bins, code, entries,
@@ -23,6 +24,7 @@
 
 pub mod build;
 pub mod code;
+pub mod disk_time;
 pub mod elf;
 pub mod entries;
 pub mod event;

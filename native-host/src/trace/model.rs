@@ -121,6 +121,11 @@ pub struct CodeSite {
     pub lib: String,
     /// File offset of the instruction (for "[anon]": the address).
     pub offset: u64,
+    /// The instruction's address in the library's own numbering (the ELF virtual address:
+    /// what `nm`, `readelf -S`'s Address column and `addr2line -e` use), where its section is
+    /// known; absent in traces of an older host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -150,6 +150,12 @@ pub fn record_command() -> String {
 /// The arguments of [`record_command`].
 pub const RECORD_ARGS: &str = "launch --cold --trace";
 
+/// What errors about a stored trace tell people to run to see the stored traces' ids.
+#[must_use]
+pub fn list_command() -> String {
+    format!("{} trace list", crate::invocation::current().plain)
+}
+
 /// The markers among `names` whose process is no longer the one that left them (`running(pid,
 /// ticks)` false: ended, or its pid reused). Names that are not markers are never returned. Pure.
 #[must_use]

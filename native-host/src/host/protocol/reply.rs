@@ -73,6 +73,10 @@ pub struct LastRelaunch {
     /// Whether "Restart cold and trace" can run from the page here (pkexec, the polkit action,
     /// a system-wide host, an agent), and the command to run otherwise.
     pub trace_ready: crate::relaunch::traced::Readiness,
+    /// What the page must say: `relaunch.json` was damaged and set aside by this request
+    /// (crate::state::aside); absent when empty (appended).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub note_codes: Vec<crate::note::Note>,
 }
 
 /// Most entries a list of a final reply carries (`evict`'s `files`, `preload`'s `errors`,

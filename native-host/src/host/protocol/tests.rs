@@ -95,6 +95,7 @@ fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
             build_id: None,
             learned_build_id: None,
             stale: false,
+            note_codes: Vec::new(),
         };
         let Reply::PlanStatus(s) = Reply::PlanStatus(Box::new(status)).bounded() else {
             unreachable!()

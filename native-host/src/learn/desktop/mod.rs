@@ -115,6 +115,10 @@ pub struct DesktopStatus {
     pub prefetch: PrefetchStatus,
     /// What the last launch's prefetch did.
     pub last: Option<LastPrefetch>,
+    /// What the page must say: `last-prefetch.json` was damaged and set aside by this request
+    /// (crate::state::aside); absent when empty (appended).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub note_codes: Vec<crate::note::Note>,
 }
 
 /// A small text file, read without following a final symlink and never from a FIFO.
@@ -267,6 +271,7 @@ pub fn status(
     let prefetch = state
         .and_then(|s| prefetch::status(install_dir, s).ok())
         .unwrap_or_else(none);
+    let (last, set_aside) = state.map_or((None, None), prefetch::record::read_or_set_aside);
     DesktopStatus {
         enabled: ours,
         entry,
@@ -276,7 +281,8 @@ pub fn status(
         outdated,
         problem,
         prefetch,
-        last: state.and_then(prefetch::record::read),
+        last,
+        note_codes: set_aside.into_iter().collect(),
     }
 }
 
@@ -332,7 +338,10 @@ pub fn enable(
     StateDir::create_at(folder, None)
         .and_then(|apps| apps.write(name, copy.as_bytes()))
         .map_err(|e| unreadable(e.to_string()))?;
-    Ok(status(dirs, install_dir, binary, state))
+    let mut after = status(dirs, install_dir, binary, state);
+    // A note of the first look (a record set aside then) is said once: keep it.
+    after.note_codes.splice(0..0, before.note_codes);
+    Ok(after)
 }
 
 /// Remove our entries for the Firefox in `install_dir` (those `enable` wrote: marked, and

@@ -58,6 +58,10 @@ pub struct PlanStatus {
     /// for starts without a BuildID, libxul.so is another file): a Firefox update. The learned
     /// plan then reads the changed files whole, and the next start is learned again.
     pub stale: bool,
+    /// What a reader must know: `working-set.json` was damaged and set aside by this request, so
+    /// nothing is learned (crate::state::aside); absent when empty (appended).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub note_codes: Vec<crate::note::Note>,
 }
 
 /// Whether the learned `start` is of another build than `build_id` of the install `root`.
@@ -89,7 +93,8 @@ pub fn status_of(
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
     let (_, build_id) = crate::firefox::app_ini::read(&root);
     // "Learned" and the count of starts are this install's, not another Firefox's.
-    let state = workingset::load(state_dir).for_install(&root);
+    let (state, set_aside) = workingset::load_or_set_aside(state_dir);
+    let state = state.for_install(&root);
     let (plan, learned, starts, learned_build_id, stale) = if source == PlanSource::Learned {
         let newest = state.starts.last();
         (
@@ -154,6 +159,7 @@ pub fn status_of(
             .map(|files| tag_planned(files, learned.then_some(&plan.files[..]))),
         uncached_files_omitted: 0,
         autostart: crate::learn::autostart::status(state_dir),
+        note_codes: set_aside.into_iter().collect(),
     })
 }
 

@@ -45,6 +45,15 @@ pub fn read(state: &StateDir) -> Option<LastPrefetch> {
     serde_json::from_slice(&state.read(LAST_PREFETCH_FILE, MAX_BYTES).ok()??).ok()
 }
 
+/// [`read`] for the readers that report to someone (the desktop status, on the page and in
+/// the CLI): a file that is not a record is set aside as `last-prefetch.json.corrupt.<ms>`, and
+/// the note says so (crate::state::aside).
+pub fn read_or_set_aside(state: &StateDir) -> (Option<LastPrefetch>, Option<crate::note::Note>) {
+    crate::state::aside::read_or_set_aside(state, LAST_PREFETCH_FILE, MAX_BYTES, |b| {
+        serde_json::from_slice(b).ok()
+    })
+}
+
 /// Replace the record (best effort: a read-only state folder must not matter to a launch).
 pub fn write(state: &StateDir, record: &LastPrefetch) {
     if let Ok(bytes) = serde_json::to_vec(record) {

@@ -29,4 +29,4 @@ pub use model::{
     STATE_VERSION,
 };
 pub use record::{learn, record, LearnSummary, ResidentUse, Sources, RESIDENT_EVIDENCE_BYTES};
-pub use store::{load, parse_state, save, MAX_STATE_BYTES};
+pub use store::{load, load_or_set_aside, parse_state, save, MAX_STATE_BYTES};

@@ -1,7 +1,7 @@
 //! Recording a start's working set from the Firefox process tree (pagemap, and residency after
 //! a cold start), and `learn`: record and merge it into the state file.
 
-use crate::learn::workingset::{load, save, FileSet, Identity, Start, STATE_FILE};
+use crate::learn::workingset::{load_or_set_aside, save, FileSet, Identity, Start, STATE_FILE};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -64,6 +64,10 @@ pub struct LearnSummary {
     pub bytes: u64,
     /// This start's files by source: all had pagemap; `resident` of them had mincore too.
     pub sources: Sources,
+    /// What a reader must know: a damaged state file set aside before this start was added
+    /// (crate::state::aside); empty otherwise (then absent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub note_codes: Vec<crate::note::Note>,
 }
 
 /// Record the working set of the start of Firefox `pid` (install folder `install_dir`).
@@ -191,12 +195,13 @@ pub fn learn(
     };
     let state_file = state.path_of(STATE_FILE);
     let install = start.install_dir.clone();
-    let state = {
+    let (state, set_aside) = {
         let _lock = state.lock()?;
-        let mut kept = load(state);
+        // A damaged file is set aside before the new one replaces it: never written over.
+        let (mut kept, set_aside) = load_or_set_aside(state);
         kept.push(start);
         save(state, &kept)?;
-        kept.for_install(&install)
+        (kept.for_install(&install), set_aside)
     };
     let merged = state.merged();
     let pages: u64 = merged.iter().map(FileSet::pages).sum();
@@ -207,12 +212,33 @@ pub fn learn(
         pages,
         bytes: pages * state.page_size(),
         sources,
+        note_codes: set_aside.into_iter().collect(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A damaged working-set.json is set aside before `learn` writes the new one, never written
+    /// over, and the reply says so (issue 30 #10).
+    #[test]
+    fn learn_sets_a_damaged_state_file_aside_before_writing_its_own() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(STATE_FILE), b"{\"starts\": [{\"cut").unwrap();
+        let state = StateDir::create_at(dir.path(), None).unwrap();
+        let pid = i32::try_from(std::process::id()).unwrap();
+        let summary = learn(pid, exe.parent().unwrap(), &state, &AtomicBool::new(false)).unwrap();
+        assert_eq!(summary.starts_kept, 1);
+        assert_eq!(summary.note_codes.len(), 1, "{summary:?}");
+        let moved = summary.note_codes[0].params["moved_to"].as_str().unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join(moved)).unwrap(),
+            b"{\"starts\": [{\"cut"
+        );
+        assert_eq!(crate::learn::workingset::load(&state).starts.len(), 1);
+    }
 
     /// The real thing on this test process's own tree: its executable is mapped, so the record
     /// has pages of it, and `learn` writes a state file with them.
@@ -236,7 +262,7 @@ mod tests {
         );
         assert_eq!(summary.sources.resident_use, ResidentUse::Warm);
         assert_eq!(summary.state_file, dir.path().join(STATE_FILE));
-        let state = load(&state);
+        let state = crate::learn::workingset::load(&state);
         let me = state
             .merged()
             .into_iter()

@@ -3,6 +3,7 @@
 
 use crate::learn::workingset::{State, STATE_FILE, STATE_VERSION};
 
+use crate::note::Note;
 use crate::state::StateDir;
 use crate::Error;
 
@@ -23,14 +24,38 @@ pub fn load(state: &StateDir) -> State {
         .unwrap_or_default()
 }
 
+/// [`load`] for the readers that report to someone (`plan_status`, `learn`, the CLI's `plan`
+/// and `preload --plan`): a file that is not a state file at all (not JSON, not of this shape,
+/// past its bound) is set aside as `working-set.json.corrupt.<ms>`, never deleted, and the note
+/// says so (crate::state::aside); the state is then empty, as before.
+pub fn load_or_set_aside(state: &StateDir) -> (State, Option<Note>) {
+    let (loaded, note) =
+        crate::state::aside::read_or_set_aside(state, STATE_FILE, MAX_STATE_BYTES, parse_or_other);
+    (loaded.unwrap_or_default(), note)
+}
+
 /// A state file's bytes as a [`State`]: another version or anything that does not parse is an
 /// empty state. Pure (the fuzz target `state` drives it).
 #[must_use]
 pub fn parse_state(bytes: &[u8]) -> State {
-    serde_json::from_slice::<State>(bytes)
-        .ok()
-        .filter(|s| s.version == STATE_VERSION)
-        .unwrap_or_default()
+    parse_or_other(bytes).unwrap_or_default()
+}
+
+/// The state, an empty one for a file of another version (a newer host's: not damaged, and
+/// left alone), `None` for bytes that are not a state file of any version.
+fn parse_or_other(bytes: &[u8]) -> Option<State> {
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        version: u32,
+    }
+    match serde_json::from_slice::<State>(bytes) {
+        Ok(s) if s.version == STATE_VERSION => Some(s),
+        Ok(_) => Some(State::default()),
+        Err(_) => serde_json::from_slice::<Versioned>(bytes)
+            .ok()
+            .filter(|v| v.version != STATE_VERSION)
+            .map(|_| State::default()),
+    }
 }
 
 /// Write `state` as the state file, atomically.

@@ -8,24 +8,20 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::files::{entry_rows, short_name, EntryRow};
-use crate::trace::code::label;
+use crate::trace::code::{block_label, label};
 use crate::trace::model::{CodeSite, Read, Trace};
 
 const PAGE: u64 = 4096;
 
 /// The region a fault's code is counted under: its function where the symbol is known, else
-/// its library, section and 64 KiB block (a stripped library has nothing finer), said as such
-/// so an offset is never taken for an instruction's. `(label, block)`.
+/// its library's 64 KiB block (a stripped library has nothing finer), said as such so a block
+/// is never taken for an instruction (trace/code.rs `block_label`). `(label, block)`.
 #[must_use]
 pub fn region(site: &CodeSite) -> (String, bool) {
     if site.symbol.is_some() {
         return (label(site), false);
     }
-    let block = CodeSite {
-        offset: site.offset & !0xFFFF,
-        ..site.clone()
-    };
-    (format!("{} (64 KiB block)", label(&block)), true)
+    (block_label(site, 0x10000), true)
 }
 
 /// The code site of read `e`, where the trace has it.
@@ -140,12 +136,30 @@ mod tests {
         let site = |offset, section: Option<&str>, symbol: Option<&str>| CodeSite {
             lib: "/usr/lib/firefox-esr/libxul.so".into(),
             offset,
+            address: None,
             section: section.map(Into::into),
             symbol: symbol.map(Into::into),
         };
+        // A trace of an older host has no address: the file offset's block, said as such.
         assert_eq!(
             region(&site(66_907_760, Some(".text"), None)),
-            ("libxul.so .text+0x3fc0000 (64 KiB block)".to_owned(), true)
+            (
+                "libxul.so file offset 0x3fc0000–0x3fcffff (64 KiB block)".to_owned(),
+                true
+            )
+        );
+        // Debian's libxul.so of ESR 153 (readelf -SW): .init at address 0x33640d0, file offset
+        // 0x33630d0; a fault in it is counted in the block of its address.
+        let init = CodeSite {
+            address: Some(0x0336_40d4),
+            ..site(0x0336_30d4, Some(".init"), None)
+        };
+        assert_eq!(
+            region(&init),
+            (
+                "libxul.so 0x3360000–0x336ffff (64 KiB block)".to_owned(),
+                true
+            )
         );
         assert_eq!(
             region(&site(58_276, Some(".text"), Some("_dl_relocate_object"))),
@@ -176,7 +190,10 @@ mod tests {
                 "libsoftokn3.so"
             ]
         );
-        assert_eq!(rows[1].label, "libxul.so .text+0x3fc0000 (64 KiB block)");
+        assert_eq!(
+            rows[1].label,
+            "libxul.so file offset 0x3fc0000–0x3fcffff (64 KiB block)"
+        );
         assert!(rows[1].block);
         assert_eq!(rows[1].read, [("omni.ja".to_owned(), 694 * 4096)]);
         // Every read with a site, of a file read (not written), is counted once.

@@ -83,3 +83,17 @@ test("errors: no host, an old host, a refused enable, anything else", () => {
   assert.match(refused.text, /no desktop entry of the system starts this Firefox/);
   assert.match(desktopErrorView(new HostError({ code: "io_error", message: "disk on fire", params: { detail: "disk on fire" } }), t).text, /Could not ask the host: disk on fire/);
 });
+
+test("a damaged record of the last launch: said first of the launch lines, naming where it went (issue 30 #10)", () => {
+  // Recorded: last-prefetch.json cut short, set aside by this very `desktop status`.
+  const { reply } = recordedReply("desktop-set-aside");
+  const view = desktopView(reply);
+  assert.equal(view.last, null, "nothing is read from the damaged file");
+  assert.equal(view.setAside.length, 1);
+  const moved = reply.note_codes[0].params.moved_to;
+  assert.match(moved, /^last-prefetch\.json\.corrupt\.\d+$/);
+  const text = byId(lines(reply))["set-aside"];
+  assert.ok(text.includes("last-prefetch.json") && text.includes(moved) && text.includes("not deleted"), text);
+  // A reply without the note (every other recorded one) has no such line.
+  assert.equal(byId(lines(OFF))["set-aside"], undefined);
+});

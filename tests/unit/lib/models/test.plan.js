@@ -316,3 +316,25 @@ test("popupPlanText words a coded host error from _locales, not the host's Engli
     learned: false,
   });
 });
+
+test("a damaged working-set.json: the plan says it was set aside, where, and that nothing learned is used (issue 30 #10)", () => {
+  // Recorded: working-set.json cut short, set aside by this very plan_status.
+  const { reply } = recordedReply("plan-status-set-aside");
+  const view = planView(reply);
+  assert.equal(view.learned, false, "what the damaged file held is not used");
+  const moved = reply.note_codes[0].params.moved_to;
+  assert.match(moved, /^working-set\.json\.corrupt\.\d+$/);
+  const lines = planLines(view, t, { when });
+  // First, before "nothing learned", which it explains.
+  assert.equal(lines[0].id, "set-aside");
+  assert.ok(lines[0].text.includes("working-set.json") && lines[0].text.includes(moved) && lines[0].text.includes("not deleted"), lines[0].text);
+  assert.equal(lines[1].id, "none");
+  // Every other recorded plan_status has none.
+  assert.ok(!planLines(planView(recordedReply("plan-status-exact").reply), t, { when }).some((l) => l.id === "set-aside"));
+  // The learn that set it aside says so in the learn line while it is the last one: its note is
+  // the same note object (`note_codes` of learn and plan_status, docs/PROTOCOL.md "Notes").
+  const result = { ...LEARNED, note_codes: reply.note_codes };
+  const entry = { startId: "s", at: 5, status: "learned", result, lastLearned: { at: 5, startId: "s", result } };
+  assert.ok(learnText(entry, t, { when }).startsWith(lines[0].text), learnText(entry, t, { when }));
+  assert.ok(!learnText({ ...entry, result: LEARNED, lastLearned: { at: 5, startId: "s", result: LEARNED } }, t, { when }).includes("corrupt"));
+});

@@ -13,6 +13,7 @@ import {
   NO_TRACE_REASON_KEYS,
   OS_ERROR_KEYS,
   PAGE_USE_REASON_KEYS,
+  setAsideTexts,
   traceNoteTexts,
 } from "../../../../extension/lib/wording/host-notes.js";
 import { englishMessage } from "../../fakes.js";
@@ -148,4 +149,18 @@ test("every error code of the host is worded here or deliberately left to its me
   const MESSAGE = ["bad_utf8", "bad_json", "bad_request", "unknown_command", "frame_too_large", "truncated_frame", "firefox_not_found", "cancelled", "io_error", "reply_too_large", "not_benchmarking", "profile_not_found", "desktop_refused"];
   assert.ok(codes.length >= 18, `found ${codes.length} codes`);
   assert.deepEqual(codes.filter((c) => !HOST_ERROR_KEYS[c] && !MESSAGE.includes(c)), [], "a new code: word it or add it to MESSAGE");
+});
+
+test("a damaged relaunch.json set aside: worded from the recorded relaunch_status reply; one that could not be moved says so", async () => {
+  const { recordedReply } = await import("../../host-replies.js");
+  const { reply } = recordedReply("relaunch-status-set-aside");
+  assert.equal(reply.data.last, null, "nothing is read from the damaged record");
+  const [text, ...rest] = setAsideTexts(reply.data, t);
+  assert.deepEqual(rest, []);
+  const { moved_to: moved, folder } = reply.data.note_codes[0].params;
+  assert.ok(text.startsWith("relaunch.json in the host's state folder was damaged") && text.includes(moved) && text.includes(folder), text);
+  // Where the rename failed the host sends `error` instead of `moved_to`.
+  const params = { file: "relaunch.json", folder, error: "Permission denied (os error 13)" };
+  assert.match(hostNoteText({ code: "state_file_set_aside", params }, t), /could not be set aside \(Permission denied \(os error 13\)\): move it away yourself/);
+  assert.deepEqual(setAsideTexts({}, t), []);
 });
