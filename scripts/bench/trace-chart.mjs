@@ -1,8 +1,8 @@
 // Seed 000's picture from a trace, as an SVG document (a string): file offset (top = start of the
 // file) against time for one file, ELF sections shaded and named, one aggregated cell per
-// (time, offset) bin. The bins are the host's (`trace summary --json`, the page's own figures);
+// (time, offset) bin. The bins are the host's (`trace summary`, the page's own figures);
 // this only lays them out. Pure; text is escaped. Used for docs/bench/libxul-access-pattern.svg:
-//   about-startup-host trace summary TRACE.json --json --file libxul.so > summary.json
+//   about-startup-host trace summary TRACE.json --file libxul.so > summary.json
 //   node scripts/bench/trace-chart.mjs summary.json > out.svg
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -20,7 +20,7 @@ const COLOURS = ["#d9534f", "#5b9bd5", "#70ad47", "#ffc000", "#a5a5a5", "#9e480e
 export function accessPatternSvg(summary, { title = null, firefoxVersion = "?", width = 760, height = 420 } = {}) {
   const grid = summary?.pattern;
   if (!grid) {
-    throw new Error("the summary has no access pattern: ask `trace summary --json --file NAME` for a file the trace read");
+    throw new Error("the summary has no access pattern: ask `trace summary --file NAME` for a file the trace read");
   }
   const s = summary.span_ms;
   const left = 60;

@@ -170,7 +170,7 @@ describe("the profile's part of a cold start: the page against the kernel's coun
   }
 
   it("the host names the profile's parts: the add-ons by name, the session by its tabs", () => {
-    const summary = JSON.parse(execFileSync(HOST_BINARY, ["trace", "summary", id, "--json"], { env, maxBuffer: 256 * 1024 * 1024 }));
+    const summary = JSON.parse(execFileSync(HOST_BINARY, ["trace", "summary", id], { env, maxBuffer: 256 * 1024 * 1024 }));
     fs.writeFileSync(path.join(artifactsFolder(), "profile-share-summary.json"), JSON.stringify(summary.profile, null, 2));
     const p = summary.profile;
     assert.equal(p.state, "ready", JSON.stringify(p));
@@ -258,7 +258,7 @@ describe("the profile's part of a cold start: the page against the kernel's coun
       await ff.driver.executeScript((n) => n.scrollIntoView(), part);
       fs.writeFileSync(path.join(artifactsFolder(), "profile-share-trace-profile.png"), Buffer.from(await part.takeScreenshot(true), "base64"));
       // The figures are the host's summary of this trace: its profile share and largest part by name.
-      const summary = JSON.parse(execFileSync(HOST_BINARY, ["trace", "summary", mineId, "--json"], { env: { ...env, HOME: ff.home }, maxBuffer: 256 * 1024 * 1024 }));
+      const summary = JSON.parse(execFileSync(HOST_BINARY, ["trace", "summary", mineId], { env: { ...env, HOME: ff.home }, maxBuffer: 256 * 1024 * 1024 }));
       assert.equal(Number(answer.profileBytes), summary.profile.bytes.profile);
       assert.equal(Number(answer.totalBytes), summary.profile.bytes.total);
       const largest = summary.profile.parts[0];

@@ -200,7 +200,7 @@ fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
                 .and_then(|i| u32::try_from(i).ok())
                 .ok_or_else(|| {
                     anyhow::anyhow!(
-                        "no file {name} in this trace (its files are in `trace summary --json`)"
+                        "no file {name} in this trace (its files are in `trace summary`)"
                     )
                 })?,
         ),
