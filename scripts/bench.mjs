@@ -9,11 +9,12 @@ import { spawn, spawnSync } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
-import { benchExport, likePairs, pairs, readRuns, scenarioExport } from "./bench/results.mjs";
-import { runBench } from "./bench/run.mjs";
+import { benchExport, likePairs, pairs, profileWarning, readRuns, scenarioExport } from "./bench/results.mjs";
+import { recordProblem, runBench } from "./bench/run.mjs";
 import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
 import { NEEDS_TRACE, PREFETCH_LAUNCHES, prepareScenario, requireLearnedPlan } from "./bench/scenarios.mjs";
 import { readPrefetch } from "./bench/prefetch.mjs";
+import { evictProfile } from "./bench/profile-cold.mjs";
 import { presetProfile, profileMeta } from "./bench/profile.mjs";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
@@ -40,10 +41,15 @@ function compare({ a, b }) {
   console.log(`A: ${a.file}${a.scenario ? `#${a.scenario}` : ""}\nB: ${b.file}${b.scenario ? `#${b.scenario}` : ""}\n`);
   // Like with like: each pair split by coldness class, unless both scenarios were named.
   const explicit = Boolean(a.scenario && b.scenario);
-  for (const { comparisons, notes } of pairs(aGroups, bGroups, a.scenario, b.scenario).map((p) => likePairs(p, { explicit }))) {
-    for (const pair of comparisons) {
-      console.log(`### ${pair.label}\n`);
-      console.log(`${compareTable(pair.a, pair.b, { aLabel: `A ${pair.aName}`, bLabel: `B ${pair.bName}` })}\n`);
+  for (const pair of pairs(aGroups, bGroups, a.scenario, b.scenario)) {
+    const warning = profileWarning(pair.a, pair.b, pair.label);
+    if (warning) {
+      console.log(`Warning: ${warning}\n`);
+    }
+    const { comparisons, notes } = likePairs(pair, { explicit });
+    for (const like of comparisons) {
+      console.log(`### ${like.label}\n`);
+      console.log(`${compareTable(like.a, like.b, { aLabel: `A ${like.aName}`, bLabel: `B ${like.bName}` })}\n`);
     }
     for (const note of notes) {
       console.log(`Note: ${note}\n`);
@@ -251,6 +257,10 @@ async function benchmark(options, argv) {
   const preset = await presetProfile(options, { root, firefox });
   console.log(`preparing the template profile (its first start ${preset ? `adds the extension to the ${options.profilePreset} profile` : "creates it"}) …`);
   const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null });
+  const firstProblem = recordProblem(first);
+  if (firstProblem) {
+    throw new Error(`the template profile's first start: ${firstProblem} (Firefox's output: ${paths.log})`);
+  }
   const firstSessionRestored = first.milestones?.sessionRestored ?? null;
   console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
 
@@ -264,6 +274,12 @@ async function benchmark(options, argv) {
   const tracedWarmup = await ensureTrace({ options, firefox, stateHome, paths, wrap, cold });
   const launchStep = async (step) => {
     freshProfile(paths);
+    if (step?.scenario === "cold-profile") {
+      // The user's own files too, after their fresh (synced) copy: profile, HOME, the tabs' pages.
+      const profileEvicted = evictProfile([paths.profile, paths.home, preset?.pagesDir].filter(Boolean));
+      const launched = await launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
+      return { ...launched, extra: { profileEvicted } };
+    }
     if (step?.scenario === "cold-traced" || step?.scenario === "cold-traced-no-faults") {
       const faults = step.scenario === "cold-traced";
       return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome, { faults }) });

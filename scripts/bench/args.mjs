@@ -10,7 +10,7 @@ import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 import { PRESET_NAMES } from "../profile/presets.mjs";
 
-export const SCENARIOS = ["cold", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "login", "login-no-preload", "hot", "launch-prefetch-hot"];
+export const SCENARIOS = ["cold", "cold-profile", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "login", "login-no-preload", "hot", "launch-prefetch-hot"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -34,6 +34,9 @@ Starts Firefox N times per scenario (plus one uncounted warm-up each), interleav
 each from a fresh copy of a prepared profile with the about:startup extension, and collects
 every milestone through the extension and the native host.
   cold     Firefox's own files evicted from the page cache (the rest of the system stays warm)
+  cold-profile  cold, and the user's own files this start reads evicted too, as the user who
+           owns them: the profile, the launch's HOME and (--profile-preset) the local pages its
+           tabs show. \`cold\` leaves them cached, as after a copy: the two are told apart
   cold-traced  cold, with \`about-startup-host trace --pid\` attached at spawn (root): the
            trace's own cost
   cold-traced-no-faults  the same with \`--no-fault-sites\`: what recording which code

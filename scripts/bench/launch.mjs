@@ -12,6 +12,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { withoutPrefs, userJs } from "../lib/prefs-js.mjs";
 import { EXTENSION_ID } from "../lib/project.mjs";
 import { processesWithHome, signal } from "../lib/processes.mjs";
 
@@ -34,13 +35,6 @@ export const BENCH_PREFS = {
   "app.update.disabledForTesting": true,
   "extensions.update.enabled": false,
 };
-
-/** user.js text for `prefs`. Pure. */
-export function userJs(prefs) {
-  return `${Object.entries(prefs)
-    .map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});`)
-    .join("\n")}\n`;
-}
 
 /** The fixed paths of a run's work folder; a launch always uses the same profile path. */
 export function benchPaths(root) {
@@ -168,6 +162,28 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
 }
 
 /**
+ * The pref by which Firefox knows it has scanned the profile's add-on folders with this build.
+ * A start of a profile Firefox has run before does not look into `<profile>/extensions/` for new
+ * files (`extensions.startupScanScopes` 0 by default); it scans every folder only when this pref
+ * is missing or names another build, as after an update (XPIProvider.sys.mjs, ESR 153). The
+ * sideloaded add-on is then found later, at idle, and starts only at the next start: the
+ * template's first start of a realistic profile never handed over its record.
+ */
+export const LAST_BUILD_PREF = "extensions.lastAppBuildId";
+
+/**
+ * Lets the next start of an existing `profile` find the add-on sideloaded into it: drops
+ * LAST_BUILD_PREF from its prefs.js, so Firefox scans its add-on folders once and writes the pref
+ * back. A profile without prefs.js (a new one) is scanned anyway.
+ */
+export function rescanAddonsOnce(profile) {
+  const file = path.join(profile, "prefs.js");
+  if (fs.existsSync(file)) {
+    fs.writeFileSync(file, withoutPrefs(fs.readFileSync(file, "utf8"), [LAST_BUILD_PREF]));
+  }
+}
+
+/**
  * Makes the run's templates: the HOME with the host registered (`about-startup-host install`),
  * and a profile with the .xpi and user.js that has been started once (profile creation, add-on
  * install, startup cache) and quit cleanly. `baseProfile`: a profile folder to start from (a
@@ -178,6 +194,7 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
 export async function prepareTemplates({ paths, binary, xpi, hostBinary, timeoutMs, baseProfile = null }) {
   if (baseProfile) {
     copyTree(baseProfile, paths.profile);
+    rescanAddonsOnce(paths.profile);
   }
   fs.mkdirSync(path.join(paths.profile, "extensions"), { recursive: true });
   fs.mkdirSync(paths.home, { recursive: true });

@@ -5,7 +5,7 @@
 // readers ignore both. Pure.
 import { coldnessOf, likeWithLike } from "../../extension/lib/models/coldness.js";
 import { buildExport, checkExport, exportRecords, parseExport } from "../../extension/lib/models/export.js";
-import { byScenario } from "./summary.mjs";
+import { byScenario, profilesOf } from "./summary.mjs";
 
 /** The record of one counted launch, with its bench fields. */
 export function benchRecord(record, { scenario, run, preloadMs = null, quit, slowDisk = null, readAheadKb = null, preloadBytes = null, bytesPlanned = null, bytesInstall = null, ...more }) {
@@ -146,4 +146,18 @@ export function likePairs(pair, { explicit = false } = {}) {
     );
   }
   return { comparisons, notes };
+}
+
+/**
+ * For compare: when A and B ran on different profiles, the warning (a start on a realistic
+ * profile also reads and restores the user's session, history and add-ons, so the difference is
+ * not the scenario's alone); null when both ran on the same one.
+ */
+export function profileWarning(a, b, label) {
+  const aProfiles = profilesOf(a);
+  const bProfiles = profilesOf(b);
+  if (aProfiles === bProfiles) {
+    return null;
+  }
+  return `${label}: A ran on profile ${aProfiles}, B on profile ${bProfiles}: the difference includes what the profiles themselves cost (their session, history and add-ons), not only the scenario. Compare runs on the same --profile-preset and seed.`;
 }

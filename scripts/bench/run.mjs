@@ -44,7 +44,7 @@ export function recordProblem(record) {
  * Runs the plan. deps: prepare(scenario) → {preloadMs, …}; launch(step) → {record, quit};
  * progress(line, {final}). Returns {records (counted, with bench fields), warmups, forcedQuits}.
  */
-export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null }, { prepare, launch, progress = () => {} }) {
+export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null, profileSeed = null }, { prepare, launch, progress = () => {} }) {
   const plan = benchPlan(scenarios, runs);
   const records = [];
   let warmups = 0;
@@ -76,6 +76,7 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
           readAheadKb,
           // The profile the launch started on: a --profile-preset, or a fresh one.
           profile: profilePreset ?? "fresh",
+          profileSeed: profilePreset ? profileSeed : undefined,
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,

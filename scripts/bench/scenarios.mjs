@@ -1,6 +1,8 @@
 // Putting the page cache in each scenario's state before a launch, with the product's own host:
 //   cold     about-startup-host evict (Firefox's install folder only; no Firefox is running; on
 //            a squashfs install also the image behind its loop device)
+//   cold-profile  cold, and the launch evicts the user's own files too (profile-cold.mjs, in
+//            bench.mjs after the profile's fresh copy): a profile-cold start, told apart from cold
 //   preload  evict, then about-startup-host preload, timed, inside the slow-disk group (on a
 //            squashfs install: the files, decompressed, which reads the image too)
 //   preload-image  a squashfs install only (the Snap stand-in): evict, then
@@ -101,7 +103,7 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
   };
   // cold-traced(-no-faults): the same cold state; the benchmark attaches the trace to the launch (the
   // trace's own cost, docs/benchmarks.md). launch-prefetch: the prefetch runs with the launch.
-  if (scenario === "cold" || scenario === "cold-traced" || scenario === "cold-traced-no-faults" || scenario === "launch-prefetch") {
+  if (scenario === "cold" || scenario === "cold-profile" || scenario === "cold-traced" || scenario === "cold-traced-no-faults" || scenario === "launch-prefetch") {
     return { preloadMs: null, evicted: evicted.pages_dropped ?? null, preloadMbPerS: null, ...coldState };
   }
   if (scenario === "preload" || scenario === "preload-image") {

@@ -47,6 +47,11 @@ export function metrics(records) {
   if (records.some((r) => benchOf(r).stillCachedBytes > 0)) {
     list.push({ key: "stillCached", label: "still cached after evict", unit: "MB", value: (r) => nullable(benchOf(r).stillCachedBytes, MB) });
   }
+  if (records.some((r) => typeof benchOf(r).profileEvicted?.bytes === "number")) {
+    // cold-profile: the user's own files evicted too, and what of them stayed cached.
+    list.push({ key: "profileEvicted", label: "user's files evicted", unit: "MB", value: (r) => nullable(benchOf(r).profileEvicted?.bytes, MB) });
+    list.push({ key: "profileStillCached", label: "user's files still cached after evict", unit: "MB", value: (r) => nullable(benchOf(r).profileEvicted?.stillCachedBytes, MB) });
+  }
   list.push({ key: "readBytes", label: "read from storage (parent)", unit: "MB", value: (r) => nullable(r.io?.readBytes, MB) });
   list.push({ key: "majorFaults", label: "major faults (parent)", unit: "", value: (r) => nullable(r.io?.majorFaults, 1) });
   return list;
@@ -68,6 +73,26 @@ export function byScenario(records) {
   }
   return groups;
 }
+
+/**
+ * The profile a record's start ran on: a benchmark's --profile-preset with its seed ("small,
+ * seed 1"), "fresh", or, for an extension's own record, the user's own. Bench runs from before
+ * --profile-preset carry no profile: every launch of theirs started on a fresh one.
+ */
+export function profileLabel(record) {
+  const bench = record?.bench;
+  if (!bench) {
+    return "a user's own";
+  }
+  const preset = bench.profile ?? "fresh";
+  return typeof bench.profileSeed === "number" ? `${preset}, seed ${bench.profileSeed}` : preset;
+}
+
+/** Every profile `records` ran on, sorted and joined ("fresh; small, seed 1"). */
+export function profilesOf(records) {
+  return [...new Set(records.map(profileLabel))].sort().join("; ");
+}
+
 
 const number = (v, digits = 0) =>
   new Intl.NumberFormat("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(v);
@@ -141,7 +166,10 @@ export function runTable(records, { scenarios = [...byScenario(records).keys()],
 export function compareTable(aRecords, bRecords, { aLabel = "A", bLabel = "B" } = {}) {
   const list = metrics([...aRecords, ...bRecords]);
   const header = ["milestone", `${aLabel} (n = ${aRecords.length})`, `${bLabel} (n = ${bRecords.length})`, "B − A", "p (Welch)", "significant"];
-  const rows = [];
+  // Which profile each side started on comes first: unlike profiles make every row below unlike.
+  const aProfile = profilesOf(aRecords);
+  const bProfile = profilesOf(bRecords);
+  const rows = [["profile", aProfile, bProfile, aProfile === bProfile ? "same" : "**differs**", "—", "—"]];
   for (const m of list) {
     const a = aRecords.map(m.value);
     const b = bRecords.map(m.value);

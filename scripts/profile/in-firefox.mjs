@@ -74,17 +74,57 @@ export async function insertBookmarks(tree) {
   return count;
 }
 
-/** Stores favicons through the favicon service: [{url (the icon's), dataUrl, pages: [page urls]}]. */
+/**
+ * Stores favicons: [{url (the icon's), root, dataUrl, pages: [page urls that showed it]}]. The
+ * favicon service stores each icon with its first page (decoding it, its size, its expiry: rows
+ * as Firefox makes them). A root /favicon.ico is then done: Firefox links no page to it (it
+ * serves the whole origin). A declared icon's other pages are linked through Places' own
+ * connection with the favicon service's own two statements (nsFaviconService, ESR 153: the
+ * page row, then its link with the icon's expiry), each bound to every page of the batch at once:
+ * one call per page took most of the large preset's 944 s. Resolves with the pages linked.
+ */
 export async function setIcons(icons) {
   const { PlacesUtils } = ChromeUtils.importESModule("resource://gre/modules/PlacesUtils.sys.mjs");
-  let linked = 0;
+  const links = [];
   for (const icon of icons) {
-    const iconUri = Services.io.newURI(icon.url);
-    const data = Services.io.newURI(icon.dataUrl);
-    for (const page of icon.pages) {
-      await PlacesUtils.favicons.setFaviconForPage(Services.io.newURI(page), iconUri, data);
-      linked += 1;
+    const [first, ...rest] = icon.pages;
+    await PlacesUtils.favicons.setFaviconForPage(Services.io.newURI(first), Services.io.newURI(icon.url), Services.io.newURI(icon.dataUrl));
+    if (!icon.root) {
+      for (const page of rest) links.push({ page_url: page, from_url: first });
     }
+  }
+  if (links.length > 0) {
+    await PlacesUtils.withConnectionWrapper("about-startup realistic profile: favicons", async (db) => {
+      // One statement with an array of bindings runs as one transaction (mozStorage).
+      await db.execute(
+        "INSERT OR IGNORE INTO moz_pages_w_icons (page_url, page_url_hash) VALUES (:page_url, hash(:page_url))",
+        links.map(({ page_url }) => ({ page_url })),
+      );
+      await db.execute(
+        `INSERT INTO moz_icons_to_pages (page_id, icon_id, expire_ms)
+           SELECT (SELECT id FROM moz_pages_w_icons WHERE page_url_hash = hash(:page_url) AND page_url = :page_url), icon_id, expire_ms
+           FROM moz_icons_to_pages
+           WHERE page_id = (SELECT id FROM moz_pages_w_icons WHERE page_url_hash = hash(:from_url) AND page_url = :from_url)
+         ON CONFLICT (page_id, icon_id) DO UPDATE SET expire_ms = excluded.expire_ms`,
+        links,
+      );
+    });
+  }
+  return icons.filter((i) => !i.root).length + links.length;
+}
+
+/** How many of `urls` have a page row linked to an icon (favicons.sqlite), by Firefox's connection. */
+export async function linkedIconPages(urls) {
+  const { PlacesUtils } = ChromeUtils.importESModule("resource://gre/modules/PlacesUtils.sys.mjs");
+  const db = await PlacesUtils.promiseDBConnection();
+  let linked = 0;
+  for (let i = 0; i < urls.length; i += 500) {
+    const slice = urls.slice(i, i + 500);
+    const [row] = await db.execute(
+      `SELECT count(DISTINCT p.id) AS n FROM moz_pages_w_icons p JOIN moz_icons_to_pages l ON l.page_id = p.id WHERE p.page_url IN (${slice.map((_, k) => `:u${k}`).join(", ")})`,
+      Object.fromEntries(slice.map((u, k) => [`u${k}`, u])),
+    );
+    linked += row.getResultByName("n");
   }
   return linked;
 }
@@ -118,12 +158,26 @@ export async function recalculateFrecency() {
 
 /**
  * Replaces the session with `state` (session.mjs's browserState; `principal: null` entries get
- * the system principal) and waits until Firefox has restored it. Resolves with the tab count.
+ * the system principal, `referrer` becomes Firefox's serialized referrerInfo) and waits until
+ * Firefox has restored it. Resolves with the tab count.
  */
 export async function setSession(state) {
   const { SessionStore } = ChromeUtils.importESModule("resource:///modules/sessionstore/SessionStore.sys.mjs");
   const { E10SUtils } = ChromeUtils.importESModule("resource://gre/modules/E10SUtils.sys.mjs");
-  const fill = (tab) => tab.entries.forEach((e) => (e.triggeringPrincipal_base64 ??= E10SUtils.SERIALIZED_SYSTEMPRINCIPAL));
+  // The referrer as Firefox serializes it for a link followed from the page before.
+  const referrerInfo = (url) => {
+    const info = Cc["@mozilla.org/referrer-info;1"].createInstance(Ci.nsIReferrerInfo);
+    info.init(Ci.nsIReferrerInfo.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, true, Services.io.newURI(url));
+    return E10SUtils.serializeReferrerInfo(info);
+  };
+  const fill = (tab) =>
+    tab.entries.forEach((e) => {
+      e.triggeringPrincipal_base64 ??= E10SUtils.SERIALIZED_SYSTEMPRINCIPAL;
+      if (e.referrer) {
+        e.referrerInfo = referrerInfo(e.referrer);
+        delete e.referrer;
+      }
+    });
   for (const w of state.windows) {
     w.tabs.forEach(fill);
     w._closedTabs.forEach((c) => fill(c.state));
@@ -162,6 +216,19 @@ export async function openWindows() {
     });
   }
   return windows;
+}
+
+/** The session as Firefox holds it now (SessionStore.getBrowserState), parsed. */
+export async function sessionState() {
+  const { SessionStore } = ChromeUtils.importESModule("resource:///modules/sessionstore/SessionStore.sys.mjs");
+  const raw = SessionStore.getBrowserState();
+  return typeof raw === "string" ? JSON.parse(raw) : raw;
+}
+
+/** (Content context.) What a shown page got back from the session: its scroll position and form fields. */
+export async function pageSessionState() {
+  const value = (id) => document.getElementById(id)?.value ?? null;
+  return { scrollY: Math.round(window.scrollY), q: value("q"), comment: value("comment") };
 }
 
 /** What Places holds, counted by Firefox's own read-only connection. */

@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { findFirefox } from "../lib/firefox.mjs";
 import { findCandidates } from "../lib/firefox-kind.mjs";
-import { userJs } from "../bench/launch.mjs";
+import { userJs, withoutPrefs } from "../lib/prefs-js.mjs";
 import { extensionFiles, FILLED_KEY, injectedAttribute, answerAttribute, packXpi } from "./extensions.mjs";
 import { MAKING_PREFS, startFirefox } from "./firefox.mjs";
 import { iconDataUrl } from "./icons.mjs";
@@ -104,14 +104,6 @@ export function profilePrefs(extensions) {
     "browser.shell.checkDefaultBrowser": false,
     "toolkit.telemetry.reportingpolicy.firstRun": false,
   };
-}
-
-/** prefs.js text without the lines of `names` (the making runs' own prefs). Pure. */
-export function withoutPrefs(prefsJs, names) {
-  return prefsJs
-    .split("\n")
-    .filter((line) => !names.some((name) => line.startsWith(`user_pref(${JSON.stringify(name)},`)))
-    .join("\n");
 }
 
 function chunks(items, size) {
@@ -216,11 +208,15 @@ export async function makeProfile({ presetName, seed, now, out, firefox }, { log
       log("fill: add-ons installing and writing their storage …");
       await waitAddons(ff, model);
       log(`fill: history (${counts.visits} visits) …`);
-      for (const batch of chunks(model.history, 2000)) await ff.chrome(inFirefox.insertHistory, batch);
+      await step("history", async () => {
+        for (const batch of chunks(model.history, 2000)) await ff.chrome(inFirefox.insertHistory, batch);
+      });
       await ff.chrome(inFirefox.insertBookmarks, model.bookmarks);
       log(`fill: favicons (${counts.icons} icons for ${counts.iconPages} pages) …`);
-      const icons = model.icons.map((i) => ({ url: i.url, dataUrl: iconDataUrl(i.color, seed + i.site), pages: i.pages }));
-      for (const batch of chunks(icons, 100)) await ff.chrome(inFirefox.setIcons, batch);
+      const icons = model.icons.map((i) => ({ url: i.url, root: i.root, dataUrl: iconDataUrl(i.color, seed + i.site), pages: i.pages }));
+      await step("favicons", async () => {
+        for (const batch of chunks(icons, 100)) await ff.chrome(inFirefox.setIcons, batch);
+      });
       await ff.chrome(inFirefox.addCookies, model.cookies);
       await ff.chrome(inFirefox.addPermissions, model.permissions);
       await ff.chrome(inFirefox.recalculateFrecency);
@@ -261,7 +257,8 @@ export async function makeProfile({ presetName, seed, now, out, firefox }, { log
     pagesDir,
   };
   fs.writeFileSync(path.join(out, "profile.json"), `${JSON.stringify(summary, null, 1)}\n`);
-  log(`made in ${summary.seconds.total.toFixed(0)} s: ${profileDir}\n${partsTable(parts)}`);
+  const steps = Object.entries(seconds).map(([name, s]) => `${name} ${s.toFixed(0)} s`).join(", ");
+  log(`made in ${summary.seconds.total.toFixed(0)} s (${steps}): ${profileDir}\n${partsTable(parts)}`);
   return summary;
 }
 

@@ -151,6 +151,15 @@ function makeBookmarks(seed, p, history, now) {
 }
 
 /** Favicons: one per site that has one (at /favicon.ico), linked to a share of that site's pages. */
+/**
+ * The share of sites whose pages declare their icon (`<link rel="icon" href="/static/…png">`);
+ * the others serve only /favicon.ico at the root (assumed). Firefox stores the two differently
+ * (ESR 153, checked): a declared icon is linked to every page that showed it
+ * (moz_pages_w_icons, moz_icons_to_pages); a root /favicon.ico is one icon row for the whole
+ * origin (moz_icons.root = 1) and no page is linked to it.
+ */
+export const DECLARED_ICON_SHARE = 0.5;
+
 function makeIcons(seed, p, sites, history) {
   const r = stream(seed, "icons");
   const bySite = new Map();
@@ -158,7 +167,9 @@ function makeIcons(seed, p, sites, history) {
     const site = sites[page.site];
     if (!site.icon) continue;
     if (!bySite.has(page.site)) {
-      bySite.set(page.site, { site: page.site, url: `${site.prefix}${site.host}/favicon.ico`, color: r.int(0, 0xffffff), pages: [page.url] });
+      const declared = r.chance(DECLARED_ICON_SHARE);
+      const url = `${site.prefix}${site.host}/${declared ? "static/favicon-32x32.png" : "favicon.ico"}`;
+      bySite.set(page.site, { site: page.site, url, root: !declared, color: r.int(0, 0xffffff), pages: [page.url] });
     } else if (r.chance(p.iconPageShare)) {
       bySite.get(page.site).pages.push(page.url);
     }
@@ -210,24 +221,71 @@ function makePermissions(seed, p, sites) {
 }
 
 /**
+ * What a session keeps of a tab beyond its pages, as a day of use leaves it (shares assumed;
+ * docs/design/realistic-profile.md): back history of up to 8 pages and, for some tabs, forward
+ * pages too (the user went back); a scroll position on most pages; a typed search and sometimes
+ * a draft in the page's form; sessionStorage of the page's origin. The caps are Firefox's.
+ */
+export const SESSION_SHARES = { forward: 0.15, scrolled: 0.7, form: 0.3, draft: 0.35, storage: 0.45, maxEntries: 8 };
+
+/** sessionStorage of one tab: seeded keys and values, their bytes within Firefox's cap per origin. */
+function tabStorage(r) {
+  const storage = {};
+  let bytes = 0;
+  for (let i = r.int(1, 8); i > 0; i--) {
+    const key = `${r.pick(["state", "cache", "draft", "scroll", "ab", "nav", "feed", "filters"])}:${r.token(6)}`;
+    const value = r.chance(0.5) ? JSON.stringify({ v: r.int(1, 9), at: r.int(1e9, 2e9), items: r.words(r.int(5, 60)).split(" ") }) : r.token(r.int(16, 400));
+    if (bytes + key.length + value.length > FIREFOX_LIMITS.sessionStorageBytes) break;
+    storage[key] = value;
+    bytes += key.length + value.length;
+  }
+  return storage;
+}
+
+/**
  * The restored session: `tabs` spread over `windows` (the first window the largest), `pinned`
- * pinned tabs in the first window, each tab with one to four pages of back history and the last
- * one current, and `closedTabs` recently closed tabs per window. Every page is a local file in
- * `pagesDir` (no network): `pages` lists them for make.mjs to write.
+ * pinned tabs in the first window, and `closedTabs` recently closed tabs per window. Each tab has
+ * one to SESSION_SHARES.maxEntries pages of history with the current one usually last (forward
+ * pages where the user went back), and each history entry what Firefox keeps of it (its own IDs,
+ * the page it came from, a scroll position); a tab may add form data, a scroll position and
+ * sessionStorage. Every page is a local file in `pagesDir` (no network): `pages` lists them for
+ * make.mjs to write, each with the form its form data fills.
  */
 function makeSession(seed, p, pagesDir) {
   const r = stream(seed, "session");
   const pages = [];
+  let nextId = 1;
   const page = () => {
     const n = pages.length;
     const title = titleCase(r.words(r.int(2, 7)));
     const file = `page-${String(n).padStart(4, "0")}-${slug(title).slice(0, 40)}.html`;
-    pages.push({ file, title, paragraphs: r.int(8, 60) });
-    return { url: `file://${pagesDir}/${file}`, title };
+    const paragraphs = r.int(8, 60);
+    pages.push({ file, title, paragraphs });
+    return { url: `file://${pagesDir}/${file}`, title, paragraphs };
   };
   const tab = (pinned) => {
-    const entries = Array.from({ length: r.int(1, 4) }, page);
-    return { entries, index: entries.length, pinned };
+    const docshellUUID = `{${r.uuid()}}`;
+    const shown = Array.from({ length: r.int(1, SESSION_SHARES.maxEntries) }, page);
+    const entries = shown.map((e, i) => ({
+      url: e.url,
+      title: e.title,
+      // The page it was opened from (a link in the one before), as Firefox's referrer info keeps it.
+      referrer: i > 0 ? shown[i - 1].url : null,
+      ID: nextId++,
+      docshellUUID,
+      docIdentifier: nextId++,
+      navigationKey: `{${r.uuid()}}`,
+      navigationId: `{${r.uuid()}}`,
+      // Where the user left each page: ~80 px a paragraph at the pages' 16 px / 1.5 lines.
+      scroll: r.chance(SESSION_SHARES.scrolled) ? `0,${r.int(1, e.paragraphs * 80)}` : null,
+    }));
+    const index = entries.length > 1 && r.chance(SESSION_SHARES.forward) ? r.int(1, entries.length - 1) : entries.length;
+    const current = entries[index - 1];
+    const form = r.chance(SESSION_SHARES.form)
+      ? { url: current.url, id: { q: r.words(r.int(1, 6)), ...(r.chance(SESSION_SHARES.draft) ? { comment: `${r.words(r.int(20, 250))}.` } : {}) } }
+      : null;
+    const storage = r.chance(SESSION_SHARES.storage) ? tabStorage(r) : null;
+    return { entries, index, pinned, scroll: current.scroll, form, storage };
   };
   const windows = [];
   let left = p.tabs;
@@ -300,7 +358,8 @@ export function modelCounts(model) {
     bookmarks: model.bookmarks.count,
     bookmarkFolders: model.bookmarks.folders,
     icons: model.icons.length,
-    iconPages: model.icons.reduce((n, i) => n + i.pages.length, 0),
+    // The pages Firefox links to an icon: those of declared icons (a root icon links none).
+    iconPages: model.icons.reduce((n, i) => n + (i.root ? 0 : i.pages.length), 0),
     cookies: model.cookies.length,
     permissions: model.permissions.length,
     windows: model.session.windows.length,

@@ -1,5 +1,6 @@
 // The local pages the restored session's tabs show (file:// URLs: no network, no server to
-// start). Each is a plain article: a title, a stylesheet and paragraphs of text, 3–25 KB.
+// start). Each is a plain article: a title, a stylesheet, a small form (the search field and
+// comment box the session's form data fills) and paragraphs of text, 3–25 KB.
 import fs from "node:fs";
 import path from "node:path";
 import { stream } from "./random.mjs";
@@ -19,6 +20,7 @@ export function pageHtml(page, seed) {
 </head>
 <body>
 <h1>${escape(page.title)}</h1>
+<form role="search"><input id="q" type="search" aria-label="Search"> <textarea id="comment" aria-label="Comment"></textarea></form>
 ${paragraphs}
 </body>
 </html>

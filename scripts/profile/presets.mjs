@@ -95,6 +95,10 @@ export const PRESET_NAMES = Object.keys(PRESETS);
 export const FIREFOX_LIMITS = {
   /** browser.sessionstore.max_tabs_undo */
   closedTabsPerWindow: 25,
+  /** browser.sessionstore.max_serialize_back: back entries a saved tab keeps (forward: all) */
+  serializeBack: 10,
+  /** browser.sessionstore.dom_storage_limit (ESR 153: 2048): sessionStorage bytes kept per origin */
+  sessionStorageBytes: 2048,
   /** network.cookie.maxNumber, network.cookie.maxPerHost */
   cookies: 3000,
   cookiesPerHost: 180,

@@ -1,10 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BENCH_PREFS, benchPaths, userJs } from "../../../../scripts/bench/launch.mjs";
-
-test("user.js: one user_pref line per pref, values as JSON", () => {
-  assert.equal(userJs({ "a.b": true, "c.d": 0, "e.f": "ignore" }), 'user_pref("a.b", true);\nuser_pref("c.d", 0);\nuser_pref("e.f", "ignore");\n');
-});
+import { BENCH_PREFS, benchPaths } from "../../../../scripts/bench/launch.mjs";
 
 test("the prefs a sideloaded unsigned full flavour needs", () => {
   assert.equal(BENCH_PREFS["xpinstall.signatures.required"], false);

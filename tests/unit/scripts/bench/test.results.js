@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { checkExport } from "../../../../extension/lib/models/export.js";
-import { benchExport, benchRecord, likePairs, pairs, readRuns, scenarioExport } from "../../../../scripts/bench/results.mjs";
+import { benchExport, benchRecord, likePairs, pairs, profileWarning, readRuns, scenarioExport } from "../../../../scripts/bench/results.mjs";
 
 function record(id, sessionRestored) {
   return {
@@ -107,4 +107,17 @@ test("likePairs: split by coldness, says what cannot be compared", () => {
   assert.equal(asked.comparisons.length, 1, "named scenarios are compared as asked");
   assert.match(asked.notes[0], /not like with like/);
   assert.deepEqual(likePairs({ ...pair, a: [at("a", "hot")], b: [at("b", "hot")] }, { explicit: true }).notes, []);
+});
+
+test("profileWarning: runs on different profiles are named as such; the same profile, no warning", () => {
+  const on = (profile, profileSeed) => benchRecord(record("r", 900), { scenario: "cold", run: 1, quit: "clean", profile, profileSeed });
+  const warning = profileWarning([on("small", 1)], [on("fresh")], "cold");
+  assert.match(warning, /^cold: A ran on profile small, seed 1, B on profile fresh: the difference includes what the profiles themselves cost/);
+  assert.match(profileWarning([on("small", 1)], [on("small", 2)], "cold"), /small, seed 1, B on profile small, seed 2/);
+  assert.equal(profileWarning([on("medium", 1), on("medium", 1)], [on("medium", 1)], "cold"), null);
+  // Bench runs from before --profile-preset carry no profile: they ran on fresh profiles.
+  const older = benchRecord(record("o", 900), { scenario: "cold", run: 1, quit: "clean" });
+  assert.equal(profileWarning([older], [on("fresh")], "cold"), null);
+  // An extension's own export: the user's own profile, never like a benchmark's.
+  assert.match(profileWarning([record("x", 900)], [on("fresh")], "all → cold"), /A ran on profile a user's own, B on profile fresh/);
 });

@@ -81,10 +81,11 @@ test("a login scenario's preload is awaited after its launch, before the next pr
   assert.deepEqual([bench.workloadMs, bench.loginPreloadMs, bench.loginPreloadDone, bench.loginDelayMs, bench.readAheadKb], [5000, 9100, false, 30000, 128]);
 });
 
-test("every counted record says which profile its launch started on: the preset, else fresh", async () => {
+test("every counted record says which profile its launch started on: the preset and its seed, else fresh", async () => {
   const deps = { prepare: async () => ({}), launch: async () => ({ record: ok(900), quit: "clean" }) };
-  const preset = await runBench({ scenarios: ["cold"], runs: 2, profilePreset: "medium" }, deps);
-  assert.deepEqual(preset.records.map((r) => r.bench.profile), ["medium", "medium"]);
+  const preset = await runBench({ scenarios: ["cold"], runs: 2, profilePreset: "medium", profileSeed: 7 }, deps);
+  assert.deepEqual(preset.records.map((r) => [r.bench.profile, r.bench.profileSeed]), [["medium", 7], ["medium", 7]]);
   const fresh = await runBench({ scenarios: ["hot"], runs: 1 }, deps);
   assert.deepEqual(fresh.records.map((r) => r.bench.profile), ["fresh"]);
+  assert.equal("profileSeed" in fresh.records[0].bench, false, "a fresh profile has no seed");
 });

@@ -22,6 +22,12 @@ test("cold: evict only", () => {
   assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
 });
 
+test("cold-profile: the install evicted as for cold (the launch evicts the user's files after their fresh copy)", () => {
+  const { calls, exec } = fakeHost({ evict: { pages_dropped: 75000 } });
+  assert.deepEqual(prepareScenario("cold-profile", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0 });
+  assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
+});
+
 test("cold-traced: the same cold state as cold (the tracer is attached at the launch)", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 75000 } });
   assert.deepEqual(prepareScenario("cold-traced", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0 });

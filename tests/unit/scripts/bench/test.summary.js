@@ -70,3 +70,12 @@ test("compareTable: both sides, B − A, Welch's p and the verdict", () => {
   assert.equal(same[4], "1.000");
   assert.equal(same[5], "no |");
 });
+
+test("compareTable says first which profile each side started on, and whether they differ", () => {
+  const on = (records, profile, profileSeed) => records.map((r) => ({ ...r, bench: { ...r.bench, profile, profileSeed } }));
+  const row = (a, b) => compareTable(a, b).split("\n")[2];
+  assert.equal(row(on(cold, "small", 1), on(hot, "fresh")), "| profile | small, seed 1 | fresh | **differs** | — | — |");
+  assert.equal(row(on(cold, "large", 3), on(hot, "large", 3)), "| profile | large, seed 3 | large, seed 3 | same | — | — |");
+  // A side that mixes profiles says so.
+  assert.equal(row([...on(cold, "small", 1), ...on(hot, "fresh")], on(hot, "fresh")), "| profile | fresh; small, seed 1 | fresh | **differs** | — | — |");
+});

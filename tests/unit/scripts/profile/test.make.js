@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseMakeArgs, profilePrefs, UsageError, withoutPrefs } from "../../../../scripts/profile/make.mjs";
+import { parseMakeArgs, profilePrefs, UsageError } from "../../../../scripts/profile/make.mjs";
 
 const today = new Date(Date.UTC(2026, 10, 24, 15, 30));
 
@@ -31,9 +31,4 @@ test("the profile's own prefs restore the session and pin the add-ons' UUIDs", (
   assert.equal(prefs["xpinstall.signatures.required"], false);
   assert.equal(prefs["extensions.autoDisableScopes"], 0);
   assert.deepEqual(JSON.parse(prefs["extensions.webextensions.uuids"]), { "a@x": "u-1", "b@x": "u-2" });
-});
-
-test("withoutPrefs drops exactly the named prefs' lines from a prefs.js", () => {
-  const prefsJs = ['// Mozilla User Preferences', 'user_pref("marionette.port", 0);', 'user_pref("marionette.port.extra", 1);', 'user_pref("browser.startup.page", 3);', ""].join("\n");
-  assert.equal(withoutPrefs(prefsJs, ["marionette.port"]), ['// Mozilla User Preferences', 'user_pref("marionette.port.extra", 1);', 'user_pref("browser.startup.page", 3);', ""].join("\n"));
 });

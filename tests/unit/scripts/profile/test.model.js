@@ -82,6 +82,30 @@ test("the session: pinned tabs in the first window, a selected tab in range, pag
   assert.equal(new Set(files).size, files.length);
 });
 
+test("the session keeps what a day of use leaves: back and forward pages, scroll, form data, sessionStorage, within Firefox's caps", () => {
+  const m = buildModel({ seed: 9, presetName: "large", now: NOW, pagesDir: "/work/pages" });
+  const tabs = m.session.windows.flatMap((w) => [...w.tabs, ...w.closedTabs]);
+  // browser.sessionstore.max_serialize_back (ESR 153: 10) bounds the back pages a saved tab keeps.
+  assert.ok(tabs.every((t) => t.index - 1 <= 10));
+  assert.ok(tabs.some((t) => t.index < t.entries.length), "some tabs have forward pages");
+  assert.ok(tabs.some((t) => t.entries.length > 4), "some tabs have a longer history");
+  for (const t of tabs) {
+    // Each page after the first was opened from the one before it.
+    t.entries.forEach((e, i) => assert.equal(e.referrer, i === 0 ? null : t.entries[i - 1].url));
+    // One docshell per tab; Firefox's entry IDs unique.
+    assert.equal(new Set(t.entries.map((e) => e.docshellUUID)).size, 1);
+    assert.equal(t.scroll, t.entries[t.index - 1].scroll);
+    if (t.form) assert.equal(t.form.url, t.entries[t.index - 1].url);
+    // browser.sessionstore.dom_storage_limit (ESR 153: 2048) is what Firefox keeps per origin.
+    if (t.storage) assert.ok(Object.entries(t.storage).reduce((n, [k, v]) => n + k.length + v.length, 0) <= 2048);
+  }
+  const ids = tabs.flatMap((t) => t.entries.map((e) => e.ID));
+  assert.equal(new Set(ids).size, ids.length);
+  assert.ok(tabs.some((t) => t.form?.id.comment), "a draft in some forms");
+  assert.ok(tabs.filter((t) => t.storage).length > tabs.length / 4, "sessionStorage in many tabs");
+  assert.ok(tabs.filter((t) => t.scroll).length > tabs.length / 2, "most shown pages scrolled");
+});
+
 test("bookmarks point at history pages and fill the toolbar first", () => {
   const m = small();
   const urls = new Set(m.history.map((p) => p.url));
