@@ -31,15 +31,16 @@
 //! - [`cli`]: the command-line front end: clap's definitions, one file per command (or small
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap.
 //!
-//! Four leaf files are the floor's vocabulary rather than the operating system's, so they stay
+//! Five leaf files are the floor's vocabulary rather than the operating system's, so they stay
 //! beside `os`, below it, and use nothing of the crate: [`error`] (the library's [`Error`] and
 //! the protocol's error codes), [`path_text`] (the one JSON encoding of a path: display text,
 //! plus the exact bytes where they are not UTF-8), [`note`] (the codes and params of the notes
-//! replies carry, for the extension to word) and [`invocation`] (how a person runs this binary:
+//! replies carry, for the extension to word), [`units`] (the one rule for writing megabytes)
+//! and [`invocation`] (how a person runs this binary:
 //! bare name or absolute path, with or without sudo, for every command the page, `--help` and
 //! the CLI's notes print). `lib.rs` itself holds only the crate's constants below.
 //!
-//! The layers, from the ground floor up: `error`, `path_text`, `note`, `invocation`, `os`,
+//! The layers, from the ground floor up: `error`, `path_text`, `note`, `units`, `invocation`, `os`,
 //! `state`, `pagecache`, `firefox`, `trace`, `learn`, `relaunch`, `export`, `host`, `cli`. A
 //! module may use those before it, never one after it; no two files use each other (a folder's
 //! `mod.rs` names its files and re-exports, and no file uses it back); no file but a test
@@ -63,6 +64,7 @@ pub mod path_text;
 pub mod relaunch;
 pub mod state;
 pub mod trace;
+pub mod units;
 
 pub use error::Error;
 
