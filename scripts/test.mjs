@@ -18,7 +18,7 @@ const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
 const M = ["--manifest-path", HOST_MANIFEST_PATH];
 
 /** The host's test files with tests that need root (#[ignore]d in ordinary runs). */
-const ROOT_TEST_FILES = ["hidden", "prefetch"];
+const ROOT_TEST_FILES = ["hidden", "prefetch", "tracer"];
 
 /**
  * The host's tests that need root (a root-owned file seen as `nobody`) are #[ignore]d in

@@ -54,6 +54,17 @@ impl Invocation {
     pub fn run_as_root(&self, args: &str) -> String {
         format!("{} {args}", self.as_root)
     }
+
+    /// `args` run by root itself, for what needs root's own view (exact residency of root's
+    /// files, `install --system`): under sudo this binary runs the command as the user who
+    /// asked (tracer/split.rs), unless `SUDO_UID` is taken out of its environment first.
+    #[must_use]
+    pub fn run_as_root_itself(&self, args: &str) -> String {
+        match self.as_root.strip_prefix("sudo ") {
+            Some(rest) => format!("sudo env -u SUDO_UID {rest} {args}"),
+            None => format!("{} {args}", self.as_root),
+        }
+    }
 }
 
 /// This process's invocation: its executable, this user's `PATH`, its effective uid.
@@ -148,6 +159,15 @@ mod tests {
         assert_eq!(i.as_root, format!("sudo {}", real.display()));
         assert!(!i.on_path);
         assert_eq!(i.run("install"), format!("{} install", real.display()));
+        assert_eq!(
+            i.run_as_root_itself("residency"),
+            format!("sudo env -u SUDO_UID {} residency", real.display())
+        );
+        let root = of(&exe, Some(&path_of(&[Path::new("/nonexistent")])), true);
+        assert_eq!(
+            root.run_as_root_itself("residency"),
+            format!("{} residency", real.display())
+        );
     }
 
     #[test]

@@ -7,26 +7,36 @@
 //!   descriptor, never by path), `proc` (the one reader of `/proc`, bounded, and its pure
 //!   parsers), `clock` (wall, monotonic and boot clocks), `binary` (this binary, Firefox's
 //!   binary in an install, and the rule for a binary another user or root will run);
-//! - [`state`]: the one home of what the host keeps: the state folder of the user it works for
-//!   (root under sudo or pkexec acts for the user who asked: `state::user`), held open by
-//!   descriptor, with bounded reads, atomic writes that follow no symlink, and the lock;
+//! - [`tracer`]: the one part that runs as root (`about-startup-host tracer`, reached through
+//!   pkexec, the sudo split or root's own commands): it arms the kernel's tracing for one process
+//!   tree of the invoking user, confined by Landlock, and hands over only that tree's lines over
+//!   one typed protocol; `start` decides, before anything is parsed, whether this run is the
+//!   tracer, the sudo split, a refusal or the CLI. It uses only `os` and `framing`;
+//! - [`state`]: the one home of what the host keeps: the state folder of the user it runs as
+//!   (under sudo the command runs as the user: `state::user` finds their `XDG_STATE_HOME`),
+//!   held open by descriptor, with bounded reads, atomic writes that follow no symlink, and the
+//!   lock;
 //! - [`pagecache`]: the page cache, kernel-facing: the `mincore` view of a file, the residency
 //!   scan, preload (paced or not), evict;
 //! - [`firefox`]: knowing Firefox: the install folder and its files (with confinement), its
 //!   `application.ini`, the running process tree, its Telemetry archive and startup profile,
 //!   and the native-messaging manifest that registers this host with it (`manifest`);
-//! - [`trace`]: the startup I/O trace: a private tracefs instance (or, without root, /proc
-//!   sampling) turned into which pages of which files the Firefox tree read, when and where on
-//!   the disk; stored traces for the page (its `launch`/`trace` commands are in `cli`);
+//! - [`trace`]: the startup I/O trace: the tracer's lines (or, without it, /proc sampling)
+//!   turned into which pages of which files the Firefox tree read, when and where on the disk;
+//!   stored traces for the page;
 //! - [`learn`]: what a start needed (working set), the planned preload built from it (or from
 //!   stored traces: `trace::plan_source`) and its status, the launch prefetch, the login-time
 //!   preload (autostart, desktop entry) and the record of its last run;
-//! - [`relaunch`]: "Restart cold": wait for a Firefox to quit, evict its files, start it again
-//!   the same way; started detached by the host so it outlives Firefox, it records each step in
-//!   the state folder for the page of the restarted Firefox;
 //! - [`export`]: the trace as a profile the Firefox Profiler loads: alone (processed format,
 //!   `fxprof-processed-profile`) or merged into Firefox's own startup profile (Gecko format);
-//! - [`host`]: the native-messaging side: framing, the protocol's types, the loop (reader,
+//! - [`launch`]: the launch pipeline, as the user: reaching the tracer, the held launcher, a
+//!   recorded start and `trace --pid`, Firefox's own profile, the prefetch launch; called
+//!   in-process by the CLI and `relaunch`;
+//! - [`relaunch`]: "Restart cold": wait for a Firefox to quit, evict its files, start it again
+//!   the same way (traced: through the launch pipeline); started detached by the host so it
+//!   outlives Firefox, it records each step in the state folder for the page of the restarted
+//!   Firefox;
+//! - [`host`]: the native-messaging side: the protocol's types, the loop (reader,
 //!   dispatch, long commands, writer) and `bench` (the benchmark's `bench_record`);
 //! - [`cli`]: the command-line front end: clap's definitions, one file per command (or small
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap.
@@ -35,18 +45,19 @@
 //! beside `os`, below it, and use nothing of the crate: [`error`] (the library's [`Error`] and
 //! the protocol's error codes), [`path_text`] (the one JSON encoding of a path: display text,
 //! plus the exact bytes where they are not UTF-8), [`note`] (the codes and params of the notes
-//! replies carry, for the extension to word), [`units`] (the one rule for writing megabytes)
-//! and [`invocation`] (how a person runs this binary:
+//! replies carry, for the extension to word), [`units`] (the one rule for writing megabytes),
+//! [`invocation`] (how a person runs this binary:
 //! bare name or absolute path, with or without sudo, for every command the page, `--help` and
-//! the CLI's notes print). `lib.rs` itself holds only the crate's constants below.
+//! the CLI's notes print) and [`framing`] (length-prefixed frames, of native messaging and of
+//! the tracer's protocol). `lib.rs` itself holds only the crate's constants below.
 //!
-//! The layers, from the ground floor up: `error`, `path_text`, `note`, `units`, `invocation`, `os`,
-//! `state`, `pagecache`, `firefox`, `trace`, `learn`, `relaunch`, `export`, `host`, `cli`. A
-//! module may use those before it, never one after it; no two files use each other (a folder's
-//! `mod.rs` names its files and re-exports, and no file uses it back); no file but a test
-//! imports `super::*`; only `cli` knows clap. `tests/layering.rs` checks all four and holds the
-//! same list. Today `host` and `cli` do not use each other, `relaunch` uses neither `trace` nor
-//! `learn` (it starts a traced launch as a process of its own), and `learn::plan` reads stored
+//! The layers, from the ground floor up: `error`, `path_text`, `note`, `units`, `invocation`,
+//! `framing`, `os`, `tracer`, `state`, `pagecache`, `firefox`, `trace`, `learn`, `export`,
+//! `launch`, `relaunch`, `host`, `cli`. A module may use those before it, never one after it; no
+//! two files use each other (a folder's `mod.rs` names its files and re-exports, and no file uses
+//! it back); no file but a test imports `super::*`; only `cli` knows clap; `tracer` uses only `os`
+//! and `framing` (what runs as root stays small). `tests/layering.rs` checks all five and holds
+//! the same list. Today `host` and `cli` do not use each other, and `learn::plan` reads stored
 //! traces (`trace::plan_source`) while nothing in `trace` uses `learn`. So a new capability goes
 //! in the folder of its concern, and what everything needs goes down to the floor.
 
@@ -54,8 +65,10 @@ pub mod cli;
 pub mod error;
 pub mod export;
 pub mod firefox;
+pub mod framing;
 pub mod host;
 pub mod invocation;
+pub mod launch;
 pub mod learn;
 pub mod note;
 pub mod os;
@@ -64,6 +77,7 @@ pub mod path_text;
 pub mod relaunch;
 pub mod state;
 pub mod trace;
+pub mod tracer;
 pub mod units;
 
 pub use error::Error;

@@ -1,10 +1,38 @@
-//! Decides only between native-messaging mode and the CLI; everything else is in the library.
+//! Decides, before anything is parsed, how this run starts (tracer/mod.rs `start`): root's
+//! tracer (pkexec's route, or root's own), the sudo split (root stays the tracer, the command
+//! runs as the user), a refusal, or native-messaging mode or the CLI; everything else is in the
+//! library.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+use about_startup_host::tracer::{self, Start};
+
 fn main() -> ExitCode {
-    match run() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let start = tracer::start(
+        &args,
+        rustix::process::geteuid().as_raw(),
+        std::env::var_os("SUDO_UID").as_deref(),
+        std::env::var_os("PKEXEC_UID").as_deref(),
+    );
+    match start {
+        Start::Refuse(why) => {
+            eprintln!("about-startup-host: refusing: {why}");
+            return ExitCode::from(2);
+        }
+        Start::Tracer { route, uid } => return tracer::run(route, uid),
+        Start::SudoSplit { uid } => match tracer::split::split(uid) {
+            // This process is the user's now; root stays in the parent as its tracer.
+            Ok(socket) => {
+                about_startup_host::state::user::adopt_session_state_home();
+                about_startup_host::launch::connect::inherit(socket);
+            }
+            Err(code) => return code,
+        },
+        Start::Cli => {}
+    }
+    match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!(
@@ -16,8 +44,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> anyhow::Result<()> {
-    let args: Vec<OsString> = std::env::args_os().collect();
+fn run(args: Vec<OsString>) -> anyhow::Result<()> {
     if is_native_messaging(&args) {
         about_startup_host::host::run_stdio()
     } else {

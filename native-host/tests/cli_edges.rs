@@ -29,7 +29,7 @@ fn state(home: &Path) -> std::path::PathBuf {
 fn store_fixture(home: &Path) -> String {
     let trace: about_startup_host::trace::Trace =
         serde_json::from_str(include_str!("fixtures/profiler/trace-esr153-cold.json")).unwrap();
-    let dir = about_startup_host::state::StateDir::create_at(&state(home), None).unwrap();
+    let dir = about_startup_host::state::StateDir::create_at(&state(home)).unwrap();
     let traces = about_startup_host::trace::store::in_state(&dir).unwrap();
     about_startup_host::trace::store::save(&traces, &trace)
         .unwrap()

@@ -232,7 +232,7 @@ fn a_file_name_that_is_not_utf8_is_scanned_learned_and_planned() {
     assert_eq!(bytes.as_os_str().as_bytes(), odd.as_os_str().as_bytes());
 
     let state_tmp = tempfile::tempdir().unwrap();
-    let state_dir = about_startup_host::state::StateDir::create_at(state_tmp.path(), None).unwrap();
+    let state_dir = about_startup_host::state::StateDir::create_at(state_tmp.path()).unwrap();
     let learned = workingset::learn(pid, &fx.ff, &state_dir, &AtomicBool::new(false))
         .expect("learn stores a name that is not UTF-8");
     let text = std::fs::read_to_string(&learned.state_file).unwrap();

@@ -116,7 +116,7 @@ fn store_trace(state: &Path, ff: &Path) {
         milestones: None,
         profile: None,
     };
-    let state = StateDir::create_at(&state.join("about-startup"), None).unwrap();
+    let state = StateDir::create_at(&state.join("about-startup")).unwrap();
     let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
     store::save(&traces, &trace).unwrap();
 }

@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::Duration;
 
-use about_startup_host::host::framing::{self, ReadOutcome, MAX_INCOMING};
+use about_startup_host::framing::{self, ReadOutcome, MAX_INCOMING};
 use about_startup_host::host::protocol::{decode_request, Command as Cmd};
 use serde_json::{json, Value};
 

@@ -1,6 +1,5 @@
-//! `relaunch` and the privileged step of the traced restart, run as the built binary: the
-//! refusals that need no Firefox (docs/design/pkexec.md). The checks of a request itself are unit
-//! tests beside the code (src/relaunch/request_tests.rs).
+//! `relaunch`, run as the built binary: the refusals that need no Firefox, and that the old
+//! privileged step of the traced restart is gone (docs/design/privilege.md).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -22,55 +21,38 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `launch --relaunch` was root's side of the traced restart (it read a request the user wrote
+/// and started their Firefox as root's child). The restart now runs the launch pipeline as the
+/// user, and root only traces (docs/design/privilege.md): the option is gone, and under pkexec
+/// nothing but `tracer` runs.
 #[test]
-fn the_privileged_step_refuses_to_act_for_nobody_in_particular() {
-    // Not under pkexec or sudo: root would be acting for itself, and starting Firefox as root.
+fn the_old_privileged_step_is_gone() {
     let home = tempfile::tempdir().unwrap();
     let out = host(
         home.path(),
         &["launch", "--cold", "--trace", "--relaunch"],
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("never starts Firefox as root"),
-        "{}",
-        text(&out.stderr)
-    );
-}
-
-#[test]
-fn the_privileged_step_needs_the_users_own_request() {
-    // PKEXEC_UID names a user (nobody) who asked for nothing: no request in their state folder.
-    let home = tempfile::tempdir().unwrap();
-    let out = host(
-        home.path(),
-        &["launch", "--cold", "--trace", "--relaunch"],
-        &[("PKEXEC_UID", "65534")],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = text(&out.stderr);
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        assert!(stderr.contains("no restart request"), "{stderr}");
-    } else {
-        // Without root PKEXEC_UID means nothing: the same refusal as above.
-        assert!(stderr.contains("never starts Firefox as root"), "{stderr}");
-    }
-    // And it cannot be combined with a Firefox of the caller's choosing.
-    let out = host(
-        home.path(),
-        &[
-            "launch",
-            "--cold",
-            "--trace",
-            "--relaunch",
-            "--firefox",
-            "/tmp",
-        ],
         &[],
     );
     assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(
+        text(&out.stderr).contains("--relaunch"),
+        "{}",
+        text(&out.stderr)
+    );
+    if rustix::process::geteuid().is_root() {
+        let out = host(
+            home.path(),
+            &["launch", "--cold", "--trace", "--relaunch"],
+            &[("PKEXEC_UID", "65534")],
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).contains("tracer"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!home.path().join(".local").exists(), "nothing was made");
+    }
 }
 
 #[test]

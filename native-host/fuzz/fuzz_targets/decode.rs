@@ -5,7 +5,7 @@
 
 use std::io::Cursor;
 
-use about_startup_host::host::framing::{read_frame, ReadOutcome, MAX_OUTGOING};
+use about_startup_host::framing::{read_frame, ReadOutcome, MAX_OUTGOING};
 use about_startup_host::host::protocol::{decode_request, Envelope};
 use libfuzzer_sys::fuzz_target;
 

@@ -239,7 +239,8 @@ pub struct LaunchArgs {
     /// Evict Firefox's install folder from the page cache first (a selectively cold start).
     #[arg(long)]
     pub cold: bool,
-    /// Record which pages of which files the start reads (root: tracefs; else /proc sampling).
+    /// Record which pages of which files the start reads (the kernel's tracing, through root's
+    /// tracer: sudo, or pkexec with the package; else /proc sampling).
     #[arg(long)]
     pub trace: bool,
     /// Start Firefox at once and read what its start needs beside it: the traced plan of this
@@ -279,7 +280,7 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "DIR")]
     pub firefox: Option<PathBuf>,
     /// Stop after N seconds instead of when the tree has read nothing for 3 s.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Also record Firefox's own startup profile (its Gecko profiler from the first instant:
     /// js, stackwalk, cpu, fileio), collect it without quitting once the start is recorded, and
@@ -296,11 +297,6 @@ pub struct LaunchArgs {
     /// Arguments for Firefox (after `--`), e.g. `-- --headless -profile /tmp/p`.
     #[arg(last = true, value_name = "FIREFOX_ARGS")]
     pub args: Vec<OsString>,
-    /// Root's side of a user's "Restart cold and trace" (run by pkexec): start the Firefox the
-    /// user's own `relaunch --cold --trace` described in their state folder, as that user, and
-    /// print one JSON line (pid, trace id, evict). Refuses anything else (docs/design/pkexec.md).
-    #[arg(long, requires_all = ["cold", "trace"], conflicts_with_all = ["firefox", "args", "json"])]
-    pub relaunch: bool,
 }
 
 #[derive(Debug, Args)]
@@ -312,7 +308,7 @@ pub struct TraceArgs {
     #[arg(long, value_name = "PID", required = true)]
     pub pid: Option<i32>,
     /// How long to record.
-    #[arg(long, value_name = "N", required = true)]
+    #[arg(long, value_name = "N", required = true, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
@@ -433,6 +429,21 @@ fn parse_batches(text: &str) -> Result<(u64, u64), String> {
         ));
     }
     Ok((first, max))
+}
+
+/// `--seconds N`: a finite number of seconds above zero (`inf`, `NaN` and negative values would
+/// turn off the recording's only bound). Whole days are more than any start takes.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let n: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !n.is_finite() || n <= 0.0 || n > 86_400.0 {
+        return Err(format!(
+            "{text:?}: give a number of seconds above 0 and at most 86400"
+        ));
+    }
+    Ok(n)
 }
 
 /// `launch --strategy`'s values: the CLI's names for [`strategy::Choice`].
@@ -609,5 +620,36 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// Issue 29: `--seconds inf` (or NaN) turned off every bound of root's recording.
+    #[test]
+    fn seconds_are_finite_and_positive() {
+        assert_eq!(parse_seconds("2.5"), Ok(2.5));
+        for bad in ["inf", "-inf", "NaN", "nan", "-1", "0", "1e300", "x", ""] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        for argv in [
+            &[
+                "about-startup-host",
+                "launch",
+                "--trace",
+                "--seconds",
+                "inf",
+            ][..],
+            &["about-startup-host", "trace", "--pid", "1", "--seconds=NaN"],
+            &[
+                "about-startup-host",
+                "trace",
+                "--pid",
+                "1",
+                "--seconds",
+                "-1",
+            ],
+        ] {
+            let e = Cli::try_parse_from(argv).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{argv:?}");
+            assert!(e.to_string().contains("--seconds"), "{e}");
+        }
     }
 }

@@ -63,7 +63,7 @@ pub(super) fn desktop_cmd(cmd: &DesktopCmd) -> anyhow::Result<()> {
         problem: binary::user_binary_problem(&host),
         path: host.clone(),
     };
-    let state = StateDir::existing(&crate::state::locate(None)?, None)?;
+    let state = StateDir::existing(&crate::state::locate()?)?;
     match action {
         "enable" => {
             let done = desktop::enable(&dirs, &install.dir, &binary, state.as_ref())

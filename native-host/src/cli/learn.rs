@@ -22,7 +22,7 @@ pub(super) fn learn_cmd(args: &LearnArgs) -> anyhow::Result<()> {
         })?,
     };
     let info = process::inspect(pid)?;
-    let state_dir = crate::state::open_acting()?;
+    let state_dir = crate::state::open()?;
     let summary = workingset::learn(pid, &info.install_dir, &state_dir, &AtomicBool::new(false))?;
     if args.json {
         return print_json(&summary);
@@ -53,7 +53,7 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
     };
     let (install, _) = find_firefox(&target, false)?;
     let source: plan::PlanSource = args.source.into();
-    let status = plan::status_of(&install.dir, &crate::state::open_acting()?, source)?;
+    let status = plan::status_of(&install.dir, &crate::state::open()?, source)?;
     if args.json {
         return print_json(&status);
     }

@@ -15,7 +15,7 @@ use super::target::{find_firefox, select_cache};
 
 /// The install folder of the newest learned start, if it is still a Firefox install.
 fn learned_install() -> Option<install::Install> {
-    let state = workingset::load(&crate::state::open_acting().ok()?);
+    let state = workingset::load(&crate::state::open().ok()?);
     let dir = state.install_dir()?.to_path_buf();
     let mut found = install::locate(Some(&dir), None).ok()?;
     found.found_by = "the Firefox learned last".to_owned();
@@ -43,7 +43,7 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
         }
     };
     if args.plan {
-        let state_dir = crate::state::open_acting()?;
+        let state_dir = crate::state::open()?;
         let summary = plan::preload_planned(
             &install.dir,
             &state_dir,

@@ -1,7 +1,6 @@
 //! The Firefox Profiler side of the CLI (issue 21): `trace export --format firefox-profiler`,
-//! and what `launch --firefox-profile` does once the start is recorded (collect Firefox's own
-//! profile, learn its milestones and module loads, store it beside the trace, write the merged
-//! profile).
+//! and the report of what was written (also after `launch --firefox-profile`, whose collecting,
+//! storing and merging is the launch pipeline's: launch/profile.rs).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -12,11 +11,10 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 
 use crate::export::{self, Exported};
-use crate::firefox::startup_profile::{self, ProfileError};
-use crate::note::{self, Note};
-use crate::state::{user, StateDir};
+use crate::firefox::startup_profile;
+use crate::state::StateDir;
 use crate::trace::model::Trace;
-use crate::trace::{entries, profiles, store};
+use crate::trace::{profiles, store};
 
 /// Export formats.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -149,8 +147,7 @@ pub(super) fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<
 /// `trace export`.
 pub fn export_cmd(args: &ExportArgs) -> anyhow::Result<()> {
     let ExportFormat::FirefoxProfiler = args.format;
-    let owner = crate::state::acting_for()?;
-    let state = crate::state::open(owner.as_ref())?;
+    let state = crate::state::open()?;
     let dir = store::in_state(&state)?;
     let (id, trace) = load(args.trace.as_deref(), &dir)?;
     let bytes = match (&args.firefox_profile, &id) {
@@ -173,37 +170,16 @@ pub fn export_cmd(args: &ExportArgs) -> anyhow::Result<()> {
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("about-startup-{name}.profile.json")));
-    write_out(&out, &exported, owner.as_ref())?;
+    crate::launch::profile::write_out(&out, &exported)?;
     report(&out, &exported, started.elapsed(), args.json)
 }
 
-/// Write the profile to `out` (`-`: stdout). Under sudo the file is the invoking user's: a new
-/// uniquely named file beside it (O_EXCL, never a planted symlink), handed over with fchown on
-/// its descriptor, then renamed over `out` (which replaces a symlink there, never follows it).
-fn write_out(out: &Path, exported: &Exported, owner: Option<&user::User>) -> anyhow::Result<()> {
-    if out == Path::new("-") {
-        std::io::stdout().lock().write_all(&exported.json)?;
-        return Ok(());
-    }
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let write = || -> std::io::Result<()> {
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".profile-")
-            .tempfile_in(dir)?;
-        tmp.write_all(&exported.json)?;
-        if let Some(u) = owner {
-            std::os::unix::fs::fchown(tmp.as_file(), Some(u.uid), Some(u.gid))?;
-        }
-        tmp.persist(out).map_err(|e| e.error)?;
-        Ok(())
-    };
-    write().with_context(|| format!("write {}", out.display()))
-}
-
-fn report(out: &Path, e: &Exported, took: std::time::Duration, json: bool) -> anyhow::Result<()> {
+pub(super) fn report(
+    out: &Path,
+    e: &Exported,
+    took: std::time::Duration,
+    json: bool,
+) -> anyhow::Result<()> {
     if json {
         let mut o = serde_json::to_value(&e.summary)?;
         o["file"] = Value::from(out.to_string_lossy().into_owned());
@@ -247,127 +223,4 @@ fn report(out: &Path, e: &Exported, took: std::time::Duration, json: bool) -> an
         writeln!(err, "To see it: {HOW_TO_OPEN}.")?;
     }
     Ok(())
-}
-
-/// After `launch --firefox-profile` recorded the start of Firefox `pid` (running as `owner`):
-/// collect its profile, learn milestones and module loads into `trace`. A profile that cannot
-/// be had becomes a note on the trace (which stands alone then).
-pub fn collect(trace: &mut Trace, owner: Option<&user::User>) -> Option<Value> {
-    let (uid, home) = match owner {
-        Some(u) => (u.uid, u.home.clone()),
-        None => (
-            crate::os::sys::geteuid(),
-            crate::state::home().unwrap_or_default(),
-        ),
-    };
-    eprintln!(
-        "asking Firefox (pid {}) for its startup profile (SIGUSR2)…",
-        trace.pid
-    );
-    let got = startup_profile::request(trace.pid, &home, startup_profile::WAIT).and_then(|path| {
-        let v = startup_profile::read(&path, uid, startup_profile::MAX_BYTES);
-        if let Err(e) = startup_profile::remove(&path, uid) {
-            eprintln!("about-startup-host: warning: {e}");
-        }
-        v
-    });
-    let gecko = match got {
-        Ok(g) => g,
-        Err(e) => {
-            let reason = match e {
-                ProfileError::Gone { .. } => "gone",
-                ProfileError::NotWritten { .. } => "not_written",
-                ProfileError::Truncated { .. } => "truncated",
-                ProfileError::Refused { .. } => "refused",
-                ProfileError::Io { .. } => "io",
-            };
-            add_note(
-                trace,
-                Note::new(note::FIREFOX_PROFILE_MISSING)
-                    .with("reason", reason)
-                    .with("detail", e.to_string()),
-            );
-            return None;
-        }
-    };
-    if let Err(e) = export::gecko::check(&gecko, trace) {
-        add_note(
-            trace,
-            Note::new(note::FIREFOX_PROFILE_MISSING)
-                .with("reason", "clock")
-                .with("detail", e.to_string()),
-        );
-        return None;
-    }
-    if let Some(zero) = trace.zero_mono_ns {
-        let ms = export::gecko::milestones(&gecko, zero, &MILESTONES);
-        if !ms.is_empty() {
-            // Firefox's own profile is the finer source: its figures win over the extension's.
-            trace
-                .milestones
-                .get_or_insert_with(Default::default)
-                .extend(ms);
-        }
-        let loads = export::gecko::module_loads(&gecko, zero);
-        let install = trace.install_dir.clone();
-        entries::line_up(&mut trace.files, &install, &loads);
-    }
-    Some(gecko)
-}
-
-/// The startup milestones Firefox's profile marks by name (Services.startup.getStartupInfo()'s
-/// keys on ESR 153, and the older `firstPaint`).
-pub const MILESTONES: [&str; 11] = [
-    "main",
-    "selectProfile",
-    "afterProfileLocked",
-    "startupCrashDetectionBegin",
-    "createTopLevelWindow",
-    "sessionRestoreInit",
-    "firstPaint",
-    "firstPaint2",
-    "sessionRestored",
-    "startupCrashDetectionEnd",
-    "delayedStartupFinished",
-];
-
-fn add_note(trace: &mut Trace, n: Note) {
-    eprintln!("about-startup-host: warning: {}", n.english());
-    trace.notes.push(n.english());
-    trace.note_codes.push(n);
-}
-
-/// After the trace is stored as `id`: keep Firefox's profile beside it and write the merged
-/// profile to `out` (default: the profiles folder), saying where.
-pub fn store_and_write(
-    id: &str,
-    trace: &Trace,
-    gecko: Value,
-    owner: Option<&user::User>,
-    out: Option<&Path>,
-) -> anyhow::Result<()> {
-    let state = crate::state::open(owner)?;
-    let dir = profiles::in_state(&state)?;
-    let traces = store::in_state(&state)?;
-    let raw = serde_json::to_vec(&gecko)?;
-    profiles::save(&dir, id, &raw, &traces)?;
-    drop(raw);
-    eprintln!(
-        "Firefox's own profile kept with the trace: {}",
-        dir.path_of(&profiles::gecko_name(id)).display()
-    );
-    let started = std::time::Instant::now();
-    let exported = export::firefox_profiler(trace, Some(gecko), &BTreeMap::new())?;
-    let out = match out {
-        Some(p) => {
-            write_out(p, &exported, owner)?;
-            p.to_path_buf()
-        }
-        None => {
-            let name = profiles::merged_name(id);
-            dir.write(&name, &exported.json)?;
-            dir.path_of(&name)
-        }
-    };
-    report(&out, &exported, started.elapsed(), false)
 }

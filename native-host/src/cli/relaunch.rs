@@ -22,8 +22,9 @@ pub struct RelaunchArgs {
     /// start).
     #[arg(long)]
     pub cold: bool,
-    /// With --cold: trace the start; the one privileged step runs through pkexec (the password
-    /// in the desktop's dialog), Firefox still runs as you (docs/design/pkexec.md).
+    /// With --cold: trace the start; root's only part, the kernel's tracing of your Firefox,
+    /// runs through pkexec (the password in the desktop's dialog) or sudo; Firefox and
+    /// everything else still run as you (docs/design/privilege.md).
     #[arg(long, requires = "cold")]
     pub trace: bool,
     /// The Firefox (main) process to restart [default: your running Firefox].
@@ -45,7 +46,7 @@ pub struct RelaunchArgs {
 }
 
 pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
-    let state_dir = crate::state::locate(None)?;
+    let state_dir = crate::state::locate()?;
     if args.status {
         let (last, set_aside) = status::read_at_or_set_aside(&state_dir);
         if args.json {

@@ -105,8 +105,9 @@ pub(super) fn print_residency(
     }
     if any_hidden {
         println!(
-            "  for exact numbers run `{}` (root sees every file), or use a Firefox whose files you own; {}",
-            crate::invocation::current().run_as_root("residency"),
+            "  for exact numbers run `{}` (root itself sees every file; under plain sudo this host \
+             runs as you), or use a Firefox whose files you own; {}",
+            crate::invocation::current().run_as_root_itself("residency"),
             if show_mapped {
                 "MAPPED shows what the running Firefox has in memory"
             } else {

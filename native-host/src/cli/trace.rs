@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use crate::firefox::install as files;
+use crate::launch::traced;
 use crate::os::binary::firefox_binary;
-use crate::state::user;
 use crate::trace::model::{Source, Trace};
-use crate::trace::record::{self, Launch, Stop, QUIET_MS};
+use crate::trace::record::{Stop, QUIET_MS};
 use crate::trace::store;
 
 use crate::trace::summary::bins;
@@ -24,14 +24,15 @@ use super::render::share;
 pub fn privilege_note(root_cmd: &str) -> String {
     format!(
         "The exact trace (every page entering the page cache, from the kernel's tracefs) needs root: \
-run `{root_cmd} {}` (or pkexec). Firefox is still started as you, never as root, \
-and the trace is stored in your state folder (~/.local/state/about-startup/traces), owned by you. \
+run `{root_cmd} {}`, or install the about-startup package (pkexec then asks for the \
+administrator's password). Root only arms the kernel's tracing for your Firefox's processes and \
+hands over what they read; everything else runs as you: Firefox, reading the files, storing the \
+trace in your state folder (~/.local/state/about-startup/traces). \
 Without root the trace falls back to sampling /proc/<pid>/io and major faults of the Firefox tree.",
         store::RECORD_ARGS
     )
 }
 
-/// `launch --help`'s text after the options: the prefetch, then the trace's privileges.
 /// `launch --help`'s note: the prefetch needs no privilege, the trace needs root; with `plain`
 /// and `root_cmd` (how this user runs this binary, and as root) so the examples run as printed.
 pub fn launch_help(plain: &str, root_cmd: &str) -> String {
@@ -51,9 +52,6 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     if args.prefetch {
         return super::launch::prefetch_cmd(args);
     }
-    if args.relaunch {
-        return relaunch_launch(args.seconds);
-    }
     let install = files::locate(args.firefox.as_deref(), None)?;
     let binary = firefox_binary(&install.dir).ok_or_else(|| {
         anyhow::anyhow!(
@@ -61,95 +59,51 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             install.dir.display()
         )
     })?;
-    let owner = crate::state::acting_for()?;
     eprintln!(
-        "starting {} {}{}",
+        "starting {} {}",
         binary.display(),
         if args.cold { "(cold) " } else { "" },
-        owner
-            .as_ref()
-            .map_or(String::new(), |u| format!("as {}", u.name))
     );
-    let opts = Launch {
+    let extra = if args.firefox_profile {
+        crate::firefox::startup_profile::env()
+    } else {
+        Vec::new()
+    };
+    let spec = traced::Spec {
+        program: traced::firefox_program(&binary, &args.args, &extra),
         install,
-        binary,
-        args: args.args.clone(),
-        cold: args.cold,
+        cold: if args.cold {
+            traced::Cold::Evict
+        } else {
+            traced::Cold::No
+        },
         trace: args.trace,
         faults: args.trace && !args.no_fault_sites,
-        firefox_profile: args.firefox_profile,
-        user: owner.clone(),
-        env: None,
-        cwd: None,
     };
     let stop = Stop {
         seconds: args.seconds,
         quiet_ms: QUIET_MS,
     };
-    let (mut trace, _child) = record::launch(&opts, stop)?;
+    let mut launched = traced::launch(&spec, stop, traced::Tracer::Connect)?;
     let gecko = if args.firefox_profile {
-        super::profile::collect(&mut trace, owner.as_ref())
+        crate::launch::profile::collect(&mut launched.trace)
     } else {
         None
     };
-    let id = finish(&trace, owner.as_ref(), args.json)?;
+    let id = finish(&launched.trace, args.json)?;
     if let (Some(gecko), Some(id)) = (gecko, id) {
-        super::profile::store_and_write(
+        let stored = crate::launch::profile::store(
             &id,
-            &trace,
+            &launched.trace,
             gecko,
-            owner.as_ref(),
             args.profile_out.as_deref(),
         )?;
-    }
-    Ok(())
-}
-
-/// `launch --cold --trace --relaunch`: the one privileged step of the traced restart. Root acts
-/// only for the user pkexec (or sudo) names, only on the request in that user's own state
-/// folder, only once it is accepted (relaunch/request.rs); Firefox runs as that user; the trace
-/// is stored in their state folder, owned by them.
-fn relaunch_launch(seconds: Option<f64>) -> anyhow::Result<()> {
-    let Some(owner) = crate::state::acting_for()? else {
-        anyhow::bail!(
-            "--relaunch is root's side of a user's \"Restart cold and trace\": it runs under \
-             pkexec (or sudo) for that user, and never starts Firefox as root"
+        eprintln!(
+            "Firefox's own profile kept with the trace: {}",
+            stored.gecko.display()
         );
-    };
-    let request = crate::relaunch::request::take(&owner)?;
-    let ok = crate::relaunch::request::check(&request, &owner)?;
-    let opts = Launch {
-        install: ok.install,
-        binary: ok.binary,
-        args: ok.args,
-        cold: true,
-        trace: true,
-        // The page shows which code faulted pages in; its cost is within noise (benchmarks.md).
-        faults: true,
-        firefox_profile: false,
-        user: Some(owner.clone()),
-        env: Some(ok.env),
-        cwd: Some(ok.cwd),
-    };
-    let stop = Stop {
-        seconds,
-        quiet_ms: QUIET_MS,
-    };
-    let (trace, _child) = record::launch(&opts, stop)?;
-    let stored = store::open(Some(&owner)).and_then(|d| store::save(&d, &trace));
-    let evicted = trace
-        .note_codes
-        .iter()
-        .find(|n| n.code == crate::note::COLD_EVICTED)
-        .map(|n| n.params.clone());
-    let line = serde_json::json!({
-        "pid": trace.pid,
-        "trace_id": stored.as_ref().ok().map(|(id, _)| id),
-        "store_error": stored.as_ref().err().map(ToString::to_string),
-        "evicted": evicted,
-        "source": trace.source,
-    });
-    println!("{line}");
+        super::profile::report(&stored.merged, &stored.exported, stored.took, false)?;
+    }
     Ok(())
 }
 
@@ -168,26 +122,17 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     };
     check_pid(pid)?;
     let install = files::locate(None, Some(pid))?;
-    let owner = crate::state::acting_for()?;
     let stop = Stop {
         seconds: Some(seconds),
         quiet_ms: QUIET_MS,
     };
-    let trace = record::attach(
-        owner.as_ref(),
-        pid,
-        &install,
-        true,
-        !args.no_fault_sites,
-        stop,
-    )?;
-    finish(&trace, owner.as_ref(), args.json).map(drop)
+    let trace = traced::attach(pid, &install, true, !args.no_fault_sites, stop)?;
+    finish(&trace, args.json).map(drop)
 }
 
 /// `trace summary`: every figure of a stored or given trace, as JSON (`trace show` is the report).
 fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
-    let owner = crate::state::acting_for()?;
-    let state = crate::state::open(owner.as_ref())?;
+    let state = crate::state::open()?;
     let dir = store::in_state(&state)?;
     let (id, trace) = super::profile::load(args.trace.as_deref(), &dir)?;
     let file = match &args.file {
@@ -234,8 +179,8 @@ fn check_pid(pid: i32) -> anyhow::Result<()> {
 }
 
 /// Print and store the trace; its id when stored.
-fn finish(trace: &Trace, owner: Option<&user::User>, json: bool) -> anyhow::Result<Option<String>> {
-    let stored = store::open(owner).and_then(|d| store::save(&d, trace));
+fn finish(trace: &Trace, json: bool) -> anyhow::Result<Option<String>> {
+    let stored = store::open().and_then(|d| store::save(&d, trace));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, trace)?;

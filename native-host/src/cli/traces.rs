@@ -20,10 +20,9 @@ fn ago(at_ms: u64, now: u64) -> String {
     }
 }
 
-/// The traces folder of the user this run acts for.
+/// The traces folder of this user (under sudo the command runs as the user who asked).
 fn traces_dir() -> anyhow::Result<crate::state::StateDir> {
-    let owner = crate::state::acting_for()?;
-    Ok(store::open(owner.as_ref())?)
+    Ok(store::open()?)
 }
 
 /// `trace list`.

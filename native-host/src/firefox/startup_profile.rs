@@ -120,9 +120,29 @@ pub fn xdg_download_dir(user_dirs: &str, home: &Path) -> Option<PathBuf> {
     path.is_absolute().then_some(path)
 }
 
+/// The most of `~/.config/user-dirs.dirs` read: the file is a few hundred bytes.
+const USER_DIRS_MAX: u64 = 64 * 1024;
+
+/// `~/.config/user-dirs.dirs` of `home`: a regular file (a link to one is followed, as the
+/// desktop's own tools do), opened without blocking and read bounded; anything else (a FIFO,
+/// a link to /dev/zero: issue 29) is no file.
+fn user_dirs(home: &Path) -> Option<String> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(home.join(".config/user-dirs.dirs"))
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(USER_DIRS_MAX).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 fn candidates(home: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(home.join(".config/user-dirs.dirs")) {
+    if let Some(text) = user_dirs(home) {
         out.extend(xdg_download_dir(&text, home));
     }
     out.push(home.join("Downloads"));
@@ -324,6 +344,28 @@ mod tests {
         );
         assert_eq!(xdg_download_dir("XDG_DOWNLOAD_DIR=\"rel\"", home), None);
         assert_eq!(xdg_download_dir("", home), None);
+    }
+
+    /// Issue 29: `~/.config/user-dirs.dirs` as a FIFO blocked the read for ever, as a link to
+    /// /dev/zero read without end. Neither is read now; a link to a real file still is.
+    #[test]
+    fn a_fifo_or_an_endless_user_dirs_file_is_no_file() {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join(".config");
+        std::fs::create_dir(&config).unwrap();
+        let dirs = config.join("user-dirs.dirs");
+        std::os::unix::fs::symlink("/dev/zero", &dirs).unwrap();
+        assert_eq!(user_dirs(home.path()), None);
+        std::fs::remove_file(&dirs).unwrap();
+        crate::os::mkfifo(&dirs);
+        // Returns at once: a blocking open would wait for a writer for ever.
+        assert_eq!(user_dirs(home.path()), None);
+        assert_eq!(candidates(home.path()), vec![home.path().join("Downloads")]);
+        std::fs::remove_file(&dirs).unwrap();
+        let real = home.path().join("dirs");
+        std::fs::write(&real, "XDG_DOWNLOAD_DIR=\"/data/dl\"\n").unwrap();
+        std::os::unix::fs::symlink(&real, &dirs).unwrap();
+        assert_eq!(candidates(home.path())[0], PathBuf::from("/data/dl"));
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 .map(Reply::BenchRecord)
         }),
         Command::TraceList => guarded(|| {
-            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
+            let dir = crate::trace::store::open()?;
             let current = shared
                 .ctx()
                 .firefox_pid
@@ -51,7 +51,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             offset,
             redact,
         } => guarded(|| {
-            let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
+            let dir = crate::trace::store::open()?;
             let offset = offset.unwrap_or(0);
             let chunk = if redact == Some(true) {
                 let text =
@@ -78,7 +78,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                     crate::trace::summary::summarize(&t, opts, &ProfileContext::from_files(&t))
                 }
                 None => {
-                    let dir = crate::trace::store::open(crate::state::acting_for()?.as_ref())?;
+                    let dir = crate::trace::store::open()?;
                     let t = crate::trace::store::read(&dir, &trace)
                         .ok_or_else(|| no_such_trace_error(&trace))?;
                     crate::trace::summary::summarize_here(&t, opts)
@@ -97,7 +97,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 .map(Reply::TraceUpload)
         }),
         Command::TraceProfileFetch { trace, offset } => guarded(|| {
-            let state = crate::state::open(crate::state::acting_for()?.as_ref())?;
+            let state = crate::state::open()?;
             let dir = crate::trace::profiles::page(&crate::trace::profiles::in_state(&state)?)?;
             crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
                 .map(Reply::TraceProfileFetch)
@@ -131,11 +131,11 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
             )
         }),
         Command::RelaunchStatus => guarded(|| {
-            let dir = crate::state::locate(None)?;
+            let dir = crate::state::locate()?;
             let (last, set_aside) = crate::relaunch::status::read_at_or_set_aside(&dir);
             Ok(Reply::RelaunchStatus(Box::new(LastRelaunch {
                 last,
-                trace_ready: crate::relaunch::traced::readiness(),
+                trace_ready: crate::launch::connect::readiness(),
                 note_codes: set_aside.into_iter().collect(),
             })))
         }),

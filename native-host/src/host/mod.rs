@@ -1,4 +1,4 @@
-//! The native-messaging side: framing, the protocol's types, the loop, plus `manifest` (the
+//! The native-messaging side: the protocol's types and the loop (frames: `crate::framing`), plus `manifest` (the
 //! native-messaging manifest that registers this host with Firefox) and `bench` (the benchmark's
 //! `bench_record`).
 //!
@@ -14,7 +14,6 @@
 //! - `work`: long commands on their own threads, with cancel flags;
 //! - `runner`: the real work of the long commands ([`run_long`]);
 //! - `writer`: the locked frame writer and its size guard;
-//! - [`framing`]: length-prefixed frames over any `Read`/`Write`;
 //! - [`protocol`]: the typed requests, replies, events and error codes (docs/PROTOCOL.md);
 //! - [`bench`]: `bench_record`, the startup benchmark's record written to a file;
 //! - [`manifest`]: the native-messaging manifest that registers this host with Firefox.
@@ -22,7 +21,6 @@
 pub mod bench;
 mod context;
 mod dispatch;
-pub mod framing;
 mod guard;
 pub mod imports;
 mod log;

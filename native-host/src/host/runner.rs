@@ -98,7 +98,7 @@ fn run(
                         "\"plan\": true reads the planned files only; leave \"cache\" out or send \"files\"",
                     ));
                 }
-                let state_dir = crate::state::open_acting()?;
+                let state_dir = crate::state::open()?;
                 let summary = plan::preload_planned(
                     &install.dir,
                     &state_dir,
@@ -149,14 +149,14 @@ fn run(
             let pid = ctx
                 .firefox_pid
                 .ok_or_else(|| Error::FirefoxNotFound("no parent Firefox".into()))?;
-            let state_dir = crate::state::open_acting()?;
+            let state_dir = crate::state::open()?;
             // The extension sends `learn` once it recorded this start: a traced launch stops there.
             crate::trace::store::mark_recorded(&state_dir, pid, *session_restored_ms);
             let summary = workingset::learn(pid, &install.dir, &state_dir, cancel)?;
             Ok(Reply::Learn(summary))
         }
         Command::PlanStatus { source } => {
-            let state_dir = crate::state::open_acting()?;
+            let state_dir = crate::state::open()?;
             Ok(Reply::PlanStatus(Box::new(plan::status_of(
                 &install.dir,
                 &state_dir,
@@ -164,7 +164,7 @@ fn run(
             )?)))
         }
         Command::TraceProfile { trace } => {
-            let state = crate::state::open(crate::state::acting_for()?.as_ref())?;
+            let state = crate::state::open()?;
             let traces = crate::trace::store::in_state(&state)?;
             let profiles = crate::trace::profiles::in_state(&state)?;
             crate::export::stored(&traces, &profiles, trace)
@@ -247,7 +247,7 @@ fn desktop(install: &Install, action: DesktopAction) -> Result<Reply, ReplyError
         problem: crate::os::binary::user_binary_problem(&host),
         path: host,
     };
-    let state = crate::state::open_acting().ok();
+    let state = crate::state::open().ok();
     let state = state.as_ref();
     let status = match action {
         DesktopAction::Status => entry::status(&dirs, &install.dir, &host, state),

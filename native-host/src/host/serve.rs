@@ -14,13 +14,13 @@ use serde_json::json;
 
 use super::context::Context;
 use super::dispatch::dispatch;
-use super::framing::{self, ReadOutcome, MAX_INCOMING};
 use super::log::log;
 use super::protocol::{decode_request, Envelope, ErrorCode, ReplyError};
 use super::runner::run_long;
 use super::running::Running;
 use super::shared::{LongRunner, Shared};
 use super::writer::Writer;
+use crate::framing::{self, ReadOutcome, MAX_INCOMING};
 
 /// Serve native messaging on stdin/stdout until stdin ends.
 pub fn run_stdio() -> anyhow::Result<()> {
@@ -139,7 +139,7 @@ mod tests {
 
     use super::super::test_support::{codes, evicted, probe, request, run};
     use super::*;
-    use crate::host::framing::encode as frame;
+    use crate::framing::encode as frame;
 
     #[test]
     fn every_bad_input_gets_its_code_and_the_host_goes_on() {

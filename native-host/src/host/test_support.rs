@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::log::lock;
 use super::{serve_with, Context, LongRunner};
-use crate::host::framing::{self, encode as frame, ReadOutcome};
+use crate::framing::{self, encode as frame, ReadOutcome};
 use crate::host::protocol::Reply;
 use crate::pagecache::evict;
 

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use serde_json::json;
 
 use super::log::{lock, log};
-use crate::host::framing::{self, MAX_OUTGOING};
+use crate::framing::{self, MAX_OUTGOING};
 use crate::host::protocol::{Envelope, ErrorCode, Event, ReplyError};
 
 /// stdout (or a test's sink), shared by the reader loop and the workers.

@@ -65,7 +65,7 @@ impl Dirs {
         };
         Ok(Dirs {
             config,
-            state: state::locate(None)?,
+            state: state::locate()?,
         })
     }
 
@@ -184,7 +184,7 @@ pub fn disable(dirs: &Dirs, systemctl: &Systemctl<'_>) -> anyhow::Result<Vec<Pat
 /// only (no systemctl), so `plan_status` stays quick.
 #[must_use]
 pub fn status_in(dirs: &Dirs) -> Status {
-    let state = StateDir::existing(&dirs.state, None).ok().flatten();
+    let state = StateDir::existing(&dirs.state).ok().flatten();
     status_with(dirs, state.as_ref())
 }
 
@@ -254,7 +254,7 @@ fn write(file: &Path, text: &str) -> anyhow::Result<()> {
     else {
         bail!("{} is not a file path", file.display());
     };
-    StateDir::create_at(folder, None)?.write(name, text.as_bytes())?;
+    StateDir::create_at(folder)?.write(name, text.as_bytes())?;
     Ok(())
 }
 
@@ -361,7 +361,7 @@ mod tests {
             cache: crate::pagecache::Cache::Files,
             bytes_cached: None,
         };
-        last_run::write(&StateDir::create_at(&d.state, None).unwrap(), &summary);
+        last_run::write(&StateDir::create_at(&d.state).unwrap(), &summary);
         let last = status_in(&d).last_run.unwrap();
         assert_eq!((last.bytes, last.elapsed_ms, last.planned), (1000, 7, true));
     }

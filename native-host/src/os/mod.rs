@@ -11,8 +11,24 @@
 //! - [`binary`]: this binary, Firefox's binary in an install folder, and the rule for a binary
 //!   that another user or root will run.
 
+pub mod account;
 pub mod beneath;
 pub mod binary;
 pub mod clock;
+pub mod held;
 pub mod proc;
 pub mod sys;
+
+/// A FIFO at `path` (what tests plant where a file is expected: a blocking open would wait for a
+/// writer for ever).
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &std::path::Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+}

@@ -14,7 +14,6 @@
 //! whole run ([`run`]).
 
 pub mod detach;
-pub mod request;
 pub mod status;
 pub mod traced;
 

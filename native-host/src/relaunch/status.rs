@@ -21,7 +21,8 @@ pub enum Stage {
     Waiting,
     /// Dropping Firefox's files from the page cache.
     Evicting,
-    /// The traced restart's privileged step runs (pkexec: evict, start, trace).
+    /// The traced restart runs: pkexec asks for root's tracer, then Firefox is started (as the
+    /// user) and its start recorded.
     Tracing,
     /// Firefox was started again (`new_pid`).
     Started,
@@ -46,7 +47,8 @@ pub const LAUNCH_FAILED: &str = "launch_failed";
 pub const CAPTURE_FAILED: &str = "capture_failed";
 /// The evict failed as a whole (Firefox was started all the same; params: `detail`).
 pub const EVICT_FAILED: &str = "evict_failed";
-/// The traced restart's privileged step was refused or failed (params: `detail`, `command`).
+/// The traced restart's trace could not be had (pkexec refused, no package, the tracer failed)
+/// or stored; Firefox was restarted all the same (params: `reason`, `detail`, `command`).
 pub const TRACE_FAILED: &str = "trace_failed";
 
 /// One file whose pages stayed cached after the evict.
@@ -123,7 +125,7 @@ pub fn read(dir: &StateDir) -> Option<Status> {
 /// The last restart recorded in the state folder at `path` (`None` when there is no folder).
 #[must_use]
 pub fn read_at(path: &Path) -> Option<Status> {
-    read(&StateDir::existing(path, None).ok()??)
+    read(&StateDir::existing(path).ok()??)
 }
 
 /// [`read_at`] for the readers that report to someone (`relaunch_status`, `relaunch --status`):
@@ -131,7 +133,7 @@ pub fn read_at(path: &Path) -> Option<Status> {
 /// `relaunch.json.corrupt.<ms>`, and the note says so (crate::state::aside).
 #[must_use]
 pub fn read_at_or_set_aside(path: &Path) -> (Option<Status>, Option<crate::note::Note>) {
-    let Some(dir) = StateDir::existing(path, None).ok().flatten() else {
+    let Some(dir) = StateDir::existing(path).ok().flatten() else {
         return (None, None);
     };
     let (read, note) = crate::state::aside::read_or_set_aside(&dir, STATUS_FILE, MAX_BYTES, |b| {
@@ -157,7 +159,7 @@ pub fn parse(bytes: &[u8]) -> Option<Status> {
 
 /// Write `status` atomically into the state folder at `path` (made if missing).
 pub fn write(path: &Path, status: &Status) -> Result<(), crate::Error> {
-    let dir = StateDir::create_at(path, None)?;
+    let dir = StateDir::create_at(path)?;
     let mut bytes = serde_json::to_vec_pretty(status)
         .map_err(|e| crate::Error::io("encoding the restart record", e.into()))?;
     bytes.push(b'\n');

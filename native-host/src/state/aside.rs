@@ -59,7 +59,7 @@ mod tests {
     #[test]
     fn a_damaged_file_is_moved_aside_whole_and_said_once() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = StateDir::create_at(tmp.path(), None).unwrap();
+        let dir = StateDir::create_at(tmp.path()).unwrap();
         assert_eq!(read_or_set_aside(&dir, "x.json", 100, parse), (None, None));
         dir.write("x.json", b"7").unwrap();
         assert_eq!(
@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn a_refused_file_is_left_where_it_is() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = StateDir::create_at(tmp.path(), None).unwrap();
+        let dir = StateDir::create_at(tmp.path()).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", tmp.path().join("x.json")).unwrap();
         assert_eq!(read_or_set_aside(&dir, "x.json", 100, parse), (None, None));
         assert!(tmp.path().join("x.json").symlink_metadata().is_ok());

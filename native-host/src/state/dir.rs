@@ -5,20 +5,20 @@
 //!
 //! Making it: the deepest part of the path that exists is realpath'ed (a user may keep
 //! `~/.local` elsewhere) and opened with no symlink anywhere on the way
-//! (`beneath::open_dir_exact`); the rest is made one folder at a time beneath it. Root only
-//! makes folders inside a folder the owner of the state owns, and hands what it makes to them.
+//! (`beneath::open_dir_exact`); the rest is made one folder at a time beneath it. Everything is
+//! this process's user's (under sudo the command runs as the user, tracer/split.rs): nothing is
+//! ever handed to another user, and root makes folders only inside its own.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Uid};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
-use super::user::User;
 use crate::os::beneath;
 use crate::Error;
 
@@ -30,43 +30,19 @@ pub struct StateDir {
     owner: Owner,
 }
 
-/// Whose files these are: what every file read must belong to, and (root acting for a user)
-/// whom what is made here is handed to.
+/// Whose files these are: what every file read here must belong to. The host works for the
+/// user it runs as (under sudo, the command runs as the user: tracer/split.rs), so that is this
+/// process's effective uid; nothing here is ever handed to another user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Owner {
     uid: u32,
-    gid: u32,
-    /// Root acting for another user: fchown what it makes.
-    give: bool,
 }
 
 impl Owner {
-    fn of(user: Option<&User>) -> Owner {
-        let euid = crate::os::sys::geteuid();
-        match user {
-            Some(u) if euid == 0 && u.uid != 0 => Owner {
-                uid: u.uid,
-                gid: u.gid,
-                give: true,
-            },
-            _ => Owner {
-                uid: euid,
-                gid: rustix::process::getegid().as_raw(),
-                give: false,
-            },
+    fn me() -> Owner {
+        Owner {
+            uid: crate::os::sys::geteuid(),
         }
-    }
-
-    /// Hand `fd` (just made) to the user root acts for.
-    fn hand_over(self, fd: impl AsFd) -> io::Result<()> {
-        if self.give {
-            rustix::fs::fchown(
-                fd,
-                Some(Uid::from_raw(self.uid)),
-                Some(Gid::from_raw(self.gid)),
-            )?;
-        }
-        Ok(())
     }
 }
 
@@ -101,16 +77,16 @@ impl StateDir {
     /// The folder `path` (absolute) for `user`'s state (`None`: this process's own), made with
     /// mode 0700 if missing and checked: a real folder, owned by that user, writable by nobody
     /// else.
-    pub fn create_at(path: &Path, user: Option<&User>) -> Result<StateDir, Error> {
-        let owner = Owner::of(user);
+    pub fn create_at(path: &Path) -> Result<StateDir, Error> {
+        let owner = Owner::me();
         let context = || format!("cannot use the state folder {}", path.display());
         Self::make(path, owner).map_err(|e| Error::io(context(), e))
     }
 
     /// The folder `path` for `user`'s state if it exists (checked as [`StateDir::create_at`]);
     /// `Ok(None)` if it does not.
-    pub fn existing(path: &Path, user: Option<&User>) -> Result<Option<StateDir>, Error> {
-        let owner = Owner::of(user);
+    pub fn existing(path: &Path) -> Result<Option<StateDir>, Error> {
+        let owner = Owner::me();
         let context = || format!("cannot use the state folder {}", path.display());
         let real = match path.canonicalize() {
             Ok(real) => real,
@@ -171,7 +147,6 @@ impl StateDir {
             }
             let next = rustix::fs::openat(&fd, *name, dir_flags(), Mode::empty())
                 .map_err(|e| symlink_or(e, path))?;
-            owner.hand_over(&next)?;
             fd = next;
         }
         Self::checked(fd, path.to_path_buf(), owner)
@@ -230,9 +205,6 @@ impl StateDir {
                 Ok(()) => {
                     let fd = rustix::fs::openat(&*self.fd, os, dir_flags(), Mode::empty())
                         .map_err(|e| Error::io(context(), symlink_or(e, &path)))?;
-                    self.owner
-                        .hand_over(&fd)
-                        .map_err(|e| Error::io(context(), e))?;
                     return Self::checked(fd, path.clone(), self.owner)
                         .map(Some)
                         .map_err(|e| Error::io(context(), e));
@@ -320,7 +292,6 @@ impl StateDir {
         let (tmp, fd) = self.new_file(name).map_err(|e| Error::io(context(), e))?;
         let done = (|| {
             let mut file = File::from(fd);
-            self.owner.hand_over(&file)?;
             file.write_all(bytes)?;
             file.sync_all()?;
             rustix::fs::renameat(&*self.fd, tmp.as_str(), &*self.fd, os)?;
@@ -356,8 +327,7 @@ impl StateDir {
         let os = check_name(name)?;
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | name_flags();
         match rustix::fs::openat(&*self.fd, os, flags, Mode::from_raw_mode(0o600)) {
-            Ok(fd) => self.owner.hand_over(&fd),
-            Err(rustix::io::Errno::EXIST) => Ok(()),
+            Ok(_) | Err(rustix::io::Errno::EXIST) => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
@@ -440,9 +410,6 @@ impl StateDir {
                 refused(io::ErrorKind::InvalidInput, "not a regular file"),
             ));
         }
-        self.owner
-            .hand_over(&fd)
-            .map_err(|e| Error::io(context(), e))?;
         let file = File::from(fd);
         crate::os::sys::flock_exclusive(&file).map_err(|e| Error::io(context(), e))?;
         Ok(Lock { _file: file })

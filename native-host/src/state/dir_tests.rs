@@ -1,29 +1,15 @@
-//! Tests of [`StateDir`]. Those of root acting for a user run as root with the files planted by
-//! an ordinary user (uid 65534 through `setpriv`), as issue 20's review did.
+//! Tests of [`StateDir`]. Those of root's own folders run as root with the files planted by an
+//! ordinary user (uid 65534 through `setpriv`), as issue 20's review did.
 
-use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{symlink, PermissionsExt};
 use std::process::Command;
 
 use super::*;
-use crate::state::user::Via;
 
 const NOBODY: u32 = 65534;
 
 fn is_root() -> bool {
     crate::os::sys::geteuid() == 0
-}
-
-/// A user record for uid 65534 with its home at `home` (passwd gives nobody `/nonexistent`).
-pub(crate) fn nobody(home: &Path) -> User {
-    User {
-        uid: NOBODY,
-        gid: NOBODY,
-        name: "nobody".into(),
-        home: home.to_path_buf(),
-        groups: vec![],
-        state_home: None,
-        via: Via::Sudo,
-    }
 }
 
 /// Run `args` as uid 65534 (the ordinary user planting files).
@@ -58,7 +44,7 @@ fn names_in(dir: &Path) -> Vec<String> {
 #[test]
 fn writes_replace_the_file_atomically_and_leave_no_temporary_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = StateDir::create_at(&tmp.path().join("a/b/state"), None).unwrap();
+    let dir = StateDir::create_at(&tmp.path().join("a/b/state")).unwrap();
     dir.write("x.json", br#"{"n":1}"#).unwrap();
     dir.write("x.json", br#"{"n":2}"#).unwrap();
     assert_eq!(dir.read("x.json", 100).unwrap().unwrap(), br#"{"n":2}"#);
@@ -75,7 +61,7 @@ fn writes_replace_the_file_atomically_and_leave_no_temporary_one() {
 #[test]
 fn a_symlink_at_a_name_is_replaced_or_refused_never_followed() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = StateDir::create_at(&tmp.path().join("state"), None).unwrap();
+    let dir = StateDir::create_at(&tmp.path().join("state")).unwrap();
     let victim = tmp.path().join("victim");
     std::fs::write(&victim, "precious").unwrap();
     symlink(&victim, dir.path_of("working-set.json")).unwrap();
@@ -101,7 +87,7 @@ fn a_symlink_at_a_name_is_replaced_or_refused_never_followed() {
 #[test]
 fn reads_are_bounded_and_refuse_fifos_devices_and_hard_links() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = StateDir::create_at(&tmp.path().join("state"), None).unwrap();
+    let dir = StateDir::create_at(&tmp.path().join("state")).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
         dir.path_of("fifo.meta.json"),
@@ -138,15 +124,15 @@ fn a_state_folder_that_is_a_symlink_or_writable_by_others_is_refused() {
     symlink(&real, &link).unwrap();
     // The state folder itself a symlink: its real path is used only if it is ours, and a
     // folder swapped for a symlink later is not followed (the held descriptor stays).
-    let made = StateDir::create_at(&link.join("sub"), None);
+    let made = StateDir::create_at(&link.join("sub"));
     assert!(
         made.is_ok(),
         "a symlinked parent (~/.local elsewhere) is followed once"
     );
     std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let err = StateDir::create_at(&real, None).unwrap_err();
+    let err = StateDir::create_at(&real).unwrap_err();
     assert!(err.to_string().contains("others can write"), "{err}");
-    let dir = StateDir::create_at(&tmp.path().join("state"), None).unwrap();
+    let dir = StateDir::create_at(&tmp.path().join("state")).unwrap();
     symlink(&real, dir.path_of("traces")).unwrap();
     let err = dir.sub("traces", true).unwrap_err();
     assert!(err.to_string().contains("symlink"), "{err}");
@@ -156,7 +142,7 @@ fn a_state_folder_that_is_a_symlink_or_writable_by_others_is_refused() {
 fn the_held_folder_is_the_one_checked_even_if_swapped_later() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("state");
-    let dir = StateDir::create_at(&path, None).unwrap();
+    let dir = StateDir::create_at(&path).unwrap();
     std::fs::rename(&path, tmp.path().join("moved")).unwrap();
     let elsewhere = tmp.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
@@ -169,7 +155,7 @@ fn the_held_folder_is_the_one_checked_even_if_swapped_later() {
 #[test]
 fn concurrent_read_modify_writes_under_the_lock_lose_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = StateDir::create_at(tmp.path(), None).unwrap();
+    let dir = StateDir::create_at(tmp.path()).unwrap();
     dir.write("count", b"0").unwrap();
     let threads: Vec<_> = (0..4)
         .map(|_| {
@@ -202,74 +188,6 @@ fn root_uses_only_state_folders_it_owns_for_itself() {
     let (_tmp, home) = user_home();
     let theirs = home.join("state");
     as_nobody(&["mkdir", "-m", "0700", theirs.to_str().unwrap()]);
-    let err = StateDir::create_at(&theirs, None).unwrap_err();
+    let err = StateDir::create_at(&theirs).unwrap_err();
     assert!(err.to_string().contains("belongs to uid 65534"), "{err}");
-}
-
-/// Issue 20 #2: the traces folder, or `about-startup` above it, replaced by a symlink to a
-/// root-only folder made root write user-owned files there. Now nothing is written there, and
-/// what root makes for the user belongs to them.
-#[test]
-fn root_acting_for_a_user_follows_none_of_their_symlinks() {
-    if !is_root() {
-        eprintln!("needs root: skipped root_acting_for_a_user_follows_none_of_their_symlinks");
-        return;
-    }
-    let (tmp, home) = user_home();
-    let user = nobody(&home);
-    let secret = tmp.path().join("root-only");
-    std::fs::create_dir(&secret).unwrap();
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o700)).unwrap();
-    // Fresh: root makes ~/.local/state/about-startup/traces, all the user's, 0700.
-    let state = home.join(".local/state/about-startup");
-    let dir = StateDir::create_at(&state, Some(&user)).unwrap();
-    let traces = dir.sub("traces", true).unwrap().unwrap();
-    traces.write("t.json", b"{}").unwrap();
-    for p in [
-        home.join(".local"),
-        home.join(".local/state"),
-        state.clone(),
-        state.join("traces"),
-        state.join("traces/t.json"),
-    ] {
-        let m = std::fs::symlink_metadata(&p).unwrap();
-        assert_eq!((m.uid(), m.gid()), (NOBODY, NOBODY), "{}", p.display());
-    }
-    // The user swaps `traces` for a symlink to the root-only folder.
-    as_nobody(&[
-        "mv",
-        state.join("traces").to_str().unwrap(),
-        state.join("old").to_str().unwrap(),
-    ]);
-    as_nobody(&[
-        "ln",
-        "-s",
-        secret.to_str().unwrap(),
-        state.join("traces").to_str().unwrap(),
-    ]);
-    let fresh = StateDir::create_at(&state, Some(&user)).unwrap();
-    let err = fresh.sub("traces", true).unwrap_err();
-    assert!(err.to_string().contains("symlink"), "{err}");
-    // …and `about-startup` itself for one.
-    as_nobody(&[
-        "mv",
-        state.to_str().unwrap(),
-        home.join("gone").to_str().unwrap(),
-    ]);
-    as_nobody(&[
-        "ln",
-        "-s",
-        secret.to_str().unwrap(),
-        state.to_str().unwrap(),
-    ]);
-    let err = StateDir::create_at(&state, Some(&user)).unwrap_err();
-    assert!(err.to_string().contains("belongs to uid 0"), "{err}");
-    // Or XDG_STATE_HOME pointing into root's folder: nothing is made there.
-    let into_root = User {
-        state_home: Some(secret.join("x")),
-        ..user.clone()
-    };
-    let err = crate::state::open(Some(&into_root)).unwrap_err();
-    assert!(err.to_string().contains("root makes no folder"), "{err}");
-    assert!(names_in(&secret).is_empty(), "{:?}", names_in(&secret));
 }

@@ -6,18 +6,19 @@
 //! On the ground floor: it uses `os::{beneath, sys, clock}` (the syscall wrappers), `error` and
 //! `note`, and nothing else of the crate, so every feature may keep state without an arrow pointing back.
 //!
-//! - [`user`]: whom root acts for under `sudo`/`pkexec`, and where their state folder is;
+//! - [`user`]: under sudo, where the user's own session keeps its state (their
+//!   `XDG_STATE_HOME`), for the command that runs as them (tracer/split.rs);
 //! - [`dir`]: a [`StateDir`], a folder held open by descriptor; every file in it is read, written,
 //!   listed and removed beneath that descriptor, one name at a time, never through a symlink;
 //! - [`aside`]: a damaged state file is set aside (`<name>.corrupt.<ms>`), never deleted, and
 //!   said in a note (crate::note) for the page and the CLI to word.
 //!
-//! The rules, one for every user (root included), are the threat model's
-//! (docs/design/root-acting-for-a-user.md): the state folder is a real folder (not a symlink)
-//! owned by the user whose state it is and writable by nobody else; what root creates in it for
-//! a user is theirs (fchown on the descriptor); reads are bounded and refuse anything but a
-//! regular file with one name (a FIFO, a device, a hard link to someone else's file); writes
-//! are atomic (a new file with a unique name, renamed over the old one).
+//! The rules, one for every user (root included; docs/design/privilege.md): the state folder is
+//! a real folder (not a symlink) owned by the user the host runs as and writable by nobody
+//! else; root never touches a user's state folder (under sudo the command runs as the user);
+//! reads are bounded and refuse anything but a regular file with one name (a FIFO, a device, a
+//! hard link to someone else's file); writes are atomic (a new file with a unique name, renamed
+//! over the old one).
 
 pub mod aside;
 pub mod dir;
@@ -27,23 +28,15 @@ use std::io;
 use std::path::PathBuf;
 
 pub use dir::StateDir;
-pub use user::{acting_for, User, Via};
 
 use crate::Error;
 
 /// The state folder's name in the state home.
 pub const FOLDER: &str = "about-startup";
 
-/// The state home of `user` (their XDG_STATE_HOME, else `~/.local/state`), or of this process's
-/// own user (`$XDG_STATE_HOME`, else `$HOME/.local/state`). XDG Base Directory: a relative
-/// XDG_STATE_HOME is invalid and ignored.
-pub fn home_of(user: Option<&User>) -> Result<PathBuf, Error> {
-    if let Some(u) = user {
-        return Ok(match &u.state_home {
-            Some(p) => p.clone(),
-            None => u.home.join(".local/state"),
-        });
-    }
+/// This process's user's state home: `$XDG_STATE_HOME`, else `$HOME/.local/state`. XDG Base
+/// Directory: a relative XDG_STATE_HOME is invalid and ignored.
+pub fn home_of() -> Result<PathBuf, Error> {
     let from_xdg = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());
@@ -53,20 +46,14 @@ pub fn home_of(user: Option<&User>) -> Result<PathBuf, Error> {
     })
 }
 
-/// Where the state folder of `user` (or of this process's user) is, without making it.
-pub fn locate(user: Option<&User>) -> Result<PathBuf, Error> {
-    Ok(home_of(user)?.join(FOLDER))
+/// Where this user's state folder is, without making it.
+pub fn locate() -> Result<PathBuf, Error> {
+    Ok(home_of()?.join(FOLDER))
 }
 
-/// The state folder of `user` (or of this process's user), made if missing and checked.
-pub fn open(user: Option<&User>) -> Result<StateDir, Error> {
-    StateDir::create_at(&locate(user)?, user)
-}
-
-/// The state folder of whom this process works for: the user root acts for under sudo or
-/// pkexec ([`acting_for`]), else its own user. Made if missing, checked.
-pub fn open_acting() -> Result<StateDir, Error> {
-    open(acting_for()?.as_ref())
+/// This user's state folder, made if missing and checked.
+pub fn open() -> Result<StateDir, Error> {
+    StateDir::create_at(&locate()?)
 }
 
 /// `$HOME`, which must be absolute.

@@ -43,15 +43,24 @@ pub struct ElfIndex {
 /// names (a full libxul.so `.symtab` has about 900,000).
 const MAX_SYMBOLS: usize = 2_000_000;
 
+/// The file a mapping names: its device (major, minor) and inode, as /proc/<pid>/maps gives them.
+pub type FileId = (u32, u32, u64);
+
 impl ElfIndex {
-    /// Read `path`'s section headers and `.symtab` (or its debug file's); empty for files that
-    /// are not ELF or cannot be read.
+    /// Read the section headers and `.symtab` (or its debug file's) of the library at `path`, if
+    /// it is still the file `id` the process mapped; empty for files that are not ELF, cannot be
+    /// read, or are not that file any more. The library is opened once, beneath `/` with no
+    /// symlink on its path, without blocking (a FIFO put in its place) and as a regular file;
+    /// its name is the user's to change (issue 29: a FIFO hung, a link named a root-only file).
     #[must_use]
-    pub fn read(path: &Path) -> Self {
-        let mut index = Self::from_file(path, true);
+    pub fn read(path: &Path, id: Option<FileId>) -> Self {
+        let Some(file) = open_mapped(path, id) else {
+            return Self::default();
+        };
+        let (mut index, build_id) = Self::from_file(file, true);
         if index.symbols.is_empty() {
-            if let Some(debug) = debug_file(path) {
-                let from_debug = Self::from_file(&debug, false);
+            if let Some((debug, file)) = build_id.and_then(|b| debug_file(&b)) {
+                let (from_debug, _) = Self::from_file(file, false);
                 if !from_debug.symbols.is_empty() {
                     index.symbols = from_debug.symbols;
                     index.symbols_from = Some(debug);
@@ -63,17 +72,15 @@ impl ElfIndex {
         index
     }
 
-    fn from_file(path: &Path, sections: bool) -> Self {
+    /// The index of an open file, and its GNU build id.
+    fn from_file(file: File, sections: bool) -> (Self, Option<Vec<u8>>) {
         let mut out = Self::default();
-        let Ok(file) = File::open(path) else {
-            return out;
-        };
         let cache = ReadCache::new(file);
         let Ok(obj) = object::File::parse(&cache) else {
-            return out;
+            return (out, None);
         };
         if obj.format() != object::BinaryFormat::Elf {
-            return out;
+            return (out, None);
         }
         if sections {
             out.sections = obj
@@ -94,7 +101,8 @@ impl ElfIndex {
             .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_owned())))
             .collect();
         out.symbols.sort_unstable_by_key(|s| s.0);
-        out
+        let build_id = obj.build_id().ok().flatten().map(<[u8]>::to_vec);
+        (out, build_id)
     }
 
     /// The section holding file offset `offset`, and the virtual address there.
@@ -124,13 +132,23 @@ impl ElfIndex {
     }
 }
 
-/// The separate debug file of `path` by its GNU build id, where a debug package installed it
-/// (`/usr/lib/debug/.build-id/ab/cdef….debug`).
-fn debug_file(path: &Path) -> Option<PathBuf> {
-    let file = File::open(path).ok()?;
-    let cache = ReadCache::new(file);
-    let obj = object::File::parse(&cache).ok()?;
-    let id = obj.build_id().ok()??;
+/// Open the mapped library `path` (see [`ElfIndex::read`]); `None` unless it is the file `id`.
+fn open_mapped(path: &Path, id: Option<FileId>) -> Option<File> {
+    use std::os::unix::fs::MetadataExt;
+    let root = crate::os::beneath::Folder::open(Path::new("/")).ok()?;
+    let (file, meta) = root.open_file(path).ok()?;
+    let dev = meta.dev();
+    let same = id.is_none_or(|(major, minor, ino)| {
+        (libc::major(dev), libc::minor(dev), meta.ino()) == (major, minor, ino)
+    });
+    same.then_some(file)
+}
+
+/// The separate debug file of build id `id`, where a debug package installed it
+/// (`/usr/lib/debug/.build-id/ab/cdef….debug`, root's folder; its links are followed), opened
+/// without blocking and only if it is a regular file.
+fn debug_file(id: &[u8]) -> Option<(PathBuf, File)> {
+    use std::os::unix::fs::OpenOptionsExt;
     let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
     if hex.len() < 3 {
         return None;
@@ -140,16 +158,21 @@ fn debug_file(path: &Path) -> Option<PathBuf> {
         &hex[..2],
         &hex[2..]
     ));
-    p.is_file().then_some(p)
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&p)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some((p, file))
 }
 
 /// Name each (process, instruction address) of `sites`: the mapping it lies in gives the file
-/// and the offset; `elf` gives the section and the symbol (read once per library, cached in
-/// `cache`).
+/// and the offset; `elf` gives the section and the symbol of a file (its path, and the device
+/// and inode mapped), read once per library, cached in `cache`.
 pub fn name_sites(
     sites: &[(i32, u64)],
     maps: &Mappings,
-    elf: &mut dyn FnMut(&Path) -> ElfIndex,
+    elf: &mut dyn FnMut(&Path, FileId) -> ElfIndex,
 ) -> Vec<CodeSite> {
     let mut cache: HashMap<PathBuf, ElfIndex> = HashMap::new();
     sites
@@ -184,7 +207,8 @@ pub fn name_sites(
                 };
             };
             let offset = ip - line.start + line.offset;
-            let index = cache.entry(path.clone()).or_insert_with(|| elf(path));
+            let id = (line.major, line.minor, line.inode);
+            let index = cache.entry(path.clone()).or_insert_with(|| elf(path, id));
             let (section, address, symbol) = match index.section_at(offset) {
                 Some((name, addr)) => (
                     Some(name.to_owned()),
@@ -277,9 +301,9 @@ mod tests {
         let pid = i32::try_from(std::process::id()).unwrap();
         let exe = std::env::current_exe().unwrap().canonicalize().unwrap();
         let mut opened = Vec::new();
-        let sites = name_sites(&[(pid, ip), (pid, 8)], &own_maps(), &mut |p| {
+        let sites = name_sites(&[(pid, ip), (pid, 8)], &own_maps(), &mut |p, id| {
             opened.push(p.to_path_buf());
-            ElfIndex::read(p)
+            ElfIndex::read(p, Some(id))
         });
         assert_eq!(Path::new(&sites[0].lib), exe);
         assert_eq!(sites[0].section.as_deref(), Some(".text"));
@@ -295,7 +319,7 @@ mod tests {
         );
         // `cargo test --release` builds this binary stripped (profile.release): then the site is
         // named by section and offset, as for a stripped libxul.so.
-        if ElfIndex::read(&exe).has_symbols() {
+        if ElfIndex::read(&exe, None).has_symbols() {
             let symbol = sites[0].symbol.as_deref().unwrap_or_default();
             assert!(symbol.contains("a_function_to_find"), "{sites:?}");
             assert!(label(&sites[0]).contains("a_function_to_find"));
@@ -357,7 +381,7 @@ mod tests {
         .unwrap();
         line.offset = 0;
         let maps = HashMap::from([(7, BTreeMap::from([(line.start, line)]))]);
-        let sites = name_sites(&[(7, 0x7f00_0000_1234)], &maps, &mut |_| index.clone());
+        let sites = name_sites(&[(7, 0x7f00_0000_1234)], &maps, &mut |_, _| index.clone());
         assert_eq!(sites[0].section.as_deref(), Some(".text"));
         assert_eq!(sites[0].symbol, None);
         assert_eq!(sites[0].offset, 0x1234);
@@ -382,7 +406,40 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x");
         std::fs::write(&p, b"\x7fELF garbage").unwrap();
-        let index = ElfIndex::read(&p);
+        let index = ElfIndex::read(&p, None);
         assert!(index.section_at(0).is_none() && !index.has_symbols());
+    }
+
+    /// Issue 29: the library a process mapped, swapped for a FIFO (a plain open blocked for
+    /// ever), a symlink (to a file the user may not name) or another file: nothing is read.
+    #[test]
+    fn a_swapped_library_gives_nothing_and_never_blocks() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().canonicalize().unwrap().join("lib.so");
+        std::fs::copy(std::env::current_exe().unwrap(), &lib).unwrap();
+        let m = std::fs::metadata(&lib).unwrap();
+        let id = (libc::major(m.dev()), libc::minor(m.dev()), m.ino());
+        assert!(!ElfIndex::read(&lib, Some(id)).sections.is_empty());
+        // Another name keeps the mapped inode alive, so no new file can take its number.
+        std::fs::hard_link(&lib, dir.path().join("kept")).unwrap();
+        std::fs::remove_file(&lib).unwrap();
+        std::os::unix::fs::symlink(std::env::current_exe().unwrap(), &lib).unwrap();
+        assert!(
+            ElfIndex::read(&lib, Some(id)).sections.is_empty(),
+            "a symlink"
+        );
+        assert!(ElfIndex::read(&lib, None).sections.is_empty(), "a symlink");
+        std::fs::remove_file(&lib).unwrap();
+        std::fs::copy(std::env::current_exe().unwrap(), &lib).unwrap();
+        assert!(
+            ElfIndex::read(&lib, Some(id)).sections.is_empty(),
+            "another inode"
+        );
+        std::fs::remove_file(&lib).unwrap();
+        crate::os::mkfifo(&lib);
+        // Returns at once (a blocking open would wait for a writer for ever).
+        assert!(ElfIndex::read(&lib, Some(id)).sections.is_empty(), "a FIFO");
+        assert!(ElfIndex::read(&lib, None).sections.is_empty(), "a FIFO");
     }
 }

@@ -5,7 +5,7 @@
 //! `page/<trace id>.json` (what `trace_profile` wrote for the page). At most [`MAX_PROFILES`]
 //! traces keep theirs, and only while the trace itself is stored.
 
-use crate::state::{StateDir, User};
+use crate::state::StateDir;
 use crate::Error;
 
 /// The sub-folder of the state folder.
@@ -15,9 +15,9 @@ pub const MAX_PROFILES: usize = 5;
 /// Names listed at most when pruning.
 const MAX_NAMES: usize = 4096;
 
-/// The profiles folder of `user`'s state folder (or this process's user's), made if missing.
-pub fn open(user: Option<&User>) -> Result<StateDir, Error> {
-    in_state(&crate::state::open(user)?)
+/// The profiles folder of this user's state folder, made if missing.
+pub fn open() -> Result<StateDir, Error> {
+    in_state(&crate::state::open()?)
 }
 
 /// The profiles folder in the state folder `state`, made if missing.
@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn kept_beside_their_traces_and_bounded() {
         let tmp = tempfile::tempdir().unwrap();
-        let state = StateDir::create_at(&tmp.path().join("s"), None).unwrap();
+        let state = StateDir::create_at(&tmp.path().join("s")).unwrap();
         let traces = crate::trace::store::in_state(&state).unwrap();
         let dir = in_state(&state).unwrap();
         for i in 0..7u64 {

@@ -1,7 +1,7 @@
 //! Stored traces: `<state folder>/traces/`, one `<id>.json` (the whole trace) and one
 //! `<id>.meta.json` (what `trace_list` shows) per recording. At most `MAX_TRACES` traces and
-//! `MAX_BYTES` in all: the oldest are dropped when a new one is stored. Under sudo/pkexec the
-//! folder and files belong to the user root acts for (crate::state).
+//! `MAX_BYTES` in all: the oldest are dropped when a new one is stored. The user's own, written
+//! as the user (under sudo too: crate::state).
 //!
 //! Everything here goes through the traces folder's descriptor by plain names (crate::state):
 //! the user writes this folder, so a name is only ever one the host made from a checked id, a
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::model::{Source, Trace};
-use crate::state::{self, StateDir, User};
+use crate::state::{self, StateDir};
 use crate::Error;
 
 pub const MAX_TRACES: usize = 20;
@@ -61,9 +61,9 @@ pub fn process_start(pid: i32) -> Option<u64> {
     crate::os::proc::stat(pid).map(|s| s.starttime)
 }
 
-/// The traces folder of `user`'s state folder (or this process's user's), made if missing.
-pub fn open(user: Option<&User>) -> Result<StateDir, Error> {
-    in_state(&state::open(user)?)
+/// The traces folder of this user's state folder, made if missing.
+pub fn open() -> Result<StateDir, Error> {
+    in_state(&state::open()?)
 }
 
 /// The traces folder in the state folder `state`, made if missing.

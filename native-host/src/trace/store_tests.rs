@@ -1,18 +1,12 @@
-//! Tests of the trace store. Those of root acting for a user run as root with the files planted
-//! by an ordinary user (uid 65534 through `setpriv`), as issue 20's review did.
+//! Tests of the trace store.
 
-use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{symlink, PermissionsExt};
 
 use super::*;
-use crate::state::dir::tests::{as_nobody, nobody, user_home};
 use crate::trace::model::tests::fake;
 
-fn is_root() -> bool {
-    crate::os::sys::geteuid() == 0
-}
-
 fn traces_in(tmp: &std::path::Path) -> StateDir {
-    in_state(&StateDir::create_at(&tmp.join("state"), None).unwrap()).unwrap()
+    in_state(&StateDir::create_at(&tmp.join("state")).unwrap()).unwrap()
 }
 
 fn id_of(t: &Trace) -> String {
@@ -45,7 +39,7 @@ fn a_symlink_planted_at_the_traces_name_is_replaced_not_written_through() {
 #[test]
 fn the_recorded_marker_names_pid_and_process_start() {
     let tmp = tempfile::tempdir().unwrap();
-    let state = StateDir::create_at(tmp.path(), None).unwrap();
+    let state = StateDir::create_at(tmp.path()).unwrap();
     let pid = i32::try_from(std::process::id()).unwrap();
     let ticks = process_start(pid).unwrap();
     let dir = in_state(&state).unwrap();
@@ -62,7 +56,7 @@ fn the_recorded_marker_names_pid_and_process_start() {
 #[test]
 fn a_marker_without_a_sensible_session_restored_gives_none() {
     let tmp = tempfile::tempdir().unwrap();
-    let state = StateDir::create_at(tmp.path(), None).unwrap();
+    let state = StateDir::create_at(tmp.path()).unwrap();
     let dir = in_state(&state).unwrap();
     // An older host's empty marker, nonsense, a negative or missing time: none, and removed.
     for (n, text) in ["", "{", "[]", r#"{"session_restored_ms":-3}"#, "{}"]
@@ -100,7 +94,7 @@ fn markers_of_ended_processes_are_removed() {
     assert_eq!(stale, ["recorded-10-500"]);
     // Marking a start leaves its own marker and drops one of a process long gone.
     let tmp = tempfile::tempdir().unwrap();
-    let state = StateDir::create_at(tmp.path(), None).unwrap();
+    let state = StateDir::create_at(tmp.path()).unwrap();
     let dir = in_state(&state).unwrap();
     dir.touch("recorded-999999999-1").unwrap();
     let pid = i32::try_from(std::process::id()).unwrap();
@@ -209,22 +203,12 @@ fn planted_fifos_devices_and_oversized_meta_files_are_left_out_at_once() {
 #[test]
 fn a_planted_meta_file_cannot_make_prune_delete_anything_else() {
     let tmp = tempfile::tempdir().unwrap();
-    let (home_tmp, home) = if is_root() {
-        let (t, h) = user_home();
-        (Some(t), h)
-    } else {
-        (None, tmp.path().to_path_buf())
-    };
     let secret = tmp.path().join("root-only");
     std::fs::create_dir(&secret).unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o700)).unwrap();
     let policies = secret.join("policies.json");
     std::fs::write(&policies, "{}").unwrap();
-    let user = is_root().then(|| nobody(&home));
-    let dir = open(user.as_ref()).unwrap_or_else(|_| {
-        // Not root: this user's own folder under the temporary home.
-        in_state(&StateDir::create_at(&home.join("state"), None).unwrap()).unwrap()
-    });
+    let dir = traces_in(tmp.path());
     let rel = format!(
         "{}/policies",
         std::iter::repeat_n("..", 12).collect::<Vec<_>>().join("/")
@@ -233,16 +217,7 @@ fn a_planted_meta_file_cannot_make_prune_delete_anything_else() {
     let planted = format!(
         r#"{{"id":"{target}","pid":1,"process_start_ticks":1,"firefox_version":null,"build_id":null,"recorded_at_ms":1,"source":"tracefs","traced_read_bytes":0,"tree_read_bytes":null,"lost_events":0,"bytes":1}}"#
     );
-    let planted_path = dir.path_of("0-0-0.meta.json");
-    if user.is_some() {
-        as_nobody(&[
-            "sh",
-            "-c",
-            &format!("printf '%s' '{planted}' > '{}'", planted_path.display()),
-        ]);
-    } else {
-        std::fs::write(&planted_path, &planted).unwrap();
-    }
+    std::fs::write(dir.path_of("0-0-0.meta.json"), &planted).unwrap();
     // Twenty newer traces push the planted one out: prune runs over it.
     for i in 0..MAX_TRACES as u64 + 1 {
         let mut t = fake();
@@ -251,33 +226,4 @@ fn a_planted_meta_file_cannot_make_prune_delete_anything_else() {
     }
     assert!(policies.exists(), "prune deleted {}", policies.display());
     assert_eq!(list(&dir).len(), MAX_TRACES);
-    if user.is_some() {
-        for m in list(&dir) {
-            let meta = std::fs::metadata(dir.path_of(&format!("{}.json", m.id))).unwrap();
-            assert_eq!(meta.uid(), 65534, "the user's trace is theirs");
-        }
-    }
-    drop(home_tmp);
-}
-
-/// Issue 20 #10: `sudo` recordings went to `~/.local/state` whatever the user's XDG_STATE_HOME,
-/// so a host with it set listed none of them. Root acting for a user uses theirs.
-#[test]
-fn root_acting_for_a_user_stores_in_their_xdg_state_home() {
-    if !is_root() {
-        eprintln!("needs root: skipped root_acting_for_a_user_stores_in_their_xdg_state_home");
-        return;
-    }
-    let (_tmp, home) = user_home();
-    let xdg = home.join("xdg-state");
-    as_nobody(&["mkdir", "-m", "0700", xdg.to_str().unwrap()]);
-    let user = User {
-        state_home: Some(xdg.clone()),
-        ..nobody(&home)
-    };
-    let dir = open(Some(&user)).unwrap();
-    save(&dir, &fake()).unwrap();
-    assert_eq!(dir.path(), xdg.join("about-startup/traces"));
-    assert_eq!(list(&dir).len(), 1);
-    assert!(!home.join(".local").exists());
 }

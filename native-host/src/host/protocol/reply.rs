@@ -72,7 +72,7 @@ pub struct LastRelaunch {
     pub last: Option<crate::relaunch::status::Status>,
     /// Whether "Restart cold and trace" can run from the page here (pkexec, the polkit action,
     /// a system-wide host, an agent), and the command to run otherwise.
-    pub trace_ready: crate::relaunch::traced::Readiness,
+    pub trace_ready: crate::launch::connect::Readiness,
     /// What the page must say: `relaunch.json` was damaged and set aside by this request
     /// (crate::state::aside); absent when empty (appended).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

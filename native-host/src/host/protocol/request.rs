@@ -161,7 +161,7 @@ pub enum Command {
     Relaunch {
         #[serde(default)]
         cold: Option<bool>,
-        /// With `cold`: trace the start; the privileged step through pkexec.
+        /// With `cold`: trace the start; root's tracer through pkexec (docs/design/privilege.md).
         #[serde(default)]
         trace: Option<bool>,
         /// A URL the restarted Firefox opens (one more argument), where session restore will

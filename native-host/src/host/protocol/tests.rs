@@ -56,10 +56,7 @@ fn long_lists_are_cut_and_counted() {
 fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
     for path_len in [40, 255, 4096] {
         let size = frame_len(evict_reply(5000, path_len).bounded());
-        assert!(
-            size < crate::host::framing::MAX_OUTGOING,
-            "{path_len}: {size}"
-        );
+        assert!(size < crate::framing::MAX_OUTGOING, "{path_len}: {size}");
     }
     let uncached = |n, len: usize| {
         (0..n)
@@ -107,7 +104,7 @@ fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
         );
         assert!(s.uncached_files_omitted > 0);
         let size = frame_len(Reply::PlanStatus(s));
-        assert!(size < crate::host::framing::MAX_OUTGOING, "{len}: {size}");
+        assert!(size < crate::framing::MAX_OUTGOING, "{len}: {size}");
     }
 }
 

@@ -335,7 +335,7 @@ pub fn enable(
             target.display()
         )));
     };
-    StateDir::create_at(folder, None)
+    StateDir::create_at(folder)
         .and_then(|apps| apps.write(name, copy.as_bytes()))
         .map_err(|e| unreadable(e.to_string()))?;
     let mut after = status(dirs, install_dir, binary, state);

@@ -17,7 +17,7 @@ fn status_without_a_plan_counts_the_folder_and_scans_it_for_uncached_files() {
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     std::fs::write(dir.path().join("sub/b.so"), [2u8; 7000]).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let state = crate::state::StateDir::create_at(tmp.path(), None).unwrap();
+    let state = crate::state::StateDir::create_at(tmp.path()).unwrap();
     let s = status(dir.path(), &state).unwrap();
     assert!(!s.learned);
     assert_eq!((s.install_bytes, s.planned_bytes), (12_000, 0));
@@ -121,7 +121,7 @@ fn reads_go_in_disk_order_unknown_last() {
 fn plan_status_splits_install_and_system_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let state_tmp = tempfile::tempdir().unwrap();
-    let state_dir = crate::state::StateDir::create_at(state_tmp.path(), None).unwrap();
+    let state_dir = crate::state::StateDir::create_at(state_tmp.path()).unwrap();
     let page = sys::page_size() as u64;
     let install_dir = dir.path().canonicalize().unwrap();
     let lib = install_dir.join("libxul.so");
@@ -285,7 +285,7 @@ fn learned_start(root: &Path, build: Option<&str>) -> Start {
 fn an_update_makes_the_plan_stale_and_the_new_build_is_read_not_the_old_ranges() {
     let (_dir, root) = fake_install("20260101000000");
     let state_tmp = tempfile::tempdir().unwrap();
-    let state_dir = crate::state::StateDir::create_at(state_tmp.path(), None).unwrap();
+    let state_dir = crate::state::StateDir::create_at(state_tmp.path()).unwrap();
     let mut state = State::default();
     state.push(learned_start(&root, Some("20260101000000")));
     workingset::save(&state_dir, &state).unwrap();

@@ -124,7 +124,7 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         Strategy::Beside => TIME_LIMIT,
         Strategy::First => FIRST_TIME_LIMIT,
     };
-    let state = match StateDir::create_at(&p.state_dir, None) {
+    let state = match StateDir::create_at(&p.state_dir) {
         Ok(state) => state,
         Err(e) => {
             if p.verbose {

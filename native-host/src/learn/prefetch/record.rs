@@ -68,7 +68,7 @@ mod tests {
     #[test]
     fn a_record_round_trips_and_a_foreign_file_reads_as_none() {
         let dir = tempfile::tempdir().unwrap();
-        let state = StateDir::create_at(dir.path(), None).unwrap();
+        let state = StateDir::create_at(dir.path()).unwrap();
         assert_eq!(read(&state), None);
         let record = LastPrefetch {
             at_ms: 1,

@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn state_round_trips_and_bad_files_are_empty() {
         let dir = tempfile::tempdir().unwrap();
-        let folder = StateDir::create_at(&dir.path().join("sub"), None).unwrap();
+        let folder = StateDir::create_at(&dir.path().join("sub")).unwrap();
         let path = folder.path_of(STATE_FILE);
         assert_eq!(load(&folder), State::default());
         let mut state = State::default();

@@ -227,7 +227,7 @@ mod tests {
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(STATE_FILE), b"{\"starts\": [{\"cut").unwrap();
-        let state = StateDir::create_at(dir.path(), None).unwrap();
+        let state = StateDir::create_at(dir.path()).unwrap();
         let pid = i32::try_from(std::process::id()).unwrap();
         let summary = learn(pid, exe.parent().unwrap(), &state, &AtomicBool::new(false)).unwrap();
         assert_eq!(summary.starts_kept, 1);
@@ -247,7 +247,7 @@ mod tests {
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         let folder = exe.parent().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let state = StateDir::create_at(dir.path(), None).unwrap();
+        let state = StateDir::create_at(dir.path()).unwrap();
         let pid = i32::try_from(std::process::id()).unwrap();
         let summary = learn(pid, folder, &state, &AtomicBool::new(false)).unwrap();
         assert_eq!(summary.starts_kept, 1);

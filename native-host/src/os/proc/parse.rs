@@ -122,6 +122,39 @@ pub fn parse_status(text: &[u8]) -> Option<(i32, [u32; 4])> {
     Some((ppid?, uids?))
 }
 
+/// Who a process is, from its `/proc/<pid>/status`: its parent, its four uids and four gids
+/// (real, effective, saved, filesystem) and its effective capabilities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Credentials {
+    pub ppid: i32,
+    pub uids: [u32; 4],
+    pub gids: [u32; 4],
+    pub cap_eff: u64,
+}
+
+/// A `/proc/<pid>/status` text's [`Credentials`]; `None` if a line is missing or malformed.
+/// Each key is taken from the first line that starts with it: the kernel escapes the one free
+/// text in the file (`Name:`, the process's own name), so no line can be forged there.
+#[must_use]
+pub fn parse_credentials(text: &[u8]) -> Option<Credentials> {
+    let text = String::from_utf8_lossy(text);
+    let first = |key: &str| text.lines().find_map(|l| l.strip_prefix(key));
+    let four = |key: &str| -> Option<[u32; 4]> {
+        let mut it = first(key)?.split_whitespace().map(str::parse::<u32>);
+        let mut out = [0u32; 4];
+        for slot in &mut out {
+            *slot = it.next()?.ok()?;
+        }
+        Some(out)
+    };
+    Some(Credentials {
+        ppid: first("PPid:")?.trim().parse().ok()?,
+        uids: four("Uid:")?,
+        gids: four("Gid:")?,
+        cap_eff: u64::from_str_radix(first("CapEff:")?.trim(), 16).ok()?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +230,27 @@ mod tests {
         assert_eq!(environ_var(env, b"XDG_STATE_HOME").unwrap(), b"/s/t");
         assert_eq!(environ_var(env, b"B"), None);
         assert_eq!(environ_var(b"XDG_STATE_HOME", b"XDG_STATE_HOME"), None);
+    }
+
+    /// Recorded with `cat /proc/self/status` as root and, through setpriv, as nobody
+    /// (tests/fixtures/tracer/).
+    #[test]
+    fn credentials_from_recorded_status_files() {
+        let nobody = parse_credentials(include_bytes!(
+            "../../../tests/fixtures/tracer/status-nobody.txt"
+        ))
+        .unwrap();
+        assert_eq!(nobody.uids, [65534; 4]);
+        assert_eq!(nobody.gids, [65534; 4]);
+        assert_eq!(nobody.cap_eff, 0);
+        let root = parse_credentials(include_bytes!(
+            "../../../tests/fixtures/tracer/status-root.txt"
+        ))
+        .unwrap();
+        assert_eq!(root.uids, [0; 4]);
+        assert_ne!(root.cap_eff, 0);
+        // A name that looks like a Uid line is escaped by the kernel; a text without the lines
+        // is no answer.
+        assert_eq!(parse_credentials(b"Name:\tx\nUid: 0 0 0 0\n"), None);
     }
 }

@@ -11,7 +11,9 @@ use crate::trace::model::CodeSite;
 
 /// Name the fault sites of `built`.
 pub(super) fn code_sites(built: &Built, sampler: &Sampler) -> Vec<CodeSite> {
-    name_sites(&built.sites, &sampler.maps, &mut |p| ElfIndex::read(p))
+    name_sites(&built.sites, &sampler.maps, &mut |p, id| {
+        ElfIndex::read(p, Some(id))
+    })
 }
 
 /// Fill the entries of `built.files[i]` if it is an archive, from `file` (the traced file, as

@@ -1,5 +1,5 @@
-//! From a stopped recording to the [`Trace`]: drain and remove the tracefs instance, read the
-//! page frames' flags, resolve files, extents and ELF sections, count used pages, and say in
+//! From a stopped recording to the [`Trace`]: stop the tracer (its last lines and the page
+//! frames' flags by token), resolve files, extents and ELF sections, count used pages, and say in
 //! notes and field sources what the trace is made of.
 
 use super::files::{install_identity, owned_residency, resolve};
@@ -10,9 +10,8 @@ use crate::note::{self, Note};
 use crate::os::beneath::Folder;
 use crate::os::clock::{boot_to_clock, clock_ns, now_ms};
 use crate::trace::build::{self, Context};
-use crate::trace::event::Line;
 use crate::trace::model::{Process, Source, Trace, TRACE_VERSION};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -30,15 +29,9 @@ pub(super) fn finish(
     cold: bool,
 ) -> anyhow::Result<Trace> {
     let ended_ns = clock_ns();
-    let mut lost = rec.lost_lines;
-    if let Some(inst) = rec.instance.as_ref() {
-        inst.stop()?;
-    }
-    rec.pump()?;
-    if let Some(inst) = rec.instance.as_ref() {
-        lost += inst.lost_events();
-    }
-    let source = if rec.instance.is_some() {
+    let stopped = rec.stop();
+    let lost = rec.lost_lines;
+    let source = if rec.traced {
         Source::Tracefs
     } else {
         Source::ProcSampler
@@ -50,10 +43,18 @@ pub(super) fn finish(
                 .with("detail", detail),
         );
     }
-    // The pages' flags now, while Firefox (usually) still runs and before the slower resolution
-    // below: a frame freed and reused later would say nothing about this start.
-    let frames = (source == Source::Tracefs).then(|| read_frame_flags(&rec.lines));
-    drop(rec.instance.take()); // rmdir now, before the slower resolution below
+    // The tracer read the page frames' flags when it was told to stop, while Firefox (usually)
+    // still ran; they come by token (the tracer hands over no physical address).
+    let frames = stopped.map(|s| {
+        if s.flags.is_empty() && s.ended != Some(crate::tracer::protocol::Ended::Stop) {
+            Err(format!(
+                "the tracer ended before it read {}",
+                crate::trace::used::KPAGEFLAGS
+            ))
+        } else {
+            Ok(s.flags)
+        }
+    });
     let t_end = (ended_ns.saturating_sub(zero.0)) as f64 / 1e6;
     sampler.sample(t_end, true);
     if install_identity(&install.dir) != install_id {
@@ -122,16 +123,11 @@ pub(super) fn finish(
             None
         }
         Some(Err(e)) => {
-            let mut note = Note::new(crate::note::PAGE_USE_UNKNOWN)
-                .with("reason", crate::note::PAGE_USE_KPAGEFLAGS)
-                .with(
-                    "detail",
-                    format!("{} ({e})", crate::trace::used::KPAGEFLAGS),
-                );
-            if let Some(errno) = e.raw_os_error() {
-                note = note.with("os_error", errno);
-            }
-            notes.push(note);
+            notes.push(
+                Note::new(crate::note::PAGE_USE_UNKNOWN)
+                    .with("reason", crate::note::PAGE_USE_KPAGEFLAGS)
+                    .with("detail", e),
+            );
             None
         }
         None => None,
@@ -234,23 +230,6 @@ fn open_traced(root: &Folder, entry: &crate::trace::model::FileEntry) -> Option<
     same.then_some(file)
 }
 
-/// The flags of every page frame the trace saw entering the cache (any process: the tree is
-/// told apart later), read from /proc/kpageflags.
-fn read_frame_flags(lines: &[Line]) -> std::io::Result<HashMap<u64, u64>> {
-    let flags = crate::trace::used::KPageFlags::open()?;
-    let mut out = HashMap::new();
-    for l in lines {
-        if let crate::trace::event::Event::PageAdd { pfn: Some(pfn), .. } = l.event {
-            if let std::collections::hash_map::Entry::Vacant(e) = out.entry(pfn) {
-                if let Some(f) = flags.get(pfn) {
-                    e.insert(f);
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::MetadataExt;
@@ -308,14 +287,7 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", &traced).unwrap();
         assert!(open_traced(&root, &entry).is_none());
         std::fs::remove_file(&traced).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &traced,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::os::mkfifo(&traced);
         assert!(open_traced(&root, &entry).is_none());
     }
 }

@@ -1,79 +1,97 @@
-//! The tracefs side of a recording (armed, or why not) and the loop that polls it and /proc
-//! until the start is over, with the code of each way it ends.
+//! The tracer's side of a recording (following the tree through a [`Link`], or why not) and the
+//! loop that polls it and /proc until the start is over, with the code of each way it ends.
 
+use super::link::{Link, Stopped};
 use super::sampler::Sampler;
-use super::spec::{Marker, BUFFER_KB, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
-use crate::note;
+use super::spec::{Marker, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
 use crate::os::clock::clock_ns;
 use crate::trace::event::{lost_in_line, parse_line, Line};
 use crate::trace::record::{Stop, MAX_SECONDS};
-use crate::trace::tracefs::{self, Instance, TraceError};
-use std::process::Child;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 /// One recording in progress.
 pub(super) struct Recording {
-    pub(super) instance: Option<Instance>,
+    link: Option<Link>,
     /// Why there is no exact trace: a `note::NO_TRACE_*` code and the error's English.
     pub(super) fallback_reason: Option<(&'static str, String)>,
-    raw: Vec<u8>,
     pub(super) lines: Vec<Line>,
     pub(super) lost_lines: u64,
     pub(super) armed_ns: u64,
     pub(super) armed_wall: SystemTime,
+    pub(super) traced: bool,
+    /// Set when the tracer ended before it was told to stop (its hard limit).
+    pub(super) tracer_ended: bool,
 }
 
 impl Recording {
-    pub(super) fn arm(trace: bool, faults: bool) -> Self {
+    /// A recording of the tree of `pid`: followed by the tracer if `tracer` is one, else /proc
+    /// sampling with the reason (`(code, detail)`).
+    pub(super) fn follow(
+        tracer: Result<Link, (&'static str, String)>,
+        pid: i32,
+        faults: bool,
+    ) -> Self {
         let mut rec = Recording {
-            instance: None,
+            link: None,
             fallback_reason: None,
-            raw: Vec::new(),
             lines: Vec::new(),
             lost_lines: 0,
             armed_ns: 0,
             armed_wall: SystemTime::now(),
+            traced: false,
+            tracer_ended: false,
         };
-        if trace {
-            let name = format!("about-startup-{}", std::process::id());
-            match Instance::create(&name, BUFFER_KB, faults) {
-                Ok(i) => rec.instance = Some(i),
-                Err(e) => {
-                    let code = match e {
-                        TraceError::InstanceTaken(_) => note::NO_TRACE_INSTANCE_TAKEN,
-                        TraceError::NotRoot => note::NO_TRACE_NOT_ROOT,
-                        TraceError::NoTracefs(_) => note::NO_TRACE_NO_TRACEFS,
-                        TraceError::Io { .. } => note::NO_TRACE_IO,
-                    };
-                    rec.fallback_reason = Some((code, e.to_string()));
+        match tracer {
+            Ok(mut link) => match link.follow(pid, faults) {
+                Ok((armed_ns, _missing)) => {
+                    rec.armed_ns = armed_ns;
+                    rec.traced = true;
+                    rec.link = Some(link);
                 }
-            }
-        } else {
-            rec.fallback_reason = Some((note::NO_TRACE_NOT_ASKED, "--trace not given".into()));
+                Err(e) => rec.fallback_reason = Some((e.note_reason(), e.to_string())),
+            },
+            Err(why) => rec.fallback_reason = Some(why),
         }
-        rec.armed_ns = clock_ns();
+        if !rec.traced {
+            rec.armed_ns = clock_ns();
+        }
         rec.armed_wall = SystemTime::now();
         rec
     }
 
-    pub(super) fn pump(&mut self) -> anyhow::Result<()> {
-        let Some(inst) = self.instance.as_mut() else {
-            return Ok(());
-        };
-        inst.drain(&mut self.raw)?;
-        if let Some(last_nl) = self.raw.iter().rposition(|b| *b == b'\n') {
-            let text = String::from_utf8_lossy(&self.raw[..=last_nl]).into_owned();
-            for l in text.lines() {
-                if let Some(n) = lost_in_line(l) {
-                    self.lost_lines += n;
-                } else if let Some(parsed) = parse_line(l) {
-                    self.lines.push(parsed);
-                }
+    fn take(&mut self, text: Vec<String>) {
+        for l in text {
+            if let Some(n) = lost_in_line(&l) {
+                self.lost_lines += n;
+            } else if let Some(parsed) = parse_line(&l) {
+                self.lines.push(parsed);
             }
-            self.raw.drain(..=last_nl);
         }
-        Ok(())
+    }
+
+    pub(super) fn pump(&mut self) {
+        let Some(link) = self.link.as_mut() else {
+            return;
+        };
+        let mut text = Vec::new();
+        link.poll(&mut text);
+        if link.ended.is_some() {
+            self.tracer_ended = true;
+        }
+        self.take(text);
+    }
+
+    /// Stop the tracer: the last lines in, the page frames' flags (by token) out, the counts
+    /// added. `None` without a tracer.
+    pub(super) fn stop(&mut self) -> Option<Stopped> {
+        let link = self.link.take()?;
+        let mut stopped = link.stop();
+        self.take(std::mem::take(&mut stopped.lines));
+        self.lost_lines += stopped.lost_lines + stopped.lost_events;
+        // The system instance's completions come a drain after their issue: the kernel's order.
+        self.lines.sort_by_key(|l| l.ts_ns);
+        Some(stopped)
     }
 }
 
@@ -89,18 +107,19 @@ pub(super) fn ended_by_code(ended_by: &str) -> &'static str {
     }
 }
 
-/// Why recording stopped.
+/// Why recording stopped. `exited`: whether the recorded process has ended (`Some` with the
+/// words for it), polled every tick.
 pub(super) fn run_loop(
     rec: &mut Recording,
     sampler: &mut Sampler,
-    child: Option<&mut Child>,
+    exited: &mut dyn FnMut() -> Option<String>,
     zero_ns: u64,
     stop: Stop,
     marker: &Marker,
-) -> anyhow::Result<String> {
-    let interrupted = tracefs::interrupted();
+) -> String {
+    let interrupted = super::signal::interrupted();
     let started = Instant::now();
-    let period = if rec.instance.is_some() {
+    let period = if rec.traced {
         SAMPLE_TRACED
     } else {
         SAMPLE_FALLBACK
@@ -109,10 +128,9 @@ pub(super) fn run_loop(
     let mut last_full = Instant::now() - Duration::from_secs(1);
     let mut last_change = Instant::now();
     let mut last_totals = (u64::MAX, u64::MAX);
-    let mut child = child;
     let limit = stop.seconds.unwrap_or(MAX_SECONDS);
     loop {
-        rec.pump()?;
+        rec.pump();
         if last_sample.elapsed() >= period {
             let full = last_full.elapsed() >= Duration::from_millis(250);
             let t = (clock_ns().saturating_sub(zero_ns)) as f64 / 1e6;
@@ -128,32 +146,31 @@ pub(super) fn run_loop(
             }
         }
         if interrupted.load(Ordering::SeqCst) {
-            return Ok("interrupted".into());
+            return "interrupted".into();
+        }
+        if rec.tracer_ended {
+            return "limit".into();
         }
         // The marker is taken (read for its sessionRestored, and removed) once the trace is made.
         if stop.seconds.is_none() && marker.as_ref().is_some_and(|(dir, m)| dir.exists(m)) {
-            return Ok("session restored (the extension recorded the start)".into());
+            return "session restored (the extension recorded the start)".into();
         }
         let elapsed = started.elapsed().as_secs_f64();
         if elapsed >= limit {
-            return Ok(if stop.seconds.is_some() {
+            return if stop.seconds.is_some() {
                 "seconds".into()
             } else {
                 "limit".into()
-            });
+            };
         }
         if stop.seconds.is_none()
             && started.elapsed() >= Duration::from_millis(MIN_MS)
             && last_change.elapsed() >= Duration::from_millis(stop.quiet_ms)
         {
-            return Ok("quiet".into());
+            return "quiet".into();
         }
-        if let Some(c) = child.as_deref_mut() {
-            if let Some(status) = c.try_wait()? {
-                return Ok(format!("firefox exited ({status})"));
-            }
-        } else if !crate::os::proc::exists(sampler.root) {
-            return Ok("firefox exited".into());
+        if let Some(words) = exited() {
+            return words;
         }
         std::thread::sleep(TICK);
     }

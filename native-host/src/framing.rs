@@ -1,5 +1,6 @@
 //! Native-messaging frames: a 4-byte length in native byte order, then that many bytes of UTF-8
-//! JSON. Generic over `Read`/`Write` so the host loop, the tests and the fuzz target share it.
+//! JSON. Generic over `Read`/`Write` so the host loop, the tracer's protocol (tracer/), the tests
+//! and the fuzz target share it. A leaf: it uses nothing of the crate.
 //!
 //! Reads are bounded (`take(len)`): a peer that announces 4 GiB never makes us allocate 4 GiB,
 //! and an oversized body is skipped, so the next frame is still found where it should be.

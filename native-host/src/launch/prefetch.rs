@@ -1,0 +1,101 @@
+//! `launch --prefetch`: Firefox at once, the prefetcher beside it (learn/prefetch/launch.rs),
+//! as the user. Only what is needed to name the binary happens before Firefox starts: no
+//! residency scan, no plan, no dpkg lookup when the binary is given.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context as _};
+
+use crate::firefox::install as files;
+use crate::learn::prefetch::{launch, strategy, Knobs};
+use crate::os::binary::firefox_binary;
+use crate::state;
+
+/// The install folder and the executable to run: `given` names either (an executable is run as
+/// named: the desktop entry's own binary), else the Firefox found as for every command.
+pub fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let Some(given) = given else {
+        let install = files::locate(None, None)?;
+        let binary = firefox_binary(&install.dir).with_context(|| {
+            format!(
+                "no firefox executable in {}; name it with --firefox",
+                install.dir.display()
+            )
+        })?;
+        return Ok((install.dir, binary));
+    };
+    let real = given
+        .canonicalize()
+        .with_context(|| format!("--firefox {}", given.display()))?;
+    let (dir, binary) = if real.is_file() {
+        let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
+        (dir, real)
+    } else {
+        let binary = firefox_binary(&real)
+            .with_context(|| format!("no firefox executable in {}", real.display()))?;
+        (real, binary)
+    };
+    if !files::looks_like_firefox(&dir) {
+        bail!(
+            "{} is not in a Firefox install folder (no application.ini beside it); name the folder \
+             Firefox is installed in, or its executable there (not a wrapper script in /usr/bin)",
+            given.display()
+        );
+    }
+    Ok((dir, binary))
+}
+
+/// What to start, prefetched how.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub dir: PathBuf,
+    pub binary: PathBuf,
+    pub args: Vec<std::ffi::OsString>,
+    pub cold: bool,
+    pub strategy: strategy::Choice,
+    pub paced: bool,
+    pub knobs: Knobs,
+}
+
+/// Evict if cold, then become Firefox with the prefetcher beside it. Returns only when Firefox
+/// could not be started.
+pub fn run(req: &Request) -> anyhow::Error {
+    if req.cold {
+        match files::select(&req.dir, &[]) {
+            Ok(selected) => {
+                let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
+                eprintln!(
+                    "evicted {} pages of {} files (a cold start)",
+                    summary.pages_dropped,
+                    selected.files.len()
+                );
+            }
+            Err(e) => return e.into(),
+        }
+    }
+    let mut firefox = Command::new(&req.binary);
+    firefox.args(&req.args);
+    let state_dir = match state::locate() {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("about-startup-host: no prefetch ({e}); starting Firefox without it");
+            let err = std::os::unix::process::CommandExt::exec(&mut firefox);
+            return anyhow::anyhow!("could not start {}: {err}", req.binary.display());
+        }
+    };
+    let read_ahead_kb = strategy::window_kb(&req.binary);
+    let (strategy, reason) = strategy::decide(req.strategy, read_ahead_kb);
+    let p = launch::Prefetch {
+        strategy,
+        reason,
+        read_ahead_kb,
+        install_dir: req.dir.clone(),
+        state_dir,
+        paced: req.paced,
+        knobs: req.knobs,
+        verbose: true,
+    };
+    let err = launch::exec_beside(firefox, &p);
+    anyhow::anyhow!("could not start {}: {err}", req.binary.display())
+}

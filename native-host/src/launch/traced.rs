@@ -1,0 +1,209 @@
+//! A recorded start, as the user: reach the tracer, evict (a cold start), fork Firefox held,
+//! have the tracer follow it, let it go, record until the start is over, build the trace
+//! ([`launch`]); or record a Firefox that already runs ([`attach`]). Time zero of a launch is the
+//! held launcher's fork (CLOCK_MONOTONIC just before it): the process Firefox's own `process`
+//! milestone counts from.
+
+use std::ffi::OsString;
+
+use anyhow::Context as _;
+
+use super::connect::{self, NoTracer};
+use crate::firefox::install::Install;
+use crate::note::{self, Note};
+use crate::os::clock::{boot_to_clock, clock_ns};
+use crate::os::held::{self, Program, Running};
+use crate::trace::model::Trace;
+use crate::trace::record::{Link, Recorder, Stop};
+use crate::trace::store;
+
+/// Whether the start is cold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cold {
+    /// As the page cache is.
+    No,
+    /// Evict the install folder first.
+    Evict,
+    /// The caller evicted it already (`files`, `pages` dropped).
+    Evicted { files: u64, pages: u64 },
+}
+
+/// What to start, and how to record it.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub install: Install,
+    /// The program (Firefox's binary), its argv, environment and working folder.
+    pub program: Program,
+    pub cold: Cold,
+    /// Ask for the tracer (else /proc is sampled, and the trace says `--trace` was not given).
+    pub trace: bool,
+    /// With the tracer: also which instruction faulted each page in (issue 21).
+    pub faults: bool,
+}
+
+/// Where the tracer comes from.
+pub enum Tracer {
+    /// Reach it now (launch/connect.rs).
+    Connect,
+    /// Already reached (or not), by the caller.
+    Given(Result<Link, NoTracer>),
+}
+
+/// A recorded start: the trace and the Firefox it started (left running: it is the user's).
+#[derive(Debug)]
+pub struct Launched {
+    pub trace: Trace,
+    pub firefox: Running,
+}
+
+/// The program of a Firefox `binary` with `args`, this process's environment plus `extra`.
+#[must_use]
+pub fn firefox_program(
+    binary: &std::path::Path,
+    args: &[OsString],
+    extra: &[(&str, String)],
+) -> Program {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !extra.iter().any(|(e, _)| k == e))
+        .collect();
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    Program {
+        path: binary.to_path_buf(),
+        argv: std::iter::once(binary.as_os_str().to_owned())
+            .chain(args.iter().cloned())
+            .collect(),
+        env,
+        cwd: None,
+        setsid: false,
+    }
+}
+
+fn tracer_for(trace: bool, tracer: Tracer) -> Result<Link, (&'static str, String)> {
+    if !trace {
+        return Err((note::NO_TRACE_NOT_ASKED, "--trace not given".into()));
+    }
+    match tracer {
+        Tracer::Connect => connect::connect(),
+        Tracer::Given(t) => t,
+    }
+    .map_err(|e| e.for_note())
+}
+
+/// Launch `spec` and record its start.
+pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launched> {
+    let link = tracer_for(spec.trace, tracer);
+    let mut notes = Vec::new();
+    match spec.cold {
+        Cold::No => {}
+        Cold::Evict => {
+            let selected = crate::firefox::install::select(&spec.install.dir, &[])?;
+            let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
+            notes.push(
+                Note::new(note::COLD_EVICTED)
+                    .with("files", selected.files.len())
+                    .with("pages", summary.pages_dropped),
+            );
+        }
+        Cold::Evicted { files, pages } => notes.push(
+            Note::new(note::COLD_EVICTED)
+                .with("files", files)
+                .with("pages", pages),
+        ),
+    }
+    if crate::os::sys::geteuid() == 0 {
+        notes.push(Note::new(note::STARTED_AS_ROOT));
+    }
+    // The traces folder exists before Firefox starts: the extension's marker goes there.
+    let traces = store::open().ok();
+    let zero_ns = clock_ns();
+    let held = held::spawn(&spec.program)
+        .with_context(|| format!("start {}", spec.program.path.display()))?;
+    let pid = held.pid();
+    let mut recorder = Recorder::follow(link, pid, spec.faults, &spec.install.dir);
+    let mut firefox = held
+        .release()
+        .with_context(|| format!("start {}", spec.program.path.display()))?;
+    // With the about:startup extension in that Firefox, its `learn` after sessionRestored leaves
+    // a marker in this user's state folder.
+    let marker = traces.and_then(|d| {
+        let ticks = store::process_start(pid)?;
+        Some((d, store::recorded_marker(pid, ticks)))
+    });
+    let ended_by = recorder.run(
+        &mut || match firefox.try_wait() {
+            Ok(Some(status)) => Some(format!("firefox exited ({status})")),
+            _ => None,
+        },
+        zero_ns,
+        stop,
+        &marker,
+    );
+    if let Some(status) = ended_by.strip_prefix("firefox exited") {
+        // Rust's wording of the exit status: for the English note only.
+        let status = status.trim().trim_start_matches('(').trim_end_matches(')');
+        notes.push(Note::new(note::START_INCOMPLETE).with("status", status));
+    }
+    let zero = (
+        zero_ns,
+        "the held launcher's fork, which then became Firefox (CLOCK_MONOTONIC just before it)"
+            .to_owned(),
+    );
+    let cold = spec.cold != Cold::No;
+    let mut trace = recorder.finish(&spec.install, zero, ended_by, notes, cold)?;
+    if let Some((dir, _)) = &marker {
+        let restored = store::take_recorded(dir, pid, trace.process_start_ticks);
+        trace.note_session_restored(restored);
+    }
+    Ok(Launched { trace, firefox })
+}
+
+/// `trace --pid`: record a running Firefox; what it read before is missed (said in notes).
+pub fn attach(
+    pid: i32,
+    install: &Install,
+    trace: bool,
+    faults: bool,
+    stop: Stop,
+) -> anyhow::Result<Trace> {
+    let stat = crate::os::proc::stat(pid).with_context(|| format!("no process {pid}"))?;
+    let zero_ns =
+        boot_to_clock(stat.starttime * (1_000_000_000 / crate::os::sys::clk_tck().max(1)));
+    let link = tracer_for(trace, Tracer::Connect);
+    let mut recorder = Recorder::follow(link, pid, trace && faults, &install.dir);
+    recorder.baseline();
+    let ended_by = recorder.run(
+        &mut || (!crate::os::proc::exists(pid)).then(|| "firefox exited".to_owned()),
+        zero_ns,
+        stop,
+        &None,
+    );
+    // Attached right after a spawn, the pid may still have been a wrapper (a cgroup or sandbox
+    // launcher) that exec'd Firefox since: name the install by what the process is now.
+    let now_install = crate::firefox::install::locate(None, Some(pid)).ok();
+    if let Some(now) = now_install.as_ref().filter(|now| now.dir != install.dir) {
+        recorder.install_is(&now.dir);
+    }
+    let install = now_install.as_ref().unwrap_or(install);
+    let attached = (recorder.armed_ns().saturating_sub(zero_ns)) as f64 / 1e6;
+    let notes = vec![Note::new(note::ATTACHED_LATE).with("ms", attached.round())];
+    let mut trace = recorder.finish(
+        install,
+        (
+            zero_ns,
+            "/proc/<pid>/stat starttime (CLOCK_BOOTTIME, clock-tick resolution, on CLOCK_MONOTONIC)".into(),
+        ),
+        ended_by,
+        notes,
+        false,
+    )?;
+    // The extension's marker, if it recorded this start already (it names sessionRestored).
+    if let Ok(dir) = store::open() {
+        let restored = store::take_recorded(&dir, pid, trace.process_start_ticks);
+        trace.note_session_restored(restored);
+    }
+    Ok(trace)
+}

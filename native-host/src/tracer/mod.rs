@@ -1,0 +1,237 @@
+//! The one part of the host that runs as root: `about-startup-host tracer`. It arms the
+//! kernel's tracing for one process tree of the invoking user and hands over only what that
+//! tree read, over one typed protocol; everything else (starting Firefox, reading files,
+//! symbols, storing, exporting) is the user's side, as the user (docs/design/privilege.md).
+//!
+//! Here: how a run of this binary starts ([`start`]: the tracer, the sudo split, a refusal, or
+//! the CLI), and the tracer's run under pkexec or for root itself ([`run`]). The parts:
+//! - `protocol`: the messages, typed, both directions;
+//! - `who`: the invoking user (PKEXEC_UID, SUDO_UID) and which processes are theirs;
+//! - `arm`: the tracefs instances, made and opened before confinement;
+//! - `confine`: no_new_privs and Landlock;
+//! - `filter`: which lines are handed over, rewritten how (pure);
+//! - `session`: one recording served over a byte stream;
+//! - `split`: sudo's route: root stays the tracer, a child drops to the user for the command.
+//!
+//! It uses only the ground floor (`os`) and the frames (`framing`): tests/layering.rs checks.
+
+pub mod arm;
+pub mod confine;
+pub mod filter;
+pub mod protocol;
+pub mod session;
+pub mod split;
+pub mod who;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+pub use who::Route;
+
+/// The argument that makes this binary the tracer.
+pub const ARG: &str = "tracer";
+
+/// How this run of the binary starts, decided before anything is parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// `tracer`, as root: pkexec's route (uid of the user) or root itself (0).
+    Tracer { route: Route, uid: u32 },
+    /// Root under sudo for user `uid`: split (tracer/split.rs).
+    SudoSplit { uid: u32 },
+    /// The CLI or the native-messaging host, as whoever runs it.
+    Cli,
+    /// Refused: the message, exit status 2.
+    Refuse(String),
+}
+
+/// Decide how to start from argv, the effective uid and `SUDO_UID`/`PKEXEC_UID`. Pure.
+#[must_use]
+pub fn start(
+    args: &[OsString],
+    euid: u32,
+    sudo: Option<&std::ffi::OsStr>,
+    pkexec: Option<&std::ffi::OsStr>,
+) -> Start {
+    let tracer = args.get(1).is_some_and(|a| a == ARG);
+    let refuse = |why: String| Start::Refuse(why);
+    let invoker = if euid == 0 || tracer {
+        match who::invoker(sudo, pkexec) {
+            Ok(i) => Some(i),
+            Err(e) => return refuse(format!("{e}; run through one of sudo or pkexec")),
+        }
+    } else {
+        None
+    };
+    if tracer {
+        if args.len() != 2 {
+            return refuse(format!(
+                "`{ARG}` takes no arguments (it follows only a process the caller names over \
+                 its protocol); refusing {:?}",
+                args[2..]
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+            ));
+        }
+        if euid != 0 {
+            return refuse(format!(
+                "`{ARG}` is root's part of a trace: pkexec runs it (the page's \"Restart cold \
+                 and trace\", or `launch --trace` with the about-startup package installed), or \
+                 run `sudo about-startup-host launch --cold --trace`"
+            ));
+        }
+        return match invoker {
+            Some((Route::Sudo, _)) => refuse(format!(
+                "under sudo run the command itself (`sudo about-startup-host launch --cold \
+                 --trace`): `{ARG}` is started by pkexec, or by root's own commands"
+            )),
+            Some((route, uid)) => Start::Tracer { route, uid },
+            None => refuse(String::new()),
+        };
+    }
+    match invoker {
+        Some((Route::Pkexec, _)) => refuse(format!(
+            "under pkexec this host runs only `{ARG}` (exactly: `about-startup-host {ARG}`); \
+             run other commands as yourself, or `sudo about-startup-host …`"
+        )),
+        Some((Route::Sudo, uid)) if uid != 0 => Start::SudoSplit { uid },
+        _ => Start::Cli,
+    }
+}
+
+extern "C" fn on_term(_: libc::c_int) {
+    session::TERMINATED.store(true, Ordering::SeqCst);
+}
+
+/// SIGTERM ends the session (teardown included); SIGINT and SIGHUP are the caller's (it
+/// stops the recording, and its end of the stream closing ends this).
+fn signals() {
+    // SAFETY: installing a handler that only stores to an atomic, and ignoring two signals.
+    unsafe {
+        libc::signal(
+            libc::SIGTERM,
+            on_term as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
+    }
+}
+
+/// Arm and confine: the instances, or why there are none. `allow_without`: root's own
+/// override for a kernel without Landlock.
+fn arm_and_confine(allow_without: bool) -> Result<arm::Armed, (protocol::Refusal, String)> {
+    use protocol::Refusal;
+    let armed = arm::Armed::prepare().map_err(|e| {
+        let code = match e {
+            arm::ArmError::NoTracefs(_) => Refusal::NoTracefs,
+            arm::ArmError::InstanceTaken(_) => Refusal::InstanceTaken,
+            _ => Refusal::Unavailable,
+        };
+        (code, e.to_string())
+    })?;
+    match confine::confine(allow_without) {
+        Ok(_) => Ok(armed),
+        Err(e) => {
+            armed.teardown();
+            Err((Refusal::Unavailable, e))
+        }
+    }
+}
+
+/// `about-startup-host tracer` under pkexec (`uid`: PKEXEC_UID) or for root itself (`uid` 0),
+/// serving its stdin/stdout.
+#[must_use]
+pub fn run(route: Route, uid: u32) -> ExitCode {
+    // Its caller (pkexec replaced itself with this program, so the parent is the user's
+    // process that ran pkexec) must be wholly the user's.
+    let parent = i32::try_from(std::os::unix::process::parent_id()).unwrap_or(0);
+    let caller_ok = who::credentials(parent).is_some_and(|c| c.uids.iter().all(|u| *u == uid));
+    if !caller_ok {
+        eprintln!(
+            "about-startup-host {ARG}: refusing: its caller (process {parent}) is not wholly \
+             uid {uid}'s"
+        );
+        return ExitCode::from(2);
+    }
+    signals();
+    let _ = std::env::set_current_dir("/");
+    // pkexec clears the environment: only root itself can pass the override.
+    let allow_without = route == Route::Root
+        && std::env::var_os(confine::WITHOUT_LANDLOCK).is_some_and(|v| v == "1");
+    let armed = arm_and_confine(allow_without);
+    session::serve(std::io::stdin(), std::io::stdout().lock(), uid, armed);
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        std::iter::once("about-startup-host")
+            .chain(a.iter().copied())
+            .map(OsString::from)
+            .collect()
+    }
+
+    fn s(v: &str) -> Option<&std::ffi::OsStr> {
+        Some(std::ffi::OsStr::new(v))
+    }
+
+    #[test]
+    fn pkexec_runs_only_the_tracer_with_no_argument() {
+        assert_eq!(
+            start(&args(&["tracer"]), 0, None, s("1000")),
+            Start::Tracer {
+                route: Route::Pkexec,
+                uid: 1000
+            }
+        );
+        for refused in [
+            args(&["tracer", "x"]),
+            args(&["launch", "--cold", "--trace"]),
+            args(&["residency", "--json"]),
+            args(&[]),
+        ] {
+            match start(&refused, 0, None, s("1000")) {
+                Start::Refuse(why) => assert!(why.contains("tracer"), "{why}"),
+                other => panic!("{refused:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn sudo_splits_every_command_and_root_itself_runs_the_cli() {
+        assert_eq!(
+            start(&args(&["residency"]), 0, s("1000"), None),
+            Start::SudoSplit { uid: 1000 }
+        );
+        assert_eq!(start(&args(&["residency"]), 0, s("0"), None), Start::Cli);
+        assert_eq!(start(&args(&["residency"]), 0, None, None), Start::Cli);
+        assert_eq!(
+            start(&args(&["tracer"]), 0, None, None),
+            Start::Tracer {
+                route: Route::Root,
+                uid: 0
+            }
+        );
+        assert!(matches!(
+            start(&args(&["tracer"]), 0, s("1000"), None),
+            Start::Refuse(_)
+        ));
+        // An ordinary user: the variables are just text, the CLI runs as them.
+        assert_eq!(
+            start(&args(&["residency"]), 1000, s("5"), s("6")),
+            Start::Cli
+        );
+        assert!(matches!(
+            start(&args(&["tracer"]), 1000, None, None),
+            Start::Refuse(_)
+        ));
+        assert!(matches!(
+            start(&args(&["launch"]), 0, s("1000"), s("1001")),
+            Start::Refuse(_)
+        ));
+    }
+}
