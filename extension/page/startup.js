@@ -15,7 +15,8 @@ import { coldnessMark, historyState, initHistory, onHistoryChange } from "./hist
 import { answerSentences, thisStartAnswer } from "../lib/models/verdict.js";
 import { $, el } from "./dom.js";
 import { initCompare } from "./compare.js";
-import { initTrace } from "./trace.js";
+import { HOST_TRACE_EVENT, hostSummary, initTrace } from "./trace.js";
+import { profileSentence } from "../lib/wording/profile-text.js";
 import { initRestart } from "./restart.js";
 import { initAutostart } from "./autostart.js";
 import { initPreloadVerdict } from "./preload-verdict.js";
@@ -229,7 +230,24 @@ function showAnswer() {
       t(key, figures.map((_, i) => `@@${i + 1}@@`)),
       figures.map((text) => el("span", { text, className: "figure" })),
     );
-  element.replaceChildren(coldnessMark(answer.coldness), " ", ...bold(time), " ", ...bold(kind), " ", t(means.key, means.figures));
+  element.replaceChildren(coldnessMark(answer.coldness), " ", ...bold(time), " ", ...bold(kind), " ", t(means.key, means.figures), ...profileAnswer());
+}
+
+/**
+ * The answer line's sentence on the user's profile (issue 31), from the host's summary of this
+ * start's trace: what share of its reads and of its waiting was the profile's, and its largest
+ * parts with what to do about each; nothing without a trace of this start.
+ */
+function profileAnswer() {
+  const profile = hostSummary()?.profile;
+  const text = profileSentence(profile, t);
+  if (text === null) {
+    return [];
+  }
+  const span = el("span", { text, attrs: { "data-testid": "answer-profile" } });
+  span.dataset.profileBytes = String(profile.bytes.profile);
+  span.dataset.totalBytes = String(profile.bytes.total);
+  return [" ", span];
 }
 
 /** A translated text whose @@1@@, @@2@@, … markers are replaced by `nodes[0]`, `nodes[1]`, …. */
@@ -253,6 +271,7 @@ async function main() {
   initAutostart();
   initCompare();
   onHistoryChange(showAnswer);
+  document.addEventListener(HOST_TRACE_EVENT, showAnswer);
   await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initDesktop(), initHistory(), initTrace(), initRestart({ traceStored: initTrace }), showPastSessions()]);
   document.body.dataset.ready = "true";
 }

@@ -1,36 +1,27 @@
 // "Where the start's time went, page by page": the startup I/O trace of this Firefox process
 // (recorded by `about-startup-host launch --trace`, fetched from the host in pages) or of an
-// imported export. Four views over ../lib/models/trace.js: read over time on the milestone axis, seed
-// 000's access pattern (ELF sections shaded and named), seed 003's disk position against time,
-// and the per-file table (an omni.ja row opens into its zip entries), then which code faulted
-// the pages in and which entries were read the most (./trace-sources.js). Everything is built with createElement/createElementNS; geometry is in
-// attributes, colours are CSS classes (startup.css, "Trace charts"), so high-contrast mode can
-// give them system colours, and page faults differ from other reads by shape as well.
+// imported export (sent to the host in pages). Every figure is the host's summary of the trace
+// (`trace_summary`, native-host/src/trace/summary/): this module only lays it out. Four views:
+// read over time on the milestone axis, seed 000's access pattern (ELF sections shaded and
+// named), seed 003's disk position against time, and the per-file table (an omni.ja row opens
+// into its zip entries), then the profile's share, which code faulted the pages in and which
+// entries were read the most (./trace-sources.js). Everything is built with
+// createElement/createElementNS; geometry is in attributes, colours are CSS classes
+// (startup.css, "Trace charts"), so high-contrast mode can give them system colours, and page
+// faults differ from other reads by shape as well.
 import browser from "../lib/transport/browser.js";
 import { milestoneRows } from "../lib/models/milestones.js";
 import { startupApi } from "../lib/models/mode.js";
+import { niceStep, startSpanEnd } from "../lib/models/timeline.js";
 import { t, tn } from "../lib/wording/i18n.js";
 import { formatBytes, formatMs, formatPercent } from "../lib/wording/format.js";
 import { endedByText, hostErrorText, traceNoteTexts } from "../lib/wording/host-notes.js";
-import {
-  accessPattern,
-  agreement,
-  assembleTrace,
-  cellMark,
-  diskView,
-  fileTable,
-  findFile,
-  readOverTime,
-  RECORD_ARGS,
-  sectionBands,
-  timeSpan,
-} from "../lib/models/trace.js";
+import { assembleTrace, RECORD_ARGS, uploadPages } from "../lib/models/trace.js";
 import { hostHello, relay, traceRecordCommand } from "./relay.js";
 import { hostCommands } from "../lib/wording/commands.js";
 import { profilerControls } from "./profiler.js";
-import { codeSection, entriesSection, fileCell } from "./trace-sources.js";
+import { codeSection, entriesSection, fileCell, profileSection } from "./trace-sources.js";
 import { el, svgEl } from "./dom.js";
-
 
 const W = 720;
 const H = 220;
@@ -39,12 +30,31 @@ const M = { left: 64, right: 12, top: 10, bottom: 28 };
 const SECTION_COLOURS = 8;
 
 // `own`: this Firefox's milestones; `milestones`: those drawn with the trace shown (its own
-// process's only: an imported trace brings its export's current record's, or none).
-const state = { trace: null, host: null, origin: "host", own: [], milestones: [], picked: null, id: null };
+// process's only: an imported trace brings its export's current record's, or none). `id`: the
+// host's stored trace of this start; `shown`: the id the host summarizes the shown trace by
+// (the stored one, or an upload's); `summary`: its summary now, `hostSummary`: the stored one's.
+const state = {
+  trace: null,
+  host: null,
+  hostSummary: null,
+  summary: null,
+  origin: "host",
+  own: [],
+  milestones: [],
+  picked: null,
+  id: null,
+  shown: null,
+};
 
-/** The trace shown now (null without one), for the JSON export. */
+/** The trace shown now (null without one), for the JSON export: the host's, fetched without its
+ * profile's paths (the profile's files go by their part: no site name leaves in an export). */
 export function currentTrace() {
   return state.origin === "host" ? state.trace : null;
+}
+
+/** The host's summary of this start's trace (null without one): the answer line's profile share. */
+export function hostSummary() {
+  return state.hostSummary;
 }
 
 /** Fired on the document once the host's trace of this start is drawn (detail: the trace). */
@@ -101,17 +111,11 @@ function frame(span, yLabel, titleText) {
   return { svg, x };
 }
 
-function niceStep(span) {
-  const raw = span / 8;
-  const p = 10 ** Math.floor(Math.log10(raw));
-  return [1, 2, 5, 10].map((f) => f * p).find((s) => s >= raw);
-}
-
-function readChart(trace, span) {
-  const { bins, source, total } = readOverTime(trace, { bins: 120, span });
+function readChart(trace, read, span) {
+  const { bins, source, total } = read;
   const { svg, x } = frame(span, t("traceReadAxis"), t("traceReadTitle"));
   svg.dataset.testid = "trace-read-chart";
-  const max = Math.max(1, ...bins.map((b) => b.bytes));
+  const max = Math.max(1, read.max);
   const y = (v) => H - M.bottom - (v / max) * (H - M.top - M.bottom);
   const yc = (v) => H - M.bottom - (v / Math.max(1, total)) * (H - M.top - M.bottom);
   // Before the tracer attached (trace --pid) nothing was seen: shade it, never draw it as 0.
@@ -130,15 +134,12 @@ function readChart(trace, span) {
   return el("figure", {}, svg, el("figcaption", { className: "detail", text: t(source === "events" ? "traceReadCaption" : "traceReadCaptionSampled", [formatBytes(max), formatBytes(total)]) }));
 }
 
-function patternChart(trace, f, span) {
-  const file = trace.files[f];
-  const grid = accessPattern(trace, f, { cols: 180, rows: 110, span });
-  const { svg, x } = frame(span, t("traceOffsetAxis"), t("tracePatternTitle", [file.path]));
+function patternChart(grid, span) {
+  const { svg, x } = frame(span, t("traceOffsetAxis"), t("tracePatternTitle", [grid.path]));
   svg.dataset.testid = "trace-pattern-chart";
   const top = M.top;
   const plotH = H - M.top - M.bottom;
-  const bands = sectionBands(file);
-  bands.forEach((b, i) => {
+  grid.bands.forEach((b, i) => {
     const y0 = top + b.from * plotH;
     const h = Math.max(1, (b.to - b.from) * plotH);
     const g = svgEl("g", { "data-section": b.name, class: `trace-band trace-band-${i % SECTION_COLOURS}` });
@@ -150,15 +151,18 @@ function patternChart(trace, f, span) {
   });
   const cw = (W - M.left - M.right) / grid.cols;
   const ch = plotH / grid.rows;
-  const max = Math.max(1, ...grid.cells.map((c) => c.pages));
+  let max = 1;
+  for (const [, , pages] of grid.cells) {
+    max = Math.max(max, pages);
+  }
   // Reads through a readahead window: flat marks filling the cell. Faults (no window): diamonds,
   // so they differ by shape, not by colour alone (high contrast, colour blindness).
   const side = Math.max(2.5, Math.min(cw, ch) * 1.4);
-  for (const c of grid.cells) {
-    const mark = cellMark(c);
-    const cx = x((c.col / grid.cols) * span);
-    const cy = top + c.row * ch;
-    const opacity = 0.35 + 0.65 * Math.min(1, c.pages / max);
+  grid.cells.forEach(([col, row, pages], i) => {
+    const mark = grid.marks[i];
+    const cx = x((col / grid.cols) * span);
+    const cy = top + row * ch;
+    const opacity = 0.35 + 0.65 * Math.min(1, pages / max);
     const attrs =
       mark === "fault"
         ? { ...diamond(cx + cw / 2, cy + ch / 2, side), class: "trace-fault", "fill-opacity": opacity }
@@ -166,13 +170,13 @@ function patternChart(trace, f, span) {
     const rect = svgEl("rect", attrs);
     rect.dataset.mark = mark;
     svg.append(rect);
-  }
+  });
   return el(
     "figure",
     {},
     svg,
     patternLegend(),
-    el("figcaption", { className: "detail", text: t("tracePatternCaption", [String(grid.reads), formatBytes(file.bytes_read), formatBytes(file.size ?? 0)]) }),
+    el("figcaption", { className: "detail", text: t("tracePatternCaption", [String(grid.reads), formatBytes(grid.bytes_read), formatBytes(grid.file_size ?? 0)]) }),
   );
 }
 
@@ -198,15 +202,14 @@ function patternLegend() {
   );
 }
 
-function diskChart(trace, span) {
-  const v = diskView(trace, { cols: 180, rows: 110, span });
+function diskChart(v, span) {
   const { svg, x } = frame(span, t("traceDiskAxis"), t("traceDiskTitle"));
   svg.dataset.testid = "trace-disk-chart";
   const plotH = H - M.top - M.bottom;
-  const ch = plotH / (v.rows ?? 110);
-  const cw = (W - M.left - M.right) / (v.cols ?? 180);
-  for (const c of v.cells) {
-    svg.append(svgEl("rect", { x: x((c.col / v.cols) * span), y: M.top + c.row * ch, width: Math.max(1.5, cw), height: Math.max(1.5, ch), class: "trace-disk-read" }));
+  const ch = plotH / v.rows;
+  const cw = (W - M.left - M.right) / v.cols;
+  for (const [col, row] of v.cells) {
+    svg.append(svgEl("rect", { x: x((col / v.cols) * span), y: M.top + row * ch, width: Math.max(1.5, cw), height: Math.max(1.5, ch), class: "trace-disk-read" }));
   }
   return el(
     "figure",
@@ -221,8 +224,8 @@ function diskChart(trace, span) {
  * wrote, whose pages entered the cache without a disk read: kept apart, so no written file is
  * counted as a read.
  */
-function table(trace, { written = false } = {}) {
-  const rows = fileTable(trace).filter((r) => r.written === written);
+function table(summary, { written = false } = {}) {
+  const rows = summary.files.filter((r) => r.written === written);
   const head = el(
     "tr",
     {},
@@ -234,26 +237,56 @@ function table(trace, { written = false } = {}) {
     const tr = el(
       "tr",
       {},
-      fileCell(trace.files[r.index], r.path),
-      el("td", { text: formatBytes(r.bytesRead), className: "num" }),
+      fileCell(r),
+      el("td", { text: formatBytes(r.bytes_read), className: "num" }),
       el("td", { text: r.share === null ? "—" : formatPercent(r.share), className: "num" }),
-      el("td", { text: String(r.requests ?? "—"), className: "num" }),
-      el("td", { text: r.firstMs === null ? "—" : formatMs(r.firstMs), className: "num" }),
-      el("td", { text: r.lastMs === null ? "—" : formatMs(r.lastMs), className: "num" }),
+      el("td", { text: String(r.requests), className: "num" }),
+      el("td", { text: formatMs(r.first_ms), className: "num" }),
+      el("td", { text: formatMs(r.last_ms), className: "num" }),
     );
     tr.dataset.path = r.path;
-    tr.dataset.bytesRead = String(r.bytesRead);
+    tr.dataset.bytesRead = String(r.bytes_read);
     tr.dataset.written = String(r.written);
     return tr;
   });
   return el("table", { attrs: { "data-testid": written ? "trace-files-written" : "trace-files" } }, el("thead", {}, head), el("tbody", {}, ...body));
 }
 
+/** The imported traces already sent to the host, by the object the page holds: their upload ids. */
+const uploads = new WeakMap();
+
+/** The id the host summarizes `trace` by: the stored trace's, or an upload of an import's text. */
+async function summaryId(trace, origin) {
+  if (origin === "host") {
+    return state.id;
+  }
+  if (!uploads.has(trace)) {
+    let upload = null;
+    for (const page of uploadPages(JSON.stringify(trace))) {
+      const reply = await relay.request("trace_upload", { ...page, ...(upload ? { upload } : {}) });
+      upload = reply.upload;
+    }
+    uploads.set(trace, upload);
+  }
+  return uploads.get(trace);
+}
+
+/** The host's summary of the shown trace on its axis, with file `file`'s access pattern. */
+function summarize(file = null) {
+  const axisEnd = startSpanEnd(state.milestones.map((m) => ({ name: m.name, value: m.sinceOrigin })));
+  return relay.request("trace_summary", {
+    trace: state.shown,
+    ...(axisEnd === null ? {} : { axis_end_ms: axisEnd }),
+    ...(file === null ? {} : { file }),
+  });
+}
+
 /**
- * Draws `trace` (from the host, or an import named `origin`) into the section. `milestones`
- * ({name: ms since process}) are the traced process's; the host's trace is of this Firefox.
+ * Draws `trace` (from the host, or an import named `origin`) into the section, from the host's
+ * summary of it. `milestones` ({name: ms since process}) are the traced process's; the host's
+ * trace is of this Firefox.
  */
-export function showTrace(trace, origin = "host", milestones = null) {
+export async function showTrace(trace, origin = "host", milestones = null) {
   state.trace = trace;
   state.origin = origin;
   state.milestones =
@@ -263,53 +296,75 @@ export function showTrace(trace, origin = "host", milestones = null) {
           .filter(([, ms]) => typeof ms === "number" && Number.isFinite(ms) && ms >= 0)
           .map(([name, ms]) => ({ name, sinceOrigin: ms }))
           .sort((a, b) => a.sinceOrigin - b.sinceOrigin);
+  let summary;
+  try {
+    state.shown = await summaryId(trace, origin);
+    summary = await summarize();
+  } catch (error) {
+    showNone("traceSummaryError", hostErrorText(error, t));
+    return null;
+  }
+  if (state.trace !== trace) {
+    return null; // another trace was shown meanwhile
+  }
+  state.summary = summary;
+  draw(trace, summary, origin);
+  return summary;
+}
+
+function draw(trace, summary, origin) {
   const root = section();
   root.dataset.state = "ready";
   root.dataset.origin = origin;
-  const span = timeSpan(trace, state.milestones);
+  const span = summary.span_ms;
   root.dataset.span = String(span);
-  const a = agreement(trace);
-  root.dataset.lostEvents = String(a.lost);
-  root.dataset.tracedBytes = String(a.traced);
-  root.dataset.treeReadBytes = String(a.tree ?? "");
-  const readFiles = trace.files.filter((f) => !f.written).length;
-  const summary = el("p", {
+  const a = summary.agreement;
+  root.dataset.lostEvents = String(a.lost_events);
+  root.dataset.tracedBytes = String(a.traced_bytes);
+  root.dataset.treeReadBytes = String(a.tree_read_bytes ?? "");
+  const summaryLine = el("p", {
     attrs: { "data-testid": "trace-summary" },
-    text: tn("traceSummary", readFiles, [
-      formatBytes(a.traced),
-      String(readFiles),
-      a.tree === null ? "—" : formatBytes(a.tree),
+    text: tn("traceSummary", a.read_files, [
+      formatBytes(a.traced_bytes),
+      String(a.read_files),
+      a.tree_read_bytes === null ? "—" : formatBytes(a.tree_read_bytes),
       a.ratio === null ? "—" : formatPercent(a.ratio, undefined, { fractionDigits: 1 }),
-      String(a.lost),
-      formatBytes(a.written),
+      String(a.lost_events),
+      formatBytes(a.written_bytes),
     ]),
   });
-  const lost = el("p", { className: "detail res-warning", attrs: { "data-testid": "trace-lost" }, text: tn("traceLost", a.lost) });
-  lost.hidden = a.lost === 0;
+  const lost = el("p", { className: "detail res-warning", attrs: { "data-testid": "trace-lost" }, text: tn("traceLost", a.lost_events) });
+  lost.hidden = a.lost_events === 0;
   const about = el("p", {
     className: "detail",
     text: t("traceAbout", [String(trace.pid), trace.firefox_version ?? "?", trace.build_id ?? "?", formatMs(Math.max(0, trace.attached_ms)), formatMs(trace.ended_ms), endedByText(trace, t), trace.source]),
   });
   const notes = traceNoteTexts(trace, t).map((text) => el("p", { className: "detail", text }));
   const picker = el("select", { attrs: { "data-testid": "trace-file-picker", "aria-label": t("tracePickFile") } });
-  const candidates = fileTable(trace).filter((r) => !r.written && r.bytesRead > 0);
+  const candidates = summary.files.filter((r) => !r.written && r.bytes_read > 0);
   for (const r of candidates.slice(0, 80)) {
     picker.append(el("option", { text: r.path, attrs: { value: String(r.index) } }));
   }
-  const libxul = findFile(trace, "libxul.so");
-  state.picked = state.picked !== null && trace.files[state.picked] ? state.picked : libxul >= 0 ? libxul : (candidates[0]?.index ?? null);
+  state.picked = summary.pattern?.file ?? null;
   if (state.picked !== null) {
     picker.value = String(state.picked);
   }
   const patternBox = el("div", { attrs: { "data-testid": "trace-pattern" } });
-  const drawPattern = () => {
-    patternBox.replaceChildren(state.picked === null ? el("p", { text: t("traceNoFiles") }) : patternChart(trace, state.picked, span));
+  const drawPattern = (grid) => {
+    patternBox.replaceChildren(grid ? patternChart(grid, span) : el("p", { text: t("traceNoFiles") }));
   };
-  picker.addEventListener("change", () => {
+  picker.addEventListener("change", async () => {
     state.picked = Number(picker.value);
-    drawPattern();
+    patternBox.dataset.state = "loading";
+    try {
+      const picked = await summarize(state.picked);
+      drawPattern(picked.pattern);
+    } catch (error) {
+      patternBox.replaceChildren(el("p", { className: "detail res-warning", text: t("traceSummaryError", [hostErrorText(error, t)]) }));
+    }
+    patternBox.dataset.state = "ready";
   });
-  drawPattern();
+  drawPattern(summary.pattern);
   // The Firefox Profiler (issue 21): the host exports the traces it stores; an imported one is
   // exported with the CLI (its `trace export` reads an about:startup export file).
   const profiler =
@@ -318,25 +373,27 @@ export function showTrace(trace, origin = "host", milestones = null) {
       : importedProfilerNote();
   root.replaceChildren(
     el("h2", { text: t("traceHeading"), attrs: { id: "trace-heading" } }),
-    summary,
+    summaryLine,
     lost,
     about,
     ...notes,
     profiler,
     el("h3", { text: t("traceReadHeading") }),
-    readChart(trace, span),
+    readChart(trace, summary.read_over_time, span),
     el("h3", { text: t("tracePatternHeading") }),
     el("label", { text: `${t("tracePickFile")} ` }, picker),
     patternBox,
     el("h3", { text: t("traceDiskHeading") }),
-    diskChart(trace, span),
+    diskChart(summary.disk, span),
     el("h3", { text: t("traceFilesHeading") }),
-    table(trace),
-    ...(trace.files.some((f) => f.written) ? [el("h3", { text: t("traceWrittenHeading") }), el("p", { className: "detail", text: t("traceWrittenExplanation") }), table(trace, { written: true })] : []),
+    table(summary),
+    ...(summary.files.some((f) => f.written) ? [el("h3", { text: t("traceWrittenHeading") }), el("p", { className: "detail", text: t("traceWrittenExplanation") }), table(summary, { written: true })] : []),
+    el("h3", { text: t("traceProfileHeading") }),
+    profileSection(summary.profile),
     el("h3", { text: t("traceCodeHeading") }),
-    codeSection(trace),
+    codeSection(summary),
     el("h3", { text: t("traceEntriesHeading") }),
-    entriesSection(trace),
+    entriesSection(summary),
   );
 }
 
@@ -385,7 +442,7 @@ async function fetchTrace(id) {
   const chunks = [];
   let offset = 0;
   for (;;) {
-    const chunk = await relay.request("trace_fetch", { trace: id, offset });
+    const chunk = await relay.request("trace_fetch", { trace: id, offset, redact: true });
     chunks.push(chunk);
     if (chunk.next_offset === null || chunk.next_offset === undefined) {
       return assembleTrace(chunks);
@@ -424,7 +481,7 @@ export async function initTrace() {
   try {
     state.id = meta.id;
     state.host = await fetchTrace(meta.id);
-    showTrace(state.host, "host");
+    state.hostSummary = await showTrace(state.host, "host");
     document.dispatchEvent(new CustomEvent(HOST_TRACE_EVENT, { detail: state.host }));
   } catch (error) {
     showNone("traceFetchError", String(error?.message ?? error), await traceRecordCommand(listing));

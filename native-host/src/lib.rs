@@ -45,20 +45,21 @@
 //! beside `os`, below it, and use nothing of the crate: [`error`] (the library's [`Error`] and
 //! the protocol's error codes), [`path_text`] (the one JSON encoding of a path: display text,
 //! plus the exact bytes where they are not UTF-8), [`note`] (the codes and params of the notes
-//! replies carry, for the extension to word), [`invocation`] (how a person runs this binary:
+//! replies carry, for the extension to word), [`units`] (the one rule for writing megabytes),
+//! [`invocation`] (how a person runs this binary:
 //! bare name or absolute path, with or without sudo, for every command the page, `--help` and
 //! the CLI's notes print) and [`framing`] (length-prefixed frames, of native messaging and of
 //! the tracer's protocol). `lib.rs` itself holds only the crate's constants below.
 //!
-//! The layers, from the ground floor up: `error`, `path_text`, `note`, `invocation`, `framing`,
-//! `os`, `tracer`, `state`, `pagecache`, `firefox`, `trace`, `learn`, `export`, `launch`,
-//! `relaunch`, `host`, `cli`. A module may use those before it, never one after it; no two files
-//! use each other (a folder's `mod.rs` names its files and re-exports, and no file uses it back);
-//! no file but a test imports `super::*`; only `cli` knows clap; `tracer` uses only `os` and
-//! `framing` (what runs as root stays small). `tests/layering.rs` checks all five and holds the
-//! same list. Today `host` and `cli` do not use each other, and `learn::plan` reads stored traces
-//! (`trace::plan_source`) while nothing in `trace` uses `learn`. So a new capability goes in the
-//! folder of its concern, and what everything needs goes down to the floor.
+//! The layers, from the ground floor up: `error`, `path_text`, `note`, `units`, `invocation`,
+//! `framing`, `os`, `tracer`, `state`, `pagecache`, `firefox`, `trace`, `learn`, `export`,
+//! `launch`, `relaunch`, `host`, `cli`. A module may use those before it, never one after it; no
+//! two files use each other (a folder's `mod.rs` names its files and re-exports, and no file uses
+//! it back); no file but a test imports `super::*`; only `cli` knows clap; `tracer` uses only `os`
+//! and `framing` (what runs as root stays small). `tests/layering.rs` checks all five and holds
+//! the same list. Today `host` and `cli` do not use each other, and `learn::plan` reads stored
+//! traces (`trace::plan_source`) while nothing in `trace` uses `learn`. So a new capability goes
+//! in the folder of its concern, and what everything needs goes down to the floor.
 
 pub mod cli;
 pub mod error;
@@ -77,6 +78,7 @@ pub mod relaunch;
 pub mod state;
 pub mod trace;
 pub mod tracer;
+pub mod units;
 
 pub use error::Error;
 

@@ -26,6 +26,7 @@ const ORDER: &[&str] = &[
     "error",
     "path_text",
     "note",
+    "units",
     "invocation",
     "framing",
     "os",

@@ -114,6 +114,7 @@ fn store_trace(state: &Path, ff: &Path) {
         use_counts: Some(UseCounts::default()),
         code: vec![],
         milestones: None,
+        profile: None,
     };
     let state = StateDir::create_at(&state.join("about-startup")).unwrap();
     let traces = state.sub(store::FOLDER, true).unwrap().unwrap();

@@ -2,20 +2,10 @@
 // time to sessionRestored (the preload's own time stacked before it, hatched), the 95% confidence
 // interval of their sum as a whisker, and every run as a dot. Pure; text is escaped.
 import { summarize } from "../../extension/lib/models/stats.js";
+import { niceStep } from "../../extension/lib/models/timeline.js";
 
 const escapeXml = (text) =>
   String(text).replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]);
-
-/** A round step for about `count` ticks over [0, max]. */
-export function tickStep(max, count = 6) {
-  if (!(max > 0)) {
-    return 1;
-  }
-  const raw = max / count;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
-  return step;
-}
 
 /**
  * rows: [{scenario, runs: [{preloadMs|null, sessionRestored}]}]; title, subtitle: strings.
@@ -31,7 +21,8 @@ export function benchChart(rows, { title = "Firefox startup", subtitle = "", wid
   const plotWidth = width - left - right;
   const totals = rows.flatMap((row) => row.runs.map((r) => (r.preloadMs ?? 0) + r.sessionRestored));
   const max = Math.max(1, ...totals);
-  const step = tickStep(max);
+  // The page's one tick rule (1, 2 or 5 × 10^k), for about six ticks.
+  const step = niceStep(max, 6);
   const axisMax = Math.ceil(max / step) * step;
   const x = (ms) => left + (ms / axisMax) * plotWidth;
   const f = (v) => Number(v.toFixed(1));

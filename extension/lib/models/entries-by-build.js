@@ -2,7 +2,6 @@
 // (issue 21, item 5): what the export carries as `omniEntries` (docs/export-format.md, "omni.ja
 // entries per build") so two builds can be set side by side, and the entries whose reads changed
 // the most between two builds. Pure: no DOM, no browser.*.
-import { topEntries } from "./trace-sources.js";
 
 export const OMNI_ENTRIES_VERSION = 1;
 /** Entries kept per build: the export stays small (a cold start reads thousands of entries). */
@@ -23,6 +22,19 @@ function hasEntries(trace) {
 }
 
 const entryKey = (e) => `${e.archive}\u0000${e.name}`;
+
+/**
+ * Every entry a trace's archives say its reads covered: [{archive, name, bytesRead}], the archive
+ * named by its path in the install folder ("omni.ja", "browser/omni.ja"), as the host names it
+ * (native-host/src/trace/summary/files.rs `short_name`).
+ */
+function entriesOf(trace) {
+  const dir = trace.install_dir ?? "";
+  const archive = (path) => (dir && path.startsWith(`${dir}/`) ? path.slice(dir.length + 1) : path);
+  return (trace.files ?? []).flatMap((f) =>
+    Array.isArray(f.entries) ? f.entries.map((e) => ({ archive: archive(f.path), name: e.name, bytesRead: e.bytes_read })) : [],
+  );
+}
 
 /**
  * The summary of the traces and earlier summaries (imported exports' `omniEntries`) the page
@@ -59,7 +71,7 @@ export function entriesByBuild({ traces = [], summaries = [] }, limit = ENTRIES_
     counted.add(id);
     const b = buildOf(trace.build_id ?? null, trace.firefox_version ?? null);
     b.traces.push(id);
-    for (const row of topEntries(trace, Infinity)) {
+    for (const row of entriesOf(trace)) {
       add(b, row, row.bytesRead, row.bytesRead > 0 ? 1 : 0);
     }
   }

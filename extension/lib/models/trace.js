@@ -1,11 +1,10 @@
 // The startup I/O trace (docs/export-format.md "trace", recorded by the host's `launch --trace`):
-// checking one, and the aggregations the page draws. Pure: no DOM, no browser.*. Every chart is
-// aggregated into bins, so a start that reads 75,000 pages draws a few hundred shapes.
-
-import { startSpanEnd } from "./timeline.js";
+// checking one, assembling it from the host's pages and cutting an imported one into pages for
+// the host. Every figure the page shows of a trace (file rows, charts' bins, code, entries, the
+// profile's share) is the host's (`trace_summary`, native-host/src/trace/summary/): none is
+// computed here. Pure: no DOM, no browser.*.
 
 export const TRACE_VERSION = 1;
-export const PAGE = 4096;
 
 /**
  * The arguments that record a trace of a cold start (the page shows the command when none
@@ -83,29 +82,6 @@ export function traceProblems(trace) {
   return problems;
 }
 
-/** The largest of `values` (numbers), or `floor` when there are none; a loop, never a spread
- * into Math.max (600,000 arguments overflow the call stack). */
-export function maxOf(values, floor = -Infinity) {
-  let max = floor;
-  for (const v of values) {
-    if (v > max) {
-      max = v;
-    }
-  }
-  return max;
-}
-
-/** The smallest of `values`, or `ceiling` when there are none (see maxOf). */
-export function minOf(values, ceiling = Infinity) {
-  let min = ceiling;
-  for (const v of values) {
-    if (v < min) {
-      min = v;
-    }
-  }
-  return min;
-}
-
 /** The JSON text of a trace fetched in pages (`trace_fetch`), parsed and checked. */
 export function assembleTrace(chunks) {
   const text = chunks.map((c) => c.data).join("");
@@ -124,204 +100,36 @@ export function traceFor(list, pid, startTicks = null) {
   );
 }
 
+/** How many bytes of a trace's text one `trace_upload` page carries: the host's own page size
+ * (trace_fetch), so the request, with JSON escaping at most doubling it, stays under 1 MiB. */
+export const UPLOAD_PAGE_BYTES = 384 * 1024;
+
 /**
- * When the start's last read from disk was (ms since the process began): the last traced read
- * of a file that was read (not written), else, without events (the /proc sampler), the last
- * sample in which read_bytes grew; null when nothing was read.
+ * The JSON text of an imported trace as `trace_upload` pages: [{offset, total, data}], offsets
+ * and totals in UTF-8 bytes (what the host counts), each page cut before a character, never
+ * inside one, so the host's concatenation of the pages is the text's bytes exactly.
  */
-export function lastReadMs(trace) {
-  let last = null;
-  for (const e of trace.events ?? []) {
-    if (!trace.files?.[e.f]?.written && (last === null || e.t > last)) {
-      last = e.t;
+export function uploadPages(text, pageBytes = UPLOAD_PAGE_BYTES) {
+  const bytes = new TextEncoder().encode(text);
+  const decoder = new TextDecoder();
+  const pages = [];
+  const continuation = (i) => i < bytes.length && (bytes[i] & 0xc0) === 0x80;
+  let start = 0;
+  do {
+    let end = Math.min(bytes.length, start + Math.max(1, pageBytes));
+    // Back off to the start of a character (continuation bytes are 10xxxxxx); a page smaller
+    // than one character takes that character whole.
+    while (end > start && continuation(end)) {
+      end--;
     }
-  }
-  if (last === null) {
-    let previous = 0;
-    for (const sample of trace.samples ?? []) {
-      if (sample.read_bytes > previous) {
-        last = sample.t;
-        previous = sample.read_bytes;
+    if (end === start && start < bytes.length) {
+      end = start + 1;
+      while (continuation(end)) {
+        end++;
       }
     }
-  }
-  return last;
-}
-
-/**
- * The span the charts share: 0 to the end of the start, that is sessionRestored or the trace's
- * last read, whichever is later (lib/models/timeline.js startSpanEnd); `milestones` are
- * [{name, sinceOrigin}]. Later milestones and the quiet seconds before the recording stopped
- * are not on the axis. Without either, the recording's end.
- */
-export function timeSpan(trace, milestones = []) {
-  const end = startSpanEnd(
-    (milestones ?? []).map((m) => ({ name: m.name, value: m.sinceOrigin })),
-    { lastRead: lastReadMs(trace) },
-  );
-  return Math.max(1, end ?? trace.ended_ms ?? 0);
-}
-
-/**
- * Bytes read per time bin: [{t0, t1, bytes, cumulative}] over [0, span]. Without events (the
- * /proc fallback) the sampled read_bytes series is binned instead (`source` says which).
- */
-export function readOverTime(trace, { bins = 120, span = timeSpan(trace) } = {}) {
-  const width = span / bins;
-  const out = Array.from({ length: bins }, (_, i) => ({ t0: i * width, t1: (i + 1) * width, bytes: 0, cumulative: 0 }));
-  const events = (trace.events ?? []).filter((e) => !trace.files[e.f]?.written);
-  let source = "events";
-  if (events.length > 0) {
-    for (const e of events) {
-      const i = Math.min(bins - 1, Math.max(0, Math.floor(e.t / width)));
-      out[i].bytes += e.n * PAGE;
-    }
-  } else {
-    source = "samples";
-    let previous = 0;
-    for (const s of trace.samples ?? []) {
-      const i = Math.min(bins - 1, Math.max(0, Math.floor(s.t / width)));
-      out[i].bytes += Math.max(0, s.read_bytes - previous);
-      previous = Math.max(previous, s.read_bytes);
-    }
-  }
-  let sum = 0;
-  for (const bin of out) {
-    sum += bin.bytes;
-    bin.cumulative = sum;
-  }
-  return { bins: out, source, total: sum };
-}
-
-/** The per-file table: bytes read, share of the file, reads, first and last ms; largest first. */
-export function fileTable(trace) {
-  return trace.files
-    .map((f, index) => ({
-      index,
-      path: f.path,
-      bytesRead: f.bytes_read,
-      share: isCount(f.size) && f.size > 0 ? Math.min(1, f.bytes_read / f.size) : null,
-      requests: f.requests ?? null,
-      firstMs: f.first_ms ?? null,
-      lastMs: f.last_ms ?? null,
-      written: Boolean(f.written),
-    }))
-    .sort((a, b) => b.bytesRead - a.bytesRead || a.path.localeCompare(b.path));
-}
-
-/** The index of the file whose name ends with `name` ("libxul.so"), or -1. */
-export function findFile(trace, name) {
-  return trace.files.findIndex((f) => f.path === name || f.path.endsWith(`/${name}`));
-}
-
-/**
- * Seed 000's access pattern of file `f`, aggregated: a grid of `cols` time bins × `rows` offset
- * bins, each cell the pages read there and then. Returns {cells:[{col,row,pages,kinds}], span,
- * size (bytes), reads}.
- */
-export function accessPattern(trace, f, { cols = 160, rows = 100, span = timeSpan(trace) } = {}) {
-  const file = trace.files[f];
-  const events = trace.events.filter((e) => e.f === f);
-  const pagesInFile = Math.max(1, isCount(file?.size) ? Math.ceil(file.size / PAGE) : maxOf(events.map((e) => e.o + e.n), 1));
-  const cells = new Map();
-  for (const e of events) {
-    const col = Math.min(cols - 1, Math.max(0, Math.floor((e.t / span) * cols)));
-    const r0 = Math.floor((e.o / pagesInFile) * rows);
-    const r1 = Math.min(rows - 1, Math.floor(((e.o + e.n - 1) / pagesInFile) * rows));
-    for (let row = Math.max(0, r0); row <= r1; row++) {
-      const key = col * rows + row;
-      const cell = cells.get(key) ?? { col, row, pages: 0, kinds: {} };
-      const share = Math.max(1, Math.round(e.n / (r1 - r0 + 1)));
-      cell.pages += share;
-      cell.kinds[e.k] = (cell.kinds[e.k] ?? 0) + share;
-      cells.set(key, cell);
-    }
-  }
-  return { cells: [...cells.values()], span, size: pagesInFile * PAGE, reads: events.length, cols, rows };
-}
-
-/**
- * How an access-pattern cell is marked: "fault" when most of its pages came without a readahead
- * window (a page fault, or a read seen neither way: kinds `fault` and `read`), else "window".
- * The chart draws the two as different shapes, not only in different colours.
- */
-export function cellMark(cell) {
-  const without = (cell?.kinds?.fault ?? 0) + (cell?.kinds?.read ?? 0);
-  return without > (cell?.pages ?? 0) / 2 ? "fault" : "window";
-}
-
-/**
- * The sections to shade on the access pattern: those covering at least `minShare` of the file,
- * plus the ones seed 000 names, as {name, from, to} fractions of the file.
- */
-export const NAMED_SECTIONS = [".rela.dyn", ".rel.dyn", ".relr.dyn", ".text", ".rodata", ".data.rel.ro", ".data", ".eh_frame"];
-export function sectionBands(file, minShare = 0.02) {
-  const size = isCount(file?.size) && file.size > 0 ? file.size : null;
-  if (!size || !Array.isArray(file.sections)) {
-    return [];
-  }
-  return file.sections
-    .filter((s) => s.size / size >= minShare || (NAMED_SECTIONS.includes(s.name) && s.size / size >= 0.002))
-    .map((s) => ({ name: s.name, from: s.offset / size, to: (s.offset + s.size) / size }));
-}
-
-/**
- * Seed 003's disk view: where on the disk the reads were, against time. From the block requests
- * when the trace has them, else from the reads placed through each file's extents.
- * Returns {cells:[{col,row,bytes}], min, max (disk bytes), source, seeks}.
- */
-export function diskView(trace, { cols = 160, rows = 100, span = timeSpan(trace) } = {}) {
-  let points = [];
-  let source = "block";
-  // Block requests count only where the tree issued them itself; under blk-throttle a kernel
-  // worker dispatches most, so below half the traced bytes the extents tell more.
-  const blockBytes = (trace.block ?? []).reduce((sum, b) => sum + b.len, 0);
-  if (blockBytes > 0 && blockBytes >= 0.5 * (trace.traced_read_bytes ?? 0)) {
-    points = trace.block.map((b) => ({ t: b.t, pos: b.pos, len: b.len }));
-  } else {
-    source = "extents";
-    for (const e of trace.events) {
-      const file = trace.files[e.f];
-      const ofs = e.o * PAGE;
-      const ext = (file?.extents ?? []).find(([logical, , length]) => ofs >= logical && ofs < logical + length);
-      if (ext) {
-        points.push({ t: e.t, pos: ext[1] + (ofs - ext[0]), len: e.n * PAGE });
-      }
-    }
-  }
-  if (points.length === 0) {
-    return { cells: [], min: 0, max: 0, source, seeks: 0 };
-  }
-  points.sort((a, b) => a.t - b.t);
-  const min = minOf(points.map((p) => p.pos));
-  const max = maxOf(points.map((p) => p.pos + p.len));
-  const range = Math.max(1, max - min);
-  const cells = new Map();
-  let seeks = 0;
-  let end = null;
-  for (const p of points) {
-    if (end !== null && Math.abs(p.pos - end) > 1024 * 1024) {
-      seeks++;
-    }
-    end = p.pos + p.len;
-    const col = Math.min(cols - 1, Math.max(0, Math.floor((p.t / span) * cols)));
-    const row = Math.min(rows - 1, Math.floor(((p.pos - min) / range) * rows));
-    const key = col * rows + row;
-    const cell = cells.get(key) ?? { col, row, bytes: 0 };
-    cell.bytes += p.len;
-    cells.set(key, cell);
-  }
-  return { cells: [...cells.values()], min, max, source, seeks, cols, rows };
-}
-
-/** The agreement line: traced bytes vs /proc read_bytes, and lost events (never hidden). */
-export function agreement(trace) {
-  const tree = isCount(trace.tree_read_bytes) && trace.tree_read_bytes > 0 ? trace.tree_read_bytes : null;
-  return {
-    traced: trace.traced_read_bytes,
-    tree,
-    ratio: tree === null ? null : trace.traced_read_bytes / tree,
-    lost: trace.lost_events,
-    written: trace.written_bytes ?? 0,
-  };
+    pages.push({ offset: start, total: bytes.length, data: decoder.decode(bytes.subarray(start, end)) });
+    start = end;
+  } while (start < bytes.length);
+  return pages;
 }

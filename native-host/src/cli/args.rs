@@ -341,6 +341,26 @@ pub enum TraceAction {
         #[arg(long)]
         json: bool,
     },
+    /// Every figure the page shows of a stored or given trace, as one JSON object (the
+    /// protocol's `trace_summary`: file rows, charts as bins, code regions, entries, the
+    /// profile's share); `trace show` prints the same as a report.
+    Summary(SummaryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    /// A stored trace's id, a trace JSON file or an about:startup export holding one
+    /// [default: the newest stored trace].
+    #[arg(value_name = "ID|FILE")]
+    pub trace: Option<String>,
+    /// The file whose access pattern the JSON carries: a path, or the end of one
+    /// (`libxul.so`) [default: libxul.so, else the file read the most].
+    #[arg(long, value_name = "NAME")]
+    pub file: Option<String>,
+    /// Where the start ends on the charts' axis, in ms since the process start (the page's
+    /// sessionRestored) [default: the trace's own sessionRestored, else its last read].
+    #[arg(long, value_name = "MS")]
+    pub axis_end: Option<f64>,
 }
 
 impl Cmd {
@@ -367,6 +387,7 @@ impl Cmd {
                 None => a.json,
                 Some(TraceAction::Export(e)) => e.json,
                 Some(TraceAction::List { json } | TraceAction::Show { json, .. }) => *json,
+                Some(TraceAction::Summary(_)) => true,
             },
             Cmd::Telemetry(a) => a.json,
             Cmd::Install { .. }

@@ -109,7 +109,7 @@ pub fn parse_trace(bytes: &[u8]) -> anyhow::Result<Trace> {
 
 /// Which trace: (id if stored, the trace). A stored one is read from the state folder (held
 /// open, the user's own files only); a FILE as named on the command line, bounded.
-fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<String>, Trace)> {
+pub(super) fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<String>, Trace)> {
     let stored_id = |id: String| -> anyhow::Result<(Option<String>, Trace)> {
         let trace = store::read(dir, &id).with_context(|| {
             format!(

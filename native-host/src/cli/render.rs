@@ -60,13 +60,7 @@ pub(super) fn display_path(install: &Install, path: &Path) -> String {
         .to_string()
 }
 
-/// Decimal megabytes with one decimal, as `du --si` and the docs count them, rounded half up as
-/// the page's `Intl.NumberFormat` does (so 250,000 bytes is "0.3" here and there: float
-/// formatting would round that tie to even).
-pub(super) fn megabytes(bytes: u64) -> String {
-    let tenths = bytes.saturating_add(50_000) / 100_000;
-    format!("{}.{}", tenths / 10, tenths % 10)
-}
+pub(super) use crate::units::megabytes;
 
 /// `part` of `whole` as a whole percentage by the page's rule (lib/wording/format.js
 /// `formatShare`): rounded half up on the integers, but never "0%" for something nor "100%" for less than
@@ -149,13 +143,8 @@ mod tests {
 
     #[test]
     fn numbers_are_formatted_for_people() {
-        assert_eq!(megabytes(308_500_000), "308.5");
         assert_eq!(percent(1, 3), "33.3%");
         assert_eq!(percent(0, 0), "-");
-        // Ties round up, as Intl does on the page.
-        assert_eq!(megabytes(250_000), "0.3");
-        assert_eq!(megabytes(249_999), "0.2");
-        assert_eq!(megabytes(0), "0.0");
     }
 
     #[test]

@@ -10,7 +10,14 @@ use crate::trace::model::{Source, Trace};
 use crate::trace::record::{Stop, QUIET_MS};
 use crate::trace::store;
 
-use super::args::{LaunchArgs, TraceAction, TraceArgs};
+use crate::trace::summary::bins;
+use crate::trace::summary::files::short_name;
+use crate::trace::summary::profile::{ProfileContext, ProfileState, ProfileSummary};
+use crate::trace::summary::{summarize_here, Options, Summary};
+use crate::units::mb;
+
+use super::args::{LaunchArgs, SummaryArgs, TraceAction, TraceArgs};
+use super::render::share;
 
 /// What `--help` and the sampled report say about privileges, with `root_cmd` (how this user
 /// runs this binary as root, crate::invocation) so the command runs as printed.
@@ -102,11 +109,16 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
 
 /// `trace --pid`, or `trace export` (`trace list` and `show` are cli/traces.rs).
 pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
-    if let Some(TraceAction::Export(e)) = &args.action {
-        return super::profile::export_cmd(e);
+    match &args.action {
+        Some(TraceAction::Export(e)) => return super::profile::export_cmd(e),
+        Some(TraceAction::Summary(s)) => return summary_cmd(s),
+        // cli/mod.rs sends these to cli/traces.rs.
+        Some(TraceAction::List { .. } | TraceAction::Show { .. }) | None => {}
     }
     let (Some(pid), Some(seconds)) = (args.pid, args.seconds) else {
-        anyhow::bail!("trace needs --pid and --seconds (or a subcommand: export, list, show)");
+        anyhow::bail!(
+            "trace needs --pid and --seconds (or a subcommand: export, list, show, summary)"
+        );
     };
     check_pid(pid)?;
     let install = files::locate(None, Some(pid))?;
@@ -116,6 +128,43 @@ pub fn trace_cmd(args: &TraceArgs) -> anyhow::Result<()> {
     };
     let trace = traced::attach(pid, &install, true, !args.no_fault_sites, stop)?;
     finish(&trace, args.json).map(drop)
+}
+
+/// `trace summary`: every figure of a stored or given trace, as JSON (`trace show` is the report).
+fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
+    let state = crate::state::open()?;
+    let dir = store::in_state(&state)?;
+    let (id, trace) = super::profile::load(args.trace.as_deref(), &dir)?;
+    let file = match &args.file {
+        None => None,
+        Some(name) => Some(
+            trace
+                .files
+                .iter()
+                .position(|f| f.path == *name || f.path.ends_with(&format!("/{name}")))
+                .and_then(|i| u32::try_from(i).ok())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "no file {name} in this trace (its files are in `trace summary`)"
+                    )
+                })?,
+        ),
+    };
+    let opts = Options {
+        axis_end_ms: args.axis_end,
+        file,
+    };
+    // A stored trace is of this machine: its profile is read here. A given file may be another
+    // machine's: only what it carries is used.
+    let summary = if id.is_some() {
+        summarize_here(&trace, opts)
+    } else {
+        crate::trace::summary::summarize(&trace, opts, &ProfileContext::from_files(&trace))
+    };
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &summary)?;
+    writeln!(out)?;
+    Ok(())
 }
 
 /// `trace --pid N` for a process that is not there says so, not "no Firefox found: cannot read
@@ -137,7 +186,13 @@ fn finish(trace: &Trace, json: bool) -> anyhow::Result<Option<String>> {
         serde_json::to_writer(&mut out, trace)?;
         writeln!(out)?;
     } else {
-        print_human(&mut out, trace, &crate::invocation::current().as_root)?;
+        let summary = summarize_here(trace, Options::default());
+        print_human(
+            &mut out,
+            trace,
+            &summary,
+            &crate::invocation::current().as_root,
+        )?;
     }
     match stored {
         Ok((id, path)) => {
@@ -151,12 +206,14 @@ fn finish(trace: &Trace, json: bool) -> anyhow::Result<Option<String>> {
     }
 }
 
-fn mb(b: u64) -> String {
-    format!("{:.1} MB", b as f64 / 1e6)
-}
-
-/// The human report: summary, the agreement with /proc, per-file table, access maps.
-pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::Result<()> {
+/// The human report: summary, the agreement with /proc, the profile's share, per-file table,
+/// access maps; every figure from the trace's [`Summary`] (what the page shows too).
+pub fn print_human(
+    out: &mut impl Write,
+    t: &Trace,
+    s: &Summary,
+    root_cmd: &str,
+) -> std::io::Result<()> {
     writeln!(
         out,
         "Firefox {} (build {}), pid {}: recorded {:.0}–{:.0} ms after its start, ended by {}",
@@ -167,15 +224,14 @@ pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::
         t.ended_ms,
         t.ended_by
     )?;
+    let a = &s.agreement;
     if t.source == Source::ProcSampler {
         writeln!(out, "source: /proc sampling only (no per-file trace)")?;
         writeln!(out, "{}", privilege_note(root_cmd))?;
-    }
-    if t.source == Source::ProcSampler {
         writeln!(
             out,
             "read from disk (read_bytes of the Firefox tree): {}; major faults: {}",
-            t.tree_read_bytes.map_or("unknown".into(), mb),
+            a.tree_read_bytes.map_or("unknown".into(), mb),
             t.samples.last().map_or(0, |s| s.majflt)
         )?;
         for n in &t.notes {
@@ -183,30 +239,31 @@ pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::
         }
         return Ok(());
     }
-    let reads = t.events.len();
     writeln!(
         out,
-        "read from disk: {} in {reads} reads from {} files; /proc read_bytes of the tree: {}{}",
-        mb(t.traced_read_bytes),
-        t.files.iter().filter(|f| !f.written).count(),
-        t.tree_read_bytes.map_or("unknown".into(), mb),
-        t.agreement().map_or(String::new(), |a| format!(
+        "read from disk: {} in {} reads from {} files; /proc read_bytes of the tree: {}{}",
+        mb(a.traced_bytes),
+        t.events.len(),
+        a.read_files,
+        a.tree_read_bytes.map_or("unknown".into(), mb),
+        a.ratio.map_or(String::new(), |r| format!(
             " (trace/proc = {:.1}%)",
-            a * 100.0
+            r * 100.0
         ))
     )?;
     writeln!(
         out,
         "lost events: {}; written during the start (not disk reads): {}; block requests: {}",
-        t.lost_events,
-        mb(t.written_bytes),
+        a.lost_events,
+        mb(a.written_bytes),
         t.block.len()
     )?;
     for n in &t.notes {
         writeln!(out, "note: {n}")?;
     }
+    print_profile(out, &s.profile)?;
     // Files the start wrote are kept apart: their pages entered the cache without a disk read.
-    let (rows, written): (Vec<_>, Vec<_>) = t.file_rows().into_iter().partition(|r| !r.written);
+    let (rows, written): (Vec<_>, Vec<_>) = s.files.iter().partition(|r| !r.written);
     if rows.is_empty() && written.is_empty() {
         return Ok(());
     }
@@ -221,11 +278,11 @@ pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::
             out,
             "{:>10} {:>6} {:>6} {:>8.0} {:>8.0}  {}",
             mb(r.bytes_read),
-            r.share.map_or("?".into(), |s| format!("{:.0}%", s * 100.0)),
+            r.share.map_or("?".into(), |v| format!("{:.0}%", v * 100.0)),
             r.requests,
             r.first_ms,
             r.last_ms,
-            short(&r.path, &t.install_dir),
+            short_name(&r.path, &t.install_dir),
         )?;
     }
     if rows.len() > 40 {
@@ -242,7 +299,7 @@ pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::
                 out,
                 "{:>10}  {}",
                 mb(r.bytes_read),
-                short(&r.path, &t.install_dir)
+                short_name(&r.path, &t.install_dir)
             )?;
         }
         if written.len() > 20 {
@@ -252,26 +309,74 @@ pub fn print_human(out: &mut impl Write, t: &Trace, root_cmd: &str) -> std::io::
     writeln!(out)?;
     writeln!(
         out,
-        "access map (64 columns across each file; digit = tenth of the recording in which that part was first read, '.' = not read):"
+        "access map (64 columns across each file; digit = tenth of the start, 0 to {:.0} ms, in which that part was first read; '.' = not read):",
+        s.span_ms
     )?;
     for r in rows.iter().take(10) {
-        if let Some(i) = t.files.iter().position(|f| f.path == r.path) {
-            let i = u32::try_from(i).unwrap_or(u32::MAX);
+        if let Some(p) = bins::pattern(t, r.index, s.span_ms, 10, 64) {
             writeln!(
                 out,
                 "  |{}|  {}",
-                t.access_map(i, 64),
-                short(&r.path, &t.install_dir)
+                bins::text_map(&p),
+                short_name(&r.path, &t.install_dir)
             )?;
         }
     }
     Ok(())
 }
 
-fn short(path: &str, install: &str) -> String {
-    path.strip_prefix(install)
-        .map_or(path, |p| p.trim_start_matches('/'))
-        .to_owned()
+/// The profile's share of the start, and its largest parts.
+fn print_profile(out: &mut impl Write, p: &ProfileSummary) -> std::io::Result<()> {
+    match p.state {
+        ProfileState::NoPerFileTrace => return Ok(()),
+        ProfileState::NotFound => {
+            return writeln!(
+                out,
+                "profile: unknown (the trace names no profile folder and its files point at none)"
+            );
+        }
+        ProfileState::Ready => {}
+    }
+    writeln!(
+        out,
+        "profile{}: {} of the {} read ({}), {} of the {} reads a thread waited for ({}){}",
+        p.dir.as_deref().map_or(String::new(), |d| format!(" {d}")),
+        mb(p.bytes.profile),
+        mb(p.bytes.total),
+        share(p.bytes.profile, p.bytes.total),
+        p.sync_reads.profile,
+        p.sync_reads.total,
+        share(p.sync_reads.profile, p.sync_reads.total),
+        p.block_ms.map_or(String::new(), |b| format!(
+            "; {:.0} of {:.0} ms of block time",
+            b.profile, b.total
+        )),
+    )?;
+    for r in p.parts.iter().take(8) {
+        writeln!(
+            out,
+            "{:>10}  {} ({} reads, {} waited for)",
+            mb(r.bytes),
+            r.label,
+            r.reads,
+            r.sync_reads
+        )?;
+    }
+    if let Some(session) = p.session {
+        writeln!(
+            out,
+            "  session: {} tabs in {} windows ({} pinned), {}",
+            session.tabs,
+            session.windows,
+            session.pinned,
+            if session.restore_on_demand {
+                "restored on demand (browser.sessionstore.restore_on_demand)"
+            } else {
+                "every tab restored at the start (browser.sessionstore.restore_on_demand is false)"
+            }
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -289,7 +394,8 @@ mod tests {
     fn human_report_has_table_and_map() {
         let t = crate::trace::model::tests::fake();
         let mut out = Vec::new();
-        super::print_human(&mut out, &t, "sudo about-startup-host").unwrap();
+        let s = crate::trace::summary::summarize(&t, Default::default(), &Default::default());
+        super::print_human(&mut out, &t, &s, "sudo about-startup-host").unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("trace/proc = 100.0%"), "{s}");
         assert!(s.contains("libxul.so"));
@@ -320,7 +426,8 @@ mod tests {
             majflt: 3,
         });
         let mut out = Vec::new();
-        super::print_human(&mut out, &t, "sudo about-startup-host").unwrap();
+        let s = crate::trace::summary::summarize(&t, Default::default(), &Default::default());
+        super::print_human(&mut out, &t, &s, "sudo about-startup-host").unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(
             s.contains("sudo about-startup-host launch --cold --trace"),

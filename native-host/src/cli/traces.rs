@@ -99,7 +99,14 @@ pub fn show_cmd(id: &str, json: bool) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    super::trace::print_human(&mut out, &trace, &crate::invocation::current().as_root)?;
+    let summary =
+        crate::trace::summary::summarize_here(&trace, crate::trace::summary::Options::default());
+    super::trace::print_human(
+        &mut out,
+        &trace,
+        &summary,
+        &crate::invocation::current().as_root,
+    )?;
     Ok(())
 }
 

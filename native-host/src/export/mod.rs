@@ -56,6 +56,11 @@ pub fn firefox_profiler(
     firefox: Option<serde_json::Value>,
     milestones: &BTreeMap<String, f64>,
 ) -> Result<Exported, ExportError> {
+    // The profile's files go by their part and add-on names only (issue 31): no path of the
+    // profile, which can carry a site's name, leaves in a profile.
+    let ctx = crate::trace::summary::profile::ProfileContext::locate(trace);
+    let parts = crate::trace::summary::profile::parts_of(trace, &ctx);
+    let trace = &crate::trace::summary::redact::redacted(trace, &parts);
     let mut known = trace.milestones.clone().unwrap_or_default();
     known.extend(milestones.iter().map(|(k, v)| (k.clone(), *v)));
     let v = view::view(trace, &known);

@@ -7,9 +7,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::trace::code::{block_label, label};
+use crate::trace::code::label;
 use crate::trace::disk_time::{self, DiskTime};
 use crate::trace::model::{Read, Trace};
+use crate::trace::summary::code;
+use crate::units::megabytes;
 
 /// One read, ready to be a marker.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,7 +194,6 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
         .collect();
     let mut by_pid: BTreeMap<i32, Vec<IoMarker>> = BTreeMap::new();
     let mut buckets: HashMap<(&'static str, i64), (u64, u32)> = HashMap::new();
-    let mut code_bytes: HashMap<String, u64> = HashMap::new();
     let mut total = 0u64;
     let disk = disk_time::of_reads(trace);
     for (e, disk) in trace.events.iter().zip(disk) {
@@ -215,9 +216,6 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
             e.c.and_then(|c| trace.code.get(c as usize))
                 .map(label)
                 .unwrap_or_default();
-        if !cause.is_empty() {
-            *code_bytes.entry(region_of_code(trace, e)).or_default() += bytes;
-        }
         by_pid.entry(e.p).or_default().push(IoMarker {
             t: e.t,
             path: file.path.clone(),
@@ -281,25 +279,15 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
             points,
         });
     }
-    let mut top_code: Vec<(String, u64)> = code_bytes.into_iter().collect();
-    top_code.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    top_code.truncate(TOP);
-    let mut top_entries: Vec<(String, String, u64)> = trace
-        .files
-        .iter()
-        .filter_map(|f| Some((f, f.entries.as_ref()?)))
-        .flat_map(|(f, entries)| {
-            entries.iter().map(move |e| {
-                (
-                    archive_name(&f.path, &trace.install_dir),
-                    e.name.clone(),
-                    e.bytes_read,
-                )
-            })
-        })
+    // The regions and entries as the page and the CLI name them (trace/summary/code.rs).
+    let top_code = code::top_code(trace, TOP)
+        .into_iter()
+        .map(|r| (r.label, r.bytes))
         .collect();
-    top_entries.sort_by(|a, b| b.2.cmp(&a.2).then(a.1.cmp(&b.1)));
-    top_entries.truncate(TOP);
+    let top_entries = code::top_entries(trace, TOP)
+        .into_iter()
+        .map(|r| (r.archive, r.name, r.bytes_read))
+        .collect();
     let mut ms: Vec<(String, f64)> = milestones.iter().map(|(k, v)| (k.clone(), *v)).collect();
     ms.sort_by(|a, b| a.1.total_cmp(&b.1));
     View {
@@ -312,34 +300,12 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
     }
 }
 
-/// The region a fault's code is counted under: its function where the symbol is known, else
-/// its library, section and 64 KiB block (a stripped library has nothing finer).
-fn region_of_code(trace: &Trace, e: &Read) -> String {
-    let Some(site) = e.c.and_then(|c| trace.code.get(c as usize)) else {
-        return String::new();
-    };
-    if site.symbol.is_some() {
-        return label(site);
-    }
-    block_label(site, 0x10000)
-}
-
-/// `omni.ja` or `browser/omni.ja`: the archive's path inside the install folder.
-#[must_use]
-pub fn archive_name(path: &str, install_dir: &str) -> String {
-    path.strip_prefix(install_dir)
-        .map(|p| p.trim_start_matches('/'))
-        .filter(|p| !p.is_empty())
-        .unwrap_or(path)
-        .to_owned()
-}
-
 /// The line the profile's own summary marker carries.
 #[must_use]
 pub fn summary_line(trace: &Trace, view: &View) -> String {
     format!(
-        "{:.1} MB read from disk in {} reads by {} processes, {:.0}–{:.0} ms after the process start{}",
-        view.total_bytes as f64 / 1e6,
+        "{} MB read from disk in {} reads by {} processes, {:.0}–{:.0} ms after the process start{}",
+        megabytes(view.total_bytes),
         view.processes.iter().map(|p| p.markers.len()).sum::<usize>(),
         view.processes.len(),
         trace.attached_ms.max(0.0),
@@ -465,10 +431,6 @@ mod tests {
         assert_eq!(
             group("/home/a/p/prefs.js", "/ff"),
             "profile and other files"
-        );
-        assert_eq!(
-            archive_name("/ff/browser/omni.ja", "/ff"),
-            "browser/omni.ja"
         );
     }
 }

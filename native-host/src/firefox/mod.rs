@@ -4,7 +4,9 @@
 //! the mount it is on, [`mount`], with a Snap's loop image), the running Firefox's process tree
 //! and `/proc` figures ([`process`]), which Firefox the host serves when its parent is not
 //! Firefox ([`served`]), and past sessions' milestones from the profile's archived Telemetry
-//! pings ([`telemetry`]); the entries of its `omni.ja` archives ([`omni`], a bounded zip directory
+//! pings ([`telemetry`]); the parts of a user's profile a start reads ([`profile_parts`]: the
+//! session, places, each add-on, the startup cache…) and what the profile says about its
+//! add-ons and session ([`profile_facts`], read as the profile's owner); the entries of its `omni.ja` archives ([`omni`], a bounded zip directory
 //! parser) and its own startup profile ([`startup_profile`]: the Gecko profiler's environment, the
 //! signal that dumps it, and reading the dump). It depends only on [`crate::os::sys`] (euid, clock ticks);
 //! learning, the host and the CLI build on it.
@@ -16,6 +18,8 @@ pub mod manifest;
 pub mod mount;
 pub mod omni;
 pub mod process;
+pub mod profile_facts;
+pub mod profile_parts;
 pub mod served;
 pub mod startup_profile;
 pub mod telemetry;

@@ -364,7 +364,7 @@ fn read_bounded(profile: &Folder, path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A mozlz4 file of `json` (lz4_flex has no encoder here: a literal-only LZ4 block, which

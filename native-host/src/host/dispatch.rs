@@ -18,6 +18,7 @@ use crate::host::protocol::{
     Command, Envelope, ErrorCode, Hello, LastRelaunch, Relaunching, Reply, ReplyError,
 };
 use crate::pagecache::residency;
+use crate::trace::summary::profile::ProfileContext;
 use crate::Error;
 
 /// Answer a quick command (returns the reply) or start a long one (returns `None`: its thread
@@ -45,22 +46,55 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 &dir, current,
             )))
         }),
-        Command::TraceFetch { trace, offset } => guarded(|| {
+        Command::TraceFetch {
+            trace,
+            offset,
+            redact,
+        } => guarded(|| {
             let dir = crate::trace::store::open()?;
-            crate::trace::store::fetch(&dir, &trace, offset.unwrap_or(0))
+            let offset = offset.unwrap_or(0);
+            let chunk = if redact == Some(true) {
+                let text =
+                    lock(&shared.imports).redacted(&trace, || redacted_text(&dir, &trace))?;
+                page_of(&trace, &text, offset)
+            } else {
+                crate::trace::store::fetch(&dir, &trace, offset)
+            };
+            chunk
                 .map(Reply::TraceFetch)
-                .map_err(|e| match e {
-                    crate::Error::Io { source, .. }
-                        if source.kind() == std::io::ErrorKind::NotFound =>
-                    {
-                        ReplyError::new(
-                            ErrorCode::NoSuchTrace,
-                            format!("no stored trace {trace}"),
-                            json!({ "trace": trace }),
-                        )
-                    }
-                    other => ReplyError::from(other),
-                })
+                .map_err(|e| no_such_trace(e, &trace))
+        }),
+        Command::TraceSummary {
+            trace,
+            axis_end_ms,
+            file,
+        } => guarded(|| {
+            let opts = crate::trace::summary::Options { axis_end_ms, file };
+            // An import is summarized as it is: its profile folder, if it names one, is another
+            // machine's (or another time's), so nothing of this machine's is read for it.
+            let imported = lock(&shared.imports).get(&trace);
+            let summary = match imported {
+                Some(t) => {
+                    crate::trace::summary::summarize(&t, opts, &ProfileContext::from_files(&t))
+                }
+                None => {
+                    let dir = crate::trace::store::open()?;
+                    let t = crate::trace::store::read(&dir, &trace)
+                        .ok_or_else(|| no_such_trace_error(&trace))?;
+                    crate::trace::summary::summarize_here(&t, opts)
+                }
+            };
+            Ok(Reply::TraceSummary(Box::new(summary)))
+        }),
+        Command::TraceUpload {
+            upload,
+            offset,
+            total,
+            data,
+        } => guarded(|| {
+            lock(&shared.imports)
+                .put(upload.as_deref(), offset, total, &data)
+                .map(Reply::TraceUpload)
         }),
         Command::TraceProfileFetch { trace, offset } => guarded(|| {
             let state = crate::state::open()?;
@@ -228,6 +262,47 @@ fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
     Ok(Reply::Firefox(process::inspect(pid)?))
 }
 
+/// The lock, even if a panicking command poisoned it (the imports stay whole: each change is
+/// one assignment).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn no_such_trace_error(trace: &str) -> ReplyError {
+    ReplyError::new(
+        ErrorCode::NoSuchTrace,
+        format!("no stored trace {trace}"),
+        json!({ "trace": trace }),
+    )
+}
+
+/// A missing trace is `no_such_trace`; any other failure as it is.
+fn no_such_trace(e: Error, trace: &str) -> ReplyError {
+    match e {
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            no_such_trace_error(trace)
+        }
+        other => ReplyError::from(other),
+    }
+}
+
+/// Stored trace `id` as it may leave the machine (trace/summary/redact.rs), as JSON text.
+fn redacted_text(dir: &crate::state::StateDir, id: &str) -> Result<Vec<u8>, ReplyError> {
+    let t = crate::trace::store::read(dir, id).ok_or_else(|| no_such_trace_error(id))?;
+    let ctx = ProfileContext::locate(&t);
+    let parts = crate::trace::summary::profile::parts_of(&t, &ctx);
+    let copy = crate::trace::summary::redact::redacted(&t, &parts);
+    serde_json::to_vec(&copy).map_err(|e| ReplyError::internal(&e.to_string()))
+}
+
+/// The page of `text` from `offset`, as `trace_fetch` pages a stored trace.
+fn page_of(id: &str, text: &[u8], offset: u64) -> Result<crate::trace::store::Chunk, Error> {
+    let total = text.len() as u64;
+    let start = usize::try_from(offset.min(total)).unwrap_or(text.len());
+    let end = (start + crate::trace::store::CHUNK).min(text.len());
+    crate::trace::store::chunk(id, &text[start..end], start as u64, total)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -273,6 +348,36 @@ mod tests {
                 (json!(1), json!("no_such_trace")),
                 (json!(2), json!("no_such_trace"))
             ]
+        );
+    }
+
+    #[test]
+    fn an_uploaded_trace_is_summarized_and_an_unknown_one_is_no_such_trace() {
+        let text = serde_json::to_string(&crate::trace::model::tests::fake()).unwrap();
+        let (a, b) = text.split_at(text.len() / 2);
+        let total = text.len();
+        let mut input = request(
+            &json!({"id": 1, "command": "trace_upload", "offset": 0, "total": total, "data": a}),
+        );
+        input.extend(request(&json!({"id": 2, "command": "trace_upload", "upload": "upload-1", "offset": a.len(), "total": total, "data": b})));
+        input.extend(request(
+            &json!({"id": 3, "command": "trace_summary", "trace": "upload-1", "axis_end_ms": 50.0}),
+        ));
+        input.extend(request(
+            &json!({"id": 4, "command": "trace_summary", "trace": "upload-9"}),
+        ));
+        let (result, replies) = run(&input, Box::new(run_long));
+        result.unwrap();
+        assert_eq!(replies[1]["data"]["complete"], json!(true), "{replies:?}");
+        let summary = &replies[2]["data"];
+        // fake(): 3 files, the last read at 95 ms; 4 pages read from disk, one page written.
+        assert_eq!(summary["files"].as_array().unwrap().len(), 3, "{summary}");
+        assert_eq!(summary["span_ms"], json!(95.0));
+        assert_eq!(summary["read_over_time"]["total"], json!(4 * 4096));
+        assert_eq!(summary["pattern"]["path"], json!("/ff/libxul.so"));
+        assert_eq!(
+            codes(&replies[3..]),
+            vec![(json!(4), json!("no_such_trace"))]
         );
     }
 

@@ -10,6 +10,7 @@
 //! - `guard`: a command's final message, and panics caught;
 //! - `context`: the Firefox being served ([`Context`]);
 //! - `dispatch`: quick commands, answered on the reader's thread;
+//! - [`imports`]: imported traces sent in pages, and the redacted text being fetched;
 //! - `work`: long commands on their own threads, with cancel flags;
 //! - `runner`: the real work of the long commands ([`run_long`]);
 //! - `writer`: the locked frame writer and its size guard;
@@ -21,6 +22,7 @@ pub mod bench;
 mod context;
 mod dispatch;
 mod guard;
+pub mod imports;
 mod log;
 pub mod protocol;
 mod runner;

@@ -187,6 +187,8 @@ fn run(
         | Command::BenchRecord { .. }
         | Command::TraceList
         | Command::TraceFetch { .. }
+        | Command::TraceSummary { .. }
+        | Command::TraceUpload { .. }
         | Command::TraceProfileFetch { .. }
         | Command::Telemetry { .. }
         | Command::Relaunch { .. }

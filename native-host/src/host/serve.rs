@@ -58,6 +58,7 @@ where
         running: Running::default(),
         ctx: RwLock::new(ctx),
         runner,
+        imports: std::sync::Mutex::default(),
     });
     let mut workers = Vec::new();
     let result = read_loop(&mut reader, &shared, &mut workers);

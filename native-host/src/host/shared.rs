@@ -2,7 +2,7 @@
 //! command ([`LongRunner`], [`Emit`]).
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use super::context::Context;
 use super::protocol::{Command, Event, Reply, ReplyError};
@@ -27,6 +27,8 @@ pub(super) struct Shared<W> {
     /// long command works on a copy taken when it starts.
     pub(super) ctx: RwLock<Context>,
     pub(super) runner: Box<LongRunner>,
+    /// Imported traces and the redacted text being fetched (quick commands only).
+    pub(super) imports: Mutex<super::imports::Imports>,
 }
 
 impl<W> Shared<W> {

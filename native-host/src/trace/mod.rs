@@ -10,7 +10,9 @@
 //! - [`code`]: which code faulted (a fault's instruction named as library, section, symbol);
 //! - [`disk_time`]: how long each read took on the disk (its block requests, issue to completion);
 //! - [`entries`]: which of omni.ja's entries the reads covered;
-//! - [`model`]: the serialized trace and its per-file table and text access map;
+//! - [`model`]: the serialized trace;
+//! - [`summary`]: every figure a person reads of a trace (files, charts as bins, code, entries,
+//!   the profile's share), computed once for the page, the CLI and the exports;
 //! - [`store`]: stored traces in the state folder, bounded, paged for the protocol;
 //! - [`profiles`]: Firefox's own startup profiles stored beside their traces;
 //! - [`used`]: which read pages were then used (/proc/kpageflags for the traced page frames);
@@ -31,6 +33,7 @@ pub mod plan_source;
 pub mod profiles;
 pub mod record;
 pub mod store;
+pub mod summary;
 pub mod used;
 
 pub use model::{Trace, TRACE_VERSION};

@@ -1,6 +1,6 @@
-//! The trace data model (what `launch --trace --json` prints, what the state folder stores and
-//! what the extension draws), and the aggregations a person reads: the per-file table and the
-//! coarse text access map. Version `TRACE_VERSION` is documented in docs/export-format.md.
+//! The trace data model: what `launch --trace --json` prints, what the state folder stores and
+//! what an export carries. What a person reads of it (tables, charts, shares) is computed in
+//! [`super::summary`]. Version `TRACE_VERSION` is documented in docs/export-format.md.
 
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +94,23 @@ pub struct Trace {
     /// first needed after it); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub milestones: Option<std::collections::BTreeMap<String, f64>>,
+    /// The user's profile the start used, where known (issue 31): absent in traces of an older
+    /// host and where the recording did not learn it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<TraceProfile>,
+}
+
+/// The profile of a traced start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceProfile {
+    /// Its folder, as the recording found it (Firefox's `-profile` argument, or the
+    /// `.parentlock` it holds). Left out of exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// In a trace exported without its profile's paths: the part of each file (parallel to
+    /// `files`; `null` for a file outside the profile), whose `path` is then the part's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<Option<crate::firefox::profile_parts::Part>>>,
 }
 
 /// One faulting instruction: the library file it is in, its offset in that file, and the ELF
@@ -224,18 +241,6 @@ pub struct Sample {
     pub majflt: u64,
 }
 
-/// The per-file table's row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileRow {
-    pub path: String,
-    pub bytes_read: u64,
-    pub share: Option<f64>,
-    pub requests: u64,
-    pub first_ms: f64,
-    pub last_ms: f64,
-    pub written: bool,
-}
-
 impl Trace {
     /// The traced start's sessionRestored, ms since the process start, if the recording learned it.
     #[must_use]
@@ -252,80 +257,6 @@ impl Trace {
                 .entry("sessionRestored".to_owned())
                 .or_insert(ms);
         }
-    }
-
-    /// Files by bytes read, largest first.
-    #[must_use]
-    pub fn file_rows(&self) -> Vec<FileRow> {
-        let mut rows: Vec<FileRow> = self
-            .files
-            .iter()
-            .map(|f| FileRow {
-                path: f.path.clone(),
-                bytes_read: f.bytes_read,
-                share: f
-                    .size
-                    .filter(|s| *s > 0)
-                    .map(|s| (f.bytes_read as f64 / s as f64).min(1.0)),
-                requests: f.requests,
-                first_ms: f.first_ms,
-                last_ms: f.last_ms,
-                written: f.written,
-            })
-            .collect();
-        rows.sort_by(|a, b| b.bytes_read.cmp(&a.bytes_read).then(a.path.cmp(&b.path)));
-        rows
-    }
-
-    /// traced / tree read bytes, where both are known.
-    #[must_use]
-    pub fn agreement(&self) -> Option<f64> {
-        let tree = self.tree_read_bytes.filter(|b| *b > 0)?;
-        Some(self.traced_read_bytes as f64 / tree as f64)
-    }
-
-    /// A coarse access map of file `f`: `cols` columns over the file's offsets; each is '.'
-    /// (not read) or the decile (0–9) of the recording when its first page was read.
-    #[must_use]
-    pub fn access_map(&self, f: u32, cols: usize) -> String {
-        let Some(file) = self.files.get(f as usize) else {
-            return String::new();
-        };
-        let pages_in_file = file
-            .size
-            .map(|s| s.div_ceil(4096))
-            .or_else(|| {
-                self.events
-                    .iter()
-                    .filter(|e| e.f == f)
-                    .map(|e| e.o + e.n)
-                    .max()
-            })
-            .unwrap_or(0)
-            .max(1);
-        let span = (self.ended_ms - self.attached_ms).max(1.0);
-        let mut first: Vec<Option<f64>> = vec![None; cols];
-        for e in self.events.iter().filter(|e| e.f == f) {
-            let a = (e.o * cols as u64 / pages_in_file) as usize;
-            let b = (((e.o + e.n) * cols as u64).div_ceil(pages_in_file) as usize).max(a + 1);
-            for slot in first.iter_mut().take(b.min(cols)).skip(a) {
-                if slot.is_none_or(|t| e.t < t) {
-                    *slot = Some(e.t);
-                }
-            }
-        }
-        first
-            .iter()
-            .map(|slot| match slot {
-                None => '.',
-                Some(t) => {
-                    let decile = (((t - self.attached_ms) / span) * 10.0)
-                        .floor()
-                        .clamp(0.0, 9.0);
-                    char::from(b'0' + decile as u8)
-                }
-            })
-            .collect()
     }
 }
 
@@ -374,6 +305,7 @@ pub(crate) mod tests {
             zero_mono_ns: Some(1_000_000_000),
             code: vec![],
             milestones: None,
+            profile: None,
         }
     }
 
@@ -407,30 +339,5 @@ pub(crate) mod tests {
             k: "sync".into(),
             c: None,
         }
-    }
-
-    #[test]
-    fn rows_sorted_with_share() {
-        let rows = fake().file_rows();
-        assert_eq!(rows[0].path, "/ff/libxul.so");
-        assert_eq!(rows[0].share, Some(0.3));
-        assert_eq!(rows[2].share, None.or(rows[2].share));
-        assert!(rows.iter().any(|r| r.written));
-    }
-
-    #[test]
-    fn access_map_marks_offsets_by_time() {
-        let t = fake();
-        // 10 pages, 10 columns: page 0 at 5 ms (decile 0), pages 8-9 at 95 ms (decile 9).
-        assert_eq!(t.access_map(0, 10), "0.......99");
-        assert_eq!(t.access_map(7, 10), "");
-    }
-
-    #[test]
-    fn agreement_is_ratio() {
-        assert_eq!(fake().agreement(), Some(1.0));
-        let mut t = fake();
-        t.tree_read_bytes = None;
-        assert_eq!(t.agreement(), None);
     }
 }

@@ -311,38 +311,30 @@ impl Armed {
     /// fault event only with `faults`), turn both instances on. Nothing is enabled unless the
     /// pid filter took the pids: an empty filter would record every task.
     pub fn follow(&mut self, pids: &[i32], faults: bool) -> Result<(), ArmError> {
-        let text = pids
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(" ");
+        if pids.is_empty() {
+            return Err(io_err("no task to follow")(io::Error::from(
+                io::ErrorKind::NotFound,
+            )));
+        }
+        self.add(pids)?;
+        self.tree.enable(|e| e != FAULT_EVENT || faults)?;
+        self.system.enable(|_| true)
+    }
+
+    /// Add tasks to the tree's pid filter (each write adds to what is there).
+    pub fn add(&mut self, pids: &[i32]) -> Result<(), ArmError> {
+        if pids.is_empty() {
+            return Ok(());
+        }
+        let text: Vec<String> = pids.iter().map(ToString::to_string).collect();
         let filter = self
             .tree
             .set_event_pid
             .as_mut()
             .ok_or_else(|| io_err("set_event_pid")(io::Error::from(io::ErrorKind::NotFound)))?;
         filter
-            .write_all(format!("{text}\n").as_bytes())
-            .map_err(io_err("write set_event_pid"))?;
-        self.tree.enable(|e| e != FAULT_EVENT || faults)?;
-        self.system.enable(|_| true)
-    }
-
-    /// Add tasks to the tree's pid filter (found after the first write).
-    pub fn add(&mut self, pids: &[i32]) -> Result<(), ArmError> {
-        if pids.is_empty() {
-            return Ok(());
-        }
-        let text = pids
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(" ");
-        if let Some(f) = self.tree.set_event_pid.as_mut() {
-            f.write_all(format!("{text}\n").as_bytes())
-                .map_err(io_err("write set_event_pid"))?;
-        }
-        Ok(())
+            .write_all(format!("{}\n", text.join(" ")).as_bytes())
+            .map_err(io_err("write set_event_pid"))
     }
 
     pub fn drain_tree(&mut self, buf: &mut Vec<u8>) -> Result<usize, ArmError> {

@@ -46,6 +46,8 @@ pub enum Reply {
     PlanStatus(Box<plan::PlanStatus>),
     TraceList(crate::trace::store::Listing),
     TraceFetch(crate::trace::store::Chunk),
+    TraceSummary(Box<crate::trace::summary::Summary>),
+    TraceUpload(crate::host::imports::Uploaded),
     TraceProfile(Box<crate::export::StoredExport>),
     TraceProfileFetch(crate::trace::store::Chunk),
     Telemetry(crate::firefox::telemetry::Archive),

@@ -106,6 +106,31 @@ pub enum Command {
         trace: String,
         #[serde(default)]
         offset: Option<u64>,
+        /// The trace as it may leave the machine: the profile's files named by their part
+        /// (trace/summary/redact.rs), for an export.
+        #[serde(default)]
+        redact: Option<bool>,
+    },
+    /// Every figure the page shows of a trace (trace/summary/), stored or uploaded.
+    TraceSummary {
+        /// A stored trace's id, or a completed `trace_upload`'s.
+        trace: String,
+        /// ms since the process start where the page's milestones end the start.
+        #[serde(default)]
+        axis_end_ms: Option<f64>,
+        /// The file whose access pattern to draw (an index into the trace's `files`).
+        #[serde(default)]
+        file: Option<u32>,
+    },
+    /// One page of an imported trace's JSON text, for `trace_summary`.
+    TraceUpload {
+        /// The upload under way (from the previous page's reply); absent on the first page.
+        #[serde(default)]
+        upload: Option<String>,
+        /// Bytes (UTF-8) of the text sent before this page, and of the whole text.
+        offset: u64,
+        total: u64,
+        data: String,
     },
     /// A stored trace as a profile for the Firefox Profiler (issue 21): merged into the
     /// Firefox profile stored with it, else alone; written for `trace_profile_fetch`.
@@ -175,6 +200,8 @@ impl Command {
             Command::BenchRecord { .. } => "bench_record",
             Command::TraceList => "trace_list",
             Command::TraceFetch { .. } => "trace_fetch",
+            Command::TraceSummary { .. } => "trace_summary",
+            Command::TraceUpload { .. } => "trace_upload",
             Command::TraceProfile { .. } => "trace_profile",
             Command::TraceProfileFetch { .. } => "trace_profile_fetch",
             Command::Telemetry { .. } => "telemetry",
@@ -374,7 +401,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
                 ErrorCode::UnknownCommand,
                 format!(
                     "unknown command {name:?}; this host (protocol {}) knows hello, firefox, \
-                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch, trace_profile, trace_profile_fetch, telemetry, desktop, relaunch, relaunch_status and autostart",
+                     residency, preload, evict, cancel, bench_record, learn, plan_status, trace_list, trace_fetch, trace_summary, trace_upload, trace_profile, trace_profile_fetch, telemetry, desktop, relaunch, relaunch_status and autostart",
                     crate::PROTOCOL_VERSION
                 ),
                 json!({ "command": name }),

@@ -213,6 +213,9 @@ pub(super) fn finish(
         zero_mono_ns: Some(zero.0),
         code,
         milestones: None,
+        // The profile's folder is the privilege split's to fill (issue 31): summaries find it
+        // from the running process or the files meanwhile (trace/summary/profile.rs).
+        profile: None,
     })
 }
 

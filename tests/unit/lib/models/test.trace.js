@@ -1,23 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  accessPattern,
-  agreement,
-  assembleTrace,
-  cellMark,
-  diskView,
-  fileTable,
-  findFile,
-  lastReadMs,
-  maxOf,
-  minOf,
-  readOverTime,
-  RECORD_ARGS,
-  timeSpan,
-  sectionBands,
-  traceFor,
-  traceProblems,
-} from "../../../../extension/lib/models/trace.js";
+import { assembleTrace, RECORD_ARGS, traceFor, traceProblems, uploadPages } from "../../../../extension/lib/models/trace.js";
 
 // A small trace as the host writes it (native-host/src/trace/model.rs).
 function fake() {
@@ -101,20 +84,6 @@ test("traceProblems names null entries and malformed per-file lists the charts w
   assert.deepEqual(traceProblems(t), [], "absent or null optional members are fine");
 });
 
-test("600,000 events are drawn without spreading them into Math.max", () => {
-  const t = fake();
-  t.events = Array.from({ length: 600_000 }, (_, i) => ({ t: i / 6000, f: 0, o: i % 10, n: 1, p: 10, k: "sync" }));
-  t.files[0].size = null;
-  assert.deepEqual(traceProblems(t), []);
-  const pattern = accessPattern(t, 0);
-  assert.ok(pattern.reads === 600_000 && pattern.size === 10 * 4096, `${pattern.reads} ${pattern.size}`);
-  assert.ok(readOverTime(t).total > 0);
-  const disk = diskView(t);
-  assert.equal(disk.source, "extents");
-  assert.ok(disk.max > disk.min);
-  assert.ok(maxOf([]) === -Infinity && maxOf([3, 9, 2]) === 9 && minOf([3, 9, 2]) === 2);
-});
-
 test("assembleTrace joins pages, even split inside a string", () => {
   const text = JSON.stringify(fake());
   const chunks = [{ data: text.slice(0, 7) }, { data: text.slice(7, 100) }, { data: text.slice(100) }];
@@ -132,134 +101,47 @@ test("traceFor matches the process and its start", () => {
   assert.equal(traceFor(list, 11), null);
 });
 
-test("readOverTime bins read bytes, leaves written files out, falls back to samples", () => {
-  const { bins, source, total } = readOverTime(fake(), { bins: 10, span: 100 });
-  assert.equal(source, "events");
-  assert.equal(bins[0].bytes, 4096);
-  assert.equal(bins[1].bytes, 0); // the written file's page at 10 ms is not a read
-  assert.equal(bins[2].bytes, 4096);
-  assert.equal(bins[9].bytes, 8192);
-  assert.equal(total, 4 * 4096);
-  assert.equal(bins[9].cumulative, total);
-  const sampled = fake();
-  sampled.events = [];
-  const s = readOverTime(sampled, { bins: 10, span: 100 });
-  assert.equal(s.source, "samples");
-  assert.equal(s.bins[1].bytes, 4096);
-  assert.equal(s.bins[6].bytes, 8192);
-});
-
-test("fileTable sorts by bytes with share of the file", () => {
-  const rows = fileTable(fake());
-  assert.equal(rows[0].path, "/ff/libxul.so");
-  assert.equal(rows[0].share, 0.3);
-  assert.equal(rows.find((r) => r.path === "/ff/omni.ja").share, null);
-  assert.equal(rows.find((r) => r.written).path, "/p/new.sqlite");
-  assert.equal(findFile(fake(), "libxul.so"), 0);
-  assert.equal(findFile(fake(), "xul.so"), -1);
-});
-
-test("accessPattern aggregates into a bounded grid: 75,000 pages stay a few hundred cells", () => {
-  const small = accessPattern(fake(), 0, { cols: 10, rows: 10, span: 100 });
-  assert.equal(small.reads, 2);
-  assert.deepEqual(
-    small.cells.map((c) => [c.col, c.row, c.pages]).sort(),
-    [
-      [0, 0, 1],
-      [9, 8, 1],
-      [9, 9, 1],
-    ],
-  );
-  const big = fake();
-  big.files[0].size = 75000 * 4096;
-  big.events = Array.from({ length: 75000 }, (_, i) => ({ t: i / 1000, f: 0, o: i, n: 1, p: 10, k: "sync" }));
-  const grid = accessPattern(big, 0, { cols: 160, rows: 100, span: 75 });
-  assert.ok(grid.cells.length <= 160 * 100);
-  assert.equal(
-    grid.cells.reduce((s, c) => s + c.pages, 0),
-    75000,
-  );
-});
-
-test("cellMark: a cell is a fault (drawn as a diamond) when most of its pages came without a readahead window", () => {
-  assert.equal(cellMark({ pages: 10, kinds: { fault: 6, sync: 4 } }), "fault");
-  assert.equal(cellMark({ pages: 10, kinds: { fault: 3, read: 3, async: 4 } }), "fault", "faults and reads seen neither way count together");
-  assert.equal(cellMark({ pages: 10, kinds: { fault: 5, sync: 5 } }), "window", "half is not most");
-  assert.equal(cellMark({ pages: 4, kinds: { sync: 2, order: 2 } }), "window");
-  assert.equal(cellMark({ pages: 0, kinds: {} }), "window");
-  const grid = accessPattern(fake(), 0, { cols: 10, rows: 10, span: 100 });
-  assert.ok(grid.cells.every((c) => ["fault", "window"].includes(cellMark(c))));
-});
-
-test("sectionBands keeps large and named sections as fractions", () => {
-  const bands = sectionBands(fake().files[0]);
-  assert.deepEqual(
-    bands.map((b) => b.name),
-    [".rela.dyn", ".text"],
-  );
-  assert.equal(bands[1].from, 0.2);
-  assert.equal(bands[1].to, 0.8);
-  assert.deepEqual(sectionBands(fake().files[2]), []);
-});
-
-test("diskView places reads through extents and counts seeks; block requests win", () => {
-  const v = diskView(fake(), { cols: 10, rows: 10, span: 100 });
-  assert.equal(v.source, "extents");
-  assert.equal(v.min, 1048576);
-  assert.equal(v.cells.length, 2);
-  const fewBlocks = fake();
-  fewBlocks.block = [{ t: 1, pos: 0, len: 4096, lat_ms: 1, p: 10 }];
-  assert.equal(diskView(fewBlocks, { cols: 10, rows: 10, span: 100 }).source, "extents", "block requests covering under half the reads");
-  const withBlock = fake();
-  withBlock.traced_read_bytes = 12288;
-  withBlock.block = [
-    { t: 1, pos: 0, len: 4096, lat_ms: 1, p: 10 },
-    { t: 2, pos: 100 * 1024 * 1024, len: 4096, lat_ms: 2, p: 10 },
-    { t: 3, pos: 100 * 1024 * 1024 + 4096, len: 4096, lat_ms: 1, p: 10 },
-  ];
-  const b = diskView(withBlock, { cols: 10, rows: 10, span: 100 });
-  assert.equal(b.source, "block");
-  assert.equal(b.seeks, 1);
-});
-
-test("agreement and the command to record one", () => {
-  const a = agreement(fake());
-  assert.equal(a.ratio, 0.8);
-  assert.equal(a.lost, 0);
-  const none = fake();
-  none.tree_read_bytes = null;
-  assert.equal(agreement(none).ratio, null);
+test("the command to record one is the host's", () => {
   assert.equal(RECORD_ARGS, "launch --cold --trace", "the host's trace_list says the whole command");
 });
 
-test("the charts span the start: to sessionRestored or the last read, not to later milestones or the quiet end", () => {
-  const trace = fake();
-  trace.ended_ms = 3100; // the recording stopped after 3 s without reads
-  assert.equal(lastReadMs(trace), 95, "the last read, not the written file's event");
-  const milestones = [
-    { name: "main", sinceOrigin: 20 },
-    { name: "sessionRestored", sinceOrigin: 80 },
-    { name: "startupCrashDetectionEnd", sinceOrigin: 32_000 },
-  ];
-  assert.equal(timeSpan(trace, milestones), 95, "the last read is after sessionRestored here");
-  assert.equal(timeSpan(trace, [{ name: "sessionRestored", sinceOrigin: 900 }, milestones[2]]), 900);
-  // No milestones (an import without them): to the last read; nothing read: the recording's end.
-  assert.equal(timeSpan(trace, []), 95);
-  const empty = { ...fake(), events: [], samples: [], ended_ms: 3100 };
-  assert.equal(lastReadMs(empty), null);
-  assert.equal(timeSpan(empty, []), 3100);
-  // The /proc sampler: the last sample in which read_bytes grew.
-  assert.equal(lastReadMs({ ...fake(), events: [] }), 60);
+test("uploadPages cuts a trace's text into pages the host joins back byte for byte", () => {
+  const text = JSON.stringify({ ...fake(), install_dir: "/opt/firefox-ésr/ünïcödé" });
+  const bytes = new TextEncoder().encode(text);
+  for (const size of [1, 2, 7, 64, 1 << 20]) {
+    const pages = uploadPages(text, size);
+    assert.ok(pages.every((p) => p.total === bytes.length));
+    assert.deepEqual(pages.map((p) => p.offset), pages.map((_, i) => pages.slice(0, i).reduce((n, q) => n + new TextEncoder().encode(q.data).length, 0)));
+    assert.equal(pages.map((p) => p.data).join(""), text, `page size ${size}`);
+    assert.ok(pages.every((p) => !p.data.includes("\uFFFD") && !p.data.includes("\ufffd") && !p.data.includes("�")), "no character cut in two");
+  }
+  assert.deepEqual(uploadPages(""), [{ offset: 0, total: 0, data: "" }]);
 });
 
-test("the docs' access-pattern SVG: sections named, text escaped, cells bounded", async () => {
+test("the docs' access-pattern SVG lays out the host's bins: sections named, text escaped", async () => {
   const { accessPatternSvg } = await import("../../../../scripts/bench/trace-chart.mjs");
-  const trace = fake();
-  trace.files[0].path = "/ff/<lib>&/libxul.so";
-  const svg = accessPatternSvg(trace, "libxul.so", { span: 100 });
+  // A summary's pattern as the host writes it (native-host/src/trace/summary/bins.rs).
+  const summary = {
+    span_ms: 100,
+    pattern: {
+      file: 0,
+      path: "/ff/<lib>&/libxul.so",
+      cols: 10,
+      rows: 10,
+      size: 40960,
+      file_size: 40960,
+      reads: 2,
+      bytes_read: 12288,
+      cells: [[0, 0, 1], [9, 8, 1], [9, 9, 1]],
+      marks: ["window", "fault", "fault"],
+      bands: [{ name: ".text", from: 0.2, to: 0.8 }],
+    },
+  };
+  const svg = accessPatternSvg(summary);
   assert.match(svg, /^<svg /);
   assert.match(svg, />\.text</);
   assert.match(svg, /&lt;lib&gt;&amp;/);
   assert.ok(!svg.includes("<lib>"));
-  assert.throws(() => accessPatternSvg(trace, "nothing.so"), /not in the trace/);
+  assert.equal((svg.match(/fill="#222"/g) ?? []).length, 1, "the one cell read through a window; the two others are faults");
+  assert.throws(() => accessPatternSvg({ span_ms: 1, pattern: null }), /no access pattern/);
 });

@@ -1,19 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { benchChart, tickStep } from "../../../../scripts/bench/chart.mjs";
+import { benchChart } from "../../../../scripts/bench/chart.mjs";
 
 const rows = [
   { scenario: "cold", runs: [{ preloadMs: null, sessionRestored: 9000 }, { preloadMs: null, sessionRestored: 9400 }] },
   { scenario: "preload", runs: [{ preloadMs: 9800, sessionRestored: 450 }, { preloadMs: 9900, sessionRestored: 470 }] },
   { scenario: "hot", runs: [{ preloadMs: null, sessionRestored: 440 }] },
 ];
-
-test("tick steps are round numbers giving about six ticks", () => {
-  assert.equal(tickStep(10370), 2000);
-  assert.equal(tickStep(600), 100);
-  assert.equal(tickStep(15), 2.5);
-  assert.equal(tickStep(0), 1);
-});
 
 test("an SVG document with a row per scenario, the preload stacked, a dot per run", () => {
   const svg = benchChart(rows, { title: "Firefox 153: time to sessionRestored", subtitle: "30 MiB/s" });
