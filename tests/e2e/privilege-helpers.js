@@ -167,6 +167,17 @@ export function analyseLog(log, { roots, hostImages }) {
   return { ...result, calls };
 }
 
+/**
+ * Root's looks at process `pid` (`/proc/<pid>` and beneath) in an analysed log, the ones made
+ * before its task confined itself with Landlock first: the pid is the one number root takes
+ * from the user (Follow), and the design confines the tracer before it serves.
+ * {looks, unconfined: [log text]}.
+ */
+export function rootLooksAt(result, pid) {
+  const looks = result.rootOps.filter((o) => o.path === `/proc/${pid}` || o.path?.startsWith(`/proc/${pid}/`));
+  return { looks, unconfined: looks.filter((o) => !o.confined).map((o) => o.text) };
+}
+
 /** The first bytes of `file` ("" if it is not there yet). */
 function head(file, n = 64) {
   try {

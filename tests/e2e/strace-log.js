@@ -11,11 +11,13 @@
 // creator outside it. A task is *ours* once it execs the host binary, and stays ours with
 // everything it starts, until one of them execs a setuid-root program (sudo, pkexec and their
 // helpers do their own work: PAM, sudoers, logs); that program's children are its own until one
-// of them execs the host again.
+// of them execs the host again. Each of root's operations also says whether its task had
+// confined itself with Landlock by then (landlock_restrict_self, inherited by what it starts).
 import path from "node:path";
 
 /** The syscalls recorded: every way to open, create, rename, remove, link, chmod, chown or
- * enter a file, and what changes who a task is (fork, exec, set*id, user namespaces). */
+ * enter a file, what changes who a task is (fork, exec, set*id, user namespaces), and a task
+ * confining itself with Landlock (what its file operations may still reach). */
 export const TRACED = [
   "open", "openat", "openat2", "creat", "truncate",
   "execve", "execveat", "chdir", "fchdir",
@@ -25,6 +27,7 @@ export const TRACED = [
   "mount", "umount2",
   "clone", "clone3", "fork", "vfork", "unshare",
   "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid", "setfsgid", "setgroups",
+  "landlock_restrict_self",
 ];
 
 /**
@@ -445,14 +448,15 @@ const SET_IDS = new Set(["setuid", "setgid", "setreuid", "setregid", "setresuid"
 
 /**
  * Analyses a parsed log (parseLog). Options:
- * - roots: [{pid, creds, image, ours, cwd}] the tasks the log starts with (the command strace
+ * - roots: [{pid, creds, image, ours, cwd, confined}] the tasks the log starts with (the command strace
  *   ran, or each thread strace attached to with -p);
  * - hostImages: Set of paths of the host binary (a task that execs one is ours);
  * - setuidRoot: Set of paths of setuid-root programs among those exec'd (execvePaths);
  * - loaderFiles: Set of the libraries the loader maps for the host (ldd) and the name service's
  *   modules with theirs (rootMay: allowed only while the loader maps them).
  * Returns {rootOps, violations, hostRuns, unattributed, tasks}: every file operation an ours
- * task made with root's credentials (each with `ok`, its area and the log text); those not
+ * task made with root's credentials (each with `ok`, its area, whether the task was confined
+ * by Landlock then, and the log text); those not
  * allowed; each task that exec'd a host image (pid, argv text, whether it ever had root's
  * credentials); the pids whose lines no clone in the log explains.
  */
@@ -478,7 +482,7 @@ export function analyse(calls, { roots, hostImages = new Set(), setuidRoot = new
   const tasks = [];
   const queue = [];
   for (const r of roots) {
-    queue.push({ pid: r.pid, creds: r.creds, image: r.image ?? null, ours: Boolean(r.ours), cwd: r.cwd ?? null, nsOuterEuid: null, loading: false, entries: take(r.pid) });
+    queue.push({ pid: r.pid, creds: r.creds, image: r.image ?? null, ours: Boolean(r.ours), cwd: r.cwd ?? null, nsOuterEuid: null, confined: Boolean(r.confined), loading: false, entries: take(r.pid) });
   }
   while (queue.length > 0) {
     const task = queue.shift();
@@ -498,7 +502,7 @@ export function analyse(calls, { roots, hostImages = new Set(), setuidRoot = new
         const mays = op.paths.map((p) => rootMay(op.kind, p, { loaderFiles, loading: task.loading }));
         if (task.ours && isRoot(task)) {
           op.paths.forEach((p, i) => {
-            rootOps.push({ pid: task.pid, image: task.image, syscall: e.name, kind: op.kind, path: p.path, write: p.write, ok: mays[i].ok, area: mays[i].area, failed: !ok, text: e.text });
+            rootOps.push({ pid: task.pid, image: task.image, syscall: e.name, kind: op.kind, path: p.path, write: p.write, ok: mays[i].ok, area: mays[i].area, failed: !ok, confined: task.confined, text: e.text });
           });
         }
         task.loading = op.kind === "open" && mays.every((m) => m.area === "loader");
@@ -535,6 +539,10 @@ export function analyse(calls, { roots, hostImages = new Set(), setuidRoot = new
         if (hostRun && isRoot(task)) {
           hostRun.root = true;
         }
+      } else if (e.name === "landlock_restrict_self") {
+        // Landlock confines the calling thread, and what it starts from then on (a clone copies
+        // its creator's domain); threads started before keep none.
+        task.confined = true;
       } else if (e.name === "unshare" && /CLONE_NEWUSER/.test(e.args[0] ?? "") && task.nsOuterEuid === null) {
         task.nsOuterEuid = task.creds.euid;
       } else if (FORKS.has(e.name)) {
@@ -547,6 +555,7 @@ export function analyse(calls, { roots, hostImages = new Set(), setuidRoot = new
           ours: task.ours,
           cwd: task.cwd,
           nsOuterEuid: task.nsOuterEuid ?? (/CLONE_NEWUSER/.test(flags) ? task.creds.euid : null),
+          confined: task.confined,
           loading: false,
           entries: take(child),
         });

@@ -22,7 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { installFolderOf } from "../../scripts/lib/install-copy.mjs";
 import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
-import { allowSudo, analyseLog, credsOf, endProcesses, has, makeUser, processes, runTraced, stageHost } from "./privilege-helpers.js";
+import { allowSudo, analyseLog, credsOf, endProcesses, has, makeUser, processes, rootLooksAt, runTraced, stageHost } from "./privilege-helpers.js";
 import { byArea, creds, describe as listOps } from "./strace-log.js";
 
 /** Liveness bounds (a run past one has hung). */
@@ -165,6 +165,13 @@ describe("root does only what only root can: the host under sudo, as an ordinary
     assert.equal(result.violations.length, 0, `${what}: root touched files outside tracefs, /proc, sysfs and the loader's libraries:\n${listOps(result.violations)}`);
   }
 
+  /** Root looked at the process the user had it follow, and only once confined (Landlock). */
+  function assertFollowedOnlyConfined(result, pid, what) {
+    const { looks, unconfined } = rootLooksAt(result, pid);
+    assert.ok(looks.length > 0, `${what}: root looked at the followed process ${pid} (its Follow)`);
+    assert.deepEqual(unconfined, [], `${what}: root looked at process ${pid}, the one the user names, before it confined itself`);
+  }
+
   describe("launch --cold --trace --firefox-profile under sudo", () => {
     const r = {};
     before(async () => {
@@ -198,6 +205,7 @@ describe("root does only what only root can: the host under sudo, as an ordinary
 
     it("root opens, creates, renames, removes, links, chmods, chowns and enters no file outside tracefs, /proc, sysfs and the loader's libraries", () => {
       assertRootDidOnlyRootsPart(r.result, "sudo launch --cold --trace");
+      assertFollowedOnlyConfined(r.result, r.trace.pid, "sudo launch --cold --trace");
     });
 
     it("the trace still equals the kernel's count, stored in the user's state folder as the user; Firefox ran as the user", () => {
@@ -255,6 +263,7 @@ describe("root does only what only root can: the host under sudo, as an ordinary
       assert.equal(r.run.timedOut, false);
       assert.equal(r.status, 0, r.run.stderr);
       assertRootDidOnlyRootsPart(r.result, "sudo trace --pid");
+      assertFollowedOnlyConfined(r.result, r.firefox.pid, "sudo trace --pid");
       const stored = /stored as (\S+): (.+)$/m.exec(r.run.stderr);
       assert.ok(stored, r.run.stderr);
       assert.equal(fs.statSync(stored[2]).uid, s.user.uid);

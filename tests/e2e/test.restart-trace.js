@@ -30,7 +30,7 @@ import { buildExtension } from "../../scripts/build.mjs";
 import { buildPackage, PACKAGE, PACKAGED_HOST } from "../../scripts/package.mjs";
 import { artifactsFolder, startFirefox, waitFor } from "./harness.js";
 import { stopPackagedHosts, packagedHosts } from "./package-cleanup.js";
-import { allowSudo, analyseLog, attachTraced, credsOf, has, makeUser, processes, runTraced } from "./privilege-helpers.js";
+import { allowSudo, analyseLog, attachTraced, credsOf, has, makeUser, processes, rootLooksAt, runTraced } from "./privilege-helpers.js";
 import { attachToRestarted, readRestart, restartScreenshot, runAsPrinted, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
 import { byArea, creds, describe as listOps } from "./strace-log.js";
 
@@ -218,6 +218,10 @@ describe("Restart cold and trace: pkexec with a polkit rule traces for the user,
     const inHome = result.rootOps.filter((o) => o.path?.startsWith(`${ff.home}/`) || o.path === ff.home);
     assert.deepEqual(inHome.map((o) => o.text), [], "root touched the user's home (their state folder, their Firefox's working folder)");
     assert.equal(result.violations.length, 0, `root touched files outside tracefs, /proc, sysfs and the loader's libraries:\n${listOps(result.violations)}`);
+    // The pid the user's side has it follow (the restarted Firefox): looked at only confined.
+    const followed = rootLooksAt(result, status.new_pid);
+    assert.ok(followed.looks.length > 0, `root looked at the restarted Firefox (${status.new_pid}), the process it followed`);
+    assert.deepEqual(followed.unconfined, [], "root looked at the process the user named before it confined itself (Landlock)");
 
     // Who Firefox is now: the same user, group and groups as the Firefox the user ran, it and
     // every process it started.

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { analyse, applySetId, byArea, creds, execvePaths, fileOp, parseLog, parseReturn, resolvePath, rootMay, splitCall, straceArgs, TRACED, unescape } from "../../e2e/strace-log.js";
+import { analyse, applySetId, byArea, creds, execvePaths, fileOp, isRoot, parseLog, parseReturn, resolvePath, rootMay, splitCall, straceArgs, TRACED, unescape } from "../../e2e/strace-log.js";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "strace");
 const PRIV_HOME = "/tmp/about-startup-priv-2PdKfE/home";
@@ -63,8 +63,8 @@ describe("reading strace's lines", () => {
     assert.equal(calls[clone + 2].kind, "exit");
   });
 
-  it("records what strace is asked to: every file operation of the brief and what changes who a task is", () => {
-    for (const name of ["openat", "openat2", "creat", "renameat2", "unlinkat", "linkat", "symlinkat", "fchmodat", "fchownat", "mkdirat", "mknodat", "chdir", "fchdir", "execve", "clone3", "vfork", "setresuid", "setgroups", "unshare"]) {
+  it("records what strace is asked to: every file operation of the brief, what changes who a task is, and Landlock", () => {
+    for (const name of ["openat", "openat2", "creat", "renameat2", "unlinkat", "linkat", "symlinkat", "fchmodat", "fchownat", "mkdirat", "mknodat", "chdir", "fchdir", "execve", "clone3", "vfork", "setresuid", "setgroups", "unshare", "landlock_restrict_self"]) {
       assert.ok(TRACED.includes(name), name);
     }
     const args = straceArgs("/tmp/x.strace");
@@ -156,17 +156,17 @@ describe("the privilege split (priv): root's part and the user's, from the split
   it("sudo trace --pid: the root parent touches only tracefs, /proc, the loader and the name service; the child drops to the user for good", () => {
     const { result, task } = load("sudo-trace-pid-split");
     assert.deepEqual(result.unattributed, []);
-    // 30097: sudo's child, the host as root; it forks 30098 and stays root as the tracer.
-    assert.deepEqual(result.hostRuns.map((h) => [h.pid, h.root]), [[30097, true]]);
-    assert.deepEqual(byArea(result.rootOps.filter((o) => o.pid === 30097)), { loader: 12, proc: 10, "name service": 50, chdir: 1, tracefs: 8 });
+    // 18252: sudo's child, the host as root; it forks 18253 and stays root as the tracer.
+    assert.deepEqual(result.hostRuns.map((h) => [h.pid, h.root]), [[18252, true]]);
+    assert.deepEqual(byArea(result.rootOps.filter((o) => o.pid === 18252)), { loader: 12, proc: 7, "name service": 50, chdir: 1, tracefs: 12 });
     assert.deepEqual(result.violations, []);
-    // 30098: setgroups([1001]), setresgid and setresuid to 1001, then setuid(0) fails (EPERM):
+    // 18253: setgroups([1001]), setresgid and setresuid to 1001, then setuid(0) fails (EPERM):
     // the user's, and nothing it does (the install, dpkg's lists, the state folder) is root's.
-    assert.deepEqual(task(30098).creds, creds(1001, 1001, [1001]));
-    assert.equal(task(30098).ours, true);
-    assert.ok(!result.rootOps.some((o) => o.pid === 30098));
+    assert.deepEqual(task(18253).creds, creds(1001, 1001, [1001]));
+    assert.equal(task(18253).ours, true);
+    assert.ok(!result.rootOps.some((o) => o.pid === 18253));
     // The tracer's own instances, made and removed by it.
-    const instance = result.rootOps.filter((o) => /^\/sys\/kernel\/tracing\/instances\/about-startup-30097(?:-system)?$/.test(o.path));
+    const instance = result.rootOps.filter((o) => /^\/sys\/kernel\/tracing\/instances\/about-startup-18252(?:-system)?$/.test(o.path));
     assert.deepEqual(instance.map((o) => o.syscall), ["mkdir", "mkdir", "rmdir", "rmdir"]);
   });
 
@@ -179,6 +179,33 @@ describe("the privilege split (priv): root's part and the user's, from the split
     assert.equal(rootMay("open", { path: "/lib/x86_64-linux-gnu", write: false, pathOnly: true }).ok, false, "a folder beside the name service's");
     assert.equal(rootMay("open", { path: "/lib/userdb/u.user", write: false }).ok, true);
     assert.equal(rootMay("open", { path: "/lib/userdb/u.user", write: true }).ok, false);
+  });
+
+  it("Landlock: root's operations after its landlock_restrict_self are confined, those before are not; a thread it starts after inherits it", () => {
+    const { result, task } = load("sudo-trace-pid-split");
+    const host = result.rootOps.filter((o) => o.pid === 18252);
+    const confined = (p) => host.filter((o) => o.path === p).map((o) => o.confined);
+    // Before: its tracefs instance made and /proc/kpageflags opened; after: the followed
+    // process (18157, the pid the user named) looked at, and the instances removed.
+    assert.deepEqual(confined("/sys/kernel/tracing/instances/about-startup-18252"), [false, true]);
+    assert.deepEqual(confined("/proc/kpageflags"), [false]);
+    assert.deepEqual(confined("/proc/18157/status"), [true]);
+    // 18252's thread started after it confined itself (its clone3 follows the call).
+    const threads = result.tasks.filter((t) => t.pid !== 18252 && t.image === task(18252).image && isRoot(t));
+    assert.ok(threads.length > 0 && threads.every((t) => t.confined), JSON.stringify(threads.map((t) => [t.pid, t.confined])));
+    assert.equal(task(18253).confined, false, "the user's side is not Landlock-confined (it needs not be)");
+  });
+
+  it("without the landlock_restrict_self line (a tracer that did not confine itself) the same looks are unconfined", () => {
+    const text = fs.readFileSync(path.join(FIXTURES, "sudo-trace-pid-split.strace"), "utf8");
+    const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, "sudo-trace-pid-split.json"), "utf8"));
+    const result = analyse(parseLog(text.split("\n").filter((l) => !/landlock_restrict_self/.test(l)).join("\n")), {
+      roots: facts.roots.map((r) => ({ ...r, creds: creds(r.creds.uid, r.creds.gid, r.creds.groups) })),
+      hostImages: new Set(facts.hostImages),
+      setuidRoot: new Set(facts.setuidRoot),
+      loaderFiles: new Set(facts.loaderFiles),
+    });
+    assert.deepEqual(result.rootOps.filter((o) => o.confined), []);
   });
 });
 
