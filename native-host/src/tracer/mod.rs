@@ -24,6 +24,7 @@ pub mod split;
 pub mod who;
 
 use std::ffi::OsString;
+use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
@@ -97,6 +98,28 @@ pub fn start(
         )),
         Some((Route::Sudo, uid)) if uid != 0 => Start::SudoSplit { uid },
         _ => Start::Cli,
+    }
+}
+
+/// How this run of the binary begins, decided before anything is parsed: `Ok` only where the
+/// CLI or the host runs next (with the tracer's socket in the sudo split's child, as the user);
+/// the tracer's own runs and the refusals end here with their exit status.
+pub fn entry(args: &[OsString]) -> Result<Option<UnixStream>, ExitCode> {
+    let env = std::env::var_os;
+    let euid = rustix::process::geteuid().as_raw();
+    match start(
+        args,
+        euid,
+        env("SUDO_UID").as_deref(),
+        env("PKEXEC_UID").as_deref(),
+    ) {
+        Start::Refuse(why) => {
+            eprintln!("about-startup-host: refusing: {why}");
+            Err(ExitCode::from(2))
+        }
+        Start::Tracer { route, uid } => Err(run(route, uid)),
+        Start::SudoSplit { uid } => split::split(uid).map(Some),
+        Start::Cli => Ok(None),
     }
 }
 
