@@ -1,7 +1,7 @@
-//! Decides, before anything is parsed, how this run starts (tracer/mod.rs `start`): root's
-//! tracer (pkexec's route, or root's own), the sudo split (root stays the tracer, the command
-//! runs as the user), a refusal, or native-messaging mode or the CLI; everything else is in the
-//! library.
+//! Decides, before anything is parsed, how this run starts (`tracer::entry`, where all of root's
+//! part is): root's tracer (pkexec's route, or root's own), the sudo split (root stays the
+//! tracer, the command runs as the user), a refusal, or native-messaging mode or the CLI;
+//! everything else is in the library.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -15,7 +15,8 @@ fn main() -> ExitCode {
     // whoever ran it.
     match tracer::entry(&args) {
         Err(code) => return code,
-        Ok(Some(socket)) => {
+        Ok(Some((socket, user))) => {
+            about_startup_host::os::account::adopt_environment(&user);
             about_startup_host::state::user::adopt_session_state_home();
             about_startup_host::launch::connect::inherit(socket);
         }

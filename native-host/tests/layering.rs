@@ -774,7 +774,10 @@ fn module_items<'a>(file: &'a SourceFile, module: &[String]) -> &'a [syn::Item] 
 
 /// Every non-test `impl` block of the crate, by the absolute path of the type it is for (the
 /// methods a value's `.call()` reaches: a path names the type, never the method).
-fn impls_by_type(krate: &Crate) -> BTreeMap<Vec<String>, Vec<(usize, Vec<String>, syn::Item)>> {
+/// An item found in a file (its index) and module.
+type Found = (usize, Vec<String>, syn::Item);
+
+fn impls_by_type(krate: &Crate) -> BTreeMap<Vec<String>, Vec<Found>> {
     let mut out: BTreeMap<_, Vec<_>> = BTreeMap::new();
     for (index, file) in krate.files.iter().enumerate() {
         if file.test {
