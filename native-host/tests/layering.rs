@@ -306,7 +306,8 @@ fn defining_file(krate: &Crate, abs: &[String], depth: usize) -> Option<usize> {
         .rev()
         .find_map(|n| krate.modules.get(&abs[..n]).map(|f| (n, f)))?;
     if len == abs.len() {
-        return None;
+        // The path names a module itself (`use crate::trace::store;`): its own file is used.
+        return Some(file);
     }
     // `abs[len]` is an item of that file, or a name it imports (a re-export, or a parent's
     // import a child reaches through `super::`): then the file that defines it is used.

@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { stateDir } from "../lib/state-layout.mjs";
 
 /** last-prefetch.json's figures as the record's `prefetch` object, or null if not this pid's. Pure. */
 export function prefetchFigures(json, pid) {
@@ -34,7 +35,7 @@ export function prefetchFigures(json, pid) {
 
 /** Waits (up to `timeoutMs`) for the prefetch record of Firefox `pid` in `stateHome`; null if none came. */
 export async function readPrefetch(stateHome, pid, { timeoutMs = 10000 } = {}) {
-  const file = path.join(stateHome, "about-startup", "last-prefetch.json");
+  const file = path.join(stateDir(stateHome), "last-prefetch.json");
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
