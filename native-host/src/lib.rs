@@ -60,6 +60,10 @@
 //! the same list. Today `host` and `cli` do not use each other, and `learn::plan` reads stored
 //! traces (`trace::plan_source`) while nothing in `trace` uses `learn`. So a new capability goes
 //! in the folder of its concern, and what everything needs goes down to the floor.
+//!
+//! Tests: a module's unit tests are its `#[cfg(test)] mod tests`, inline or, when long, in
+//! `tests.rs` (for a `mod.rs`) or `<name>_tests.rs` (for `<name>.rs`) beside it; black-box tests
+//! of the binary are in `native-host/tests/`. `tests/layering.rs` checks that too.
 
 pub mod cli;
 pub mod error;

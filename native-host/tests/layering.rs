@@ -1052,3 +1052,57 @@ fn lib_doc_states_the_same_order() {
     let named: Vec<&str> = sentence.split('`').skip(1).step_by(2).collect();
     assert_eq!(named, ORDER, "lib.rs's doc and this test's ORDER differ");
 }
+
+/// One Rust test layout: a module's unit tests are its `#[cfg(test)] mod tests`, written inline
+/// or, when long, in a file of their own beside it: `tests.rs` for a folder's `mod.rs`,
+/// `<name>_tests.rs` (through `#[path]`) for `<name>.rs`; helpers shared by a folder's tests are
+/// its `mod.rs`'s `#[cfg(test)] mod test_support`. Black-box tests of the binary live in
+/// `native-host/tests/`. A test file by any other name or in any other place fails here.
+#[test]
+fn every_test_file_is_the_tests_module_of_the_file_beside_it() {
+    let krate = load();
+    let mut wrong = Vec::new();
+    for (i, file) in krate.files.iter().enumerate() {
+        let path = Path::new(&file.rel);
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let looks_like_tests = name == "tests.rs" || name.ends_with("_tests.rs");
+        if !file.test && !looks_like_tests {
+            continue;
+        }
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let expected_module = if name == "test_support.rs" {
+            "test_support"
+        } else {
+            "tests"
+        };
+        let owner = if name == "tests.rs" || name == "test_support.rs" {
+            dir.join("mod.rs")
+        } else if let Some(stem) = name.strip_suffix("_tests.rs") {
+            dir.join(format!("{stem}.rs"))
+        } else {
+            PathBuf::new()
+        };
+        let owner = owner.to_string_lossy().replace('\\', "/");
+        let parent_module = &file.module[..file.module.len().saturating_sub(1)];
+        let owned_right = file.test
+            && file.module.last().map(String::as_str) == Some(expected_module)
+            && krate
+                .modules
+                .get(parent_module)
+                .map(|&p| krate.files[p].rel.as_str())
+                == Some(owner.as_str());
+        if !owned_right {
+            wrong.push(format!(
+                "{} (module {}, test-only: {})",
+                files_where(&krate, |j| j == i)[0],
+                file.module.join("::"),
+                file.test
+            ));
+        }
+    }
+    assert_none(
+        &wrong,
+        "test files that are not the `#[cfg(test)] mod tests` of the file beside them \
+         (tests.rs for mod.rs, <name>_tests.rs for <name>.rs)",
+    );
+}

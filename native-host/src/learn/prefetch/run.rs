@@ -376,4 +376,5 @@ impl Io for KernelIo {
 }
 
 #[cfg(test)]
+#[path = "run_tests.rs"]
 mod tests;
