@@ -115,6 +115,7 @@ fn store_trace(state: &Path, ff: &Path) {
         code: vec![],
         milestones: None,
         profile: None,
+        session_restored_reached: None,
     };
     let state = StateDir::create_at(&state.join("about-startup")).unwrap();
     let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
