@@ -427,12 +427,17 @@ function suite(mode) {
     });
     after(() => reclaim?.restore());
 
-    it("opened early: the popup, every section of the page, the CLI and the host say the same", async () => {
+    it("opened at once: the popup, every section of the page, the CLI and the host say the same", async (t) => {
       const read = await readAll(ctx.ff, handles, installDir);
       processStart = read.page.milestones.process.at;
       const age = Date.now() - processStart;
-      console.log(`${mode}, early (read ${Math.round(age / 1000)} s after the start): ${read.page.answer.text} | popup: ${read.popup.text} ${read.popup.detail} | CLI: ${read.cli.total}`);
-      assert.ok(!("startupCrashDetectionEnd" in read.page.milestones), `read early, before Firefox ends its crash detection (${Math.round(age / 1000)} s after the start)`);
+      console.log(`${mode}, at once (read ${Math.round(age / 1000)} s after the start): ${read.page.answer.text} | popup: ${read.popup.text} ${read.popup.detail} | CLI: ${read.cli.total}`);
+      // No time limit (issue 33 #13: speed lives in benchmarks): on a loaded machine this first
+      // reading may come after Firefox ended its crash detection; the figures must agree either
+      // way, and the next test reads again once it has for sure.
+      if ("startupCrashDetectionEnd" in read.page.milestones) {
+        t.diagnostic(`read ${Math.round(age / 1000)} s after the start, after Firefox ended its crash detection: this reading and the late one see the same milestones`);
+      }
       assertAgree(read, mode);
       assertChartFits(read.page);
       assertCommandsRun(ctx.ff, read.page, installDir);
