@@ -158,7 +158,9 @@ impl Note {
                     Some(Value::Array(items)) if !items.is_empty() => {
                         items.iter().map(each).collect::<Vec<_>>().join(", ")
                     }
-                    _ => "none seen".to_owned(),
+                    _ => "none of yours seen (another user's, or pages written and not yet on \
+                          disk)"
+                        .to_owned(),
                 };
                 let files = list("files", &|f| {
                     let bytes = f["bytes"].as_u64().unwrap_or(0);
@@ -181,11 +183,14 @@ impl Note {
                         .to_owned(),
                 };
                 format!(
-                    "not a cold start: after the evict {what} stayed cached ({files}), held by                      processes that map them: {processes}. Quit them (a second Firefox?) and                      start again for a cold start"
+                    "not a cold start: after the evict {what} stayed cached ({files}), held by \
+                     processes that map them: {processes}. Quit them (a second Firefox?) and \
+                     start again for a cold start"
                 )
             }
             START_NOT_RESTORED => format!(
-                "Firefox never reached sessionRestored while it was recorded (the checkpoints in                  its profile {} have no restored session): not a whole start",
+                "Firefox never reached sessionRestored while it was recorded (the checkpoints in \
+                 its profile {} have no restored session): not a whole start",
                 p("profile")
             ),
             STARTED_AS_ROOT => {

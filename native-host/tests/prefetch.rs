@@ -184,7 +184,12 @@ fn resident_pages(path: &Path) -> Vec<bool> {
 fn evict_checked(fx: &Fixture, files: &[PathBuf]) {
     let summary = evict::evict(&fx.folder(), files);
     for f in &summary.files {
-        assert!(f.problem.is_none(), "evict of {}: {:?}", f.path.display(), f.problem);
+        assert!(
+            f.problem.is_none(),
+            "evict of {}: {:?}",
+            f.path.display(),
+            f.problem
+        );
     }
     for file in files {
         let cached = resident_pages(file).iter().filter(|r| **r).count();
@@ -286,7 +291,10 @@ fn with_strategy_first_the_plan_is_read_before_firefox_starts() {
         seen["bytes_cached"].as_u64().unwrap(),
     );
     assert_eq!(read + cached, planned, "{seen}");
-    assert!(read > 0, "the files were evicted: the plan must be read ({seen})");
+    assert!(
+        read > 0,
+        "the files were evicted: the plan must be read ({seen})"
+    );
     let pages = resident_pages(&libxul);
     assert!(pages[..256].iter().all(|r| *r) && pages[512..768].iter().all(|r| *r));
 }

@@ -93,7 +93,11 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         None
     };
     if not_a_start {
-        print_trace(&launched.trace, args.json)?;
+        // The report, with the note that says why; `--json` gets the error object alone (one
+        // JSON object on stdout, cli::run), which says the same.
+        if !args.json {
+            print_trace(&launched.trace, false)?;
+        }
         anyhow::bail!(
             "Firefox (pid {}) never reached sessionRestored while it was recorded ({}): the \
              trace is printed above but not stored as a start. Look at that Firefox (a dialog \

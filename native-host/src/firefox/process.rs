@@ -244,7 +244,9 @@ pub fn profile_problem(dir: &Path) -> Option<String> {
             dir.display()
         )),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Some(format!(
-            "Firefox's profile folder {} does not exist: Firefox would not create it, it would              wait for ever on a dialog (invisible when headless) instead of starting. Create it              first (mkdir -p {}) for a new profile, or name an existing one",
+            "Firefox's profile folder {} does not exist: Firefox would not create it, it would \
+             wait for ever on a dialog (invisible when headless) instead of starting. Create it \
+             first (mkdir -p {}) for a new profile, or name an existing one",
             dir.display(),
             dir.display()
         )),
