@@ -27,7 +27,10 @@ pub(super) fn examples(cmd: &str) -> String {
         ("residency --json | jq .summary", ""),
         ("evict", "drop Firefox's files from the cache (cold start)"),
         ("preload --idle", "read them back in at idle I/O priority"),
-        ("relaunch --cold", "quit Firefox, then it starts again cold"),
+        (
+            "relaunch --cold",
+            "restart cold: waits for you to quit Firefox, evicts, starts it",
+        ),
         ("install", "let the about:startup extension start this host"),
         (
             "desktop enable",
