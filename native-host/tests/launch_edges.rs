@@ -21,6 +21,15 @@ struct Install {
     dir: PathBuf,
 }
 
+impl Install {
+    /// A new folder `name` beside the install (a HOME, a profile).
+    fn folder(&self, name: &str) -> PathBuf {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        dir
+    }
+}
+
 /// An install folder whose `firefox` runs `script` (sh), with a copy of `sleep` beside it.
 fn install(script: &str) -> Install {
     let tmp = tempfile::tempdir().unwrap();
@@ -108,8 +117,7 @@ impl Drop for Helper {
 #[test]
 fn a_missing_profile_folder_is_refused_up_front() {
     let ff = install("touch \"$HOME/started\"; exec sleep 30");
-    let home = ff.tmp.path().join("home");
-    std::fs::create_dir(&home).unwrap();
+    let home = ff.folder("home");
     let missing = ff.tmp.path().join("no-such-profile");
     let out = host(
         &home,
@@ -144,10 +152,8 @@ fn a_start_that_never_restores_its_session_is_not_stored() {
     let ff = install(&format!(
         "printf '%s' '{STARTED}' > \"$2/sessionCheckpoints.json\"; sleep 2; exit 0"
     ));
-    let home = ff.tmp.path().join("home");
-    let profile = ff.tmp.path().join("profile");
-    std::fs::create_dir(&home).unwrap();
-    std::fs::create_dir(&profile).unwrap();
+    let home = ff.folder("home");
+    let profile = ff.folder("profile");
     let launch = |json: bool| {
         let mut args = vec!["launch", "--firefox", ff.dir.to_str().unwrap()];
         if json {
@@ -196,10 +202,8 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
     let ff = install(&format!(
         "printf '%s' '{STARTED}' > \"$2/sessionCheckpoints.json\"; sleep 4; printf '%s' '{RESTORED}' > \"$2/sessionCheckpoints.json\"; exec sleep 30"
     ));
-    let home = ff.tmp.path().join("home");
-    let profile = ff.tmp.path().join("profile");
-    std::fs::create_dir(&home).unwrap();
-    std::fs::create_dir(&profile).unwrap();
+    let home = ff.folder("home");
+    let profile = ff.folder("profile");
     let out = host(
         &home,
         &[
@@ -233,8 +237,7 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
 #[test]
 fn a_cold_launch_while_another_process_maps_the_install_says_who_holds_it() {
     let ff = install("exit 0");
-    let home = ff.tmp.path().join("home");
-    std::fs::create_dir(&home).unwrap();
+    let home = ff.folder("home");
     let helper = Helper::start(&ff.dir);
     let out = host(
         &home,
@@ -291,8 +294,7 @@ fn a_cold_launch_alone_is_cold() {
         .status()
         .unwrap()
         .success());
-    let home = ff.tmp.path().join("home");
-    std::fs::create_dir(&home).unwrap();
+    let home = ff.folder("home");
     let out = host(
         &home,
         &[
@@ -341,8 +343,7 @@ fn residency_of_one_install_finds_its_firefox_beside_an_older_one_of_another() {
     };
     let _older = start(&older.dir);
     let mine = start(&this.dir);
-    let home = this.tmp.path().join("home");
-    std::fs::create_dir(&home).unwrap();
+    let home = this.folder("home");
     let out = host(
         &home,
         &[
