@@ -167,6 +167,19 @@ Removing the package removes all of the above. What each user made stays in thei
 preload, ~/.config/systemd/user/about-startup-preload.service or
 ~/.config/autostart/about-startup-preload.desktop, which do nothing once the host is gone
 (ConditionPathExists, TryExec).
+
+A user who turned on the desktop launch through the prefetch (\`about-startup-host desktop
+enable\`, or the page's "Launching from the desktop") has a copy of Firefox's desktop entry in
+~/.local/share/applications/ that runs Firefox through /usr/lib/about-startup/about-startup-host.
+Once the package is removed that launcher runs a program that is gone: desktops that honour
+TryExec hide the copy (whether the system's entry shows in its place depends on the desktop),
+others start nothing when it is clicked. Before removing the package, each such user runs
+
+  about-startup-host desktop disable
+
+(or removes ~/.local/share/applications/firefox*.desktop written by about-startup: its
+X-About-Startup-Prefetch key says so). \`desktop status\` of any other about-startup-host names an
+entry whose host is gone.
 `;
 
 async function put(root, file, data, mode) {
@@ -244,19 +257,24 @@ export async function buildPackage({ host = HOST_BINARY, xpis, distDir = DIST_DI
   } finally {
     await fs.rm(pages, { recursive: true, force: true });
   }
-  // Every folder 0755 whatever the umask: dpkg installs the modes it is given.
+  // DEBIAN/md5sums, as dh_md5sums writes it: `debsums` and `dpkg --verify` check the files by it.
+  await put(stage, "DEBIAN/md5sums", await md5sums(stage), 0o644);
+  const glibc = glibcNeeded(binary) ?? "2.17";
+  await put(stage, "DEBIAN/control", controlFile({ version, arch, glibc, installedKib: await sizeKib(stage) }), 0o644);
+  // Every folder 0755 whatever the umask, DEBIAN/ too (made last: under umask 077 it was 0700,
+  // and dpkg-deb refuses a control folder that is not >= 0755): dpkg installs the modes it is
+  // given (issue 29 #5).
+  await fs.chmod(stage, 0o755);
   for (const entry of await fs.readdir(stage, { withFileTypes: true, recursive: true })) {
     if (entry.isDirectory()) {
       await fs.chmod(path.join(entry.parentPath ?? entry.path, entry.name), 0o755);
     }
   }
-  // DEBIAN/md5sums, as dh_md5sums writes it: `debsums` and `dpkg --verify` check the files by it.
-  await put(stage, "DEBIAN/md5sums", await md5sums(stage), 0o644);
-  const glibc = glibcNeeded(binary) ?? "2.17";
-  await put(stage, "DEBIAN/control", controlFile({ version, arch, glibc, installedKib: await sizeKib(stage) }), 0o644);
   const deb = path.join(distDir, `${PACKAGE}_${version}_${arch}.deb`);
   // --root-owner-group: every file root:root in the package, whoever builds it.
   await run("dpkg-deb", ["--root-owner-group", "-Zxz", "--build", stage, deb], { stdio: ["ignore", "ignore", "inherit"] });
+  // Readable by apt's own user (_apt), which fetches local .deb files, whatever the umask.
+  await fs.chmod(deb, 0o644);
   return deb;
 }
 

@@ -34,7 +34,11 @@
 //   working-set.json, last-prefetch.json and relaunch.json are cut short, `plan --json`,
 //   `desktop status --json` and `relaunch_status` over native messaging, each setting its file
 //   aside (`<name>.corrupt.<ms>`) and saying so in `note_codes`.
-//   --only residency,hello,desktop,set-aside   records only those groups (default: all four)
+// - desktop-host-gone.json: `desktop status --json` (as root, the copy's system entry) after the
+//   entry was written by a copy of the host that was then removed, as `apt remove about-startup`
+//   removes the package's host and leaves users' entries (issue 29 #5).
+//   --only residency,hello,desktop,set-aside,desktop-host-gone   records only those groups
+//   (default: all five)
 import { spawn, spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import fs from "node:fs";
@@ -121,7 +125,7 @@ async function startFirefox(binary, { user, stage, env }) {
 }
 
 /** The groups of fixtures, in the order they are recorded. */
-export const GROUPS = ["residency", "hello", "desktop", "set-aside"];
+export const GROUPS = ["residency", "hello", "desktop", "set-aside", "desktop-host-gone"];
 
 /** `--only a,b` → the groups to record; every group without it. Pure. */
 export function chosenGroups(argv) {
@@ -310,10 +314,37 @@ async function main(argv) {
     if (groups.includes("set-aside")) {
       recordSetAside({ host, copy, stage, env, recorded });
     }
+    if (groups.includes("desktop-host-gone")) {
+      recordHostGone({ host, copy, stage, env: envOf("root"), recorded });
+    }
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
     copy.remove();
   }
+}
+
+/**
+ * The entry of a host that is gone (the package removed): written by a copy of the host, the
+ * copy removed, then `desktop status` of the host that remains.
+ */
+function recordHostGone({ host, copy, stage, env, recorded }) {
+  const share = path.join(stage, "gone-share");
+  const apps = path.join(share, "applications");
+  fs.mkdirSync(apps, { recursive: true });
+  fs.writeFileSync(
+    path.join(apps, "firefox-esr.desktop"),
+    `[Desktop Entry]\nName=Firefox ESR\nExec=${copy.binary} %u\nTerminal=false\nType=Application\nIcon=firefox-esr\nMimeType=text/html;\n`,
+  );
+  const here = { ...env, XDG_DATA_DIRS: share, XDG_STATE_HOME: path.join(stage, "gone-state") };
+  const packaged = path.join(stage, "gone-lib", "about-startup-host");
+  fs.mkdirSync(path.dirname(packaged), { recursive: true, mode: 0o755 });
+  fs.copyFileSync(host, packaged);
+  fs.chmodSync(packaged, 0o755);
+  runHost(packaged, ["desktop", "enable", "--json", "--firefox", copy.dir], { user: "root", env: here });
+  fs.rmSync(packaged);
+  const status = ["desktop", "status", "--json", "--firefox", copy.dir];
+  const state = "as root, a copy of the install folder with a system entry for it; the entry written by a copy of the host that was then removed (the package removed)";
+  write("desktop-host-gone.json", recorded("root", `about-startup-host ${status.join(" ")}`, state), JSON.parse(runHost(host, status, { user: "root", env: here }).toString()));
 }
 
 /** residency, learn, plan and the planned preload, exact as root and hidden as nobody. */

@@ -17,20 +17,25 @@ import { ensureSetup, SetupError } from "./lib/setup.mjs";
 const cargo = (...args) => () => run("cargo", [...args], { cwd: ROOT });
 const M = ["--manifest-path", HOST_MANIFEST_PATH];
 
-/** The host's test files with tests that need root (#[ignore]d in ordinary runs). */
-const ROOT_TEST_FILES = ["hidden", "prefetch", "tracer"];
+/**
+ * The host's test files with tests that need root (#[ignore]d in ordinary runs), and the
+ * library's own (unit tests in src/: `--lib`).
+ */
+const ROOT_TEST_FILES = ["hidden", "prefetch", "relaunch", "signals", "tracer"];
 
 /**
- * The host's tests that need root (a root-owned file seen as `nobody`) are #[ignore]d in
- * ordinary runs; as root (CI is) they run here. Without root this says SKIPPED, never passes.
+ * The host's tests that need root (a root-owned file seen as `nobody`, switching users) are
+ * #[ignore]d in ordinary runs, so a run without root says "ignored", never "ok"; as root (CI
+ * is) they run here. Without root this says SKIPPED, never passes.
  */
 async function rootOnlyTests() {
+  const targets = [["--lib"], ...ROOT_TEST_FILES.map((f) => ["--test", f])];
   if (process.getuid?.() !== 0) {
-    console.log(`SKIPPED: not root; the host's root-only tests (${ROOT_TEST_FILES.map((f) => `tests/${f}.rs`).join(", ")}) need root: run npm test as root to include them`);
+    console.log(`SKIPPED: not root; the host's root-only tests (src/ unit tests marked #[ignore], ${ROOT_TEST_FILES.map((f) => `tests/${f}.rs`).join(", ")}) need root: run npm test as root to include them`);
     return;
   }
-  for (const file of ROOT_TEST_FILES) {
-    await run("cargo", ["test", ...M, "--test", file, "--", "--ignored"], { cwd: ROOT });
+  for (const target of targets) {
+    await run("cargo", ["test", ...M, ...target, "--", "--ignored"], { cwd: ROOT });
   }
 }
 

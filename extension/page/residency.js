@@ -150,7 +150,7 @@ function groupSummary(group, name, commands) {
       box.dataset.mappedBytes = String(totals.mappedBytes);
     }
     if (totals.hiddenFiles > 0) {
-      const fix = el("p", { text: t("residencyHiddenFix", [commands.runAsRoot("residency")]), className: "detail res-hidden-fix" });
+      const fix = el("p", { text: t("residencyHiddenFix", [commands.runAsRootItself("residency")]), className: "detail res-hidden-fix" });
       fix.dataset.testid = "residency-hidden-fix";
       box.append(fix);
     }

@@ -42,16 +42,17 @@
 //!   group), and the human rendering (tables, progress bar); the only module that knows clap.
 //!
 //! Five leaf files are the floor's vocabulary rather than the operating system's, so they stay
-//! beside `os`, below it, and use nothing of the crate: [`error`] (the library's [`Error`] and
+//! beside `os`, below it, and use nothing of the crate (but `note`, which writes sizes by the
+//! rule of `units`): [`error`] (the library's [`Error`] and
 //! the protocol's error codes), [`path_text`] (the one JSON encoding of a path: display text,
 //! plus the exact bytes where they are not UTF-8), [`note`] (the codes and params of the notes
-//! replies carry, for the extension to word), [`units`] (the one rule for writing megabytes),
-//! [`invocation`] (how a person runs this binary:
-//! bare name or absolute path, with or without sudo, for every command the page, `--help` and
-//! the CLI's notes print) and [`framing`] (length-prefixed frames, of native messaging and of
+//! replies carry, for the extension to word), [`units`] (the one rule for writing megabytes,
+//! and for a time given in ms), [`invocation`] (how a person runs this binary: bare name or
+//! absolute path, with or without sudo, for every command the page, `--help` and the CLI's
+//! notes print) and [`framing`] (length-prefixed frames, of native messaging and of
 //! the tracer's protocol). `lib.rs` itself holds only the crate's constants below.
 //!
-//! The layers, from the ground floor up: `error`, `path_text`, `note`, `units`, `invocation`,
+//! The layers, from the ground floor up: `error`, `path_text`, `units`, `note`, `invocation`,
 //! `framing`, `os`, `tracer`, `state`, `pagecache`, `firefox`, `trace`, `learn`, `export`,
 //! `launch`, `relaunch`, `host`, `cli`. A module may use those before it, never one after it; no
 //! two files use each other (a folder's `mod.rs` names its files and re-exports, and no file uses

@@ -3,7 +3,7 @@
 //! own `_locales`; `english()` words them for the CLI and for the older English fields the
 //! replies keep beside the codes (`hidden_reason`, `note`, `notes`). The codes are append-only:
 //! never change or reuse one (docs/PROTOCOL.md, "Notes"). Like [`crate::error`], used by every
-//! folder and using none.
+//! folder and using none (but `units`, for the English of a size).
 
 use std::collections::BTreeMap;
 
@@ -36,6 +36,14 @@ pub const UNRESOLVED_FILES: &str = "unresolved_files";
 pub const LOST_EVENTS: &str = "lost_events";
 /// Trace: cold start, `files` files of the install folder evicted first, `pages` dropped.
 pub const COLD_EVICTED: &str = "cold_evicted";
+/// Trace: the start was meant cold, but after the evict pages of the install stayed cached,
+/// kept by running processes that map the files (params: `bytes`, what stayed, `null` where the
+/// kernel hides it from this user; `hidden_files`; `files`, the largest `[{path, bytes}]`;
+/// `processes`, `[{pid, exe}]` of this user's processes mapping the install's files).
+pub const COLD_HELD: &str = "cold_held";
+/// Trace: the start got to its profile (`profile`) and never reached sessionRestored while it
+/// was recorded (Firefox's checkpoints in the profile say so): not a whole start.
+pub const START_NOT_RESTORED: &str = "start_not_restored";
 /// Trace: Firefox was started as root.
 pub const STARTED_AS_ROOT: &str = "started_as_root";
 /// Trace: Firefox exited before the start completed (params: `exit_code` or `signal`, if known).
@@ -143,6 +151,47 @@ impl Note {
                  measurable)",
                 p("files"),
                 p("pages")
+            ),
+            COLD_HELD => {
+                let list = |name: &str, each: &dyn Fn(&Value) -> String| match self.params.get(name)
+                {
+                    Some(Value::Array(items)) if !items.is_empty() => {
+                        items.iter().map(each).collect::<Vec<_>>().join(", ")
+                    }
+                    _ => "none of yours seen (another user's, or pages written and not yet on \
+                          disk)"
+                        .to_owned(),
+                };
+                let files = list("files", &|f| {
+                    let bytes = f["bytes"].as_u64().unwrap_or(0);
+                    format!(
+                        "{} ({})",
+                        f["path"].as_str().unwrap_or("?"),
+                        crate::units::mb(bytes)
+                    )
+                });
+                let processes = list("processes", &|m| {
+                    format!(
+                        "pid {} ({})",
+                        m["pid"],
+                        m["exe"].as_str().filter(|e| !e.is_empty()).unwrap_or("?")
+                    )
+                });
+                let what = match self.params.get("bytes").and_then(Value::as_u64) {
+                    Some(b) => format!("{} of Firefox's files", crate::units::mb(b)),
+                    None => "part of Firefox's files (how much, the kernel hides from you)"
+                        .to_owned(),
+                };
+                format!(
+                    "not a cold start: after the evict {what} stayed cached ({files}), held by \
+                     processes that map them: {processes}. Quit them (a second Firefox?) and \
+                     start again for a cold start"
+                )
+            }
+            START_NOT_RESTORED => format!(
+                "Firefox never reached sessionRestored while it was recorded (the checkpoints in \
+                 its profile {} have no restored session): not a whole start",
+                p("profile")
             ),
             STARTED_AS_ROOT => {
                 "Firefox was started as root (no SUDO_UID/PKEXEC_UID to start it as)".to_owned()

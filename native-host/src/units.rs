@@ -2,7 +2,10 @@
 //! decimal, rounded half up (as the page's `Intl.NumberFormat` rounds, and as `du --si` and the
 //! docs count). Float formatting (`{:.1}` of `bytes / 1e6`) rounds ties to even on the binary
 //! value, so 250,000 bytes would be "0.2" here and "0.3" on the page: never use it for bytes.
-//! A leaf of the floor: used by the CLI, the exports and the trace's summaries, using nothing.
+//! And the one rule for a time someone gives in ms since Firefox's process start ([`check_ms`]:
+//! the CLI's options and the protocol's fields alike).
+//! A leaf of the floor: used by the CLI, the protocol, the exports and the trace's summaries,
+//! using nothing.
 
 /// Decimal megabytes with one decimal, rounded half up: 250,000 → "0.3", 308,500,000 → "308.5".
 #[must_use]
@@ -17,9 +20,41 @@ pub fn mb(bytes: u64) -> String {
     format!("{} MB", megabytes(bytes))
 }
 
+/// The longest time in ms a start can be given: a day (no start takes longer; the recording's
+/// own bound is minutes).
+pub const MAX_MS: f64 = 86_400_000.0;
+
+/// A time in ms since Firefox's process start, as a person or the extension gives it: finite,
+/// at least 0 and at most [`MAX_MS`]. `inf` or `NaN` would turn off every comparison made with
+/// it (issue 29: `--seconds inf` turned off the recording's bound), a negative one means nothing.
+pub fn check_ms(ms: f64) -> Result<f64, String> {
+    if ms.is_finite() && (0.0..=MAX_MS).contains(&ms) {
+        Ok(ms)
+    } else {
+        Err(format!(
+            "give a time in ms from 0 to {MAX_MS} (a day), not {ms}"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_in_ms_are_finite_and_within_a_day() {
+        assert_eq!(check_ms(0.0), Ok(0.0));
+        assert_eq!(check_ms(1351.5), Ok(1351.5));
+        for bad in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1.0,
+            MAX_MS + 1.0,
+        ] {
+            assert!(check_ms(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn ties_round_up_as_intl_does_on_the_page() {

@@ -25,8 +25,8 @@ use syn::visit::Visit;
 const ORDER: &[&str] = &[
     "error",
     "path_text",
-    "note",
     "units",
+    "note",
     "invocation",
     "framing",
     "os",

@@ -27,7 +27,21 @@ impl Host {
     }
 
     fn start_with_stderr(stderr: Stdio) -> Host {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_about-startup-host"))
+        Host::spawn(Command::new(env!("CARGO_BIN_EXE_about-startup-host")).stderr(stderr))
+    }
+
+    /// With `home` as its HOME (its own state folder).
+    fn start_in(home: &std::path::Path) -> Host {
+        Host::spawn(
+            Command::new(env!("CARGO_BIN_EXE_about-startup-host"))
+                .env("HOME", home)
+                .env_remove("XDG_STATE_HOME")
+                .stderr(Stdio::piped()),
+        )
+    }
+
+    fn spawn(cmd: &mut Command) -> Host {
+        let mut child = cmd
             // As Firefox starts it: manifest path, extension id.
             .args([
                 "some/path/about_startup.json",
@@ -35,7 +49,6 @@ impl Host {
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(stderr)
             .spawn()
             .expect("start the host");
         let mut stdout = child.stdout.take().unwrap();
@@ -248,6 +261,36 @@ fn commands_needing_firefox_reply_firefox_not_found() {
     }
     let (status, _, _) = host.finish();
     assert!(status.success());
+}
+
+/// The page prints `relaunch_status`'s `trace_ready.command` for the user to paste into a
+/// terminal: it must run as printed. This binary (cargo's target folder) is not on the test's
+/// PATH, so the bare `about-startup-host` of a constant would be "command not found"; the
+/// shell, not the host's code, judges the command (its launch subcommand and flags, with
+/// `--help` added so that nothing starts).
+#[test]
+fn relaunch_status_trace_command_runs_as_printed() {
+    let home = tempfile::tempdir().unwrap();
+    let mut host = Host::start_in(home.path());
+    host.send(&json!({"id": 1, "command": "relaunch_status"}));
+    let reply = host.recv();
+    assert_eq!(reply["status"], "ok", "{reply}");
+    let command = reply["data"]["trace_ready"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no trace_ready.command: {reply}"));
+    let ran = Command::new("sh")
+        .args(["-c", &format!("{command} --help")])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        ran.status.success() && stdout.contains("--cold") && stdout.contains("--trace"),
+        "{command} --help: {:?}\n{stdout}{}",
+        ran.status,
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    host.finish();
 }
 
 #[test]

@@ -219,10 +219,13 @@ export async function startFirefox({
     for (const [name, value] of Object.entries(extraEnv)) {
       env[name] = value.replaceAll("$HOME", home);
     }
+    // In the session's own folder, not the checkout's: Firefox inherits geckodriver's working
+    // folder, and a Firefox run as another user must be able to enter it (a checkout in a 0700
+    // home, as Debian 12 makes them, is not; issue 30 #7). `root` is 0755 for asUser.
     const child = spawn(
       driverCommand[0],
       [...driverCommand.slice(1), "--port", String(port), "--allow-system-access", "--profile-root", tmp],
-      { env, stdio: ["ignore", "pipe", "pipe"] },
+      { env, cwd: root, stdio: ["ignore", "pipe", "pipe"] },
     );
     state.geckodriver = child;
     child.stdout.pipe(state.log, { end: false });

@@ -330,9 +330,13 @@ function assertCommandsRun(ff, page, installDir) {
     const fix = /run (.+ residency) in a terminal/.exec(page.residency.fix)?.[1];
     const printed = program(fix);
     assert.equal(printed.root, true, fix);
-    const exact = runAs(asRoot, `${printed.exe} ${printed.rest.join(" ")} --firefox ${installDir} --json`, { shell: true });
+    // Run as printed, sudo as sudo runs it: as root with SUDO_UID, SUDO_GID and SUDO_USER of the
+    // user who typed it (under which the host runs a plain command as that user: the privilege
+    // split). The advice must give what it promises: every file exact.
+    const sudo = `env SUDO_UID=${ff.uid} SUDO_GID=${ff.uid} SUDO_USER=${ff.uid === NOBODY ? "nobody" : "root"}`;
+    const exact = runAs(asRoot, `${sudo} ${printed.exe} ${printed.rest.join(" ")} --firefox ${installDir} --json`, { shell: true });
     assert.equal(exact.status, 0, exact.stderr);
-    assert.equal(JSON.parse(exact.stdout).summary.groups.install.hidden_files, 0, "as root every file is exact");
+    assert.equal(JSON.parse(exact.stdout).summary.groups.install.hidden_files, 0, `${fix}, as sudo runs it: every file exact`);
   }
 }
 
@@ -426,12 +430,17 @@ function suite(mode) {
     });
     after(() => reclaim?.restore());
 
-    it("opened early: the popup, every section of the page, the CLI and the host say the same", async () => {
+    it("opened at once: the popup, every section of the page, the CLI and the host say the same", async (t) => {
       const read = await readAll(ctx.ff, handles, installDir);
       processStart = read.page.milestones.process.at;
       const age = Date.now() - processStart;
-      console.log(`${mode}, early (read ${Math.round(age / 1000)} s after the start): ${read.page.answer.text} | popup: ${read.popup.text} ${read.popup.detail} | CLI: ${read.cli.total}`);
-      assert.ok(!("startupCrashDetectionEnd" in read.page.milestones), `read early, before Firefox ends its crash detection (${Math.round(age / 1000)} s after the start)`);
+      console.log(`${mode}, at once (read ${Math.round(age / 1000)} s after the start): ${read.page.answer.text} | popup: ${read.popup.text} ${read.popup.detail} | CLI: ${read.cli.total}`);
+      // No time limit (issue 33 #13: speed lives in benchmarks): on a loaded machine this first
+      // reading may come after Firefox ended its crash detection; the figures must agree either
+      // way, and the next test reads again once it has for sure.
+      if ("startupCrashDetectionEnd" in read.page.milestones) {
+        t.diagnostic(`read ${Math.round(age / 1000)} s after the start, after Firefox ended its crash detection: this reading and the late one see the same milestones`);
+      }
       assertAgree(read, mode);
       assertChartFits(read.page);
       assertCommandsRun(ctx.ff, read.page, installDir);

@@ -50,8 +50,17 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
 
   before(async () => {
     stage.tmp = await fsp.mkdtemp(path.join(os.tmpdir(), "about-startup-package-"));
-    const xpis = await buildExtension({ distDir: path.join(stage.tmp, "dist") });
-    stage.deb = await buildPackage({ xpis: { full: xpis.full.xpi, basic: xpis.basic.xpi }, distDir: stage.tmp });
+    // Built under the strictest umask a user may have (077: what they create, only they may
+    // read): the package's files must keep Debian's modes all the same (issue 29 #5; checked
+    // below from dpkg-deb's own listing, and apt's _apt user must read the .deb).
+    const umask = process.umask(0o077);
+    try {
+      const xpis = await buildExtension({ distDir: path.join(stage.tmp, "dist") });
+      stage.deb = await buildPackage({ xpis: { full: xpis.full.xpi, basic: xpis.basic.xpi }, distDir: stage.tmp });
+    } finally {
+      process.umask(umask);
+    }
+    assert.equal(fs.statSync(stage.deb).mode & 0o777, 0o644, "the .deb is readable by apt's _apt");
     // Every entry the package holds, as dpkg-deb lists them: mode, owner, path, link target.
     stage.entries = parseDebListing(sh("dpkg-deb", ["-c", stage.deb]));
     stage.files = stage.entries.map((e) => e.path).filter((f) => f !== "/");
@@ -205,6 +214,20 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
     }
   });
 
+  it("an ordinary user turns the desktop launch on with the packaged command", () => {
+    // Their own HOME, where the package's host writes the copy of Debian's firefox-esr.desktop.
+    fs.chmodSync(stage.tmp, 0o755);
+    stage.userHome = path.join(stage.tmp, "user-home");
+    fs.mkdirSync(stage.userHome);
+    fs.chownSync(stage.userHome, NOBODY, NOBODY);
+    const result = asNobody(stage.userHome, "about-startup-host", ["desktop", "enable", "--json", "--firefox", "/usr/lib/firefox-esr"]);
+    assert.equal(result.status, 0, result.stderr);
+    const enabled = JSON.parse(result.stdout);
+    assert.equal(enabled.enabled, true);
+    assert.equal(enabled.entry_host, PACKAGED_HOST, "the entry runs the packaged host");
+    assert.equal(enabled.entry_host_missing, false);
+  });
+
   it("removes with dpkg -r: none of its files or folders is left", () => {
     sh("dpkg", ["-r", PACKAGE]);
     const left = stage.files.filter((f) => {
@@ -219,4 +242,32 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
     sh("dpkg", ["--purge", PACKAGE]);
     assert.equal(isInstalled(), false);
   });
+
+  it("leaves the user's desktop entry running a removed host: README.Debian says so, and desktop status of another host names it", () => {
+    // What the package's README said to do before removing it (read from the .deb itself).
+    const readme = spawnSync("sh", ["-c", `dpkg-deb --fsys-tarfile '${stage.deb}' | tar -xOf - ./usr/share/doc/${PACKAGE}/README.Debian`], { encoding: "utf8" });
+    assert.equal(readme.status, 0, readme.stderr);
+    assert.match(readme.stdout, /about-startup-host desktop\s+disable/);
+    assert.ok(stage.userHome, "the user turned the desktop launch on");
+    // The host built from source, run by that user (a copy they can reach).
+    const host = path.join(stage.tmp, "about-startup-host");
+    fs.copyFileSync(HOST_BINARY, host);
+    fs.chmodSync(host, 0o755);
+    const result = asNobody(stage.userHome, host, ["desktop", "status", "--json", "--firefox", "/usr/lib/firefox-esr"]);
+    assert.equal(result.status, 0, result.stderr);
+    const status = JSON.parse(result.stdout);
+    assert.equal(status.entry_host, PACKAGED_HOST);
+    assert.equal(status.entry_host_missing, true, JSON.stringify(status));
+    const human = asNobody(stage.userHome, host, ["desktop", "status", "--firefox", "/usr/lib/firefox-esr"]);
+    assert.match(human.stdout, new RegExp(`the entry runs ${PACKAGED_HOST.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}, which is gone`));
+  });
 });
+
+/** `cmd args` as nobody, with `home` as HOME and Debian's system entries. */
+function asNobody(home, cmd, args) {
+  return spawnSync(
+    "setpriv",
+    [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "env", "-i", `HOME=${home}`, "PATH=/usr/bin:/bin", "XDG_DATA_DIRS=/usr/share", cmd, ...args],
+    { encoding: "utf8" },
+  );
+}

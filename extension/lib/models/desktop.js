@@ -35,6 +35,8 @@ export function desktopView(status) {
     setAside: setAsideNotes(status),
     enabled: status?.enabled === true,
     entry: text(status?.entry),
+    // The host binary the entry runs is gone (the package removed): launches fail.
+    hostGone: status?.entry_host_missing === true ? text(status?.entry_host) ?? "—" : null,
     systemEntry: text(status?.system_entry),
     problem,
     plan: {
@@ -77,7 +79,9 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
   const lines = [];
   if (view.state === "on" || view.state === "outdated") {
     lines.push({ id: "state", text: t("desktopOn", [view.entry ?? "—", view.systemEntry ?? "—"]) });
-    if (view.state === "outdated") {
+    if (view.hostGone) {
+      lines.push({ id: "outdated", text: t("desktopHostGone", [view.hostGone]) });
+    } else if (view.state === "outdated") {
       lines.push({ id: "outdated", text: t("desktopOutdated") });
     }
   } else if (view.problem) {

@@ -7,18 +7,24 @@
 export const HOST_BINARY_NAME = "about-startup-host";
 
 /**
- * {run(args), runAsRoot(args), onPath} from a `hello` reply (or null before one came): `run`
- * prefixes the command this user types, `runAsRoot` the one that runs it as root (`sudo …`, or
- * nothing in front for root).
+ * {run(args), runAsRoot(args), runAsRootItself(args), onPath} from a `hello` reply (or null
+ * before one came): `run` prefixes the command this user types, `runAsRoot` the one that runs it
+ * with root's part (`sudo …`, or nothing in front for root), `runAsRootItself` the one whose
+ * whole command runs as root (exact residency of root's files): under plain sudo the host runs
+ * the command as the user who asked (the privilege split, docs/design/privilege.md), unless
+ * `SUDO_UID` is taken out of its environment first (`sudo env -u SUDO_UID …`, the host's own
+ * `Invocation::run_as_root_itself`).
  */
 export function hostCommands(hello) {
   const cli = hello?.cli;
   const plain = typeof cli?.command === "string" && cli.command ? cli.command : HOST_BINARY_NAME;
   const root =
     typeof cli?.root_command === "string" && cli.root_command ? cli.root_command : hello?.root === true ? plain : `sudo ${plain}`;
+  const itself = root.startsWith("sudo ") ? `sudo env -u SUDO_UID ${root.slice("sudo ".length)}` : root;
   return {
     run: (args) => `${plain} ${args}`,
     runAsRoot: (args) => `${root} ${args}`,
+    runAsRootItself: (args) => `${itself} ${args}`,
     onPath: cli?.on_path === true,
   };
 }

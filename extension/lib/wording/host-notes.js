@@ -1,7 +1,7 @@
 // The host's notes (docs/PROTOCOL.md, "Notes") worded from _locales: the host sends a code and
 // named params, never text for the page (its English fields are for the CLI and older add-ons).
 // Pure: words through `t(key, subs)`.
-import { formatCount, formatMs } from "./format.js";
+import { formatBytes, formatCount, formatMs } from "./format.js";
 import { plural } from "./i18n.js";
 
 /** Message of each note code the add-on knows. */
@@ -22,6 +22,8 @@ export const HOST_NOTE_KEYS = {
   archive_unreadable: "hostNoteArchiveUnreadable",
   firefox_profile_missing: "hostNoteFirefoxProfileMissing",
   state_file_set_aside: "hostNoteStateFileSetAside",
+  cold_held: "hostNoteColdHeld",
+  start_not_restored: "hostNoteStartNotRestored",
 };
 
 /** A damaged state file the host set aside (docs/PROTOCOL.md, "Notes"): the code of its note. */
@@ -171,6 +173,12 @@ const SUBS = {
   state_file_set_aside: (p) => (p.moved_to ? [String(p.file ?? "—"), String(p.moved_to), String(p.folder ?? "—")] : [String(p.file ?? "—"), String(p.folder ?? "—"), String(p.error ?? "—")]),
   firefox_profile_missing: (p, t) => [FIREFOX_PROFILE_REASON_KEYS[p.reason] ? t(FIREFOX_PROFILE_REASON_KEYS[p.reason]) : String(p.detail ?? "—")],
   no_exact_trace: (p, t) => [NO_TRACE_REASON_KEYS[p.reason] ? t(NO_TRACE_REASON_KEYS[p.reason]) : t("traceReasonUnknown", [String(p.reason ?? "—")])],
+  cold_held: (p, t) => [
+    typeof p.bytes === "number" ? formatBytes(p.bytes) : t("coldHeldHidden"),
+    (Array.isArray(p.files) ? p.files : []).map((f) => `${String(f?.path ?? "—")} (${typeof f?.bytes === "number" ? formatBytes(f.bytes) : "—"})`).join(", ") || "—",
+    (Array.isArray(p.processes) ? p.processes : []).map((m) => `${String(m?.exe || "?")} (pid ${String(m?.pid ?? "?")})`).join(", ") || t("coldHeldNoProcess"),
+  ],
+  start_not_restored: (p) => [String(p.profile ?? "—")],
 };
 
 /** page_use_unknown's reason, worded; an older host's note has only the English `detail`. */

@@ -27,7 +27,10 @@ pub(super) fn examples(cmd: &str) -> String {
         ("residency --json | jq .summary", ""),
         ("evict", "drop Firefox's files from the cache (cold start)"),
         ("preload --idle", "read them back in at idle I/O priority"),
-        ("relaunch --cold", "quit Firefox, then it starts again cold"),
+        (
+            "relaunch --cold",
+            "restart cold: waits for you to quit Firefox, evicts, starts it",
+        ),
         ("install", "let the about:startup extension start this host"),
         (
             "desktop enable",
@@ -270,7 +273,7 @@ pub struct LaunchArgs {
     pub strategy: Option<StrategyArg>,
     /// With --prefetch (experiments): leave out pages the traced starts first needed after this
     /// many ms.
-    #[arg(long, value_name = "MS", requires = "prefetch", hide = true)]
+    #[arg(long, value_name = "MS", requires = "prefetch", hide = true, value_parser = parse_ms, allow_negative_numbers = true)]
     pub until_ms: Option<f64>,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
@@ -359,7 +362,7 @@ pub struct SummaryArgs {
     pub file: Option<String>,
     /// Where the start ends on the charts' axis, in ms since the process start (the page's
     /// sessionRestored) [default: the trace's own sessionRestored, else its last read].
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = parse_ms, allow_negative_numbers = true)]
     pub axis_end: Option<f64>,
 }
 
@@ -444,6 +447,16 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
         ));
     }
     Ok(n)
+}
+
+/// A time in ms since Firefox's process start (`--axis-end`, `--until-ms`): finite, at least 0
+/// and at most a day ([`crate::units::check_ms`], the protocol's rule too).
+fn parse_ms(text: &str) -> Result<f64, String> {
+    let n: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of ms"))?;
+    crate::units::check_ms(n).map_err(|e| format!("{text:?}: {e}"))
 }
 
 /// `launch --strategy`'s values: the CLI's names for [`strategy::Choice`].
@@ -650,6 +663,32 @@ mod tests {
             let e = Cli::try_parse_from(argv).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{argv:?}");
             assert!(e.to_string().contains("--seconds"), "{e}");
+        }
+    }
+
+    /// Issue 29 #5: the other numbers in ms (`trace summary --axis-end`, `launch --until-ms`)
+    /// refuse `inf`, `NaN` and negative values as `--seconds` does.
+    #[test]
+    fn times_in_ms_are_finite_and_within_a_day() {
+        for (option, argv) in [
+            ("--axis-end", &["trace", "summary", "--axis-end"][..]),
+            ("--until-ms", &["launch", "--prefetch", "--until-ms"][..]),
+        ] {
+            for bad in ["inf", "NaN", "-1", "1e300"] {
+                let mut all = vec!["about-startup-host"];
+                all.extend_from_slice(argv);
+                all.push(bad);
+                let e = Cli::try_parse_from(&all).unwrap_err();
+                assert_eq!(e.exit_code(), 2, "{all:?}");
+                assert!(
+                    e.to_string().contains(option) && e.to_string().contains("a time in ms"),
+                    "{e}"
+                );
+            }
+            let mut good = vec!["about-startup-host"];
+            good.extend_from_slice(argv);
+            good.push("1351.5");
+            assert!(Cli::try_parse_from(&good).is_ok(), "{good:?}");
         }
     }
 }

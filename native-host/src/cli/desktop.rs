@@ -24,6 +24,14 @@ fn print_status(s: &DesktopStatus) {
     if let Some(entry) = &s.entry {
         println!("  entry: {}", entry.display());
     }
+    if let (true, Some(gone)) = (s.entry_host_missing, &s.entry_host) {
+        println!(
+            "  the entry runs {}, which is gone (the about-startup package removed?): launching \
+             Firefox from the desktop fails. Run `desktop enable` to write it for this host, or \
+             `desktop disable` to remove it",
+            gone.display()
+        );
+    }
     if let Some(system) = &s.system_entry {
         println!("  copies: {} (never changed)", system.display());
     }

@@ -85,6 +85,7 @@ pub(super) fn relaunch_cmd(args: &RelaunchArgs) -> anyhow::Result<()> {
                 old_pid: pid,
                 install_dir: String::new(),
                 profile: None,
+                working_folder: None,
                 waited_ms: None,
                 evicted: None,
                 new_pid: None,
@@ -178,6 +179,9 @@ fn print_human(s: &Status) {
                 e.failed_files.join(", ")
             );
         }
+    }
+    if let Some(said) = &s.working_folder {
+        println!("note: {said}");
     }
     if let Some(id) = &s.trace_id {
         println!("trace stored as {id}");

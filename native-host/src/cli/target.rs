@@ -20,14 +20,19 @@ pub(super) fn find_firefox(
     target: &Target,
     want_process: bool,
 ) -> anyhow::Result<(Install, Option<i32>)> {
-    let running = if want_process || target.firefox.is_none() {
-        firefox::process::find_running()
-    } else {
-        None
-    };
-    let install = match &target.firefox {
-        Some(dir) => firefox::install::locate(Some(dir), None)?,
-        None => firefox::install::locate(None, running)?,
+    let (install, running) = match &target.firefox {
+        // The running Firefox of that install, not the oldest of all (another install's).
+        Some(dir) => {
+            let install = firefox::install::locate(Some(dir), None)?;
+            let running = want_process
+                .then(|| firefox::process::find_running_in(Some(&install.dir)))
+                .flatten();
+            (install, running)
+        }
+        None => {
+            let running = firefox::process::find_running();
+            (firefox::install::locate(None, running)?, running)
+        }
     };
     let pid = running.filter(|&pid| {
         want_process

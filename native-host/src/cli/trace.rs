@@ -85,11 +85,27 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         quiet_ms: QUIET_MS,
     };
     let mut launched = traced::launch(&spec, stop, traced::Tracer::Connect)?;
-    let gecko = if args.firefox_profile {
+    // A start that never restored its session is not one: its profile would wait in vain too.
+    let not_a_start = traced::not_a_start(&mut launched.trace, args.seconds.is_some());
+    let gecko = if args.firefox_profile && !not_a_start {
         crate::launch::profile::collect(&mut launched.trace)
     } else {
         None
     };
+    if not_a_start {
+        // The report, with the note that says why; `--json` gets the error object alone (one
+        // JSON object on stdout, cli::run), which says the same.
+        if !args.json {
+            print_trace(&launched.trace, false)?;
+        }
+        anyhow::bail!(
+            "Firefox (pid {}) never reached sessionRestored while it was recorded ({}): the \
+             trace is printed above but not stored as a start. Look at that Firefox (a dialog \
+             waiting for an answer? run it without --headless to see), then launch again",
+            launched.firefox.pid,
+            launched.trace.ended_by
+        );
+    }
     let id = finish(&launched.trace, args.json)?;
     if let (Some(gecko), Some(id)) = (gecko, id) {
         let stored = crate::launch::profile::store(
@@ -167,10 +183,10 @@ fn summary_cmd(args: &SummaryArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `trace --pid N` for a process that is not there says so, not "no Firefox found: cannot read
-/// the executable …".
+/// `trace --pid N` for a process that is not there (or a zombie: it has exited) says so, not
+/// "no Firefox found: cannot read the executable …".
 fn check_pid(pid: i32) -> anyhow::Result<()> {
-    if pid <= 0 || !crate::os::proc::exists(pid) {
+    if pid <= 0 || !crate::os::proc::alive(pid) {
         anyhow::bail!(
             "no such process: {pid} (`pgrep -a firefox` lists the running Firefox processes)"
         );
@@ -181,6 +197,21 @@ fn check_pid(pid: i32) -> anyhow::Result<()> {
 /// Print and store the trace; its id when stored.
 fn finish(trace: &Trace, json: bool) -> anyhow::Result<Option<String>> {
     let stored = store::open().and_then(|d| store::save(&d, trace));
+    print_trace(trace, json)?;
+    match stored {
+        Ok((id, path)) => {
+            eprintln!("stored as {id}: {}", path.display());
+            Ok(Some(id))
+        }
+        Err(e) => {
+            eprintln!("about-startup-host: warning: the trace was not stored: {e}");
+            Ok(None)
+        }
+    }
+}
+
+/// Print the trace: one JSON object, or the human report.
+fn print_trace(trace: &Trace, json: bool) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, trace)?;
@@ -194,16 +225,7 @@ fn finish(trace: &Trace, json: bool) -> anyhow::Result<Option<String>> {
             &crate::invocation::current().as_root,
         )?;
     }
-    match stored {
-        Ok((id, path)) => {
-            eprintln!("stored as {id}: {}", path.display());
-            Ok(Some(id))
-        }
-        Err(e) => {
-            eprintln!("about-startup-host: warning: the trace was not stored: {e}");
-            Ok(None)
-        }
-    }
+    Ok(())
 }
 
 /// The human report: summary, the agreement with /proc, the profile's share, per-file table,

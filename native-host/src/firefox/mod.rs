@@ -8,10 +8,12 @@
 //! session, places, each add-on, the startup cache…) and what the profile says about its
 //! add-ons and session ([`profile_facts`], read as the profile's owner); the entries of its `omni.ja` archives ([`omni`], a bounded zip directory
 //! parser) and its own startup profile ([`startup_profile`]: the Gecko profiler's environment, the
-//! signal that dumps it, and reading the dump). It depends only on [`crate::os::sys`] (euid, clock ticks);
+//! signal that dumps it, and reading the dump); whether a start reached sessionRestored, from the
+//! checkpoints Firefox writes in the profile ([`checkpoints`]). It depends only on [`crate::os::sys`] (euid, clock ticks);
 //! learning, the host and the CLI build on it.
 
 pub mod app_ini;
+pub mod checkpoints;
 pub mod install;
 pub mod kind;
 pub mod manifest;

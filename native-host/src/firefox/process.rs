@@ -56,15 +56,24 @@ pub fn parent_firefox() -> Option<i32> {
 /// the Firefox processes found.
 #[must_use]
 pub fn find_running() -> Option<i32> {
+    find_running_in(None)
+}
+
+/// [`find_running`] among the Firefox processes of the install folder `install_dir` only (its
+/// executable sits there), when given: the oldest Firefox of another install is not this one's
+/// (`residency --firefox DIR` reported nothing mapped while an older Firefox of another
+/// install ran, as the oldest of all was picked and then dropped as "not this install").
+#[must_use]
+pub fn find_running_in(install_dir: Option<&Path>) -> Option<i32> {
     let euid = sys::geteuid();
     let mut is_firefox: HashMap<PathBuf, bool> = HashMap::new();
     let firefox: HashMap<i32, Stat> = proc::pids()
         .into_iter()
         .filter(|pid| {
             proc::exe(*pid).is_ok_and(|exe| {
-                *is_firefox
-                    .entry(exe)
-                    .or_insert_with_key(|exe| is_firefox_exe(exe))
+                *is_firefox.entry(exe).or_insert_with_key(|exe| {
+                    is_firefox_exe(exe) && install_dir.is_none_or(|dir| exe.parent() == Some(dir))
+                })
             })
         })
         .filter(|pid| proc::owner(*pid) == Some(euid))
@@ -200,6 +209,54 @@ pub fn profile_argument(cmdline: &[u8]) -> Option<PathBuf> {
     None
 }
 
+/// The profile folder Firefox's arguments `args` name (`-profile DIR`, `--profile DIR`, or
+/// `--profile=DIR`), relative ones taken from `cwd` (where Firefox will run). Pure.
+#[must_use]
+pub fn profile_in_args(args: &[std::ffi::OsString], cwd: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let bytes = arg.as_bytes();
+        let dir = if bytes == b"-profile" || bytes == b"--profile" {
+            it.next().map(PathBuf::from)
+        } else {
+            bytes
+                .strip_prefix(b"--profile=")
+                .or_else(|| bytes.strip_prefix(b"-profile="))
+                .map(|d| PathBuf::from(std::ffi::OsStr::from_bytes(d)))
+        };
+        if let Some(dir) = dir {
+            return Some(cwd.join(dir));
+        }
+    }
+    None
+}
+
+/// Why Firefox must not be started with the profile folder `dir`, or `None`: a folder that does
+/// not exist makes Firefox (ESR 153, checked) wait on a dialog for ever instead of starting,
+/// invisible when headless; the start would never come (issue 30 #5).
+#[must_use]
+pub fn profile_problem(dir: &Path) -> Option<String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some(format!(
+            "Firefox's profile {} is not a folder: name a profile folder after -profile",
+            dir.display()
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(format!(
+            "Firefox's profile folder {} does not exist: Firefox would not create it, it would \
+             wait for ever on a dialog (invisible when headless) instead of starting. Create it \
+             first (mkdir -p {}) for a new profile, or name an existing one",
+            dir.display(),
+            dir.display()
+        )),
+        Err(e) => Some(format!(
+            "Firefox's profile folder {} cannot be reached ({e}): Firefox could not start on it",
+            dir.display()
+        )),
+    }
+}
+
 /// A Firefox executable: its folder holds application.ini, and its name starts with "firefox"
 /// or the folder has omni.ja (renamed or rebranded builds).
 pub(crate) fn is_firefox_exe(exe: &Path) -> bool {
@@ -238,6 +295,42 @@ mod tests {
         assert_eq!(profile_argument(b"firefox\0--profile\0relative\0"), None);
         assert_eq!(profile_argument(b"firefox\0-profile\0"), None);
         assert_eq!(profile_argument(b"firefox\0"), None);
+    }
+
+    #[test]
+    fn profile_from_firefoxs_arguments() {
+        let args = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        let cwd = Path::new("/home/me");
+        assert_eq!(
+            profile_in_args(&args(&["--headless", "-profile", "/tmp/p"]), cwd),
+            Some(PathBuf::from("/tmp/p"))
+        );
+        assert_eq!(
+            profile_in_args(&args(&["--profile", "p"]), cwd),
+            Some(PathBuf::from("/home/me/p"))
+        );
+        assert_eq!(
+            profile_in_args(&args(&["--profile=/x"]), cwd),
+            Some(PathBuf::from("/x"))
+        );
+        assert_eq!(profile_in_args(&args(&["-P", "default"]), cwd), None);
+        assert_eq!(profile_in_args(&args(&["-profile"]), cwd), None);
+    }
+
+    /// Issue 30 #5: what Firefox does with a missing profile folder (NOTES.md, round 4: ESR
+    /// 153 waits on an invisible dialog) is refused up front, naming the folder.
+    #[test]
+    fn a_missing_profile_folder_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(profile_problem(tmp.path()), None);
+        let missing = tmp.path().join("gone");
+        let problem = profile_problem(&missing).unwrap();
+        assert!(
+            problem.contains(&missing.display().to_string()) && problem.contains("mkdir -p"),
+            "{problem}"
+        );
+        std::fs::write(&missing, "").unwrap();
+        assert!(profile_problem(&missing).unwrap().contains("not a folder"));
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub fn read(dir: &Path) -> Facts {
         }
     };
     let mut file = |name: &str, max: u64| match read_owned(&folder, owner, name, max) {
-        Ok(bytes) => Some(bytes),
+        Ok((bytes, _)) => Some(bytes),
         Err(e) => {
             if e.kind() != std::io::ErrorKind::NotFound {
                 facts.problems.push([name.to_owned(), e.to_string()]);
@@ -132,8 +132,14 @@ pub fn read(dir: &Path) -> Facts {
     facts
 }
 
-/// `name` beneath `folder`: a regular file owned by `owner`, at most `max` bytes.
-fn read_owned(folder: &Folder, owner: u32, name: &str, max: u64) -> std::io::Result<Vec<u8>> {
+/// `name` beneath `folder`: a regular file owned by `owner`, at most `max` bytes; with its
+/// metadata (firefox::checkpoints looks at when it was written).
+pub(crate) fn read_owned(
+    folder: &Folder,
+    owner: u32,
+    name: &str,
+    max: u64,
+) -> std::io::Result<(Vec<u8>, std::fs::Metadata)> {
     let (file, meta) = folder.open_file(Path::new(name))?;
     if meta.uid() != owner {
         return Err(std::io::Error::new(
@@ -152,7 +158,7 @@ fn read_owned(folder: &Folder, owner: u32, name: &str, max: u64) -> std::io::Res
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.take(max).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok((bytes, meta))
 }
 
 /// id → name of every add-on in an `extensions.json` (`addons[].id`, `defaultLocale.name`);

@@ -163,7 +163,9 @@ fn open_dump(pid: i32) -> Option<PathBuf> {
 /// written; returns the dump's path.
 pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, ProfileError> {
     let asked = SystemTime::now();
-    if !crate::os::proc::exists(pid) {
+    // A zombie counts as gone: a Firefox the host started and has not reaped yet stays in
+    // /proc after it died, and waiting for its profile waited the whole `wait` (issue 29 #5).
+    if !crate::os::proc::alive(pid) {
         return Err(ProfileError::Gone { pid });
     }
     rustix::process::kill_process(
@@ -179,7 +181,7 @@ pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, Profile
     let mut stable: Option<(u64, Instant)> = None;
     while start.elapsed() < wait {
         std::thread::sleep(Duration::from_millis(100));
-        if !crate::os::proc::exists(pid) {
+        if !crate::os::proc::alive(pid) {
             return Err(ProfileError::Gone { pid });
         }
         if let Some(p) = open_dump(pid) {
@@ -417,6 +419,26 @@ mod tests {
             Path::new("/nonexistent"),
             Duration::from_millis(10),
         );
+        assert!(matches!(e, Err(ProfileError::Gone { .. })), "{e:?}");
+    }
+
+    /// Issue 29 #5: `launch --firefox-profile` waited the whole 90 s on a Firefox that had
+    /// died: the host's own child, not yet reaped, is a zombie and /proc/<pid> stays. A zombie
+    /// is gone: the answer comes before the (generous) wait is over, and says so.
+    #[test]
+    fn a_zombie_is_gone() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        // Not reaped: it stays a zombie until `wait` below (liveness bound only).
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while crate::os::proc::stat(pid).is_none_or(|s| s.state != 'Z') {
+            assert!(std::time::Instant::now() < until, "`true` never exited");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(crate::os::proc::exists(pid), "a zombie is still in /proc");
+        assert!(!crate::os::proc::alive(pid));
+        let e = request(pid, Path::new("/nonexistent"), Duration::from_secs(30));
+        child.wait().unwrap();
         assert!(matches!(e, Err(ProfileError::Gone { .. })), "{e:?}");
     }
 }

@@ -25,8 +25,6 @@ use crate::trace::record::{Link, LinkError};
 pub const PACKAGED_HOST: &str = "/usr/lib/about-startup/about-startup-host";
 pub const PKEXEC: &str = "/usr/bin/pkexec";
 pub const POLKIT_ACTION: &str = "/usr/share/polkit-1/actions/dev.startup-lab.about-startup.policy";
-/// What the page shows where the traced restart cannot run from it.
-pub const COMMAND: &str = "sudo about-startup-host launch --cold --trace";
 /// Most of pkexec's stderr kept.
 const MAX_STDERR: u64 = 4096;
 
@@ -81,8 +79,9 @@ pub struct Readiness {
     /// shell with one built in, or a `polkit…agent` program). Only a hint: a polkit rule may let
     /// the user through without one, and pkexec's own answer is what the record reports.
     pub agent: bool,
-    /// The command to run in a terminal instead.
-    pub command: &'static str,
+    /// The command to run in a terminal instead, as this user runs it (crate::invocation: the
+    /// host's path where its bare name is not on `PATH`, `sudo` unless root already).
+    pub command: String,
 }
 
 /// Looks at this machine now.
@@ -93,7 +92,7 @@ pub fn readiness() -> Readiness {
         action: Path::new(POLKIT_ACTION).is_file(),
         system_host: packaged_host().map(|p| p.display().to_string()),
         agent: agent_running(),
-        command: COMMAND,
+        command: crate::trace::store::record_command(),
     }
 }
 

@@ -85,6 +85,9 @@ pub fn collect(trace: &mut Trace) -> Option<Value> {
     }
     if let Some(zero) = trace.zero_mono_ns {
         let ms = export::gecko::milestones(&gecko, zero, &MILESTONES);
+        if ms.contains_key("sessionRestored") {
+            trace.session_restored_reached = Some(true);
+        }
         if !ms.is_empty() {
             // Firefox's own profile is the finer source: its figures win over the extension's.
             trace

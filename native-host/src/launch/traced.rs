@@ -8,6 +8,7 @@ use std::ffi::OsString;
 
 use anyhow::Context as _;
 
+use super::cold::Evicted;
 use super::connect::{self, NoTracer};
 use crate::firefox::install::Install;
 use crate::note::{self, Note};
@@ -18,14 +19,14 @@ use crate::trace::record::{Link, Recorder, Stop};
 use crate::trace::store;
 
 /// Whether the start is cold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cold {
     /// As the page cache is.
     No,
-    /// Evict the install folder first.
+    /// Evict the install folder first (launch/cold.rs).
     Evict,
-    /// The caller evicted it already (`files`, `pages` dropped).
-    Evicted { files: u64, pages: u64 },
+    /// The caller evicted it already (launch/cold.rs): what it dropped and what stayed.
+    Evicted(Box<Evicted>),
 }
 
 /// What to start, and how to record it.
@@ -93,26 +94,47 @@ fn tracer_for(trace: bool, tracer: Tracer) -> Result<Link, (&'static str, String
     .map_err(|e| e.for_note())
 }
 
+/// The profile folder the start of `program` will use, where its arguments name one (relative
+/// to the folder it will run in); refused when Firefox could not start on it (a folder that
+/// does not exist: ESR 153 waits for ever on an invisible dialog, issue 30 #5).
+pub fn profile_of(program: &Program) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let cwd = match &program.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().unwrap_or_else(|_| "/".into()),
+    };
+    let profile =
+        crate::firefox::process::profile_in_args(program.argv.get(1..).unwrap_or(&[]), &cwd);
+    if let Some(problem) = profile
+        .as_deref()
+        .and_then(crate::firefox::process::profile_problem)
+    {
+        anyhow::bail!("{problem}");
+    }
+    Ok(profile)
+}
+
 /// Launch `spec` and record its start.
 pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launched> {
+    // Before anything is evicted or traced: a start that cannot come is refused.
+    let profile = profile_of(&spec.program)?;
     let link = tracer_for(spec.trace, tracer);
     let mut notes = Vec::new();
-    match spec.cold {
-        Cold::No => {}
-        Cold::Evict => {
-            let selected = crate::firefox::install::select(&spec.install.dir, &[])?;
-            let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
-            notes.push(
-                Note::new(note::COLD_EVICTED)
-                    .with("files", selected.files.len())
-                    .with("pages", summary.pages_dropped),
-            );
-        }
-        Cold::Evicted { files, pages } => notes.push(
+    let evicted = match &spec.cold {
+        Cold::No => None,
+        Cold::Evict => Some(super::cold::evict(&spec.install.dir)?),
+        Cold::Evicted(e) => Some((**e).clone()),
+    };
+    if let Some(e) = &evicted {
+        notes.push(
             Note::new(note::COLD_EVICTED)
-                .with("files", files)
-                .with("pages", pages),
-        ),
+                .with("files", e.files)
+                .with("pages", e.pages_dropped),
+        );
+        // Not cold after all: said in the trace (the page shows its notes) and at once.
+        if let Some(held) = e.held_note(crate::os::sys::page_size() as u64) {
+            eprintln!("about-startup-host: warning: {}", held.english());
+            notes.push(held);
+        }
     }
     if crate::os::sys::geteuid() == 0 {
         notes.push(Note::new(note::STARTED_AS_ROOT));
@@ -120,10 +142,12 @@ pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launche
     // The traces folder exists before Firefox starts: the extension's marker goes there.
     let traces = store::open().ok();
     let zero_ns = clock_ns();
+    let launched_at = std::time::SystemTime::now();
     let held = held::spawn(&spec.program)
         .with_context(|| format!("start {}", spec.program.path.display()))?;
     let pid = held.pid();
     let mut recorder = Recorder::follow(link, pid, spec.faults, &spec.install.dir);
+    recorder.watch_start(profile, launched_at);
     let mut firefox = held
         .release()
         .with_context(|| format!("start {}", spec.program.path.display()))?;
@@ -161,6 +185,24 @@ pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launche
     Ok(Launched { trace, firefox })
 }
 
+/// Whether a recorded launch is not a start to store: it got to its profile and never reached
+/// sessionRestored (issue 30 #5), and the recording was meant to cover the whole start (not a
+/// window the user chose with `--seconds`). Such a trace gets its note, naming the profile.
+pub fn not_a_start(trace: &mut Trace, seconds_given: bool) -> bool {
+    if trace.session_restored_reached != Some(false) || seconds_given {
+        return false;
+    }
+    let profile = trace
+        .profile
+        .as_ref()
+        .and_then(|p| p.dir.clone())
+        .unwrap_or_default();
+    let n = Note::new(note::START_NOT_RESTORED).with("profile", profile);
+    trace.notes.push(n.english());
+    trace.note_codes.push(n);
+    true
+}
+
 /// `trace --pid`: record a running Firefox; what it read before is missed (said in notes).
 pub fn attach(
     pid: i32,
@@ -176,7 +218,7 @@ pub fn attach(
     let mut recorder = Recorder::follow(link, pid, trace && faults, &install.dir);
     recorder.baseline();
     let ended_by = recorder.run(
-        &mut || (!crate::os::proc::exists(pid)).then(|| "firefox exited".to_owned()),
+        &mut || (!crate::os::proc::alive(pid)).then(|| "firefox exited".to_owned()),
         zero_ns,
         stop,
         &None,

@@ -38,6 +38,7 @@ pub struct Held {
     pid: i32,
     release: Option<File>,
     errors: Option<File>,
+    cwd: Option<PathBuf>,
 }
 
 /// A released child: the program runs (or ran) as `pid`.
@@ -133,16 +134,20 @@ pub fn spawn(program: &Program) -> io::Result<Held> {
                 // The parent went away, or let it go unreleased: run nothing.
                 libc::_exit(126);
             }
+            // Which step failed (STEP_CHDIR, STEP_EXEC), then its errno: the error then names
+            // the working folder rather than the program (issue 30 #7).
             if let Some(dir) = &cwd {
                 if libc::chdir(dir.as_ptr()) != 0 {
-                    let errno = *libc::__errno_location();
-                    libc::write(err_wfd, std::ptr::addr_of!(errno).cast(), 4);
+                    let mut report = [STEP_CHDIR, 0, 0, 0, 0];
+                    report[1..].copy_from_slice(&(*libc::__errno_location()).to_ne_bytes());
+                    libc::write(err_wfd, report.as_ptr().cast(), 5);
                     libc::_exit(127);
                 }
             }
             libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
-            let errno = *libc::__errno_location();
-            libc::write(err_wfd, std::ptr::addr_of!(errno).cast(), 4);
+            let mut report = [STEP_EXEC, 0, 0, 0, 0];
+            report[1..].copy_from_slice(&(*libc::__errno_location()).to_ne_bytes());
+            libc::write(err_wfd, report.as_ptr().cast(), 5);
             libc::_exit(127);
         }
     }
@@ -153,8 +158,14 @@ pub fn spawn(program: &Program) -> io::Result<Held> {
         pid,
         release: Some(go_w),
         errors: Some(err_r),
+        cwd: program.cwd.clone(),
     })
 }
+
+/// The child's report of a failed step: entering the working folder…
+const STEP_CHDIR: u8 = 1;
+/// …or the exec.
+const STEP_EXEC: u8 = 2;
 
 impl Held {
     #[must_use]
@@ -167,11 +178,11 @@ impl Held {
         let mut go = self.release.take().expect("released once");
         go.write_all(&[1])?;
         drop(go);
-        let mut errno = [0u8; 4];
+        let mut report = [0u8; 5];
         let mut errors = self.errors.take().expect("released once");
         let mut got = 0;
-        while got < 4 {
-            match errors.read(&mut errno[got..]) {
+        while got < 5 {
+            match errors.read(&mut report[got..]) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -182,9 +193,17 @@ impl Held {
             pid: self.pid,
             done: None,
         };
-        if got == 4 {
+        if got == 5 {
             let _ = running.wait();
-            return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+            let errno = i32::from_ne_bytes([report[1], report[2], report[3], report[4]]);
+            let e = io::Error::from_raw_os_error(errno);
+            return Err(match (report[0], &self.cwd) {
+                (STEP_CHDIR, Some(dir)) => io::Error::new(
+                    e.kind(),
+                    format!("entering its working folder {}: {e}", dir.display()),
+                ),
+                _ => e,
+            });
         }
         Ok(running)
     }
@@ -291,5 +310,23 @@ mod tests {
         missing.path = tmp.path().join("no-such-program");
         let err = spawn(&missing).unwrap().release().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    /// Issue 30 #7: a working folder that cannot be entered read "starting …/firefox-esr:
+    /// Permission denied", as if the binary were at fault. The error names the folder.
+    #[test]
+    fn a_working_folder_that_cannot_be_entered_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let gone = tmp.path().join("gone");
+        let err = spawn(&sh("true", Some(&gone)))
+            .unwrap()
+            .release()
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(
+            err.to_string()
+                .contains(&format!("working folder {}", gone.display())),
+            "{err}"
+        );
     }
 }

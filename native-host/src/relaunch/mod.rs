@@ -10,8 +10,8 @@
 //! the state folder ([`status`]) for the page of the restarted Firefox to show.
 //!
 //! Here: what is read of the running Firefox ([`Snapshot`], [`capture`]), the wait
-//! ([`wait_for_exit`]), the evict and what stayed ([`evict`]), the start ([`start`]) and the
-//! whole run ([`run`]).
+//! ([`wait_for_exit`]), the evict and what stayed ([`evict`], the launch pipeline's: one
+//! function for every cold start), the start ([`start`]) and the whole run ([`run`]).
 
 pub mod detach;
 pub mod status;
@@ -28,11 +28,12 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::firefox::process;
+pub use crate::launch::cold::evict;
 use crate::os::clock::now_ms;
 use crate::os::proc::parse::{parse_environ, split_nul};
 use crate::os::proc::{self, LARGE_BYTES};
 use crate::Error;
-use status::{Evicted, Failure, Mapper, Stage, Status, Stayed, MAX_LISTED, STATUS_VERSION};
+use status::{Failure, Stage, Status, STATUS_VERSION};
 
 /// How long to wait for Firefox to quit by default (a session with many tabs takes seconds;
 /// the user may be asked about closing tabs).
@@ -102,9 +103,9 @@ fn state_of(pid: i32) -> Option<(char, u64)> {
     proc::stat(pid).map(|stat| (stat.state, stat.starttime))
 }
 
-/// Whether process `pid` started at `ticks` still runs (a zombie has exited).
+/// Whether process `pid` started at `ticks` still runs (a zombie has exited: proc::alive).
 fn running(pid: i32, ticks: u64) -> bool {
-    state_of(pid).is_some_and(|(state, start)| start == ticks && !matches!(state, 'Z' | 'X'))
+    state_of(pid).is_some_and(|(_, start)| start == ticks) && proc::alive(pid)
 }
 
 /// The Firefox processes of the tree under `pid` (content, GPU, socket…), not this helper or
@@ -144,84 +145,73 @@ pub fn wait_for_exit(snap: &Snapshot, timeout: Duration) -> Result<Duration, Vec
     }
 }
 
-/// Processes this user may see that map a file of `install_dir` (another Firefox of the same
-/// install): the kernel does not drop pages a process maps. Other users' maps are not readable
-/// without root, so they are missing here (said on the page).
-fn mappers(install_dir: &Path) -> Vec<Mapper> {
-    let prefix = {
-        let mut p = install_dir.as_os_str().as_bytes().to_vec();
-        p.push(b'/');
-        p
+/// The folder to start Firefox again in: its own working folder where this user can enter it,
+/// else the first of its `HOME` and `/` that they can, with why (English, for the record and
+/// the CLI). A working folder the user cannot enter (a checkout in a 0700 home, as Debian 12
+/// makes them, when Firefox was started there by someone else) made the start fail as
+/// "starting …/firefox-esr: Permission denied", naming the binary (issue 30 #7).
+#[must_use]
+pub fn working_folder(snap: &Snapshot) -> (PathBuf, Option<String>) {
+    let enter = |dir: &Path| {
+        rustix::fs::access(dir, rustix::fs::Access::EXEC_OK)
+            .map_err(std::io::Error::from)
+            .and_then(|()| {
+                if dir.is_dir() {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::other("not a folder"))
+                }
+            })
     };
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
-    let mut out = Vec::new();
-    for pid in proc::pids().into_iter().filter(|p| *p != me) {
-        let Ok(maps) = read_proc(pid, "maps") else {
-            continue;
-        };
-        let maps_install = maps.split(|b| *b == b'\n').any(|line| {
-            crate::os::proc::maps::parse_maps_line(line)
-                .and_then(|m| m.path)
-                .is_some_and(|p| p.as_os_str().as_bytes().starts_with(&prefix))
-        });
-        if maps_install {
-            out.push(Mapper {
-                pid,
-                exe: proc::exe(pid)
-                    .map(|e| e.display().to_string())
-                    .unwrap_or_default(),
-            });
-            if out.len() >= MAX_LISTED {
-                break;
-            }
-        }
-    }
-    out
+    let wanted = snap.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let why = match enter(&wanted) {
+        Ok(()) => return (wanted, None),
+        Err(e) => e,
+    };
+    let home = snap
+        .env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v))
+        .filter(|h| h.is_absolute());
+    let fallback = home
+        .into_iter()
+        .chain(std::iter::once(PathBuf::from("/")))
+        .find(|d| enter(d).is_ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let said = format!(
+        "Firefox's working folder {} cannot be entered by you ({why}): it was started in {} instead",
+        wanted.display(),
+        fallback.display()
+    );
+    (fallback, Some(said))
 }
 
-/// Evict the install folder and say what stayed cached and why.
-pub fn evict(install_dir: &Path) -> Result<Evicted, Error> {
-    let selected = crate::firefox::install::select(install_dir, &[])?;
-    let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
-    let mut out = Evicted {
-        files: summary.files.len() as u64,
-        pages_dropped: summary.pages_dropped,
-        elapsed_ms: summary.elapsed_ms,
-        ..Evicted::default()
-    };
-    for file in &summary.files {
-        let path = file.path.display().to_string();
-        if file.problem.is_some() {
-            out.failed += 1;
-            if out.failed_files.len() < MAX_LISTED {
-                out.failed_files.push(path);
-            }
-            continue;
-        }
-        match file.status {
-            crate::pagecache::residency::Status::Exact => out.exact_files += 1,
-            _ => out.hidden_files += 1,
-        }
-        if let Some(pages) = file.resident_after.filter(|n| *n > 0) {
-            if out.stayed.len() < MAX_LISTED {
-                out.stayed.push(Stayed { path, pages });
-            }
-        }
-    }
-    out.mapped_by = mappers(install_dir);
-    Ok(out)
+/// Why Firefox cannot start again on its profile, or `None`: the folder is gone since it quit
+/// (`npm start`'s temporary profile is removed when that Firefox ends). Firefox would wait for
+/// ever on a dialog instead of starting (issue 30 #5).
+#[must_use]
+pub fn profile_gone(snap: &Snapshot) -> Option<String> {
+    snap.profile
+        .as_deref()
+        .and_then(process::profile_problem)
+        .map(|problem| format!("{problem}; it was there when Firefox {} ran", snap.pid))
 }
 
 /// Start Firefox again as `snap` was started, in a session of its own (it must not end with
-/// this helper), with `extra` arguments appended.
-pub fn start(snap: &Snapshot, extra: &[OsString]) -> Result<std::process::Child, String> {
+/// this helper), with `extra` arguments appended, in `cwd` ([`working_folder`]).
+pub fn start(
+    snap: &Snapshot,
+    extra: &[OsString],
+    cwd: &Path,
+) -> Result<std::process::Child, String> {
     let mut cmd = Command::new(&snap.exe);
     cmd.arg0(&snap.argv[0])
         .args(&snap.argv[1..])
         .args(extra)
         .env_clear()
         .envs(snap.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(snap.cwd.as_deref().unwrap_or(Path::new("/")))
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -233,7 +223,7 @@ pub fn start(snap: &Snapshot, extra: &[OsString]) -> Result<std::process::Child,
         });
     }
     cmd.spawn()
-        .map_err(|e| format!("starting {}: {e}", snap.exe.display()))
+        .map_err(|e| format!("starting {} in {}: {e}", snap.exe.display(), cwd.display()))
 }
 
 /// Why a just-started Firefox failed: it exited within a few seconds (profile locked, a bad
@@ -281,6 +271,7 @@ pub fn begin(snap: &Snapshot, cold: bool, trace: bool) -> Status {
         old_pid: snap.pid,
         install_dir: snap.install_dir.display().to_string(),
         profile: snap.profile.as_ref().map(|p| p.display().to_string()),
+        working_folder: None,
         waited_ms: None,
         evicted: None,
         new_pid: None,
@@ -324,10 +315,34 @@ pub fn fail(
 pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -> Status {
     let mut status = begin(snap, opts.cold, false);
     record(opts, &mut status, progress);
-    if wait_step(snap, opts, &mut status, progress) {
+    if wait_step(snap, opts, &mut status, progress)
+        && profile_step(snap, opts, &mut status, progress)
+    {
         evict_and_start(snap, opts, &mut status, progress);
     }
     status
+}
+
+/// After the quit: `false` (recorded as a failure, nothing evicted or started) when the profile
+/// is gone ([`profile_gone`]).
+pub fn profile_step(
+    snap: &Snapshot,
+    opts: &Options,
+    status: &mut Status,
+    progress: &mut dyn FnMut(&Status),
+) -> bool {
+    let Some(problem) = profile_gone(snap) else {
+        return true;
+    };
+    fail(
+        opts,
+        status,
+        progress,
+        status::LAUNCH_FAILED,
+        format!("Firefox could not be started again: {problem}; nothing was evicted or started"),
+        json!({ "detail": problem }),
+    );
+    false
 }
 
 /// Wait for the old Firefox to exit; `false` (recorded as a failure) when it did not in time.
@@ -381,7 +396,12 @@ pub fn evict_and_start(
     }
     // Recorded as started at once, so the restarted Firefox's page finds its own pid there; a
     // start that fails within seconds then turns the record into a failure.
-    let started = start(snap, &opts.open).and_then(|mut child| {
+    let (cwd, moved) = working_folder(snap);
+    if let Some(said) = &moved {
+        eprintln!("about-startup-host: note: {said}");
+        status.working_folder = Some(said.clone());
+    }
+    let started = start(snap, &opts.open, &cwd).and_then(|mut child| {
         status.stage = Stage::Started;
         status.new_pid = i32::try_from(child.id()).ok();
         record(opts, status, progress);

@@ -51,43 +51,7 @@ pub const EVICT_FAILED: &str = "evict_failed";
 /// or stored; Firefox was restarted all the same (params: `reason`, `detail`, `command`).
 pub const TRACE_FAILED: &str = "trace_failed";
 
-/// One file whose pages stayed cached after the evict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stayed {
-    pub path: String,
-    pub pages: u64,
-}
-
-/// A running process that maps files of the install folder (so their pages cannot be dropped).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Mapper {
-    pub pid: i32,
-    pub exe: String,
-}
-
-/// What the evict did and what stayed cached, and why.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Evicted {
-    /// Files of the install folder evicted.
-    pub files: u64,
-    /// Of them, files whose residency this user may see (owned or writable).
-    pub exact_files: u64,
-    /// Of them, files the kernel hides from this user: evicted, the result not visible.
-    pub hidden_files: u64,
-    /// Pages dropped, over the exact files only.
-    pub pages_dropped: u64,
-    /// Exact files with pages still cached afterwards (at most [`MAX_LISTED`]).
-    pub stayed: Vec<Stayed>,
-    /// Files that could not be opened or advised (at most [`MAX_LISTED`]; `failed` counts all).
-    pub failed_files: Vec<String>,
-    pub failed: u64,
-    /// Processes of this user still mapping install files: why pages stayed.
-    pub mapped_by: Vec<Mapper>,
-    pub elapsed_ms: u64,
-}
-
-/// Longest list kept in the status file.
-pub const MAX_LISTED: usize = 20;
+pub use crate::launch::cold::{Evicted, Mapper, Stayed, MAX_LISTED};
 
 /// `relaunch.json`, and the `relaunch_status` reply's `last`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,6 +66,10 @@ pub struct Status {
     pub old_pid: i32,
     pub install_dir: String,
     pub profile: Option<String>,
+    /// Where Firefox's own working folder could not be entered by the user: what was used
+    /// instead, and why (English; relaunch::working_folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_folder: Option<String>,
     /// How long the old Firefox took to exit.
     pub waited_ms: Option<u64>,
     pub evicted: Option<Evicted>,
@@ -181,6 +149,7 @@ mod tests {
             old_pid: 10,
             install_dir: "/usr/lib/firefox-esr".into(),
             profile: None,
+            working_folder: None,
             waited_ms: None,
             evicted: None,
             new_pid: None,

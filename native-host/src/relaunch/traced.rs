@@ -10,20 +10,26 @@ use serde_json::json;
 
 use super::status::{Failure, Stage, Status, LAUNCH_FAILED, TRACE_FAILED};
 use super::{begin, evict, evict_and_start, fail, record, wait_step, Options, Snapshot};
-use crate::launch::connect::{self, COMMAND};
+use crate::launch::connect;
 use crate::launch::traced::{self, Cold, Spec, Tracer};
 use crate::os::held::Program;
 use crate::trace::record::{Stop, QUIET_MS};
 
 /// The record of a trace that could not be had; Firefox is then restarted untraced.
 fn trace_failure(reason: &str, detail: String) -> Failure {
+    // As this user runs it (the host's path where its bare name is not on PATH).
+    let command = crate::trace::store::record_command();
+    let what = match reason {
+        "not_restored" | "not_stored" => "the trace was not stored",
+        _ => "the trace was not recorded",
+    };
     Failure {
         code: TRACE_FAILED.to_owned(),
         message: format!(
-            "the trace was not recorded ({reason}): {detail}; Firefox was restarted cold without \
-             it. In a terminal: {COMMAND}"
+            "{what} ({reason}): {detail}; Firefox was restarted cold without it. In a terminal: \
+             {command}"
         ),
-        params: json!({ "reason": reason, "detail": detail, "command": COMMAND }),
+        params: json!({ "reason": reason, "detail": detail, "command": command }),
     }
 }
 
@@ -35,7 +41,9 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
     };
     let mut status = begin(snap, true, true);
     record(&opts, &mut status, progress);
-    if !wait_step(snap, &opts, &mut status, progress) {
+    if !wait_step(snap, &opts, &mut status, progress)
+        || !super::profile_step(snap, &opts, &mut status, progress)
+    {
         return status;
     }
     status.stage = Stage::Tracing;
@@ -62,10 +70,7 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
             return status;
         }
     };
-    let cold = Cold::Evicted {
-        files: evicted.files,
-        pages: evicted.pages_dropped,
-    };
+    let cold = Cold::Evicted(Box::new(evicted.clone()));
     status.evicted = Some(evicted);
     record(&opts, &mut status, progress);
     let install = match crate::firefox::install::locate(Some(&snap.install_dir), None) {
@@ -82,6 +87,11 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
             return status;
         }
     };
+    let (cwd, moved) = super::working_folder(snap);
+    if let Some(said) = &moved {
+        eprintln!("about-startup-host: note: {said}");
+        status.working_folder = Some(said.clone());
+    }
     let spec = Spec {
         install,
         program: Program {
@@ -93,11 +103,7 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
                 .chain(opts.open.iter().cloned())
                 .collect(),
             env: snap.env.clone(),
-            cwd: Some(
-                snap.cwd
-                    .clone()
-                    .unwrap_or_else(|| std::path::PathBuf::from("/")),
-            ),
+            cwd: Some(cwd),
             // A session of its own: it must not end with this helper.
             setsid: true,
         },
@@ -111,14 +117,24 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
         quiet_ms: QUIET_MS,
     };
     match traced::launch(&spec, stop, Tracer::Given(Ok(link))) {
-        Ok(launched) => {
+        Ok(mut launched) => {
             status.stage = Stage::Started;
             status.new_pid = Some(launched.firefox.pid);
-            match crate::trace::store::open()
-                .and_then(|d| crate::trace::store::save(&d, &launched.trace))
-            {
-                Ok((id, _)) => status.trace_id = Some(id),
-                Err(e) => status.error = Some(trace_failure("not_stored", e.to_string())),
+            if traced::not_a_start(&mut launched.trace, false) {
+                let detail = launched
+                    .trace
+                    .note_codes
+                    .last()
+                    .map(crate::note::Note::english)
+                    .unwrap_or_default();
+                status.error = Some(trace_failure("not_restored", detail));
+            } else {
+                match crate::trace::store::open()
+                    .and_then(|d| crate::trace::store::save(&d, &launched.trace))
+                {
+                    Ok((id, _)) => status.trace_id = Some(id),
+                    Err(e) => status.error = Some(trace_failure("not_stored", e.to_string())),
+                }
             }
             record(&opts, &mut status, progress);
         }

@@ -98,6 +98,13 @@ pub struct Trace {
     /// host and where the recording did not learn it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<TraceProfile>,
+    /// Whether the start reached sessionRestored while it was recorded, where something could
+    /// tell: the checkpoints Firefox writes in the profile (`sessionCheckpoints.json`), the
+    /// extension's `learn`, Firefox's own profile. `false`: it got to its profile and never
+    /// restored the session (not a whole start: not stored as one). Absent where nothing could
+    /// tell (`trace --pid`, a profile not found, traces of an older host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_restored_reached: Option<bool>,
 }
 
 /// The profile of a traced start.
@@ -249,9 +256,10 @@ impl Trace {
     }
 
     /// Keep `ms` as the start's sessionRestored (from the extension's `learn`); a value
-    /// Firefox's own profile gave already is kept.
+    /// Firefox's own profile gave already is kept. Either way the start reached it.
     pub fn note_session_restored(&mut self, ms: Option<f64>) {
         if let Some(ms) = ms {
+            self.session_restored_reached = Some(true);
             self.milestones
                 .get_or_insert_with(Default::default)
                 .entry("sessionRestored".to_owned())
@@ -306,6 +314,7 @@ pub(crate) mod tests {
             code: vec![],
             milestones: None,
             profile: None,
+            session_restored_reached: None,
         }
     }
 

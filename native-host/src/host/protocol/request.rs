@@ -82,7 +82,7 @@ pub enum Command {
     /// file; with the start's sessionRestored (ms since the process started), which a trace of
     /// this start keeps (the launch prefetch leaves out what was first needed after it).
     Learn {
-        #[serde(default)]
+        #[serde(default, deserialize_with = "ms")]
         session_restored_ms: Option<f64>,
     },
     /// What the plan would read, what changed, what is uncached, and the autostart state.
@@ -116,7 +116,7 @@ pub enum Command {
         /// A stored trace's id, or a completed `trace_upload`'s.
         trace: String,
         /// ms since the process start where the page's milestones end the start.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "ms")]
         axis_end_ms: Option<f64>,
         /// The file whose access pattern to draw (an index into the trace's `files`).
         #[serde(default)]
@@ -237,6 +237,16 @@ fn jobs<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::
             JOBS_RANGE.end()
         ))),
     }
+}
+
+/// A time in ms since the process start (`learn`'s `session_restored_ms`, `trace_summary`'s
+/// `axis_end_ms`): null/absent, or a number [`crate::units::check_ms`] accepts. JSON has no
+/// `Infinity` or `NaN`, but a number too large for an `f64` would read as one.
+fn ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    Option::<f64>::deserialize(deserializer)?
+        .map(crate::units::check_ms)
+        .transpose()
+        .map_err(serde::de::Error::custom)
 }
 
 /// The error half of a reply: what went wrong, for programs (`code`), people (`message`) and

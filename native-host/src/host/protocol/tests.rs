@@ -469,6 +469,37 @@ fn errors_that_echo_request_paths_stay_small() {
     }
 }
 
+/// Issue 29 #5: every number a request gives is bounded; a time in ms that is negative, beyond
+/// a day or too large for an f64 (which would read as infinity) is refused with what to send.
+#[test]
+fn times_in_ms_are_refused_unless_finite_and_within_a_day() {
+    for text in [
+        r#"{"id": 7, "command": "learn", "session_restored_ms": -1}"#,
+        r#"{"id": 7, "command": "learn", "session_restored_ms": 1e300}"#,
+        r#"{"id": 8, "command": "trace_summary", "trace": "1-2-3", "axis_end_ms": -0.5}"#,
+        r#"{"id": 8, "command": "trace_summary", "trace": "1-2-3", "axis_end_ms": 1e12}"#,
+    ] {
+        let err = decode(text).unwrap_err();
+        assert_eq!(err.error.code, ErrorCode::BadRequest, "{text}");
+        assert!(
+            err.error.message.contains("a time in ms from 0 to"),
+            "{text}: {}",
+            err.error.message
+        );
+    }
+    // Beyond f64: serde_json refuses the number itself, never an infinity.
+    let err = decode(r#"{"id": 7, "command": "learn", "session_restored_ms": 1e400}"#).unwrap_err();
+    assert_eq!(err.error.code, ErrorCode::BadJson, "{:?}", err.error);
+    assert_eq!(
+        decode(r#"{"id": 7, "command": "learn", "session_restored_ms": 1351.5}"#)
+            .unwrap()
+            .command,
+        Command::Learn {
+            session_restored_ms: Some(1351.5)
+        }
+    );
+}
+
 #[test]
 fn jobs_detail_names_the_range() {
     let err = decode(r#"{"id": 4, "command": "preload", "jobs": 1000000000000}"#).unwrap_err();

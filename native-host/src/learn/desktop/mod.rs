@@ -119,6 +119,12 @@ pub struct DesktopStatus {
     /// (crate::state::aside); absent when empty (appended).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub note_codes: Vec<crate::note::Note>,
+    /// The host binary the entry in place runs, where it is ours (appended).
+    pub entry_host: Option<PathBuf>,
+    /// That binary is gone (`apt remove about-startup` removes the package's host but not the
+    /// entries users wrote in their home folders): launching Firefox from the desktop runs
+    /// nothing (appended).
+    pub entry_host_missing: bool,
 }
 
 /// A small text file, read without following a final symlink and never from a FIFO.
@@ -220,16 +226,25 @@ pub fn status(
     let in_place = entry.as_deref().and_then(read_small);
     let ours = in_place.as_deref().is_some_and(entry::is_ours);
     let firefox = system.as_ref().map(|s| s.2.clone());
+    let exec_args = in_place
+        .as_deref()
+        .filter(|_| ours)
+        .and_then(|t| entry::split_exec(entry::value(t, "Desktop Entry", "Exec")?));
+    let entry_host = exec_args
+        .as_ref()
+        .and_then(|args| args.first())
+        .map(PathBuf::from);
+    // metadata follows links: a dangling one is as gone as a removed file.
+    let entry_host_missing = entry_host
+        .as_deref()
+        .is_some_and(|h| std::fs::metadata(h).is_err());
     let outdated = ours
-        && in_place
-            .as_deref()
-            .and_then(|t| entry::split_exec(entry::value(t, "Desktop Entry", "Exec")?))
-            .is_none_or(|args| {
-                args.first().map(PathBuf::from).as_deref() != Some(host)
-                    || !args.windows(2).any(|w| {
-                        w[0] == "--firefox" && firefox.as_deref() == Some(Path::new(&w[1]))
-                    })
-            });
+        && exec_args.as_ref().is_none_or(|args| {
+            args.first().map(PathBuf::from).as_deref() != Some(host)
+                || !args
+                    .windows(2)
+                    .any(|w| w[0] == "--firefox" && firefox.as_deref() == Some(Path::new(&w[1])))
+        });
     let problem = if let Some(why) = &binary.problem {
         Some(Problem {
             code: "host_replaceable",
@@ -283,6 +298,8 @@ pub fn status(
         prefetch,
         last,
         note_codes: set_aside.into_iter().collect(),
+        entry_host,
+        entry_host_missing,
     }
 }
 

@@ -221,3 +221,34 @@ fn an_entry_written_by_a_host_that_moved_is_outdated() {
     );
     assert!(moved.enabled && moved.outdated, "{moved:?}");
 }
+
+/// Issue 29 #5: `apt remove about-startup` removes the package's host, not the entries users
+/// wrote in their home folders; their Firefox launcher then runs a binary that is gone. The
+/// status of any other host names it and says so.
+#[test]
+fn an_entry_whose_host_is_gone_is_said() {
+    let w = world(None);
+    let packaged = w
+        .install
+        .parent()
+        .unwrap()
+        .join("usr-lib/about-startup-host");
+    std::fs::create_dir_all(packaged.parent().unwrap()).unwrap();
+    std::fs::copy(GOOD_HOST, &packaged).unwrap();
+    let written = enable(&w.dirs, &w.install, &host_binary(&packaged), None).unwrap();
+    assert!(
+        written.enabled && !written.entry_host_missing,
+        "{written:?}"
+    );
+    assert_eq!(written.entry_host.as_deref(), Some(packaged.as_path()));
+    std::fs::remove_file(&packaged).unwrap();
+    let other = status(
+        &w.dirs,
+        &w.install,
+        &host_binary(Path::new(GOOD_HOST)),
+        None,
+    );
+    assert!(other.enabled && other.outdated, "{other:?}");
+    assert!(other.entry_host_missing, "{other:?}");
+    assert_eq!(other.entry_host.as_deref(), Some(packaged.as_path()));
+}

@@ -125,6 +125,14 @@ pub fn exists(pid: i32) -> bool {
     std::fs::symlink_metadata(format!("/proc/{pid}")).is_ok()
 }
 
+/// Whether process `pid` still runs: it exists and is not a zombie (`Z`, exited and not yet
+/// reaped by its parent, as a Firefox the host started is until the host waits for it) nor
+/// dead (`X`). Waiting on a process means waiting on this, never on [`exists`].
+#[must_use]
+pub fn alive(pid: i32) -> bool {
+    stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
+}
+
 /// The thread ids of process `pid` (`/proc/<pid>/task`).
 pub fn tasks(pid: i32) -> io::Result<Vec<i32>> {
     Ok(std::fs::read_dir(format!("/proc/{pid}/task"))?

@@ -213,9 +213,10 @@ pub(super) fn finish(
         zero_mono_ns: Some(zero.0),
         code,
         milestones: None,
-        // The profile's folder is the privilege split's to fill (issue 31): summaries find it
-        // from the running process or the files meanwhile (trace/summary/profile.rs).
+        // The profile's folder and whether the start reached sessionRestored: what the
+        // recorder watched (record/restored.rs), filled in by Recorder::finish.
         profile: None,
+        session_restored_reached: None,
     })
 }
 

@@ -7,12 +7,14 @@
 //! Here: [`Recorder`]; `spec.rs` when a recording ends ([`Stop`]) and its pace; `link.rs` the
 //! user's side of the tracer's protocol; `sampler.rs` the /proc side (also the fallback);
 //! `recording.rs` the tracer's side and the loop that decides when the start is over;
+//! `restored.rs` whether the start reached sessionRestored (Firefox's own checkpoints);
 //! `finish.rs` the step from a stopped recording to the [`Trace`]; `files.rs` which files the
 //! trace names (dev+inode resolved to paths, and the residency fallback without the tracer);
 //! `enrich.rs` what issue 21 adds (the code behind each fault, omni.ja's entries behind each
 //! read); `signal.rs` what Ctrl-C and SIGTERM do.
 
 use std::path::Path;
+use std::time::SystemTime;
 
 use super::model::Trace;
 use crate::firefox::install::Install;
@@ -23,6 +25,7 @@ mod files;
 mod finish;
 mod link;
 mod recording;
+mod restored;
 mod sampler;
 pub mod signal;
 mod spec;
@@ -37,6 +40,7 @@ pub struct Recorder {
     sampler: sampler::Sampler,
     pid: i32,
     install_id: Option<(u64, u64, i64)>,
+    restored: restored::Restored,
 }
 
 impl Recorder {
@@ -61,7 +65,16 @@ impl Recorder {
             },
             pid,
             install_id,
+            restored: restored::Restored::off(),
         }
+    }
+
+    /// Watch the start for sessionRestored (a launch: `since` is when it was started; `profile`
+    /// its `-profile` folder where given, else found on the process): until the checkpoints
+    /// Firefox writes in its profile say the session is restored, quiet does not end the
+    /// recording, and the trace says whether the start got there.
+    pub fn watch_start(&mut self, profile: Option<std::path::PathBuf>, since: SystemTime) {
+        self.restored = restored::Restored::watch(self.pid, profile, since);
     }
 
     /// The install is another one than [`Recorder::follow`] was told (an attached process was
@@ -107,6 +120,7 @@ impl Recorder {
         recording::run_loop(
             &mut self.rec,
             &mut self.sampler,
+            &mut self.restored,
             exited,
             zero_ns,
             stop,
@@ -117,14 +131,16 @@ impl Recorder {
     /// Stop and build the trace: `zero` (CLOCK_MONOTONIC ns, and what it is), how it ended,
     /// the notes so far, whether the start was cold.
     pub fn finish(
-        self,
+        mut self,
         install: &Install,
         zero: (u64, String),
         ended_by: String,
         notes: Vec<Note>,
         cold: bool,
     ) -> anyhow::Result<Trace> {
-        finish::finish(
+        let reached = self.restored.reached();
+        let profile = self.restored.profile.take();
+        let mut trace = finish::finish(
             self.rec,
             self.sampler,
             install,
@@ -134,6 +150,14 @@ impl Recorder {
             notes,
             self.install_id,
             cold,
-        )
+        )?;
+        trace.session_restored_reached = reached;
+        if let Some(dir) = profile {
+            trace.profile = Some(crate::trace::model::TraceProfile {
+                dir: Some(crate::path_text::display(&dir)),
+                parts: None,
+            });
+        }
+        Ok(trace)
     }
 }

@@ -2,6 +2,7 @@
 //! loop that polls it and /proc until the start is over, with the code of each way it ends.
 
 use super::link::{Link, Stopped};
+use super::restored::Restored;
 use super::sampler::Sampler;
 use super::spec::{Marker, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
 use crate::os::clock::clock_ns;
@@ -110,6 +111,7 @@ pub(super) fn ended_by_code(ended_by: &str) -> &'static str {
 pub(super) fn run_loop(
     rec: &mut Recording,
     sampler: &mut Sampler,
+    restored: &mut Restored,
     exited: &mut dyn FnMut() -> Option<String>,
     zero_ns: u64,
     stop: Stop,
@@ -161,9 +163,12 @@ pub(super) fn run_loop(
                 "limit".into()
             };
         }
+        // Quiet is the end of a start only once its session is restored, where that can be
+        // known: a start busy on the CPU reads nothing for seconds before it.
         if stop.seconds.is_none()
             && started.elapsed() >= Duration::from_millis(MIN_MS)
             && last_change.elapsed() >= Duration::from_millis(stop.quiet_ms)
+            && restored.quiet_may_end()
         {
             return "quiet".into();
         }

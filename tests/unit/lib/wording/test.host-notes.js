@@ -61,6 +61,20 @@ test("notes are worded from their code and params; an unknown code is named, not
   assert.equal(hostNoteText({ code: "from_the_future" }, t), "A note from the host that this add-on does not know (code from_the_future); a newer add-on words it.");
 });
 
+test("a cold start that was not: what stayed, and who holds it (issue 30 #6)", () => {
+  // As the host wrote it (launch --cold --json on this machine, a copy of sleep from the install
+  // folder running beside it: tests/launch_edges.rs's case).
+  const held = { code: "cold_held", params: { bytes: 40960, files: [{ path: "/tmp/edges-ff/ff/firefox-helper", bytes: 40960 }], hidden_files: 0, processes: [{ pid: 16657, exe: "/tmp/edges-ff/ff/firefox-helper" }] } };
+  const text = hostNoteText(held, t);
+  assert.match(text, /^Not a cold start: after the evict, 41 kB of Firefox's files stayed cached \(\/tmp\/edges-ff\/ff\/firefox-helper \(41 kB\)\), held by processes that map them: \/tmp\/edges-ff\/ff\/firefox-helper \(pid 16657\)\./);
+  // Hidden from this user, and no process of theirs: said, not 0.
+  const hidden = hostNoteText({ code: "cold_held", params: { bytes: null, files: [], hidden_files: 3, processes: [] } }, t);
+  assert.match(hidden, /a part \(how much, the kernel hides from you\)/);
+  assert.match(hidden, /none of yours/);
+  const gone = hostNoteText({ code: "start_not_restored", params: { profile: "/home/me/p" } }, t);
+  assert.match(gone, /never reached sessionRestored .* \/home\/me\/p /);
+});
+
 test("a trace's notes and ending: from codes; an older host's English is not shown", () => {
   const trace = { ended_by: "quiet", ended_by_code: "quiet", notes: ["1 trace events were lost …"], note_codes: [{ code: "lost_events", params: { count: 1 } }] };
   assert.deepEqual(traceNoteTexts(trace, t), ["1 trace event was lost (the kernel's buffer overflowed): bytes read are undercounted."]);

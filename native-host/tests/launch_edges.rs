@@ -1,0 +1,371 @@
+//! `launch`'s edges as a person meets them (issue 30 #5, #6; issue 29 #5's find_running), run
+//! as the built binary on a stand-in install: `application.ini`, a `firefox` that is a shell
+//! script playing a start (it writes what Firefox writes in its profile, then sleeps), and a copy
+//! of `sleep` standing in for a second Firefox that maps the install's files. No tracer (no
+//! `--trace`): /proc is sampled, as for any user.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
+/// What Firefox ESR 153 writes in `sessionCheckpoints.json` (firefox/checkpoints.rs).
+const STARTED: &str = r#"{"profile-after-change":true,"final-ui-startup":true}"#;
+const RESTORED: &str =
+    r#"{"profile-after-change":true,"final-ui-startup":true,"sessionstore-windows-restored":true}"#;
+
+struct Install {
+    tmp: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+impl Install {
+    /// A new folder `name` beside the install (a HOME, a profile).
+    fn folder(&self, name: &str) -> PathBuf {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        dir
+    }
+}
+
+/// An install folder whose `firefox` runs `script` (sh), with a copy of `sleep` beside it.
+fn install(script: &str) -> Install {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("ff");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("application.ini"),
+        "[App]\nName=Firefox\nVersion=153.0\nBuildID=1\n",
+    )
+    .unwrap();
+    let firefox = dir.join("firefox");
+    std::fs::write(&firefox, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&firefox, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sleep = ["/usr/bin/sleep", "/bin/sleep"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap();
+    std::fs::copy(sleep, dir.join("firefox-helper")).unwrap();
+    Install { tmp, dir }
+}
+
+fn host(home: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("SUDO_UID")
+        .env_remove("PKEXEC_UID")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn stored_traces(home: &Path) -> usize {
+    std::fs::read_dir(home.join(".local/state/about-startup/traces"))
+        .map(|d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".meta.json"))
+            })
+            .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The helper (a copy of `sleep` in the install) running: it maps a file of the install, as a
+/// second Firefox does. Killed on drop.
+struct Helper(Child);
+
+impl Helper {
+    fn start(dir: &Path) -> Helper {
+        let child = Command::new(dir.join("firefox-helper"))
+            .arg("300")
+            .spawn()
+            .unwrap();
+        // Running once /proc/<pid>/exe is the copy (after the exec).
+        let pid = child.id();
+        let exe = dir.join("firefox-helper");
+        for _ in 0..1000 {
+            if std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Helper(child)
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Issue 30 #5: ESR 153 does not create a missing `-profile` folder, it waits for ever on an
+/// invisible dialog. `launch` refuses before anything is evicted or started, naming the folder.
+#[test]
+fn a_missing_profile_folder_is_refused_up_front() {
+    let ff = install("touch \"$HOME/started\"; exec sleep 30");
+    let home = ff.folder("home");
+    let missing = ff.tmp.path().join("no-such-profile");
+    let out = host(
+        &home,
+        &[
+            "launch",
+            "--cold",
+            "--firefox",
+            ff.dir.to_str().unwrap(),
+            "--",
+            "--headless",
+            "-profile",
+            missing.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "profile folder {} does not exist",
+            missing.display()
+        )) && said.contains("mkdir -p"),
+        "{said}"
+    );
+    assert!(!home.join("started").exists(), "Firefox was started");
+    assert_eq!(stored_traces(&home), 0);
+}
+
+/// Issue 30 #5: a start that got to its profile (its checkpoints written) and never restored the
+/// session is said so and not stored as a start; the trace is still printed, with its note.
+#[test]
+fn a_start_that_never_restores_its_session_is_not_stored() {
+    let ff = install(&format!(
+        "printf '%s' '{STARTED}' > \"$2/sessionCheckpoints.json\"; sleep 2; exit 0"
+    ));
+    let home = ff.folder("home");
+    let profile = ff.folder("profile");
+    let launch = |json: bool| {
+        let mut args = vec!["launch", "--firefox", ff.dir.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        args.extend(["--", "-profile", profile.to_str().unwrap()]);
+        host(&home, &args)
+    };
+    // The report, with the note naming the profile, then the error.
+    let out = launch(false);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("never reached sessionRestored"),
+        "{}",
+        text(&out.stderr)
+    );
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(&format!(
+            "Firefox never reached sessionRestored while it was recorded (the checkpoints in its profile {}",
+            profile.display()
+        )),
+        "{report}"
+    );
+    // --json: one JSON object, the error, saying the same.
+    let out = launch(true);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let error: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(error["status"], "error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("never reached sessionRestored"),
+        "{error}"
+    );
+    assert_eq!(stored_traces(&home), 0, "not stored as a start");
+}
+
+/// The profile's test of `test.profiler.js` on a loaded machine: Firefox read nothing for more
+/// than the 3 s of quiet before it restored its session, and the recording ended there. While the
+/// checkpoints say the start is under way, quiet does not end it: here the stand-in reads
+/// nothing for 4 s, then restores; the trace must know it got there, and is stored.
+#[test]
+fn quiet_before_the_session_is_restored_does_not_end_the_start() {
+    let ff = install(&format!(
+        "printf '%s' '{STARTED}' > \"$2/sessionCheckpoints.json\"; sleep 4; printf '%s' '{RESTORED}' > \"$2/sessionCheckpoints.json\"; exec sleep 30"
+    ));
+    let home = ff.folder("home");
+    let profile = ff.folder("profile");
+    let out = host(
+        &home,
+        &[
+            "launch",
+            "--json",
+            "--firefox",
+            ff.dir.to_str().unwrap(),
+            "--",
+            "-profile",
+            profile.to_str().unwrap(),
+        ],
+    );
+    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    if let Some(pid) = trace["pid"].as_i64() {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(trace["session_restored_reached"], true, "{trace}");
+    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
+    assert_eq!(
+        trace["profile"]["dir"],
+        profile.to_str().unwrap(),
+        "{trace}"
+    );
+    assert_eq!(stored_traces(&home), 1);
+}
+
+/// Issue 30 #6: `launch --cold` while another process maps the install's files said "(cold)"
+/// and recorded a start that was not. It names what stayed and the process that holds it, on
+/// stderr and in the trace's notes.
+#[test]
+fn a_cold_launch_while_another_process_maps_the_install_says_who_holds_it() {
+    let ff = install("exit 0");
+    let home = ff.folder("home");
+    let helper = Helper::start(&ff.dir);
+    let out = host(
+        &home,
+        &[
+            "launch",
+            "--cold",
+            "--json",
+            "--firefox",
+            ff.dir.to_str().unwrap(),
+        ],
+    );
+    let helper_pid = helper.pid();
+    drop(helper);
+    let said = text(&out.stderr);
+    assert!(said.contains("not a cold start"), "{said}");
+    assert!(said.contains(&format!("pid {helper_pid}")), "{said}");
+    let trace: Value = serde_json::from_slice(&out.stdout).expect("the trace is printed");
+    let held = trace["note_codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["code"] == "cold_held")
+        .unwrap_or_else(|| panic!("no cold_held note: {trace}"))
+        .clone();
+    let exe = ff.dir.join("firefox-helper");
+    assert!(
+        held["params"]["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["pid"] == helper_pid && p["exe"] == exe.to_str().unwrap()),
+        "{held}"
+    );
+    // This user owns the files: what stayed is exact, and the mapped copy is among it.
+    assert!(held["params"]["bytes"].as_u64().unwrap() > 0, "{held}");
+    assert!(
+        held["params"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == exe.to_str().unwrap()),
+        "{held}"
+    );
+}
+
+/// Without another process, a cold launch carries no such note.
+#[test]
+fn a_cold_launch_alone_is_cold() {
+    let ff = install("exit 0");
+    // Pages written and not yet on disk stay in the cache too: the new files are synced first.
+    assert!(Command::new("sync")
+        .arg("-f")
+        .arg(&ff.dir)
+        .status()
+        .unwrap()
+        .success());
+    let home = ff.folder("home");
+    let out = host(
+        &home,
+        &[
+            "launch",
+            "--cold",
+            "--json",
+            "--firefox",
+            ff.dir.to_str().unwrap(),
+        ],
+    );
+    let trace: Value = serde_json::from_slice(&out.stdout).expect("the trace is printed");
+    assert!(
+        !trace["note_codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["code"] == "cold_held"),
+        "{trace}"
+    );
+}
+
+/// `residency --firefox DIR` while an older Firefox of another install runs: the running one of
+/// DIR is found (its mapped pages shown), not the oldest of all dropped as "not this install".
+#[test]
+fn residency_of_one_install_finds_its_firefox_beside_an_older_one_of_another() {
+    let older = install("exit 0");
+    let this = install("exit 0");
+    // Each helper is that install's "Firefox": named firefox*, application.ini beside it.
+    for ff in [&older, &this] {
+        std::fs::rename(ff.dir.join("firefox"), ff.dir.join("launcher.sh")).unwrap();
+        std::fs::rename(ff.dir.join("firefox-helper"), ff.dir.join("firefox")).unwrap();
+    }
+    let start = |dir: &Path| {
+        let child = Command::new(dir.join("firefox"))
+            .arg("300")
+            .spawn()
+            .unwrap();
+        let exe = dir.join("firefox");
+        for _ in 0..1000 {
+            if std::fs::read_link(format!("/proc/{}/exe", child.id())).is_ok_and(|e| e == exe) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Helper(child)
+    };
+    let _older = start(&older.dir);
+    let mine = start(&this.dir);
+    let home = this.folder("home");
+    let out = host(
+        &home,
+        &[
+            "residency",
+            "--json",
+            "--firefox",
+            this.dir.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let firefox = this.dir.join("firefox");
+    let entry = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == firefox.to_str().unwrap())
+        .unwrap_or_else(|| panic!("no row for {}: {report}", firefox.display()))
+        .clone();
+    assert!(
+        entry["mapped"]["pages"].as_u64().is_some_and(|p| p > 0),
+        "the running Firefox {} of this install maps its executable: {entry}",
+        mine.pid()
+    );
+}
