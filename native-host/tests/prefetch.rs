@@ -48,6 +48,7 @@ fn file(path: &Path, used: Vec<[u64; 2]>) -> FileEntry {
         dev: "0:0".into(),
         ino: meta.ino(),
         size: Some(meta.len()),
+        mtime_ns: Some(meta.mtime() * 1_000_000_000 + meta.mtime_nsec()),
         bytes_read: 0,
         requests: 0,
         first_ms: 0.0,
