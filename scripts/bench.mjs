@@ -111,8 +111,8 @@ async function ensureTrace({ options, firefox, stateHome, paths, wrap, cold }) {
     return null;
   }
   console.log(`no stored trace of Firefox build ${firefox.buildId} with page use in ${stateHome}: recording one first (a traced cold start, not counted) …`);
-  prepareScenario("cold-traced", { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, cold });
   freshProfile(paths);
+  prepareScenario("cold-traced", { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, cold });
   const launched = await launchFirefox({
     binary: firefox.binary,
     paths,
@@ -272,8 +272,9 @@ async function benchmark(options, argv) {
   const cold = { allowWarm: options.allowWarm };
   const startedAt = Date.now();
   const tracedWarmup = await ensureTrace({ options, firefox, stateHome, paths, wrap, cold });
+  // The profile is restored (freshProfile) before each scenario is prepared, so that a preload
+  // reads the very profile the launch then starts (the traced plan's profile part).
   const launchStep = async (step) => {
-    freshProfile(paths);
     if (step?.scenario === "cold-profile") {
       // The user's own files too, after their fresh (synced) copy: profile, HOME, the tabs' pages.
       const profileEvicted = evictProfile([paths.profile, paths.home, preset?.pagesDir].filter(Boolean));
@@ -302,6 +303,7 @@ async function benchmark(options, argv) {
   const tty = process.stdout.isTTY;
   const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
     prepare: async (scenario) => {
+      freshProfile(paths);
       const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap, cold };
       if (!LOGIN_SCENARIOS.includes(scenario)) {
         return prepareScenario(scenario, where);

@@ -130,6 +130,8 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
       preloadBytes: summary.bytes ?? null,
       bytesPlanned: summary.bytes_planned ?? null,
       bytesInstall: summary.bytes_install ?? null,
+      // The traced plan's part in the user's profile (absent from other plans and older hosts).
+      ...(summary.bytes_planned_profile === undefined ? {} : { bytesPlannedProfile: summary.bytes_planned_profile, profileChangedFiles: summary.profile_changed_files ?? 0 }),
       order: summary.order ?? null,
       ...coldState,
     };
