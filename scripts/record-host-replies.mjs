@@ -34,7 +34,11 @@
 //   working-set.json, last-prefetch.json and relaunch.json are cut short, `plan --json`,
 //   `desktop status --json` and `relaunch_status` over native messaging, each setting its file
 //   aside (`<name>.corrupt.<ms>`) and saying so in `note_codes`.
-//   --only residency,hello,desktop,set-aside   records only those groups (default: all four)
+// - last-prefetch-profile.json: the launch prefetch with the user's profile in its plan (issue
+//   31): as root, a profile made by one start of the copy, a traced cold start of it
+//   (`launch --cold --trace`), then, evicted, `launch --prefetch` of the same profile: its
+//   last-prefetch.json, whose `profile` says what of the profile the plan held, read and skipped.
+//   --only residency,hello,desktop,set-aside,profile-prefetch   records only those groups (default: all)
 import { spawn, spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import fs from "node:fs";
@@ -120,7 +124,7 @@ async function startFirefox(binary, { user, stage, env }) {
 }
 
 /** The groups of fixtures, in the order they are recorded. */
-export const GROUPS = ["residency", "hello", "desktop", "set-aside"];
+export const GROUPS = ["residency", "hello", "desktop", "set-aside", "profile-prefetch"];
 
 /** `--only a,b` → the groups to record; every group without it. Pure. */
 export function chosenGroups(argv) {
@@ -309,10 +313,54 @@ async function main(argv) {
     if (groups.includes("set-aside")) {
       recordSetAside({ host, copy, stage, env, recorded });
     }
+    if (groups.includes("profile-prefetch")) {
+      await recordProfilePrefetch({ host, copy, stage, env: envOf("root"), recorded });
+    }
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
     copy.remove();
   }
+}
+
+/**
+ * The launch prefetch of a profile that was there before its traced start (see the header): the
+ * prefetcher's record for a launch of that same profile.
+ */
+async function recordProfilePrefetch({ host, copy, stage, env, recorded }) {
+  const profile = fs.mkdtempSync(path.join(stage, "user-profile-"));
+  const args = ["--headless", "--no-remote", "-profile", profile, "about:blank"];
+  // One start makes the profile (its databases, prefs, startup cache), as a user's has them.
+  const first = spawn(copy.binary, args, { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
+  await sleep(8000);
+  await stopGroup(first.pid);
+  const traced = await runDetached([host, "launch", "--cold", "--trace", "--json", "--firefox", copy.dir, "--", ...args], env);
+  await stopGroup(JSON.parse(traced.stdout).pid);
+  spawnSync("sync");
+  runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
+  const launch = [host, "launch", "--prefetch", "--strategy", "beside", "--firefox", copy.dir, "--", ...args];
+  const firefox = spawn(launch[0], launch.slice(1), { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
+  const file = path.join(env.HOME, ".local", "state", "about-startup", "last-prefetch.json");
+  let last = null;
+  try {
+    for (let i = 0; i < 1200 && last?.firefox_pid !== firefox.pid; i++) {
+      await sleep(100);
+      try {
+        last = JSON.parse(fs.readFileSync(file, "utf8"));
+      } catch {
+        // not written yet
+      }
+    }
+  } finally {
+    await stopGroup(firefox.pid);
+  }
+  if (last?.firefox_pid !== firefox.pid || !last.profile) {
+    throw new Error(`launch --prefetch of ${profile} wrote no record with the profile in ${file} (${JSON.stringify(last)})`);
+  }
+  write(
+    "last-prefetch-profile.json",
+    recorded("root", "about-startup-host launch --prefetch --strategy beside --firefox COPY -- --headless --no-remote -profile P about:blank, then last-prefetch.json", "as root, a copy of the install folder; P made by one start of it and traced on a cold start (launch --cold --trace), then the copy evicted"),
+    last,
+  );
 }
 
 /** residency, learn, plan and the planned preload, exact as root and hidden as nobody. */
