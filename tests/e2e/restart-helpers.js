@@ -130,3 +130,19 @@ export async function restartScreenshot(driver, name) {
   await driver.executeScript("document.getElementById('restart').scrollIntoView()");
   fs.writeFileSync(path.join(artifactsFolder(), `${name}.png`), await driver.takeScreenshot(), "base64");
 }
+
+/**
+ * Starts `command` (a line the page prints) in a shell as `uid` (the user the session's Firefox
+ * runs as), as printed: with the session's HOME, this PATH and `env`, nothing else; `done`
+ * resolves with {status, stdout, stderr}.
+ */
+export function runAsPrinted(home, command, { uid = process.getuid?.(), env = {} } = {}) {
+  const argv = ["sh", "-c", command];
+  const vars = [`HOME=${home}`, `PATH=${process.env.PATH}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+  const full = uid === process.getuid?.() ? ["env", "-i", ...vars, ...argv] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "env", "-i", ...vars, ...argv];
+  const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.on("data", (d) => (out.stdout += d));
+  child.stderr.on("data", (d) => (out.stderr += d));
+  return { child, out, done: new Promise((resolve) => child.on("close", (status) => resolve({ status, ...out }))) };
+}

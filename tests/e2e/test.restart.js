@@ -8,35 +8,21 @@
 // no button.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { inspectFirefox } from "../../scripts/lib/firefox-kind.mjs";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { defaultFirefox, inChrome, startFirefox, useFirefox, waitFor } from "./harness.js";
-import { attachToRestarted, readRestart, restartRecord, restartScreenshot, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
+import { allowSudo, has } from "./privilege-helpers.js";
+import { attachToRestarted, readRestart, restartRecord, restartScreenshot, runAsPrinted, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
 
 const PREFS = { "xpinstall.signatures.required": false };
 // As an ordinary user where the test can switch to one (root), as the people this is for run it.
 const USER = process.getuid?.() === 0 ? 65534 : null;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-"));
 
-/**
- * Starts `command` in a shell as `uid` (the user the session's Firefox runs as), as printed on
- * its page (the session's HOME, this PATH, nothing else); `done` resolves with {status, stdout,
- * stderr}.
- */
-function runAsPrinted(ff, command, uid = USER ?? process.getuid?.()) {
-  const argv = ["sh", "-c", command];
-  const env = [`HOME=${ff.home}`, `PATH=${process.env.PATH}`];
-  const full = uid === process.getuid?.() ? ["env", "-i", ...env, ...argv] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "env", "-i", ...env, ...argv];
-  const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
-  const out = { stdout: "", stderr: "" };
-  child.stdout.on("data", (d) => (out.stdout += d));
-  child.stderr.on("data", (d) => (out.stderr += d));
-  return { child, out, done: new Promise((resolve) => child.on("close", (status) => resolve({ status, ...out }))) };
-}
 after(() => fs.rmSync(profile, { recursive: true, force: true }));
 
 describe("a temporary install is not offered a restart; a failed restart is told on the next load; the login preload turns on and off from the page", () => {
@@ -128,7 +114,7 @@ describe("a temporary install: the commands the page prints instead of the butto
       // The words order it: relaunch while Firefox runs, then the quit.
       assert.match(page.temporary.text, /run this while this Firefox runs, then quit Firefox/);
       const since = Date.now();
-      const relaunch = runAsPrinted(first, page.temporary.relaunch);
+      const relaunch = runAsPrinted(first.home, page.temporary.relaunch, { uid: USER ?? process.getuid?.() });
       try {
         await waitFor(() => {
           const record = restartRecord(first.home);
@@ -157,7 +143,7 @@ describe("a temporary install: the commands the page prints instead of the butto
       });
       newPid = null;
       // npm start's way: with Firefox closed, the printed evict (npm start would then start it cold).
-      const evict = await runAsPrinted(first, page.temporary.evict).done;
+      const evict = await runAsPrinted(first.home, page.temporary.evict, { uid: USER ?? process.getuid?.() }).done;
       assert.equal(evict.status, 0, `${page.temporary.evict}:\n${evict.stdout}\n${evict.stderr}`);
       assert.match(evict.stderr, /Firefox .* in \//, "it names the Firefox it evicted");
     } finally {
@@ -204,79 +190,103 @@ describe("Restart cold in basic mode: the user quits, the host opens the page ag
 });
 
 describe("Restart cold from the page of a permanently installed add-on", () => {
+  // The session (and the restarted Firefox) outlive the first test: the second runs the command
+  // the page printed while that user's Firefox still runs, as theirs would.
+  let first = null;
+  let attached = null;
+  let printed = null;
+  after(async () => {
+    await attached?.driver.quit().catch(() => {});
+    await attached?.stop();
+    await first?.stop();
+  });
   it("quits, evicts, starts the same Firefox again, and the restored page shows a cold start", { timeout: 240000 }, async () => {
     const firefoxBinary = defaultFirefox();
     const installDir = inspectFirefox(firefoxBinary).dir;
     // The first start hot: Firefox's files read into the cache first.
     spawnSync(HOST_BINARY, ["preload", "--firefox", installDir], { stdio: "ignore" });
-    const first = await startFirefox({ profileDir: profile, temporary: false, prefs: PREFS, user: USER });
-    let attached = null;
+    first = await startFirefox({ profileDir: profile, temporary: false, prefs: PREFS, user: USER });
+    await first.openExtensionPage("page/startup.html");
+    const before = await waitFor(async () => {
+      const p = await readRestart(first.driver);
+      return p.state === "ready" && p.current?.coldness && p.current.io?.treeReadBytes != null ? p : null;
+    }, { timeout: 60000, message: "the first start recorded, with its reads" });
+    assert.equal(before.offer, "offer");
+    assert.equal(before.buttonShown, true);
+    // A host built from source (not the package's, root-owned): no traced restart from the
+    // page, and the page says why, with the command to use instead.
+    assert.equal(before.traceButtonShown, false);
+    assert.equal(before.traceOffer, "restartTraceNotInstalled");
+    // By the path that runs it: sudo's secure_path does not find a host built from source.
+    assert.equal(before.traceCommand, `sudo ${fs.realpathSync(HOST_BINARY)} launch --cold --trace`);
+    printed = { command: before.traceCommand, home: first.home, host: fs.realpathSync(first.host) };
+    await restartScreenshot(first.driver, "restart-before");
+    // One more tab of the user's: it must come back too.
+    const pageHandle = await first.driver.getWindowHandle();
+    await first.driver.switchTo().newWindow("tab");
+    await first.driver.get("about:robots");
+    await first.driver.switchTo().window(pageHandle);
+    const hotRead = before.current.io.treeReadBytes;
+    const startedAt = Date.now();
+
+    await first.driver.findElement({ css: "[data-testid=restart-cold]" }).click();
+    const status = await waitForRecord(first.home, startedAt);
+    const restartMs = Date.now() - startedAt;
+    assert.equal(status.stage, "started", JSON.stringify(status));
+    assert.equal(status.cold, true);
+    assert.ok(status.evicted.files > 10, `evicted ${status.evicted.files} files`);
+    assert.equal(status.evicted.failed, 0);
+    assert.equal(status.profile, profile, "the same profile");
+    assert.ok(status.new_pid > 0);
+    const cmdline = fs.readFileSync(`/proc/${status.new_pid}/cmdline`, "utf8").split("\0");
+    assert.ok(cmdline.includes(profile), `the same arguments: ${cmdline.join(" ")}`);
+    if (USER !== null) {
+      assert.equal(fs.statSync(`/proc/${status.new_pid}`).uid, USER, "Firefox runs as the user again");
+      assert.ok(status.evicted.hidden_files > 0, "a user sees the root-owned install's cache state as hidden");
+    }
+
+    attached = await attachToRestarted(profile, startedAt);
+    const after = await waitForRestoredPage(
+      attached.driver,
+      (p) => p.current?.coldness && p.current.io?.treeReadBytes != null && p.lastThisStart,
+      "the restored page to show the restarted start",
+    );
+    await restartScreenshot(attached.driver, "restart-after");
+    const urls = [];
+    for (const handle of await attached.driver.getAllWindowHandles()) {
+      await attached.driver.switchTo().window(handle);
+      urls.push(await attached.driver.getCurrentUrl());
+    }
+    assert.ok(urls.includes("about:robots"), `the user's other tab came back: ${urls.join(", ")}`);
+    // The one-shot restore flag is Firefox's own, read and cleared by this start.
+    const once = await inChrome(attached.driver, `arguments[0](Services.prefs.getBoolPref("browser.sessionstore.resume_session_once", false))`);
+    assert.equal(once, false, "resume_session_once is cleared again");
+    assert.equal(after.current.coldness.class, "cold", JSON.stringify(after.current.io));
+    assert.equal(after.answer, "cold");
+    assert.ok(after.lines.some((l) => l.line === "this"), JSON.stringify(after.lines));
+    assert.ok(after.lines.some((l) => l.line === "evicted"));
+    const coldRead = after.current.io.treeReadBytes;
+    assert.ok(coldRead > 5 * Math.max(hotRead, 1e6), `cold start read ${coldRead} bytes, the hot one ${hotRead}`);
+    console.log(`restart cold (${USER === null ? "as this user" : `as uid ${USER}`}): click to record ${restartMs} ms (quit ${status.waited_ms} ms, evict ${status.evicted.elapsed_ms} ms); read hot ${hotRead} B, cold ${coldRead} B`);
+  });
+
+  const sudoSkip = USER === null ? "runs the command as the page's user, an ordinary one: needs root to switch to it" : !has("sudo", ["-V"]) ? "needs sudo (apt-get install sudo; .ci/run does)" : false;
+  it("the traced start's command the page prints runs as printed, as the page's user", { skip: sudoSkip, timeout: 120000 }, async () => {
+    assert.ok(printed?.command, "the page printed a command (the test before)");
+    // The page's user may run its host as root (a sudoers drop-in of the test's); their session
+    // names the page's state folder (sudo gives the passwd home: nobody's is /nonexistent).
+    const sudo = allowSudo(`about-startup-e2e-restart-${process.pid}`, "nobody", [printed.host]);
     try {
-      await first.openExtensionPage("page/startup.html");
-      const before = await waitFor(async () => {
-        const p = await readRestart(first.driver);
-        return p.state === "ready" && p.current?.coldness && p.current.io?.treeReadBytes != null ? p : null;
-      }, { timeout: 60000, message: "the first start recorded, with its reads" });
-      assert.equal(before.offer, "offer");
-      assert.equal(before.buttonShown, true);
-      // A host built from source (not the package's, root-owned): no traced restart from the
-      // page, and the page says why, with the command to use instead.
-      assert.equal(before.traceButtonShown, false);
-      assert.equal(before.traceOffer, "restartTraceNotInstalled");
-      // By the path that runs it: sudo's secure_path does not find a host built from source.
-      assert.equal(before.traceCommand, `sudo ${fs.realpathSync(HOST_BINARY)} launch --cold --trace`);
-      await restartScreenshot(first.driver, "restart-before");
-      // One more tab of the user's: it must come back too.
-      const pageHandle = await first.driver.getWindowHandle();
-      await first.driver.switchTo().newWindow("tab");
-      await first.driver.get("about:robots");
-      await first.driver.switchTo().window(pageHandle);
-      const hotRead = before.current.io.treeReadBytes;
-      const startedAt = Date.now();
-
-      await first.driver.findElement({ css: "[data-testid=restart-cold]" }).click();
-      const status = await waitForRecord(first.home, startedAt);
-      const restartMs = Date.now() - startedAt;
-      assert.equal(status.stage, "started", JSON.stringify(status));
-      assert.equal(status.cold, true);
-      assert.ok(status.evicted.files > 10, `evicted ${status.evicted.files} files`);
-      assert.equal(status.evicted.failed, 0);
-      assert.equal(status.profile, profile, "the same profile");
-      assert.ok(status.new_pid > 0);
-      const cmdline = fs.readFileSync(`/proc/${status.new_pid}/cmdline`, "utf8").split("\0");
-      assert.ok(cmdline.includes(profile), `the same arguments: ${cmdline.join(" ")}`);
-      if (USER !== null) {
-        assert.equal(fs.statSync(`/proc/${status.new_pid}`).uid, USER, "Firefox runs as the user again");
-        assert.ok(status.evicted.hidden_files > 0, "a user sees the root-owned install's cache state as hidden");
-      }
-
-      attached = await attachToRestarted(profile, startedAt);
-      const after = await waitForRestoredPage(
-        attached.driver,
-        (p) => p.current?.coldness && p.current.io?.treeReadBytes != null && p.lastThisStart,
-        "the restored page to show the restarted start",
-      );
-      await restartScreenshot(attached.driver, "restart-after");
-      const urls = [];
-      for (const handle of await attached.driver.getAllWindowHandles()) {
-        await attached.driver.switchTo().window(handle);
-        urls.push(await attached.driver.getCurrentUrl());
-      }
-      assert.ok(urls.includes("about:robots"), `the user's other tab came back: ${urls.join(", ")}`);
-      // The one-shot restore flag is Firefox's own, read and cleared by this start.
-      const once = await inChrome(attached.driver, `arguments[0](Services.prefs.getBoolPref("browser.sessionstore.resume_session_once", false))`);
-      assert.equal(once, false, "resume_session_once is cleared again");
-      assert.equal(after.current.coldness.class, "cold", JSON.stringify(after.current.io));
-      assert.equal(after.answer, "cold");
-      assert.ok(after.lines.some((l) => l.line === "this"), JSON.stringify(after.lines));
-      assert.ok(after.lines.some((l) => l.line === "evicted"));
-      const coldRead = after.current.io.treeReadBytes;
-      assert.ok(coldRead > 5 * Math.max(hotRead, 1e6), `cold start read ${coldRead} bytes, the hot one ${hotRead}`);
-      console.log(`restart cold (${USER === null ? "as this user" : `as uid ${USER}`}): click to record ${restartMs} ms (quit ${status.waited_ms} ms, evict ${status.evicted.elapsed_ms} ms); read hot ${hotRead} B, cold ${coldRead} B`);
+      const state = path.join(printed.home, ".local", "state");
+      const r = await runAsPrinted(printed.home, printed.command, { uid: USER, env: { XDG_STATE_HOME: state } }).done;
+      assert.equal(r.status, 0, `${printed.command}, as printed, as the page's user: exit ${r.status}: ${r.stderr}`);
+      const stored = /stored as (\S+): (.+)$/m.exec(r.stderr);
+      assert.ok(stored, r.stderr);
+      assert.equal(path.dirname(stored[2]), path.join(state, "about-startup", "traces"));
+      assert.equal(fs.statSync(stored[2]).uid, USER, "the user's");
+      assert.equal(JSON.parse(fs.readFileSync(stored[2], "utf8")).source, "tracefs", "the exact trace it is printed for");
     } finally {
-      await attached?.driver.quit().catch(() => {});
-      await attached?.stop();
-      await first.stop();
+      sudo.remove();
     }
   });
 });
