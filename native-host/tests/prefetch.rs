@@ -6,6 +6,8 @@
 
 #[path = "support/install_fixture.rs"]
 mod fixture;
+#[path = "support/syscalls.rs"]
+mod syscalls;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
@@ -828,4 +830,83 @@ fn an_ordinary_user_prefetches_their_own_profile_and_root_never_reads_it() {
         "root read another user's profile"
     );
     assert_eq!(profile.checksums(), sums);
+}
+
+/// What the kernel was asked to do to the profile while `cmd` ran: nothing but reading
+/// (support/syscalls.rs), and some reading of places.sqlite and the session.
+fn only_reads(cmd: &Command, log: &Path, profile: &Profile, what: &str) {
+    let text = syscalls::read_log(log);
+    let seen = syscalls::judge(&text, profile.dir.to_str().unwrap());
+    assert!(
+        seen.broken.is_empty(),
+        "{what} did more than read the profile:\n{}",
+        seen.broken.join("\n")
+    );
+    for name in ["places.sqlite", "sessionstore.jsonlz4"] {
+        let path = profile.dir.join(name);
+        assert!(
+            seen.reads
+                .get(path.to_str().unwrap())
+                .is_some_and(|n| *n > 0),
+            "{what} ({:?}) read nothing of {name}: {:?}",
+            cmd.get_args().collect::<Vec<_>>(),
+            seen.reads
+        );
+    }
+}
+
+#[test]
+fn a_database_firefox_may_be_writing_is_only_read_never_locked_advised_away_or_written() {
+    // Every call the launch prefetch and the traced preload make on a profile file, as strace
+    // (the kernel's record, not the host's) shows it: read-only opens with O_NOATIME, reads,
+    // RANDOM advice; no lock (SQLite's are fcntl locks), no DONTNEED, no write.
+    let fx = fixture::Fixture::new();
+    fake_firefox(&fx.ff);
+    let state = fx.root.path().join("state");
+    let profile = Profile::new(fx.root.path());
+    save_trace(&state, &trace_with_profile(&fx.ff, &profile));
+    profile.evict();
+    let out = fx.root.path().join("firefox.out");
+    let log = fx.root.path().join("launch.strace");
+    let mut bin = Command::new(BIN);
+    bin.env("XDG_STATE_HOME", &state);
+    let mut cmd = syscalls::under_strace(&bin, &log);
+    let args = profile_args(&profile.dir);
+    let (_, code) = launch_firefox_args(
+        &mut cmd,
+        &["--strategy", "beside"],
+        &fx.ff,
+        &args,
+        &state,
+        &out,
+        0,
+    );
+    assert_eq!(code, 0);
+    // Firefox is strace's child here: its pid is the one the fake Firefox wrote.
+    let said = std::fs::read_to_string(&out).unwrap();
+    let pid: u32 = said.split(' ').next().unwrap().parse().unwrap();
+    let record = record_of(&state, pid);
+    assert_eq!(
+        record["bytes_read_profile"],
+        PROFILE_PAGES * PAGE,
+        "{record}"
+    );
+    // The prefetcher outlives the launch by a moment: its record is written last.
+    only_reads(&cmd, &log, &profile, "launch --prefetch");
+
+    profile.evict();
+    let log = fx.root.path().join("preload.strace");
+    let mut preload = Command::new(BIN);
+    preload
+        .args(["preload", "--plan", "--source", "trace", "--firefox"])
+        .arg(&fx.ff)
+        .env("XDG_STATE_HOME", &state);
+    let mut cmd = syscalls::under_strace(&preload, &log);
+    let done = cmd.output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    only_reads(&cmd, &log, &profile, "preload --plan --source trace");
 }
