@@ -36,8 +36,9 @@
 //   aside (`<name>.corrupt.<ms>`) and saying so in `note_codes`.
 // - last-prefetch-profile.json: the launch prefetch with the user's profile in its plan (issue
 //   31): as root, a profile made by one start of the copy, a traced cold start of it
-//   (`launch --cold --trace`), then, evicted, `launch --prefetch` of the same profile: its
-//   last-prefetch.json, whose `profile` says what of the profile the plan held, read and skipped.
+//   (`launch --cold --trace`, the profile evicted too), then, evicted again, `launch --prefetch`
+//   of the same profile: its last-prefetch.json, whose `profile` says what of the profile the
+//   plan held, read and skipped.
 //   --only residency,hello,desktop,set-aside,profile-prefetch   records only those groups (default: all)
 import { spawn, spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -45,6 +46,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { evictProfile } from "./bench/profile-cold.mjs";
 import { stageInstallCopy } from "./lib/install-copy.mjs";
 import { EXTENSION_ID, HOST_BINARY, ROOT } from "./lib/project.mjs";
 
@@ -333,10 +335,15 @@ async function recordProfilePrefetch({ host, copy, stage, env, recorded }) {
   const first = spawn(copy.binary, args, { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
   await sleep(8000);
   await stopGroup(first.pid);
+  // Both starts profile-cold too (as after a reboot): `launch --cold` evicts the install only,
+  // and a profile just written is cached, so the trace would hold nothing of it to plan.
+  spawnSync("sync");
+  evictProfile([profile]);
   const traced = await runDetached([host, "launch", "--cold", "--trace", "--json", "--firefox", copy.dir, "--", ...args], env);
   await stopGroup(JSON.parse(traced.stdout).pid);
   spawnSync("sync");
   runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
+  evictProfile([profile]);
   const launch = [host, "launch", "--prefetch", "--strategy", "beside", "--firefox", copy.dir, "--", ...args];
   const firefox = spawn(launch[0], launch.slice(1), { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
   const file = path.join(env.HOME, ".local", "state", "about-startup", "last-prefetch.json");

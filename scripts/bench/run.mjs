@@ -88,6 +88,7 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
           profileChangedFiles: prep.profileChangedFiles,
           stillCachedBytes: prep.stillCachedBytes,
           stillCachedFiles: prep.stillCachedFiles,
+          profileEvicted: prep.profileEvicted,
           ...extra,
           ...(prep.workloadMs === undefined
             ? {}
