@@ -96,7 +96,9 @@ describe("a start with the launch prefetch on while Firefox writes the profile l
     // profile as made, to put back after the traced start (in place: the files keep their
     // inodes, as a user's profile sits between a traced start and the next).
     fs.writeFileSync(path.join(profile, "user.js"), userJs(MAKING_PREFS));
-    fs.cpSync(profile, pristine, { recursive: true, verbatimSymlinks: true });
+    // GNU cp -a keeps modification times to the nanosecond (fs.cpSync sets none, or only to the
+    // millisecond): restored from it, every file the start did not write is the traced file again.
+    execFileSync("cp", ["-a", "--no-target-directory", profile, pristine]);
     before_ = { places: sqlite(path.join(profile, "places.sqlite"), COUNTS).split("|").map(Number) };
     for (const file of filesBelow(profile)) evict(file);
     const traced = execFileSync(HOST_BINARY, ["launch", "--cold", "--trace", "--json", "--firefox", firefox, "--", "--headless", "--no-remote", "-profile", profile], {
