@@ -125,6 +125,28 @@ async function startFirefox(binary, { user, stage, env }) {
   };
 }
 
+/** SIGKILL each of `pids` and wait (up to 10 s) until none is alive. */
+async function stopProcesses(pids) {
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  for (let i = 0; i < 100 && pids.some(alive); i++) {
+    await sleep(100);
+  }
+}
+
 /** The groups of fixtures, in the order they are recorded. */
 export const GROUPS = ["residency", "hello", "desktop", "set-aside", "profile-prefetch"];
 
@@ -340,7 +362,10 @@ async function recordProfilePrefetch({ host, copy, stage, env, recorded }) {
   spawnSync("sync");
   evictProfile([profile]);
   const traced = await runDetached([host, "launch", "--cold", "--trace", "--json", "--firefox", copy.dir, "--", ...args], env);
-  await stopGroup(JSON.parse(traced.stdout).pid);
+  // The traced Firefox is the host's child, not a group leader: end it and each of its processes
+  // by pid, and wait until they are gone (they hold the profile and clear its cache on the way).
+  const trace = JSON.parse(traced.stdout);
+  await stopProcesses([trace.pid, ...(trace.processes ?? []).map((p) => p.pid)]);
   spawnSync("sync");
   runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
   evictProfile([profile]);
@@ -365,7 +390,7 @@ async function recordProfilePrefetch({ host, copy, stage, env, recorded }) {
   }
   write(
     "last-prefetch-profile.json",
-    recorded("root", "about-startup-host launch --prefetch --strategy beside --firefox COPY -- --headless --no-remote -profile P about:blank, then last-prefetch.json", "as root, a copy of the install folder; P made by one start of it and traced on a cold start (launch --cold --trace), then the copy evicted"),
+    recorded("root", "about-startup-host launch --prefetch --strategy beside --firefox COPY -- --headless --no-remote -profile P about:blank, then last-prefetch.json", "as root, a copy of the install folder; P made by one start of it and traced on a cold start (launch --cold --trace, P evicted too), then the copy and P evicted"),
     last,
   );
 }

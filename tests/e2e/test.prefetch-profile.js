@@ -7,6 +7,7 @@
 // `PRAGMA integrity_check` of every database (the sqlite3 program, read-only and immutable, not
 // the host). The prefetch as an ordinary user, and every file's bytes and times before and after
 // a prefetch, are native-host/tests/prefetch.rs's (with setpriv to nobody).
+/* global ChromeUtils -- addHistory and found run in Firefox's chrome context */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
