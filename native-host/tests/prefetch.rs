@@ -778,13 +778,20 @@ fn an_ordinary_user_prefetches_their_own_profile_and_root_never_reads_it() {
     profile.evict();
     let args = profile_args(&profile.dir);
     let beside = ["--strategy", "beside"];
-    let mut cmd = Command::new("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+    let mut nobody_cmd = Command::new("setpriv");
+    nobody_cmd
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(&bin)
         .env("HOME", "/nonexistent");
-    let (pid, code) = launch_firefox_args(&mut cmd, &beside, &fx.ff, &args, &state, &out, 0);
+    // Under strace (root's, following setpriv): what nobody's prefetch asked of the kernel.
+    let log = fx.root.path().join("nobody.strace");
+    let mut cmd = syscalls::under_strace(&nobody_cmd, &log);
+    let (_, code) = launch_firefox_args(&mut cmd, &beside, &fx.ff, &args, &state, &out, 0);
     assert_eq!(code, 0);
+    let said = std::fs::read_to_string(&out).unwrap();
+    let pid: u32 = said.split(' ').next().unwrap().parse().unwrap();
     let record = record_of(&state, pid);
+    only_reads(&cmd, &log, &profile, "nobody's launch --prefetch");
     assert_eq!(record["profile"]["bytes"], PROFILE_PAGES * PAGE, "{record}");
     assert_eq!(
         record["bytes_read_profile"],
