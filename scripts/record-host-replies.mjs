@@ -49,9 +49,10 @@ import { pathToFileURL } from "node:url";
 import { evictProfile } from "./bench/profile-cold.mjs";
 import { stageInstallCopy } from "./lib/install-copy.mjs";
 import { EXTENSION_ID, HOST_BINARY, ROOT } from "./lib/project.mjs";
+import { NOBODY, asUser as userArgv } from "./lib/users.mjs";
+import { homeStateDir } from "./lib/state-layout.mjs";
 
 export const FIXTURES = path.join(ROOT, "tests", "fixtures", "host");
-const NOBODY = 65534;
 
 /** One native-messaging frame: native-endian u32 length, then UTF-8 JSON. */
 export function frame(message) {
@@ -74,7 +75,7 @@ export function unframe(bytes) {
 }
 
 function asUser(args, { user, env }) {
-  return user === "root" ? args : ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "env", "-i", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...args];
+  return user === "root" ? args : userArgv(NOBODY, args, { env });
 }
 
 function runHost(host, args, { user, env, input = null }) {
@@ -241,7 +242,7 @@ async function recordDesktop({ host, copy, stage, env, recorded }) {
   runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
   const argv = [...exec.split(" "), ...firefoxArgs()];
   const firefox = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...desktopEnv }, stdio: "ignore", detached: true });
-  const file = path.join(env.HOME, ".local", "state", "about-startup", "last-prefetch.json");
+  const file = path.join(homeStateDir(env.HOME), "last-prefetch.json");
   let last = null;
   try {
     for (let i = 0; i < 1200 && last?.firefox_pid !== firefox.pid; i++) {
@@ -431,7 +432,7 @@ async function recordResidency({ host, copy, stage, envOf, recorded, STATE }) {
 /** Damaged state files, set aside and said: the replies of the three readers that report them. */
 function recordSetAside({ host, copy, stage, env, recorded }) {
   const home = path.join(stage, "damaged-home");
-  const state = path.join(home, ".local", "state", "about-startup");
+  const state = homeStateDir(home);
   fs.mkdirSync(state, { recursive: true, mode: 0o700 });
   const here = { ...env, HOME: home };
   const damage = (name) => fs.writeFileSync(path.join(state, name), '{"version": 1, "cut sh', { mode: 0o600 });

@@ -1,36 +1,26 @@
-//! Decides, before anything is parsed, how this run starts (tracer/mod.rs `start`): root's
-//! tracer (pkexec's route, or root's own), the sudo split (root stays the tracer, the command
-//! runs as the user), a refusal, or native-messaging mode or the CLI; everything else is in the
-//! library.
+//! Decides, before anything is parsed, how this run starts (`tracer::entry`, where all of root's
+//! part is): root's tracer (pkexec's route, or root's own), the sudo split (root stays the
+//! tracer, the command runs as the user), a refusal, or native-messaging mode or the CLI;
+//! everything else is in the library.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use about_startup_host::tracer::{self, Start};
+use about_startup_host::tracer;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let start = tracer::start(
-        &args,
-        rustix::process::geteuid().as_raw(),
-        std::env::var_os("SUDO_UID").as_deref(),
-        std::env::var_os("PKEXEC_UID").as_deref(),
-    );
-    match start {
-        Start::Refuse(why) => {
-            eprintln!("about-startup-host: refusing: {why}");
-            return ExitCode::from(2);
+    // Root's part is all inside `entry`: it returns only where the CLI or the host runs next,
+    // as the user (the sudo split's child, after its drop, with the tracer's socket) or as
+    // whoever ran it.
+    match tracer::entry(&args) {
+        Err(code) => return code,
+        Ok(Some((socket, user))) => {
+            about_startup_host::os::account::adopt_environment(&user);
+            about_startup_host::state::user::adopt_session_state_home();
+            about_startup_host::launch::connect::inherit(socket);
         }
-        Start::Tracer { route, uid } => return tracer::run(route, uid),
-        Start::SudoSplit { uid } => match tracer::split::split(uid) {
-            // This process is the user's now; root stays in the parent as its tracer.
-            Ok(socket) => {
-                about_startup_host::state::user::adopt_session_state_home();
-                about_startup_host::launch::connect::inherit(socket);
-            }
-            Err(code) => return code,
-        },
-        Start::Cli => {}
+        Ok(None) => {}
     }
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,

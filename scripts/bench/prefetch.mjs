@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { stateDir } from "../lib/state-layout.mjs";
 
 /** The profile's part of a prefetch record: planned, read, skipped as changed since the trace, or left out and why. Pure. */
 export function profileFigures(json) {
@@ -49,7 +50,7 @@ export function prefetchFigures(json, pid) {
 
 /** Waits (up to `timeoutMs`) for the prefetch record of Firefox `pid` in `stateHome`; null if none came. */
 export async function readPrefetch(stateHome, pid, { timeoutMs = 10000 } = {}) {
-  const file = path.join(stateHome, "about-startup", "last-prefetch.json");
+  const file = path.join(stateDir(stateHome), "last-prefetch.json");
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -10,6 +10,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { asUser } from "../lib/users.mjs";
 
 /** Every regular file under `dirs` (symlinks not followed), with its owner and size. */
 export function ownFiles(dirs, { fsApi = fs } = {}) {
@@ -48,7 +49,7 @@ export function byOwner(files) {
  */
 export function evictArgv({ uid, gid }, self) {
   const dd = ["xargs", "-0", "-I{}", "dd", "if={}", "iflag=nocache", "count=0", "status=none"];
-  return uid === self ? dd : ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--", ...dd];
+  return asUser(uid, dd, { gid, self });
 }
 
 /** fincore --json --bytes output → bytes still cached (sum of res). Throws on what is not its JSON. Pure. */

@@ -109,8 +109,8 @@ this machine's unthrottled disk (about 0.2 s for the whole install folder) a col
 slower than a hot one, and "the start before" is a fresh profile's first start under WebDriver
 (the profile is created then), which is why it can take longer than the cold restart: the point
 of these figures is the restart's own cost and that the restarted start really read the install
-from the disk. For cold against hot with the disk throttled, see "Startup: cold, preloaded and
-hot launches" above.
+from the disk. For cold against hot with the disk throttled, see "How slow is a cold start?"
+above.
 `;
 console.log(section);
 const begin = "<!-- restart-bench:begin -->";

@@ -22,6 +22,7 @@ import { EXTENSION_ID, HOST_BINARY, HOST_NAME, ROOT } from "../../scripts/lib/pr
 import { run } from "../../scripts/lib/run.mjs";
 import { processesWithHome } from "../../scripts/lib/processes.mjs";
 import { freePort } from "../../scripts/lib/ports.mjs";
+import { asUser as userArgv } from "../../scripts/lib/users.mjs";
 
 // Selenium must never try to download a driver or browser (no internet here).
 process.env.SE_OFFLINE = "true";
@@ -208,7 +209,7 @@ export async function startFirefox({
       for (const dir of [root, profileDir].filter(Boolean)) {
         await run("chown", ["-R", `${user}:${user}`, dir]);
       }
-      driverCommand = ["setpriv", `--reuid=${user}`, `--regid=${user}`, "--clear-groups", copy];
+      driverCommand = userArgv(user, [copy], { self: null });
     }
 
     const port = await freePort();

@@ -10,6 +10,8 @@ import { Builder } from "selenium-webdriver";
 import firefox from "selenium-webdriver/firefox.js";
 import { findGeckodriver } from "../../scripts/lib/firefox.mjs";
 import { artifactsFolder, EXTENSION_ORIGIN, waitFor } from "./harness.js";
+import { asUser } from "../../scripts/lib/users.mjs";
+import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
 
 /** The page's restart section and this start's record, as the page holds them. */
 export function readRestart(driver) {
@@ -49,7 +51,7 @@ export function readRestart(driver) {
 
 /** The host's restart record in `home`'s state folder (XDG_STATE_HOME unset or $HOME/.local/state). */
 export function restartRecord(home) {
-  const file = path.join(home, ".local", "state", "about-startup", "relaunch.json");
+  const file = path.join(homeStateDir(home), "relaunch.json");
   return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : null;
 }
 
@@ -138,8 +140,7 @@ export async function restartScreenshot(driver, name) {
  */
 export function runAsPrinted(home, command, { uid = process.getuid?.(), env = {} } = {}) {
   const argv = ["sh", "-c", command];
-  const vars = [`HOME=${home}`, `PATH=${process.env.PATH}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
-  const full = uid === process.getuid?.() ? ["env", "-i", ...vars, ...argv] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "env", "-i", ...vars, ...argv];
+  const full = asUser(uid, argv, { env: { HOME: home, PATH: process.env.PATH, ...env } });
   const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
   const out = { stdout: "", stderr: "" };
   child.stdout.on("data", (d) => (out.stdout += d));

@@ -24,15 +24,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { By } from "selenium-webdriver";
 import { artifactsFolder, inChrome, useFirefox, waitFor } from "./harness.js";
 import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
+import { NOBODY, asUser, switchUserSkip } from "../../scripts/lib/users.mjs";
 import os from "node:os";
 import { recordedReply, shapeDiff } from "../unit/host-replies.js";
 import { frame, unframe } from "../../scripts/record-host-replies.mjs";
 import { EXTENSION_ID } from "../../scripts/lib/project.mjs";
+import { stateDir } from "../../scripts/lib/state-layout.mjs";
 
-const NOBODY = 65534;
-const isRoot = process.getuid?.() === 0;
-const setpriv = spawnSync("setpriv", ["--version"]).status === 0;
-const skip = !isRoot ? "needs root: the hidden mode runs Firefox as nobody, and DAMON is paused" : !setpriv ? "setpriv is missing (util-linux)" : false;
+const skip = switchUserSkip("needs root: the hidden mode runs Firefox as nobody, and DAMON is paused");
 if (skip) {
   console.warn(`SKIPPED test.consistency.js: ${skip}`);
 }
@@ -59,7 +58,7 @@ function hostAs(ff, args) {
 function runAs(ff, argv, { shell = false, input = undefined } = {}) {
   const env = { HOME: ff.home, PATH: process.env.PATH };
   const command = shell ? ["sh", "-c", argv] : argv;
-  const full = ff.uid === 0 ? command : ["setpriv", `--reuid=${ff.uid}`, `--regid=${ff.uid}`, "--clear-groups", "env", "-i", `HOME=${env.HOME}`, `PATH=${env.PATH}`, ...command];
+  const full = ff.uid === 0 ? command : asUser(ff.uid, command, { env });
   const result = spawnSync(full[0], full.slice(1), { encoding: input ? "buffer" : "utf8", input, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -490,7 +489,7 @@ function suite(mode) {
       const residency = jsonAs(ff, ["residency", "--firefox", installDir, "--json"]).summary;
       assert.equal(learned.bytes, learned.pages * residency.page_size);
       const stateHome = ff.uid === 0 && process.env.XDG_STATE_HOME ? process.env.XDG_STATE_HOME : path.join(ff.home, ".local", "state");
-      assert.equal(learned.state_file, path.join(stateHome, "about-startup", "working-set.json"), "the user's own state folder");
+      assert.equal(learned.state_file, path.join(stateDir(stateHome), "working-set.json"), "the user's own state folder");
       assert.equal((await fs.stat(learned.state_file)).uid, ff.uid, "written as the user");
 
       const plan = jsonAs(ff, ["plan", "--firefox", installDir, "--json"]);

@@ -17,6 +17,7 @@ import { By } from "selenium-webdriver";
 import { artifactsFolder, defaultFirefox, useFirefox, waitFor } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { recordedReply, shapeDiff } from "../unit/host-replies.js";
+import { stateDir } from "../../scripts/lib/state-layout.mjs";
 
 const PAGE = "page/startup.html";
 
@@ -68,7 +69,7 @@ function storeOldTrace(stateHome) {
   // The store's names and meta file (native-host/src/trace/store.rs): `<ms>-<pid>-<ticks>`.
   const id = `${trace.recorded_at_ms}-${trace.pid}-${trace.process_start_ticks}`;
   const body = JSON.stringify(trace);
-  const dir = path.join(stateHome, "about-startup", "traces");
+  const dir = path.join(stateDir(stateHome), "traces");
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, `${id}.json`), body);
   const meta = { id, bytes: Buffer.byteLength(body) };
@@ -190,7 +191,7 @@ describe("launching from the desktop through the prefetch, from the page", () =>
     const exec = /^Exec=(.*) %u$/m.exec(written)[1].split(" ");
     const profile = fs.mkdtempSync(path.join(fixture, "profile-"));
     const launched = spawn(exec[0], [...exec.slice(1), "--headless", "--no-remote", "-profile", profile, "about:blank"], { env: hostEnv, stdio: "ignore", detached: true });
-    const lastFile = path.join(stateHome, "about-startup", "last-prefetch.json");
+    const lastFile = path.join(stateDir(stateHome), "last-prefetch.json");
     let last;
     try {
       last = await waitFor(

@@ -15,12 +15,11 @@ import path from "node:path";
 import { buildExtension } from "../../scripts/build.mjs";
 import { buildPackage, PACKAGE, PACKAGED_HOST, POLKIT_ACTION_FILE, SYSTEM_MANIFEST } from "../../scripts/package.mjs";
 import { EXTENSION_ID, HOST_BINARY, ROOT } from "../../scripts/lib/project.mjs";
+import { NOBODY, asUser, isRoot } from "../../scripts/lib/users.mjs";
 import { readStartupPage, startFirefox, waitFor } from "./harness.js";
 import { packagedHosts, stopPackagedHosts } from "./package-cleanup.js";
 import { parseDebListing, parsePolicy } from "./package-files.js";
 
-const NOBODY = 65534;
-const isRoot = process.getuid?.() === 0;
 const dpkg = spawnSync("dpkg-deb", ["--version"]).status === 0;
 const isInstalled = () => /install ok installed/.test(spawnSync("dpkg-query", ["-W", "-f=${Status}", PACKAGE], { encoding: "utf8" }).stdout ?? "");
 const installed = isInstalled();
@@ -180,11 +179,8 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
   });
 
   it("gives an ordinary user a working command", () => {
-    const result = spawnSync(
-      "setpriv",
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "env", "-i", "HOME=/nonexistent", "PATH=/usr/bin:/bin", "about-startup-host", "autostart", "status", "--json"],
-      { encoding: "utf8" },
-    );
+    const [command, ...argv] = asUser(NOBODY, ["about-startup-host", "autostart", "status", "--json"], { env: { HOME: "/nonexistent", PATH: "/usr/bin:/bin" } });
+    const result = spawnSync(command, argv, { encoding: "utf8" });
     assert.equal(result.status, 0, result.stderr);
     assert.equal(JSON.parse(result.stdout).enabled, false);
   });

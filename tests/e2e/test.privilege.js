@@ -24,6 +24,7 @@ import { installFolderOf } from "../../scripts/lib/install-copy.mjs";
 import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
 import { allowSudo, analyseLog, credsOf, endProcesses, has, makeUser, processes, rootLooksAt, runTraced, stageHost } from "./privilege-helpers.js";
 import { byArea, creds, describe as listOps } from "./strace-log.js";
+import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
 
 /** Liveness bounds (a run past one has hung). */
 const HUNG_MS = 150000;
@@ -106,7 +107,7 @@ describe("root does only what only root can: the host under sudo, as an ordinary
   const sudoHost = (...args) => asUser(["sudo", "-n", s.host, ...args]);
   /** What is left of a run: the user's processes and the host's. */
   const leftover = (p) => p.uid === s.user.uid || p.exe === s.host;
-  const stateDir = () => path.join(s.user.home, ".local", "state", "about-startup");
+  const stateDir = () => homeStateDir(s.user.home);
   const plain = (argv, opts = {}) =>
     new Promise((resolve) => {
       const child = spawn(argv[0], argv.slice(1), { cwd: s.user.home, env: userEnv(), stdio: ["ignore", "pipe", "pipe"], ...opts });

@@ -17,9 +17,10 @@ import { artifactsFolder, startFirefox, waitFor } from "./harness.js";
 import { EXTENSION_ID, HOST_BINARY, ROOT } from "../../scripts/lib/project.mjs";
 import { frame, unframe } from "../../scripts/record-host-replies.mjs";
 import { buildModel } from "../../scripts/profile/model.mjs";
+import { isRoot } from "../../scripts/lib/users.mjs";
+import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
 
 const PAGE = "page/startup.html";
-const isRoot = process.getuid?.() === 0;
 const skip = isRoot ? false : "tracefs needs root (the host's trace and this test's own count): run the e2e suite as root (CI does)";
 const SEED = 1;
 const NOW = "2026-11-26";
@@ -126,7 +127,7 @@ describe("the profile's part of a cold start: the page against the kernel's coun
     }
     trace = JSON.parse(out);
     fs.writeFileSync(path.join(artifactsFolder(), "profile-share-trace.json"), out);
-    const traces = path.join(home, ".local", "state", "about-startup", "traces");
+    const traces = path.join(homeStateDir(home), "traces");
     id = fs.readdirSync(traces).find((n) => n.endsWith(".meta.json")).replace(/\.meta\.json$/, "");
   });
   after(() => {
@@ -234,7 +235,7 @@ describe("the profile's part of a cold start: the page against the kernel's coun
       const mine = { ...trace, pid, process_start_ticks: ticks, profile: { dir: profile } };
       const text = JSON.stringify(mine);
       const mineId = `${mine.recorded_at_ms}-${pid}-${ticks}`;
-      const traces = path.join(ff.home, ".local", "state", "about-startup", "traces");
+      const traces = path.join(homeStateDir(ff.home), "traces");
       fs.mkdirSync(traces, { recursive: true });
       fs.writeFileSync(path.join(traces, `${mineId}.json`), text);
       const meta = { id: mineId, pid, process_start_ticks: ticks, firefox_version: mine.firefox_version, build_id: mine.build_id, recorded_at_ms: mine.recorded_at_ms, source: mine.source, traced_read_bytes: mine.traced_read_bytes, tree_read_bytes: mine.tree_read_bytes, lost_events: mine.lost_events, bytes: Buffer.byteLength(text) };
@@ -281,7 +282,7 @@ describe("the profile's part of a cold start: the page against the kernel's coun
   });
 
   it("what leaves the machine names the profile's files by their part: no URL, title or page name", () => {
-    const raw = fs.readFileSync(path.join(home, ".local", "state", "about-startup", "traces", `${id}.json`), "utf8");
+    const raw = fs.readFileSync(path.join(homeStateDir(home), "traces", `${id}.json`), "utf8");
     const found = secretsIn;
     // The check can fail: the trace stored here names the profile's files by their paths.
     const inRaw = found(raw);

@@ -8,43 +8,22 @@
 // Firefox's own readahead(2) of each library inside Firefox's ReadAheadLib markers, within 1 ms).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
+import { artifactsFolder, defaultFirefox } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { NOBODY, asUser, isRoot, switchUserSkip } from "../../scripts/lib/users.mjs";
 import { PROFILER_CLI, profilerNode } from "../../scripts/lib/setup.mjs";
+import { endProcess, runHostCli } from "./processes.js";
 
-const isRoot = process.getuid?.() === 0;
-const NOBODY = 65534;
-const setpriv = spawnSync("setpriv", ["--version"]).status === 0;
 // Installed on demand by npm test's setup (scripts/lib/setup.mjs), with the Node ≥ 24 it needs.
 const CLI = PROFILER_CLI;
 if (!fs.existsSync(CLI)) {
   throw new Error(`${CLI} is missing: node scripts/test.mjs --only e2e installs it (with the Node ≥ 24 it needs)`);
 }
 const firefox = fs.realpathSync(defaultFirefox());
-
-/** Runs the host CLI; resolves with stdout (stderr goes to an artifact). */
-function host(args, env, name) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(HOST_BINARY, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      fs.writeFileSync(path.join(artifactsFolder(), `${name}.stderr.txt`), err);
-      if (code === 0) {
-        resolve({ out, err });
-      } else {
-        reject(new Error(`${HOST_BINARY} ${args.join(" ")} exited with ${code}: ${err}`));
-      }
-    });
-  });
-}
 
 /** The Profiler's loader: `profiler-cli ARGS --json` in session `session`, parsed. */
 function pq(sessionDir, session, ...args) {
@@ -225,7 +204,7 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
     // pages of a fresh copy would stay cached through the evict.
     spawnSync("sync", ["-f", path.dirname(firefox)]);
     const started = Date.now();
-    const r = await host(
+    const r = await runHostCli(
       ["launch", "--cold", "--trace", "--firefox-profile", "--profile-out", merged, "--json", "--firefox", firefox, "--", "--headless", "--no-remote", "-profile", profile],
       env,
       "profiler-launch",
@@ -240,16 +219,7 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
   after(async () => {
     spawnSync(profilerNode(), [CLI, "stop", "--all"], { env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessions } });
     if (trace?.pid) {
-      try {
-        process.kill(trace.pid, "SIGTERM");
-        await waitFor(() => !fs.existsSync(`/proc/${trace.pid}`), { timeout: 20000, message: "Firefox to exit" });
-      } catch {
-        try {
-          process.kill(trace.pid, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
+      await endProcess(trace.pid, { what: "Firefox" });
     }
     // The files worth keeping were copied to the artifacts; the rest is 100 MB or so.
     fs.rmSync(work, { recursive: true, force: true });
@@ -355,7 +325,7 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
   it("exports the same trace alone (trace export --trace-only), which loads too", async () => {
     const alone = path.join(work, "alone.profile.json");
     const started = Date.now();
-    const { out } = await host(["trace", "export", "--trace-only", "-o", alone, "--json"], env, "profiler-export-alone");
+    const { out } = await runHostCli(["trace", "export", "--trace-only", "-o", alone, "--json"], env, "profiler-export-alone");
     const summary = JSON.parse(out);
     console.log(`trace export (alone): ${Date.now() - started} ms, ${summary.bytes_written} bytes`);
     assert.equal(summary.kind, "trace");
@@ -370,7 +340,7 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
     assert.equal(tracks.reduce((s, c) => s + c.bytes, 0), trace.traced_read_bytes);
     assert.ok(tracks.every((c) => c.label.startsWith("Disk reads: ")), `named tracks: ${tracks.map((c) => c.label)}`);
     // The stored Firefox profile merges again without --trace-only.
-    const again = JSON.parse((await host(["trace", "export", "-o", path.join(work, "again.json"), "--json"], env, "profiler-export-merged")).out);
+    const again = JSON.parse((await runHostCli(["trace", "export", "-o", path.join(work, "again.json"), "--json"], env, "profiler-export-merged")).out);
     assert.equal(again.kind, "merged");
   });
 });
@@ -396,7 +366,7 @@ describe("the Profiler's loader on an export of the recorded fixture", () => {
     it(`${format}: one named track per file group, reads lasting their disk time, fault sites as addresses`, async () => {
       const out = path.join(work, `${format}.json`);
       const args = format === "alone" ? ["--trace-only"] : ["--firefox-profile", path.join(fixtures, "gecko-esr153-cold.json")];
-      await host(["trace", "export", traceFile, ...args, "-o", out], env, `profiler-fixture-${format}`);
+      await runHostCli(["trace", "export", traceFile, ...args, "-o", out], env, `profiler-fixture-${format}`);
       const q = load(sessions, format, out);
 
       // The fixture's files fall in four groups: firefox-esr (other install files), nine
@@ -434,7 +404,7 @@ describe("the Profiler's loader on an export of the recorded fixture", () => {
 // Most users are not root: no tracefs, so the kernel's side is the /proc figures of the Firefox
 // tree. The host run as `nobody` (setpriv, its own HOME, a clean environment) must still collect
 // Firefox's own profile and write one merged file with those figures as a bandwidth track.
-const userSkip = !isRoot ? "needs root to switch to an ordinary user (setpriv); run npm test as root" : !setpriv ? "setpriv is missing (util-linux)" : false;
+const userSkip = switchUserSkip("needs root to switch to an ordinary user (setpriv); run npm test as root");
 if (userSkip) {
   console.warn(`SKIPPED test.profiler.js (ordinary user): ${userSkip}`);
 }
@@ -455,12 +425,12 @@ describe("as an ordinary user: Firefox's own profile with the /proc read figures
     fs.copyFileSync(HOST_BINARY, hostCopy);
     fs.chmodSync(hostCopy, 0o755);
     const started = Date.now();
-    const r = spawnSync(
-      "setpriv",
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "env", "-i", `HOME=${home}`, "PATH=/usr/bin:/bin", hostCopy,
-        "launch", "--trace", "--firefox-profile", "--profile-out", merged, "--json", "--", "--headless", "--no-remote", "-profile", profile],
-      { encoding: "utf8", maxBuffer: 256 * 1024 * 1024, timeout: 240000 },
+    const [command, ...argv] = asUser(
+      NOBODY,
+      [hostCopy, "launch", "--trace", "--firefox-profile", "--profile-out", merged, "--json", "--", "--headless", "--no-remote", "-profile", profile],
+      { env: { HOME: home, PATH: "/usr/bin:/bin" } },
     );
+    const r = spawnSync(command, argv, { encoding: "utf8", maxBuffer: 256 * 1024 * 1024, timeout: 240000 });
     fs.writeFileSync(path.join(artifactsFolder(), "profiler-user-launch.stderr.txt"), r.stderr ?? "");
     assert.equal(r.status, 0, `launch as nobody: ${r.stderr}`);
     trace = JSON.parse(r.stdout);
@@ -470,16 +440,7 @@ describe("as an ordinary user: Firefox's own profile with the /proc read figures
   after(async () => {
     spawnSync(profilerNode(), [CLI, "stop", "--all"], { env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessions } });
     if (trace?.pid) {
-      try {
-        process.kill(trace.pid, "SIGTERM");
-        await waitFor(() => !fs.existsSync(`/proc/${trace.pid}`), { timeout: 20000, message: "Firefox to exit" });
-      } catch {
-        try {
-          process.kill(trace.pid, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
+      await endProcess(trace.pid, { what: "Firefox" });
     }
     fs.rmSync(stage, { recursive: true, force: true });
   });

@@ -33,6 +33,7 @@ import { stopPackagedHosts, packagedHosts } from "./package-cleanup.js";
 import { allowSudo, analyseLog, attachTraced, credsOf, has, makeUser, processes, rootLooksAt, runTraced } from "./privilege-helpers.js";
 import { attachToRestarted, readRestart, restartScreenshot, runAsPrinted, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
 import { byArea, creds, describe as listOps } from "./strace-log.js";
+import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
 
 const POLKITD = "/usr/lib/polkit-1/polkitd";
 const BUS_SOCKET = "/run/dbus/system_bus_socket";
@@ -106,7 +107,7 @@ describe("Restart cold and trace: pkexec with a polkit rule traces for the user,
     fs.mkdirSync(dir, { recursive: true });
     return dir;
   };
-  const state = () => path.join(stage.ff.home, ".local", "state", "about-startup");
+  const state = () => homeStateDir(stage.ff.home);
   const traces = () => path.join(state(), "traces");
   const writeRule = () =>
     fs.writeFileSync(

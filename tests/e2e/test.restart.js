@@ -17,6 +17,7 @@ import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { defaultFirefox, inChrome, startFirefox, useFirefox, waitFor } from "./harness.js";
 import { allowSudo, has } from "./privilege-helpers.js";
 import { attachToRestarted, readRestart, restartRecord, restartScreenshot, runAsPrinted, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
+import { stateDir } from "../../scripts/lib/state-layout.mjs";
 
 const PREFS = { "xpinstall.signatures.required": false };
 // As an ordinary user where the test can switch to one (root), as the people this is for run it.
@@ -282,7 +283,7 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
       assert.equal(r.status, 0, `${printed.command}, as printed, as the page's user: exit ${r.status}: ${r.stderr}`);
       const stored = /stored as (\S+): (.+)$/m.exec(r.stderr);
       assert.ok(stored, r.stderr);
-      assert.equal(path.dirname(stored[2]), path.join(state, "about-startup", "traces"));
+      assert.equal(path.dirname(stored[2]), path.join(stateDir(state), "traces"));
       assert.equal(fs.statSync(stored[2]).uid, USER, "the user's");
       assert.equal(JSON.parse(fs.readFileSync(stored[2], "utf8")).source, "tracefs", "the exact trace it is printed for");
     } finally {

@@ -15,8 +15,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { isRoot } from "../../scripts/lib/users.mjs";
 
-const isRoot = process.getuid?.() === 0;
 const mksquashfs = spawnSync("mksquashfs", ["-version"]).status === 0;
 const skip = !isRoot
   ? "needs root to loop-mount a squashfs image; run npm test as root"

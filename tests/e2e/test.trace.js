@@ -8,50 +8,18 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { spawn } from "node:child_process";
 import { By } from "selenium-webdriver";
 import { artifactsFolder, useFirefox, waitFor } from "./harness.js";
-import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { entriesByBuild } from "../../extension/lib/models/entries-by-build.js";
+import { isRoot } from "../../scripts/lib/users.mjs";
+import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
+import { endProcess, runHostCli } from "./processes.js";
 
 const PAGE = "page/startup.html";
 const INSTANCES = "/sys/kernel/tracing/instances";
-const isRoot = process.getuid?.() === 0;
-
-/** Runs the host CLI, returns its stdout (stderr goes to an artifact). */
-function host(args, env, name) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(HOST_BINARY, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      fs.writeFileSync(path.join(artifactsFolder(), `${name}.stderr.txt`), err);
-      if (code === 0) {
-        resolve(out);
-      } else {
-        reject(new Error(`${HOST_BINARY} ${args.join(" ")} exited with ${code}: ${err}`));
-      }
-    });
-  });
-}
 
 function ourInstances() {
   return fs.existsSync(INSTANCES) ? fs.readdirSync(INSTANCES).filter((n) => n.startsWith("about-startup-")) : [];
-}
-
-async function killTree(pid) {
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  await waitFor(() => !fs.existsSync(`/proc/${pid}`) || fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z"), {
-    timeout: 20000,
-    message: `Firefox ${pid} to exit`,
-  }).catch(() => process.kill(pid, "SIGKILL"));
 }
 
 describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? false : "tracefs needs root: run the e2e suite as root (CI does)" }, () => {
@@ -67,14 +35,14 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
   shared.work = work;
 
   before(async () => {
-    const out = await host(["launch", "--cold", "--trace", "--json", "--", "--headless", "--no-remote", "-profile", profile], env, "trace-launch");
+    const out = (await runHostCli(["launch", "--cold", "--trace", "--json", "--", "--headless", "--no-remote", "-profile", profile], env, "trace-launch")).out;
     trace = JSON.parse(out);
     fs.writeFileSync(path.join(artifactsFolder(), "trace-cold-start.json"), out);
     shared.trace = trace;
   });
   after(async () => {
     if (trace?.pid) {
-      await killTree(trace.pid);
+      await endProcess(trace.pid, { what: `Firefox ${trace.pid}` });
     }
   });
 
@@ -132,7 +100,7 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
 
   it("removes its tracefs instance and stores the trace in the state folder", () => {
     assert.deepEqual(ourInstances(), []);
-    const dir = path.join(home, ".local", "state", "about-startup", "traces");
+    const dir = path.join(homeStateDir(home), "traces");
     const stored = fs.readdirSync(dir).filter((n) => n.endsWith(".meta.json"));
     assert.equal(stored.length, 1);
     const meta = JSON.parse(fs.readFileSync(path.join(dir, stored[0]), "utf8"));
@@ -331,7 +299,7 @@ describe("the page draws a trace", () => {
     assert.ok(pid > 0, "the page knows its Firefox's pid");
     const env = { ...process.env, HOME: home };
     delete env.XDG_STATE_HOME;
-    const out = await host(["trace", "--pid", String(pid), "--seconds", "2", "--json"], env, "trace-attach");
+    const out = (await runHostCli(["trace", "--pid", String(pid), "--seconds", "2", "--json"], env, "trace-attach")).out;
     const trace = JSON.parse(out);
     assert.equal(trace.pid, pid);
     assert.ok(trace.attached_ms > 0, "attached after the start");

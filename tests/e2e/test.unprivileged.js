@@ -17,15 +17,9 @@ import { findFirefox } from "../../scripts/lib/firefox.mjs";
 import { inspectFirefox } from "../../scripts/lib/firefox-kind.mjs";
 import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { NOBODY, asUser as userArgv, switchUserSkip } from "../../scripts/lib/users.mjs";
 
-const NOBODY = 65534;
-const isRoot = process.getuid?.() === 0;
-const setpriv = spawnSync("setpriv", ["--version"]).status === 0;
-const skip = !isRoot
-  ? "needs root to copy Firefox for another user and switch to it (setpriv); run npm test as root"
-  : !setpriv
-    ? "setpriv is missing (util-linux)"
-    : false;
+const skip = switchUserSkip("needs root to copy Firefox for another user and switch to it (setpriv); run npm test as root");
 if (skip) {
   console.warn(`SKIPPED test.unprivileged.js: ${skip}`);
 }
@@ -35,21 +29,8 @@ describe("a user-owned copy of Firefox, host run as an unprivileged user", { ski
 
   /** Runs the host as nobody with only HOME and PATH in its environment; returns parsed JSON. */
   function asUser(args) {
-    const result = spawnSync(
-      "setpriv",
-      [
-        `--reuid=${NOBODY}`,
-        `--regid=${NOBODY}`,
-        "--clear-groups",
-        "env",
-        "-i",
-        `HOME=${stage.home}`,
-        "PATH=/usr/bin:/bin",
-        stage.host,
-        ...args,
-      ],
-      { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
-    );
+    const [command, ...argv] = userArgv(NOBODY, [stage.host, ...args], { env: { HOME: stage.home, PATH: "/usr/bin:/bin" } });
+    const result = spawnSync(command, argv, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
     assert.equal(result.status, 0, `${args.join(" ")} as ${NOBODY} failed: ${result.stderr}`);
     return JSON.parse(result.stdout);
   }
@@ -86,9 +67,8 @@ describe("a user-owned copy of Firefox, host run as an unprivileged user", { ski
   });
 
   it("the child really runs as nobody, not root", () => {
-    const id = spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "id", "-u"], {
-      encoding: "utf8",
-    });
+    const [command, ...argv] = userArgv(NOBODY, ["id", "-u"]);
+    const id = spawnSync(command, argv, { encoding: "utf8" });
     assert.equal(id.stdout.trim(), String(NOBODY));
   });
 

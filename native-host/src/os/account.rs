@@ -1,6 +1,7 @@
 //! Users: who a uid is (the C library's name service: passwd, group), and becoming that user for
 //! good. Used by the sudo split (tracer/split.rs): root looks the invoking user up, then the
-//! child that runs the command drops to them before it parses anything.
+//! child that runs the command drops to them before it parses anything, and only then, as
+//! them, takes on their environment (main.rs).
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -98,6 +99,22 @@ pub fn become_user(account: &Account) -> io::Result<()> {
         libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
     }
     Ok(())
+}
+
+/// Take on `account`'s environment once this process is theirs (the sudo split's child, after
+/// [`become_user`]): `HOME`, `USER` and `LOGNAME` theirs, sudo's `SUDO_*` gone. Call while the
+/// process has one thread (nothing reads the environment meanwhile).
+pub fn adopt_environment(account: &Account) {
+    std::env::set_var("HOME", &account.home);
+    std::env::set_var("USER", &account.name);
+    std::env::set_var("LOGNAME", &account.name);
+    let sudo: Vec<_> = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| k.to_string_lossy().starts_with("SUDO_"))
+        .collect();
+    for k in sudo {
+        std::env::remove_var(k);
+    }
 }
 
 #[cfg(test)]

@@ -7,11 +7,12 @@
 //!
 //! Without Landlock (a kernel before 5.13, or built or booted without it) the tracer refuses to
 //! run, unless root's own environment says `ABOUT_STARTUP_TRACER_WITHOUT_LANDLOCK=1`; pkexec
-//! clears the environment, so only root itself or a sudo rule that passes the variable can.
+//! clears the environment, and the pkexec route does not look at it anyway, so only root itself
+//! or a sudo rule that passes the variable can.
 
 use landlock::{
-    Access, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus, ABI,
+    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    ABI,
 };
 
 use super::arm::{INSTANCES, TRACEFS};
@@ -19,52 +20,32 @@ use super::arm::{INSTANCES, TRACEFS};
 /// The override for kernels without Landlock (root's own environment only).
 pub const WITHOUT_LANDLOCK: &str = "ABOUT_STARTUP_TRACER_WITHOUT_LANDLOCK";
 
-/// How confined the tracer is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Confined {
-    Fully,
-    /// Landlock with fewer rights handled than asked (an older ABI).
-    Partly,
-    /// No Landlock, by root's own override.
-    NoLandlock,
-}
-
-/// The newest ABI this code knows; the crate downgrades to the kernel's.
-const ABI_WANTED: ABI = ABI::V6;
-
 /// Confine this thread (and what it starts later): call before any other thread exists.
-/// `allow_without` is the override's value, read by the caller from root's own environment.
-pub fn confine(allow_without: bool) -> Result<Confined, String> {
+/// `may_override`: whether [`WITHOUT_LANDLOCK`] is looked at (not on pkexec's route).
+pub fn confine(may_override: bool) -> Result<(), String> {
     rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
-    let read: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::ReadDir;
-    let rule = |path: &str, access: BitFlags<AccessFs>| {
-        PathFd::new(path)
-            .map(|fd| PathBeneath::new(fd, access))
-            .map_err(|e| format!("Landlock: {path}: {e}"))
-    };
-    let rules = [
-        rule("/proc", read)?,
-        rule(TRACEFS, read)?,
-        rule(INSTANCES, AccessFs::RemoveDir.into())?,
-    ];
     let landlock = |e: landlock::RulesetError| format!("Landlock: {e}");
-    let mut ruleset = Ruleset::default()
-        .handle_access(AccessFs::from_all(ABI_WANTED))
-        .map_err(landlock)?
-        .create()
+    // ABI 6 is the newest this code knows; the crate downgrades to the kernel's. A path that
+    // cannot be opened gets no rule: nothing is allowed there.
+    let status = Ruleset::default()
+        .handle_access(AccessFs::from_all(ABI::V6))
+        .and_then(|r| r.create())
+        .and_then(|r| {
+            r.add_rules(path_beneath_rules(
+                ["/proc", TRACEFS],
+                AccessFs::ReadFile | AccessFs::ReadDir,
+            ))
+        })
+        .and_then(|r| r.add_rules(path_beneath_rules([INSTANCES], AccessFs::RemoveDir)))
+        .and_then(|r| r.restrict_self())
         .map_err(landlock)?;
-    for r in rules {
-        ruleset = ruleset.add_rule(r).map_err(landlock)?;
-    }
-    let status = ruleset.restrict_self().map_err(landlock)?;
-    match status.ruleset {
-        RulesetStatus::FullyEnforced => Ok(Confined::Fully),
-        RulesetStatus::PartiallyEnforced => Ok(Confined::Partly),
-        RulesetStatus::NotEnforced if allow_without => Ok(Confined::NoLandlock),
-        RulesetStatus::NotEnforced => Err(format!(
+    let allowed = may_override && std::env::var_os(WITHOUT_LANDLOCK).is_some_and(|v| v == "1");
+    if status.ruleset == RulesetStatus::NotEnforced && !allowed {
+        return Err(format!(
             "this kernel does not enforce Landlock, and the tracer does not run unconfined; \
              on a kernel without Landlock, root may run it with {WITHOUT_LANDLOCK}=1 in its own \
              environment (docs/design/privilege.md)"
-        )),
+        ));
     }
+    Ok(())
 }

@@ -23,33 +23,18 @@
 //!   pid replaced.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::Hash;
 
-/// The events of the tree's instance that are forwarded, by the name printed in the line.
-const FORWARDED: [&str; 9] = [
-    "mm_filemap_add_to_page_cache",
-    "mm_filemap_fault",
-    "page_cache_sync_ra",
-    "page_cache_async_ra",
-    "page_cache_ra_unbounded",
-    "page_cache_ra_order",
-    "block_rq_issue",
-    "sched_process_fork",
-    "page_fault_user",
-];
+use super::arm::TREE_EVENTS;
 
 /// At most this many distinct page frames get a token (1 Mi pages: 4 GiB read in one start);
 /// beyond, a line keeps no `pfn` (its page's use is then unknown).
 const MAX_TOKENS: usize = 1 << 20;
-/// Issued block requests remembered for their completion.
-const MAX_ISSUED: usize = 1 << 16;
 /// Drains a completion waits for its issue (the issue is read from the other pipe first, so
 /// one is enough; two leave room).
 const PENDING_ROUNDS: u8 = 2;
 /// Completions waiting for their issue.
 const MAX_PENDING: usize = 1 << 14;
-/// Exec verdicts kept for tasks not known (yet) to be of the tree: their fork may be read
-/// after their exec (the two instances are read apart).
-const MAX_VERDICTS: usize = 1 << 14;
 
 /// The fixed part of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,11 +42,11 @@ pub struct Head<'a> {
     pub tid: i32,
     /// `None` where the kernel printed `(-------)`.
     pub tgid: Option<i32>,
-    pub cpu: &'a [u8],
     pub flags: &'a [u8],
-    pub ts: &'a [u8],
     pub event: &'a [u8],
     pub payload: &'a [u8],
+    /// The line from the CPU column on (` [001] …`).
+    pub context: &'a [u8],
 }
 
 fn digits(b: &[u8]) -> Option<(i32, &[u8])> {
@@ -78,6 +63,10 @@ fn skip_spaces(b: &[u8]) -> &[u8] {
     &b[n..]
 }
 
+fn find(b: &[u8], what: &[u8]) -> Option<usize> {
+    b.windows(what.len()).position(|w| w == what)
+}
+
 /// Split a `trace_pipe` line (without its newline). `None` if it is not in the layout.
 #[must_use]
 pub fn split(line: &[u8]) -> Option<Head<'_>> {
@@ -86,46 +75,43 @@ pub fn split(line: &[u8]) -> Option<Head<'_>> {
     }
     let (tid, rest) = digits(&line[17..])?;
     let rest = skip_spaces(rest).strip_prefix(b"(")?;
-    let close = rest.iter().position(|c| *c == b')')?;
-    let inside = skip_spaces(&rest[..close]);
-    let tgid = if inside == b"-------" {
-        None
-    } else {
-        match digits(inside)? {
+    let close = find(rest, b")")?;
+    let tgid = match skip_spaces(&rest[..close]) {
+        b"-------" => None,
+        inside => match digits(inside)? {
             (g, []) => Some(g),
             _ => return None,
-        }
+        },
     };
-    let rest = rest[close + 1..].strip_prefix(b" [")?;
-    let close = rest.iter().position(|c| *c == b']')?;
+    let context = &rest[close + 1..];
+    let rest = context.strip_prefix(b" [")?;
+    let close = find(rest, b"]")?;
     let cpu = &rest[..close];
-    if cpu.is_empty() || !cpu.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
     let rest = rest[close + 1..].strip_prefix(b" ")?;
-    let space = rest.iter().position(|c| *c == b' ')?;
+    let space = find(rest, b" ")?;
     let flags = &rest[..space];
     let rest = skip_spaces(&rest[space..]);
-    let colon = rest.iter().position(|c| *c == b':')?;
+    let colon = find(rest, b":")?;
     let ts = &rest[..colon];
-    if ts.is_empty() || !ts.iter().all(|c| c.is_ascii_digit() || *c == b'.') {
+    let number = |b: &[u8], dot: bool| {
+        !b.is_empty() && b.iter().all(|c| c.is_ascii_digit() || (dot && *c == b'.'))
+    };
+    if !number(cpu, false) || !number(ts, true) {
         return None;
     }
     let rest = rest[colon + 1..].strip_prefix(b" ")?;
     // `event: payload`, or `sys_execve -> 0x0` for a syscall's exit.
     let end = rest.iter().position(|c| *c == b':' || *c == b' ')?;
-    let event = &rest[..end];
     let payload = rest[end..]
         .strip_prefix(b": ")
         .unwrap_or_else(|| skip_spaces(&rest[end..]));
     Some(Head {
         tid,
         tgid,
-        cpu,
         flags,
-        ts,
-        event,
+        event: &rest[..end],
         payload,
+        context,
     })
 }
 
@@ -133,11 +119,7 @@ pub fn split(line: &[u8]) -> Option<Head<'_>> {
 /// %lu EVENTS]`): the count. A task's line always begins with a space (see the module's doc).
 #[must_use]
 pub fn lost_count(line: &[u8]) -> Option<u64> {
-    if !line.starts_with(b"CPU:") {
-        return None;
-    }
-    let at = line.windows(6).position(|w| w == b"[LOST ")? + 6;
-    let rest = &line[at..];
+    let rest = &line[find(line.strip_prefix(b"CPU:")?, b"[LOST ")? + 10..];
     let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
     std::str::from_utf8(&rest[..n]).ok()?.parse().ok()
 }
@@ -153,13 +135,11 @@ pub fn in_interrupt(flags: &[u8]) -> bool {
 /// payload: `254,0 RA 4096 () 500179312 + 8 …` / `254,0 RA () 500179264 + 16 …`.
 #[must_use]
 pub fn block_key(payload: &[u8]) -> Option<(Vec<u8>, u64)> {
-    let space = payload.iter().position(|c| *c == b' ')?;
-    let dev = &payload[..space];
+    let dev = &payload[..find(payload, b" ")?];
     if !dev.iter().all(|c| c.is_ascii_digit() || *c == b',') {
         return None;
     }
-    let close = payload.iter().position(|c| *c == b')')?;
-    let rest = skip_spaces(&payload[close + 1..]);
+    let rest = skip_spaces(&payload[find(payload, b")")? + 1..]);
     let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
     let sector = std::str::from_utf8(&rest[..n]).ok()?.parse().ok()?;
     rest[n..].strip_prefix(b" + ")?;
@@ -178,11 +158,29 @@ pub fn fork_child(payload: &[u8]) -> Option<i32> {
     }
 }
 
-/// The process an exec trigger names: the task that exec'd (its pid is the process's after the
-/// exec). `sched_process_exec` lines only.
-#[must_use]
-pub fn exec_task(head: &Head<'_>) -> Option<i32> {
-    (head.event == b"sched_process_exec").then_some(head.tid)
+/// A set that forgets its oldest entries beyond `MAX`: what the filter remembers of what
+/// others do is bounded.
+#[derive(Debug, Default)]
+struct Bounded<T, const MAX: usize> {
+    set: HashSet<T>,
+    order: VecDeque<T>,
+}
+
+impl<T: Hash + Eq + Clone, const MAX: usize> Bounded<T, MAX> {
+    fn insert(&mut self, v: T) {
+        if self.set.insert(v.clone()) {
+            self.order.push_back(v);
+            if self.order.len() > MAX {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, v: &T) -> bool {
+        self.set.remove(v)
+    }
 }
 
 /// The filter's state over one recording.
@@ -194,13 +192,14 @@ pub struct Filter {
     /// Tasks (and processes) that became someone else, and what they forked since.
     dropped: HashSet<i32>,
     tokens: HashMap<u64, u64>,
-    issued: HashSet<(Vec<u8>, u64)>,
-    issued_order: VecDeque<(Vec<u8>, u64)>,
-    pending: Vec<(Vec<u8>, Vec<u8>, u64, u8)>,
-    /// Whether each task whose exec was seen before it was known to be of the tree was still
-    /// the user's then.
-    verdicts: HashMap<i32, bool>,
-    verdict_order: VecDeque<i32>,
+    /// Block requests the tree issued (device, first sector), for their completions.
+    issued: Bounded<(Vec<u8>, u64), { 1 << 16 }>,
+    /// Completions (the line to hand over, their request) waiting for their issue, and for how
+    /// many more drains.
+    pending: Vec<(String, (Vec<u8>, u64), u8)>,
+    /// Tasks not known (yet) to be of the tree whose exec made them someone else: their fork
+    /// may be read after their exec (the two instances are read apart).
+    others: Bounded<i32, { 1 << 14 }>,
     /// Lines not delivered since the last [`Filter::take_lost`].
     lost: u64,
 }
@@ -220,23 +219,19 @@ impl Filter {
     /// Learn the tree's new tasks from a batch of its lines before it is forwarded (so an exec
     /// of a task forked in the same batch counts, whichever was read first).
     pub fn learn_forks(&mut self, lines: &[&[u8]]) {
-        for line in lines {
-            let Some(h) = split(line) else { continue };
-            if h.event == b"sched_process_fork" {
-                if let Some(child) = fork_child(h.payload) {
-                    let dropped = self.is_dropped(&h);
-                    self.adopt(child, dropped);
-                }
-            }
+        for h in lines.iter().filter_map(|l| split(l)) {
+            self.adopt(&h);
         }
     }
 
-    /// `child` is of the tree: dropped with its parent, or when its exec was seen to make it
-    /// someone else before its fork was read.
-    fn adopt(&mut self, child: i32, parent_dropped: bool) {
-        self.tree.insert(child);
-        if parent_dropped || self.verdicts.remove(&child) == Some(false) {
-            self.dropped.insert(child);
+    /// The child of a fork line is of the tree: dropped with its parent, or when its exec made
+    /// it someone else before its fork was read.
+    fn adopt(&mut self, h: &Head<'_>) {
+        if let (b"sched_process_fork", Some(child)) = (h.event, fork_child(h.payload)) {
+            self.tree.insert(child);
+            if self.is_dropped(h) || self.others.remove(&child) {
+                self.dropped.insert(child);
+            }
         }
     }
 
@@ -244,37 +239,26 @@ impl Filter {
         self.dropped.contains(&h.tid) || h.tgid.is_some_and(|g| self.dropped.contains(&g))
     }
 
-    /// A line of the system instance: an exec makes `still_yours` look at the task at once (the
-    /// session reads this instance as soon as it has a line): a task of the tree that is not
-    /// the user's any more is dropped; for a task not known yet the answer is kept for its fork.
-    /// A block completion waits for its issue.
+    /// A line of the system instance: an exec makes `still_yours` look at the task that exec'd
+    /// at once (the session reads this instance as soon as it has a line); one that is not the
+    /// user's any more is dropped from then on, or, not known yet to be of the tree, remembered
+    /// for its fork. A block completion waits for its issue.
     pub fn system_line(&mut self, line: &[u8], still_yours: &mut dyn FnMut(i32) -> bool) {
         let Some(h) = split(line) else { return };
-        if let Some(pid) = exec_task(&h) {
-            if self.dropped.contains(&pid) {
-                return;
-            }
-            let yours = still_yours(pid);
-            if self.tree.contains(&pid) {
-                if !yours {
-                    self.dropped.insert(pid);
-                }
-            } else if self.verdicts.insert(pid, yours).is_none() {
-                self.verdict_order.push_back(pid);
-                if self.verdict_order.len() > MAX_VERDICTS {
-                    if let Some(old) = self.verdict_order.pop_front() {
-                        self.verdicts.remove(&old);
-                    }
+        if h.event == b"sched_process_exec" {
+            if !self.dropped.contains(&h.tid) && !still_yours(h.tid) {
+                if self.tree.contains(&h.tid) {
+                    self.dropped.insert(h.tid);
+                } else {
+                    self.others.insert(h.tid);
                 }
             }
-            return;
-        }
-        if h.event == b"block_rq_complete" {
-            if let Some((dev, sector)) = block_key(h.payload) {
-                if self.pending.len() < MAX_PENDING {
-                    self.pending
-                        .push((anonymous_completion(&h), dev, sector, PENDING_ROUNDS));
-                }
+        } else if h.event == b"block_rq_complete" && self.pending.len() < MAX_PENDING {
+            if let Some(key) = block_key(h.payload) {
+                // The interrupted task's name and pid (someone else's, often) are replaced.
+                let context = String::from_utf8_lossy(h.context);
+                let line = format!("{:>16}-{:<7} (-------){context}", "<irq>", 0);
+                self.pending.push((line, key, PENDING_ROUNDS));
             }
         }
     }
@@ -289,90 +273,66 @@ impl Filter {
             self.lost += 1;
             return None;
         };
-        let Ok(event) = std::str::from_utf8(h.event) else {
-            self.lost += 1;
-            return None;
-        };
-        if !FORWARDED.contains(&event) {
+        let armed = |e: &&str| e.rsplit('/').next().map(str::as_bytes) == Some(h.event);
+        if !TREE_EVENTS.iter().any(armed) {
             return None;
         }
-        if event == "sched_process_fork" {
-            // What a dropped task forks is dropped with it, from this line on.
-            if let Some(child) = fork_child(h.payload) {
-                let dropped = self.is_dropped(&h);
-                self.adopt(child, dropped);
-            }
-        }
+        // Again as it is handed over: what a task dropped since it was learned forks is dropped
+        // with it, from this line on.
+        self.adopt(&h);
         if in_interrupt(h.flags) || self.is_dropped(&h) {
             return None;
         }
-        if event == "block_rq_issue" {
-            if let Some(key) = block_key(h.payload) {
-                self.remember_issue(key);
-            }
+        if let (b"block_rq_issue", Some(key)) = (h.event, block_key(h.payload)) {
+            self.issued.insert(key);
         }
-        if event == "mm_filemap_add_to_page_cache" {
+        if h.event == b"mm_filemap_add_to_page_cache" {
             return self.with_token(line, &h);
         }
         Some(String::from_utf8_lossy(line).into_owned())
-    }
-
-    fn remember_issue(&mut self, key: (Vec<u8>, u64)) {
-        if self.issued.insert(key.clone()) {
-            self.issued_order.push_back(key);
-            if self.issued_order.len() > MAX_ISSUED {
-                if let Some(old) = self.issued_order.pop_front() {
-                    self.issued.remove(&old);
-                }
-            }
-        }
     }
 
     /// The line with its `pfn=0x…` replaced by the frame's token. A `pfn=` that does not parse
     /// drops the line (lost); beyond [`MAX_TOKENS`] frames the field is left out.
     fn with_token(&mut self, line: &[u8], h: &Head<'_>) -> Option<String> {
         const KEY: &[u8] = b" pfn=0x";
-        let payload_at = line.len() - h.payload.len();
-        let Some(at) = h.payload.windows(KEY.len()).position(|w| w == KEY) else {
+        let Some(at) = find(h.payload, KEY) else {
             return Some(String::from_utf8_lossy(line).into_owned());
         };
-        let hex_at = payload_at + at + KEY.len();
-        let n = line[hex_at..]
-            .iter()
-            .take_while(|c| c.is_ascii_hexdigit())
-            .count();
-        let pfn = std::str::from_utf8(&line[hex_at..hex_at + n])
-            .ok()
-            .and_then(|s| u64::from_str_radix(s, 16).ok());
-        let Some(pfn) = pfn else {
+        let start = line.len() - h.payload.len() + at;
+        let hex = &line[start + KEY.len()..];
+        let n = hex.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        let pfn = std::str::from_utf8(&hex[..n]).ok();
+        let Some(pfn) = pfn.and_then(|s| u64::from_str_radix(s, 16).ok()) else {
             self.lost += 1;
             return None;
         };
-        let before = String::from_utf8_lossy(&line[..payload_at + at]);
-        let after = String::from_utf8_lossy(&line[hex_at + n..]);
         let next = self.tokens.len() as u64 + 1;
         let token = match self.tokens.get(&pfn) {
-            Some(t) => *t,
+            Some(t) => format!(" pfn=0x{t:x}"),
             None if self.tokens.len() < MAX_TOKENS => {
                 self.tokens.insert(pfn, next);
-                next
+                format!(" pfn=0x{next:x}")
             }
-            None => return Some(format!("{before}{after}")),
+            None => String::new(),
         };
-        Some(format!("{before} pfn=0x{token:x}{after}"))
+        let before = String::from_utf8_lossy(&line[..start]);
+        Some(format!(
+            "{before}{token}{}",
+            String::from_utf8_lossy(&hex[n..])
+        ))
     }
 
     /// Completions whose issue was forwarded, and the others aged by one drain (dropped after
     /// [`PENDING_ROUNDS`]).
     pub fn matched_completions(&mut self) -> Vec<String> {
         let mut out = Vec::new();
-        let issued = &mut self.issued;
-        self.pending.retain_mut(|(line, dev, sector, rounds)| {
-            if issued.remove(&(dev.clone(), *sector)) {
-                out.push(String::from_utf8_lossy(line).into_owned());
+        self.pending.retain_mut(|(line, key, rounds)| {
+            if self.issued.remove(key) {
+                out.push(std::mem::take(line));
                 return false;
             }
-            *rounds = rounds.saturating_sub(1);
+            *rounds -= 1;
             *rounds > 0
         });
         out
@@ -387,20 +347,6 @@ impl Filter {
     pub fn take_lost(&mut self) -> u64 {
         std::mem::take(&mut self.lost)
     }
-}
-
-/// A completion line with the interrupted task's name and pid (someone else's, often)
-/// replaced by `<irq>-0 (-------)`.
-fn anonymous_completion(h: &Head<'_>) -> Vec<u8> {
-    let mut out = format!("{:>16}-{:<7} (-------) [", "<irq>", 0).into_bytes();
-    out.extend_from_slice(h.cpu);
-    out.extend_from_slice(b"] ");
-    out.extend_from_slice(h.flags);
-    out.push(b' ');
-    out.extend_from_slice(h.ts);
-    out.extend_from_slice(b": block_rq_complete: ");
-    out.extend_from_slice(h.payload);
-    out
 }
 
 #[cfg(test)]

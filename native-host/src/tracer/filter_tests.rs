@@ -300,3 +300,32 @@ fn block_keys_forks_and_execs_parse_from_the_right_place() {
     );
     assert_eq!(fork_child(b"comm=x pid=5 child_comm=y child_pid=7x"), None);
 }
+
+#[test]
+fn an_exec_back_to_the_user_does_not_undo_one_that_made_a_task_someone_else() {
+    // `cat`'s recorded exec, read before its fork (the two instances are read apart), looked
+    // at twice: as if it had made `cat` someone else (a setuid program), then as if a second
+    // exec had given the user's ids back. Dropped stays dropped, as for a task already known to
+    // be of the tree: what it read meanwhile was another user's.
+    let cat = pid("cat");
+    let exec = lines(SYSTEM)
+        .into_iter()
+        .find(|l| {
+            let text = String::from_utf8_lossy(l);
+            text.contains(": sched_process_exec: ") && task_of(&text) == Some(cat)
+        })
+        .expect("cat's exec in system.txt");
+    let tree = lines(TREE);
+    let mut f = Filter::new(&[pid("root")], &[]);
+    f.system_line(exec, &mut |_| false);
+    f.system_line(exec, &mut |_| true);
+    f.learn_forks(&tree);
+    let column = format!("({cat:>7}) [");
+    let (_, all) = run(|_| true);
+    assert!(all.iter().any(|l| l.contains(&column)), "cat read");
+    let out: Vec<String> = tree.iter().filter_map(|l| f.tree_line(l)).collect();
+    assert!(
+        !out.iter().any(|l| l.contains(&column)),
+        "cat's lines handed over"
+    );
+}

@@ -23,10 +23,11 @@ pub mod session;
 pub mod split;
 pub mod who;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
+use crate::os::account::Account;
 pub use who::Route;
 
 /// The argument that makes this binary the tracer.
@@ -45,122 +46,72 @@ pub enum Start {
     Refuse(String),
 }
 
+/// Where every run of the binary begins (main.rs), and all of root's part: `Ok` only where the
+/// CLI or the host runs next, as whoever ran it, or in the sudo split's child as the user for
+/// good, with the tracer's socket and the user's account; the tracer's own runs and the
+/// refusals end here with their exit status.
+pub fn entry(args: &[OsString]) -> Result<Option<(UnixStream, Account)>, ExitCode> {
+    let env = std::env::var_os;
+    let euid = rustix::process::geteuid().as_raw();
+    match start(
+        args,
+        euid,
+        env("SUDO_UID").as_deref(),
+        env("PKEXEC_UID").as_deref(),
+    ) {
+        Start::Refuse(why) => {
+            eprintln!("about-startup-host: refusing: {why}");
+            Err(ExitCode::from(2))
+        }
+        Start::Tracer { route, uid } => Err(run(route, uid)),
+        Start::SudoSplit { uid } => split::split(uid).map(Some),
+        Start::Cli => Ok(None),
+    }
+}
+
 /// Decide how to start from argv, the effective uid and `SUDO_UID`/`PKEXEC_UID`. Pure.
 #[must_use]
-pub fn start(
-    args: &[OsString],
-    euid: u32,
-    sudo: Option<&std::ffi::OsStr>,
-    pkexec: Option<&std::ffi::OsStr>,
-) -> Start {
+pub fn start(args: &[OsString], euid: u32, sudo: Option<&OsStr>, pkexec: Option<&OsStr>) -> Start {
     let tracer = args.get(1).is_some_and(|a| a == ARG);
-    let refuse = |why: String| Start::Refuse(why);
-    let invoker = if euid == 0 || tracer {
-        match who::invoker(sudo, pkexec) {
-            Ok(i) => Some(i),
-            Err(e) => return refuse(format!("{e}; run through one of sudo or pkexec")),
-        }
-    } else {
-        None
+    if !tracer && euid != 0 {
+        return Start::Cli; // an ordinary user: the variables are just text
+    }
+    let invoker = match who::invoker(sudo, pkexec) {
+        Ok(invoker) => invoker,
+        Err(e) => return Start::Refuse(format!("{e}; run through one of sudo or pkexec")),
     };
-    if tracer {
-        if args.len() != 2 {
-            return refuse(format!(
-                "`{ARG}` takes no arguments (it follows only a process the caller names over \
-                 its protocol); refusing {:?}",
-                args[2..]
-                    .iter()
-                    .map(|a| a.to_string_lossy())
-                    .collect::<Vec<_>>()
-            ));
+    let why = match (tracer, invoker) {
+        (true, _) if args.len() != 2 => {
+            let extra: Vec<_> = args[2..].iter().map(|a| a.to_string_lossy()).collect();
+            format!("`{ARG}` takes no arguments (it follows only a process the caller names over its protocol); refusing {extra:?}")
         }
-        if euid != 0 {
-            return refuse(format!(
-                "`{ARG}` is root's part of a trace: pkexec runs it (the page's \"Restart cold \
-                 and trace\", or `launch --trace` with the about-startup package installed), or \
-                 run `sudo about-startup-host launch --cold --trace`"
-            ));
-        }
-        return match invoker {
-            Some((Route::Sudo, _)) => refuse(format!(
-                "under sudo run the command itself (`sudo about-startup-host launch --cold \
-                 --trace`): `{ARG}` is started by pkexec, or by root's own commands"
-            )),
-            Some((route, uid)) => Start::Tracer { route, uid },
-            None => refuse(String::new()),
-        };
-    }
-    match invoker {
-        Some((Route::Pkexec, _)) => refuse(format!(
-            "under pkexec this host runs only `{ARG}` (exactly: `about-startup-host {ARG}`); \
-             run other commands as yourself, or `sudo about-startup-host …`"
-        )),
-        Some((Route::Sudo, uid)) if uid != 0 => Start::SudoSplit { uid },
-        _ => Start::Cli,
-    }
-}
-
-extern "C" fn on_term(_: libc::c_int) {
-    session::TERMINATED.store(true, Ordering::SeqCst);
-}
-
-/// SIGTERM ends the session (teardown included); SIGINT and SIGHUP are the caller's (it
-/// stops the recording, and its end of the stream closing ends this).
-fn signals() {
-    // SAFETY: installing a handler that only stores to an atomic, and ignoring two signals.
-    unsafe {
-        libc::signal(
-            libc::SIGTERM,
-            on_term as extern "C" fn(libc::c_int) as libc::sighandler_t,
-        );
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGHUP, libc::SIG_IGN);
-    }
-}
-
-/// Arm and confine: the instances, or why there are none. `allow_without`: root's own
-/// override for a kernel without Landlock.
-fn arm_and_confine(allow_without: bool) -> Result<arm::Armed, (protocol::Refusal, String)> {
-    use protocol::Refusal;
-    let armed = arm::Armed::prepare().map_err(|e| {
-        let code = match e {
-            arm::ArmError::NoTracefs(_) => Refusal::NoTracefs,
-            arm::ArmError::InstanceTaken(_) => Refusal::InstanceTaken,
-            _ => Refusal::Unavailable,
-        };
-        (code, e.to_string())
-    })?;
-    match confine::confine(allow_without) {
-        Ok(_) => Ok(armed),
-        Err(e) => {
-            armed.teardown();
-            Err((Refusal::Unavailable, e))
-        }
-    }
+        (true, _) if euid != 0 => format!("`{ARG}` is root's part of a trace: pkexec runs it (the page's \"Restart cold and trace\", or `launch --trace` with the about-startup package installed), or run `sudo about-startup-host launch --cold --trace`"),
+        (true, (Route::Sudo, _)) => format!("under sudo run the command itself (`sudo about-startup-host launch --cold --trace`): `{ARG}` is started by pkexec, or by root's own commands"),
+        (true, (route, uid)) => return Start::Tracer { route, uid },
+        (false, (Route::Pkexec, _)) => format!("under pkexec this host runs only `{ARG}` (exactly: `about-startup-host {ARG}`); run other commands as yourself, or `sudo about-startup-host …`"),
+        (false, (Route::Sudo, uid)) if uid != 0 => return Start::SudoSplit { uid },
+        (false, _) => return Start::Cli,
+    };
+    Start::Refuse(why)
 }
 
 /// `about-startup-host tracer` under pkexec (`uid`: PKEXEC_UID) or for root itself (`uid` 0),
 /// serving its stdin/stdout.
-#[must_use]
-pub fn run(route: Route, uid: u32) -> ExitCode {
+fn run(route: Route, uid: u32) -> ExitCode {
     // Its caller (pkexec replaced itself with this program, so the parent is the user's
     // process that ran pkexec) must be wholly the user's.
     let parent = i32::try_from(std::os::unix::process::parent_id()).unwrap_or(0);
-    let caller_ok = who::credentials(parent).is_some_and(|c| c.uids.iter().all(|u| *u == uid));
-    if !caller_ok {
+    if !who::credentials(parent).is_some_and(|c| c.uids.iter().all(|u| *u == uid)) {
         eprintln!(
             "about-startup-host {ARG}: refusing: its caller (process {parent}) is not wholly \
              uid {uid}'s"
         );
         return ExitCode::from(2);
     }
-    signals();
+    session::signals(session::on_term, false);
     let _ = std::env::set_current_dir("/");
-    // pkexec clears the environment: only root itself can pass the override.
-    let allow_without = route == Route::Root
-        && std::env::var_os(confine::WITHOUT_LANDLOCK).is_some_and(|v| v == "1");
-    let armed = arm_and_confine(allow_without);
-    session::serve(std::io::stdin(), std::io::stdout().lock(), uid, armed);
+    let stdout = std::io::stdout().lock();
+    session::serve(std::io::stdin(), stdout, uid, route == Route::Root);
     ExitCode::SUCCESS
 }
 

@@ -1,13 +1,15 @@
 //! The tracer's one protocol, both directions, typed: frames of [`crate::framing`] (a 4-byte
 //! native-endian length, then JSON), one serde enum per direction. The user's side sends
 //! [`Request`]s, the tracer sends [`Reply`]s (docs/PROTOCOL.md, "The tracer"). Anything that is
-//! not exactly one of these requests is refused and ends the session.
+//! not exactly one of these requests is refused and ends the session. Only what the user's side
+//! uses is said: when the tracer was armed, the user's side reads from its own clock on `Armed`.
 
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a message changes incompatibly; the user's side refuses a tracer of another
-/// version (the packaged tracer and a host built from source may differ).
-pub const VERSION: u32 = 1;
+/// version (the packaged tracer and a host built from source may differ). 2: `ready` without
+/// `uid`, `armed` without fields.
+pub const VERSION: u32 = 2;
 
 /// The largest request frame the tracer reads: a request is a few dozen bytes.
 pub const MAX_REQUEST: usize = 4096;
@@ -52,7 +54,7 @@ pub enum Refusal {
     NotYours,
     /// No such process (or it exited, or is a zombie).
     NoProcess,
-    /// A second `Follow`, or `Stop` before `Follow`.
+    /// A second `Follow`.
     OutOfOrder,
     /// Not a request of this protocol (unknown, malformed, too large).
     Malformed,
@@ -71,13 +73,9 @@ pub enum Reply {
     /// Started, armed as far as it can be without a pid, and confined.
     Ready {
         version: u32,
-        uid: u32,
     },
-    /// Following: events are recorded from `armed_ns` (CLOCK_MONOTONIC) on.
-    Armed {
-        armed_ns: u64,
-        missing_events: Vec<String>,
-    },
+    /// Following: the tree's events are recorded from now on.
+    Armed,
     Refused {
         code: Refusal,
         message: String,
@@ -147,11 +145,8 @@ mod tests {
     #[test]
     fn replies_round_trip() {
         for reply in [
-            Reply::Ready { version: 1, uid: 7 },
-            Reply::Armed {
-                armed_ns: 5,
-                missing_events: vec!["exceptions/page_fault_user".into()],
-            },
+            Reply::Ready { version: 1 },
+            Reply::Armed,
             Reply::Refused {
                 code: Refusal::NotYours,
                 message: "no".into(),
@@ -171,5 +166,6 @@ mod tests {
             let bytes = encode(&reply);
             assert_eq!(serde_json::from_slice::<Reply>(&bytes).unwrap(), reply);
         }
+        assert_eq!(encode(&Reply::Armed), br#"{"type":"armed"}"#);
     }
 }

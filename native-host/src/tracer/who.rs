@@ -1,7 +1,7 @@
 //! Whom the tracer works for, and which processes are theirs: the invoking user from the
 //! variables pkexec and sudo set (never from an argument), their process tree from `/proc`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::OsStr;
 
 use crate::os::proc::{self, parse::Credentials};
@@ -54,45 +54,34 @@ pub fn wholly(creds: &Credentials, uid: u32, gid: Option<u32>) -> bool {
 #[must_use]
 pub fn credentials(pid: i32) -> Option<Credentials> {
     let text = proc::read(pid, "status", proc::SMALL_BYTES).ok()?;
-    crate::os::proc::parse::parse_credentials(&text)
-}
-
-/// Whether `pid` runs (not gone, not a zombie).
-#[must_use]
-pub fn alive(pid: i32) -> bool {
-    proc::stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
+    proc::parse::parse_credentials(&text)
 }
 
 /// The tasks to follow for process `root` (its threads, and every descendant process's
-/// threads, from `/proc`), and the processes left out because they are not wholly the user's
-/// (a setuid program the tree ran), with what they started. `gid`: the group of `root`.
+/// threads, from `/proc`), and those left out because their process is not wholly the user's
+/// (a setuid program the tree ran), with what it started. `gid`: the group of `root`.
 #[must_use]
 pub fn tree(root: i32, uid: u32, gid: u32) -> (Vec<i32>, Vec<i32>) {
+    let mut yours = HashMap::new();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for pid in proc::pids() {
-        if let Some(stat) = proc::stat(pid) {
-            children.entry(stat.ppid).or_default().push(pid);
+        if let Some(c) = credentials(pid) {
+            yours.insert(pid, wholly(&c, uid, Some(gid)));
+            children.entry(c.ppid).or_default().push(pid);
         }
     }
     let (mut follow, mut left_out) = (Vec::new(), Vec::new());
-    let mut seen = HashSet::new();
-    let mut queue = vec![(root, false)];
-    while let Some((pid, out)) = queue.pop() {
-        if !seen.insert(pid) {
+    let mut queue = vec![(root, true)];
+    while let Some((pid, parent_yours)) = queue.pop() {
+        // `remove`: each process once, even if pids reused during the look made a loop.
+        let Some(own) = yours.remove(&pid) else {
             continue;
-        }
-        let out = out || !credentials(pid).is_some_and(|c| wholly(&c, uid, Some(gid)));
+        };
         let tasks = proc::tasks(pid).unwrap_or_default();
-        if out {
-            left_out.push(pid);
-            left_out.extend(tasks.into_iter().filter(|t| *t != pid));
-        } else {
-            follow.push(pid);
-            follow.extend(tasks.into_iter().filter(|t| *t != pid));
-        }
-        for child in children.get(&pid).into_iter().flatten() {
-            queue.push((*child, out));
-        }
+        let ok = parent_yours && own;
+        if ok { &mut follow } else { &mut left_out }.extend(tasks);
+        let kids = children.get(&pid).into_iter().flatten();
+        queue.extend(kids.map(|child| (*child, ok)));
     }
     (follow, left_out)
 }
@@ -103,6 +92,7 @@ mod tests {
 
     fn creds(uid: u32, gid: u32, cap: u64) -> Credentials {
         Credentials {
+            state: 'S',
             ppid: 1,
             uids: [uid; 4],
             gids: [gid; 4],

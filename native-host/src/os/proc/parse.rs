@@ -122,10 +122,12 @@ pub fn parse_status(text: &[u8]) -> Option<(i32, [u32; 4])> {
     Some((ppid?, uids?))
 }
 
-/// Who a process is, from its `/proc/<pid>/status`: its parent, its four uids and four gids
+/// Who a process is, from its `/proc/<pid>/status`: its state, its parent, its four uids and four gids
 /// (real, effective, saved, filesystem) and its effective capabilities.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Credentials {
+    /// `R`, `S`, `D`, … `Z` for a process that has exited and waits to be reaped.
+    pub state: char,
     pub ppid: i32,
     pub uids: [u32; 4],
     pub gids: [u32; 4],
@@ -148,6 +150,7 @@ pub fn parse_credentials(text: &[u8]) -> Option<Credentials> {
         Some(out)
     };
     Some(Credentials {
+        state: first("State:")?.trim().chars().next()?,
         ppid: first("PPid:")?.trim().parse().ok()?,
         uids: four("Uid:")?,
         gids: four("Gid:")?,
@@ -243,6 +246,7 @@ mod tests {
         assert_eq!(nobody.uids, [65534; 4]);
         assert_eq!(nobody.gids, [65534; 4]);
         assert_eq!(nobody.cap_eff, 0);
+        assert_eq!(nobody.state, 'R');
         let root = parse_credentials(include_bytes!(
             "../../../tests/fixtures/tracer/status-root.txt"
         ))

@@ -85,8 +85,6 @@ pub struct Link {
     rx: Receiver<Msg>,
     /// The tracer's process where this side started it (pkexec, or root's own child).
     process: Option<Child>,
-    /// Who the tracer works for.
-    pub uid: u32,
     /// Set once the tracer sent `Done` (it ends; nothing more comes).
     pub ended: Option<Ended>,
     lost_lines: u64,
@@ -94,7 +92,7 @@ pub struct Link {
 
 impl std::fmt::Debug for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Link").field("uid", &self.uid).finish()
+        f.debug_struct("Link").field("ended", &self.ended).finish()
     }
 }
 
@@ -110,15 +108,11 @@ impl Link {
             writer: Box::new(writer),
             rx: spawn_reader(reader),
             process,
-            uid: u32::MAX,
             ended: None,
             lost_lines: 0,
         };
         match link.next()? {
-            Reply::Ready { version, uid } if version == protocol::VERSION => {
-                link.uid = uid;
-                Ok(link)
-            }
+            Reply::Ready { version } if version == protocol::VERSION => Ok(link),
             Reply::Ready { version, .. } => Err(LinkError::Protocol(format!(
                 "the tracer speaks version {version}, this host {}: install the same version of both",
                 protocol::VERSION
@@ -148,14 +142,11 @@ impl Link {
         write_frame(&mut self.writer, &body).map_err(|e| LinkError::Closed(e.to_string()))
     }
 
-    /// Follow `pid`; `Ok((armed_ns, missing events))` once armed.
-    pub fn follow(&mut self, pid: i32, faults: bool) -> Result<(u64, Vec<String>), LinkError> {
+    /// Follow `pid`; `Ok` once armed: the tree's events are recorded from then on.
+    pub fn follow(&mut self, pid: i32, faults: bool) -> Result<(), LinkError> {
         self.send(&Request::Follow { pid, faults })?;
         match self.next()? {
-            Reply::Armed {
-                armed_ns,
-                missing_events,
-            } => Ok((armed_ns, missing_events)),
+            Reply::Armed => Ok(()),
             Reply::Refused { code, message } => Err(LinkError::Refused { code, message }),
             other => Err(LinkError::Protocol(format!("{other:?} instead of Armed"))),
         }

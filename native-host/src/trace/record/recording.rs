@@ -44,8 +44,7 @@ impl Recording {
         };
         match tracer {
             Ok(mut link) => match link.follow(pid, faults) {
-                Ok((armed_ns, _missing)) => {
-                    rec.armed_ns = armed_ns;
+                Ok(()) => {
                     rec.traced = true;
                     rec.link = Some(link);
                 }
@@ -53,9 +52,8 @@ impl Recording {
             },
             Err(why) => rec.fallback_reason = Some(why),
         }
-        if !rec.traced {
-            rec.armed_ns = clock_ns();
-        }
+        // The tracer said `Armed` just now (its events are recorded from a moment before).
+        rec.armed_ns = clock_ns();
         rec.armed_wall = SystemTime::now();
         rec
     }

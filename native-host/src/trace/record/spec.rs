@@ -8,7 +8,7 @@ pub(super) const TICK: Duration = Duration::from_millis(10);
 pub(super) const SAMPLE_TRACED: Duration = Duration::from_millis(50);
 /// …and without (the only data then).
 pub(super) const SAMPLE_FALLBACK: Duration = Duration::from_millis(10);
-/// The start is over when the tree has read nothing for this long (documented in README)…
+/// The start is over when the tree has read nothing for this long (documented in docs/design/trace.md)…
 pub const QUIET_MS: u64 = 3000;
 /// …but never before this, nor after `MAX_SECONDS`.
 pub(super) const MIN_MS: u64 = 1500;

@@ -7,6 +7,7 @@ import { prefetchFigures, readPrefetch } from "../../../../scripts/bench/prefetc
 import { launchArgv } from "../../../../scripts/bench/launch.mjs";
 import { metrics } from "../../../../scripts/bench/summary.mjs";
 import { recordedReply } from "../../host-replies.js";
+import { stateDir } from "../../../../scripts/lib/state-layout.mjs";
 
 // last-prefetch.json as the host wrote it after a launch through the desktop entry
 // (tests/fixtures/host/last-prefetch.json, scripts/record-host-replies.mjs): the traced plan of
@@ -45,8 +46,8 @@ test("the prefetch's figures are those of this Firefox's launch only", () => {
 test("readPrefetch waits for the record of its pid, and gives up with null", async (t) => {
   const state = fs.mkdtempSync(path.join(os.tmpdir(), "bench-prefetch-"));
   t.after(() => fs.rmSync(state, { recursive: true, force: true }));
-  fs.mkdirSync(path.join(state, "about-startup"));
-  const file = path.join(state, "about-startup", "last-prefetch.json");
+  fs.mkdirSync(stateDir(state));
+  const file = path.join(stateDir(state), "last-prefetch.json");
   fs.writeFileSync(file, JSON.stringify({ ...written, firefox_pid: 1 }));
   setTimeout(() => fs.writeFileSync(file, JSON.stringify(written)), 100);
   assert.equal((await readPrefetch(state, PID, { timeoutMs: 3000 })).bytesRead, 209_518_452);
