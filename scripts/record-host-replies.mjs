@@ -126,26 +126,27 @@ async function startFirefox(binary, { user, stage, env }) {
   };
 }
 
-/** SIGKILL each of `pids` and wait (up to 10 s) until none is alive. */
-async function stopProcesses(pids) {
-  const alive = (pid) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
+/**
+ * Starts `argv` (a launch through `launch --prefetch`, which becomes Firefox) in its own group
+ * with `env` added, waits up to 120 s for the prefetcher's record of that pid in `file`, then
+ * ends the group. Returns {pid, last}: the record last read (another pid's, or null, on time-out).
+ */
+async function prefetchedLaunch(argv, env, file) {
+  const firefox = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
+  let last = null;
+  try {
+    for (let i = 0; i < 1200 && last?.firefox_pid !== firefox.pid; i++) {
+      await sleep(100);
+      try {
+        last = JSON.parse(fs.readFileSync(file, "utf8"));
+      } catch {
+        // not written yet
+      }
     }
-  };
-  for (const pid of pids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
+  } finally {
+    await stopGroup(firefox.pid);
   }
-  for (let i = 0; i < 100 && pids.some(alive); i++) {
-    await sleep(100);
-  }
+  return { pid: firefox.pid, last };
 }
 
 /** The groups of fixtures, in the order they are recorded. */
@@ -241,23 +242,10 @@ async function recordDesktop({ host, copy, stage, env, recorded }) {
   }
   runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
   const argv = [...exec.split(" "), ...firefoxArgs()];
-  const firefox = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...desktopEnv }, stdio: "ignore", detached: true });
   const file = path.join(homeStateDir(env.HOME), "last-prefetch.json");
-  let last = null;
-  try {
-    for (let i = 0; i < 1200 && last?.firefox_pid !== firefox.pid; i++) {
-      await sleep(100);
-      try {
-        last = JSON.parse(fs.readFileSync(file, "utf8"));
-      } catch {
-        // not written yet
-      }
-    }
-  } finally {
-    await stopGroup(firefox.pid);
-  }
-  if (last?.firefox_pid !== firefox.pid) {
-    throw new Error(`the launch through the entry (${argv.join(" ")}) wrote no ${file} for Firefox ${firefox.pid} in 120 s`);
+  const { pid, last } = await prefetchedLaunch(argv, desktopEnv, file);
+  if (last?.firefox_pid !== pid) {
+    throw new Error(`the launch through the entry (${argv.join(" ")}) wrote no ${file} for Firefox ${pid} in 120 s`);
   }
   write("last-prefetch.json", recorded("root", `${exec} --headless --no-remote -profile P about:blank (the entry's Exec), then ${file}`, `${STATE}, evicted, launched through the entry`), last);
   write("desktop-on.json", recorded("root", "about-startup-host desktop status --json", `${STATE}, the entry on, one launch through it`), desktop("status"));
@@ -363,30 +351,15 @@ async function recordProfilePrefetch({ host, copy, stage, env, recorded }) {
   spawnSync("sync");
   evictProfile([profile]);
   const traced = await runDetached([host, "launch", "--cold", "--trace", "--json", "--firefox", copy.dir, "--", ...args], env);
-  // The traced Firefox is the host's child, not a group leader: end it and each of its processes
-  // by pid, and wait until they are gone (they hold the profile and clear its cache on the way).
-  const trace = JSON.parse(traced.stdout);
-  await stopProcesses([trace.pid, ...(trace.processes ?? []).map((p) => p.pid)]);
+  // The host's group, Firefox in it (its pid leads no group): it holds the profile until gone.
+  await stopGroup(traced.pid);
   spawnSync("sync");
   runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
   evictProfile([profile]);
   const launch = [host, "launch", "--prefetch", "--strategy", "beside", "--firefox", copy.dir, "--", ...args];
-  const firefox = spawn(launch[0], launch.slice(1), { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
-  const file = path.join(env.HOME, ".local", "state", "about-startup", "last-prefetch.json");
-  let last = null;
-  try {
-    for (let i = 0; i < 1200 && last?.firefox_pid !== firefox.pid; i++) {
-      await sleep(100);
-      try {
-        last = JSON.parse(fs.readFileSync(file, "utf8"));
-      } catch {
-        // not written yet
-      }
-    }
-  } finally {
-    await stopGroup(firefox.pid);
-  }
-  if (last?.firefox_pid !== firefox.pid || !last.profile) {
+  const file = path.join(homeStateDir(env.HOME), "last-prefetch.json");
+  const { pid, last } = await prefetchedLaunch(launch, env, file);
+  if (last?.firefox_pid !== pid || !last.profile) {
     throw new Error(`launch --prefetch of ${profile} wrote no record with the profile in ${file} (${JSON.stringify(last)})`);
   }
   write(

@@ -179,6 +179,24 @@ fn launch_firefox_args(
 }
 
 /// The prefetcher's record for Firefox `pid`, once written (it outlives the launch by a moment).
+/// `cmd` (the host, or a command that ends in it: setpriv, strace) run as `launch --prefetch
+/// --strategy beside --firefox <ff> -- <args>`, which must exit 0; the prefetcher's record of
+/// that Firefox, whose pid the fake Firefox wrote to `out` (not the child's when a wrapper runs).
+fn prefetched(
+    cmd: &mut Command,
+    ff: &Path,
+    args: &[std::ffi::OsString],
+    state: &Path,
+    out: &Path,
+) -> Value {
+    let beside = ["--strategy", "beside"];
+    let (_, code) = launch_firefox_args(cmd, &beside, ff, args, state, out, 0);
+    assert_eq!(code, 0);
+    let said = std::fs::read_to_string(out).unwrap();
+    let pid: u32 = said.split(' ').next().unwrap().parse().unwrap();
+    record_of(state, pid)
+}
+
 fn record_of(state: &Path, pid: u32) -> Value {
     let path = state.join("about-startup/last-prefetch.json");
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -563,19 +581,8 @@ fn the_prefetch_reads_the_traced_profile_and_changes_nothing_of_it() {
     let times = profile.times();
     profile.evict();
     let out = fx.root.path().join("firefox.out");
-    let beside = ["--strategy", "beside"];
     let args = profile_args(&profile.dir);
-    let (pid, code) = launch_firefox_args(
-        &mut Command::new(BIN),
-        &beside,
-        &fx.ff,
-        &args,
-        &state,
-        &out,
-        0,
-    );
-    assert_eq!(code, 0);
-    let record = record_of(&state, pid);
+    let record = prefetched(&mut Command::new(BIN), &fx.ff, &args, &state, &out);
     assert_eq!(record["ended"], "done", "{record}");
     assert_eq!(record["profile"]["bytes"], PROFILE_PAGES * PAGE, "{record}");
     assert_eq!(record["profile"]["files"], 4, "{record}");
@@ -635,17 +642,7 @@ fn profile_files_written_since_the_trace_are_skipped_and_said_so() {
     profile.evict();
     let out = fx.root.path().join("firefox.out");
     let args = profile_args(&profile.dir);
-    let beside = ["--strategy", "beside"];
-    let (pid, _) = launch_firefox_args(
-        &mut Command::new(BIN),
-        &beside,
-        &fx.ff,
-        &args,
-        &state,
-        &out,
-        0,
-    );
-    let record = record_of(&state, pid);
+    let record = prefetched(&mut Command::new(BIN), &fx.ff, &args, &state, &out);
     assert_eq!(record["profile"]["files"], 2, "{record}");
     assert_eq!(record["profile"]["bytes"], (16 + 1) * PAGE, "{record}");
     let changed = &record["profile"]["changed"];
@@ -678,16 +675,7 @@ fn profile_files_written_since_the_trace_are_skipped_and_said_so() {
         (profile_args(&other), "other_profile"),
         (vec!["-P".into(), "work".into()], "unknown_profile"),
     ] {
-        let (pid, _) = launch_firefox_args(
-            &mut Command::new(BIN),
-            &beside,
-            &fx.ff,
-            &args,
-            &state,
-            &out,
-            0,
-        );
-        let record = record_of(&state, pid);
+        let record = prefetched(&mut Command::new(BIN), &fx.ff, &args, &state, &out);
         assert_eq!(record["profile"]["left_out"]["code"], why, "{record}");
         assert_eq!(record["profile"]["bytes"], 0, "{record}");
         assert_eq!(record["bytes_planned"], (512 + 64) * PAGE, "{record}");
@@ -777,7 +765,6 @@ fn an_ordinary_user_prefetches_their_own_profile_and_root_never_reads_it() {
     let times = profile.times();
     profile.evict();
     let args = profile_args(&profile.dir);
-    let beside = ["--strategy", "beside"];
     let mut nobody_cmd = Command::new("setpriv");
     nobody_cmd
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -786,11 +773,7 @@ fn an_ordinary_user_prefetches_their_own_profile_and_root_never_reads_it() {
     // Under strace (root's, following setpriv): what nobody's prefetch asked of the kernel.
     let log = fx.root.path().join("nobody.strace");
     let mut cmd = syscalls::under_strace(&nobody_cmd, &log);
-    let (_, code) = launch_firefox_args(&mut cmd, &beside, &fx.ff, &args, &state, &out, 0);
-    assert_eq!(code, 0);
-    let said = std::fs::read_to_string(&out).unwrap();
-    let pid: u32 = said.split(' ').next().unwrap().parse().unwrap();
-    let record = record_of(&state, pid);
+    let record = prefetched(&mut cmd, &fx.ff, &args, &state, &out);
     only_reads(&cmd, &log, &profile, "nobody's launch --prefetch");
     assert_eq!(record["profile"]["bytes"], PROFILE_PAGES * PAGE, "{record}");
     assert_eq!(
@@ -815,16 +798,7 @@ fn an_ordinary_user_prefetches_their_own_profile_and_root_never_reads_it() {
     save_trace(&root_state, &trace_with_profile(&fx.ff, &profile));
     profile.evict();
     let times = profile.times();
-    let (pid, _) = launch_firefox_args(
-        &mut Command::new(&bin),
-        &beside,
-        &fx.ff,
-        &args,
-        &root_state,
-        &out,
-        0,
-    );
-    let record = record_of(&root_state, pid);
+    let record = prefetched(&mut Command::new(&bin), &fx.ff, &args, &root_state, &out);
     assert_eq!(
         record["profile"]["left_out"]["code"], "not_owned",
         "{record}"
@@ -879,20 +853,7 @@ fn a_database_firefox_may_be_writing_is_only_read_never_locked_advised_away_or_w
     bin.env("XDG_STATE_HOME", &state);
     let mut cmd = syscalls::under_strace(&bin, &log);
     let args = profile_args(&profile.dir);
-    let (_, code) = launch_firefox_args(
-        &mut cmd,
-        &["--strategy", "beside"],
-        &fx.ff,
-        &args,
-        &state,
-        &out,
-        0,
-    );
-    assert_eq!(code, 0);
-    // Firefox is strace's child here: its pid is the one the fake Firefox wrote.
-    let said = std::fs::read_to_string(&out).unwrap();
-    let pid: u32 = said.split(' ').next().unwrap().parse().unwrap();
-    let record = record_of(&state, pid);
+    let record = prefetched(&mut cmd, &fx.ff, &args, &state, &out);
     assert_eq!(
         record["bytes_read_profile"],
         PROFILE_PAGES * PAGE,

@@ -100,10 +100,10 @@ test("a damaged record of the last launch: said first of the launch lines, namin
 
 test("the last launch's prefetch with the user's profile in its plan: held, read, skipped by part, or left out and why", () => {
   // Recorded (last-prefetch-profile.json): a launch of a profile traced cold, as root; the
-  // prefetch held 6,041,265 bytes of 33 profile files and read all of it from disk.
+  // prefetch held 5,877,864 bytes of 33 profile files and read all of it from disk.
   const recorded = recordedReply("last-prefetch-profile").reply;
   const withLast = (last) => byId(lines({ ...ON, last }));
-  assert.equal(withLast(recorded)["last-profile"], "Of your profile its plan held 6.0 MB in 33 files, what the traced start read of it before its session was restored; 6.0 MB of it was read from disk.");
+  assert.equal(withLast(recorded)["last-profile"], "Of your profile its plan held 5.9 MB in 33 files, what the traced start read of it before its session was restored; 5.9 MB of it was read from disk.");
   // Files Firefox wrote since the trace, by part as the host names them (an add-on by its id).
   const changed = { ...recorded, profile: { ...recorded.profile, changed: [{ part: { kind: "session" }, files: 2 }, { part: { kind: "extension", id: "x@y" }, files: 1 }] } };
   assert.ok(withLast(changed)["last-profile"].endsWith(" 3 files Firefox wrote or replaced since the trace were not read: the session store (your tabs and windows) (2), add-on x@y (1). A new trace plans them again."), withLast(changed)["last-profile"]);
