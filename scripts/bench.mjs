@@ -98,8 +98,11 @@ function attachTracer(pid, stateHome, { faults = true } = {}) {
  * The traced plan and the launch prefetch need a stored trace of this build with page use. When
  * the state folder has none, record one first: a traced cold start (root: tracefs and
  * /proc/kpageflags), not counted. Returns that trace's summary, or null when one was there.
+ * That start is profile-cold (`evictUser`: the user's own files evicted too, as cold-profile
+ * does): the profile, restored just before, would otherwise be cached, and the trace, hence the
+ * plan, would hold nothing of what a cold start reads of it (learn/plan/profile.rs).
  */
-async function ensureTrace({ options, firefox, stateHome, paths, wrap, cold }) {
+async function ensureTrace({ options, firefox, stateHome, paths, wrap, cold, evictUser }) {
   if (!options.scenarios.some((s) => NEEDS_TRACE.includes(s))) {
     return null;
   }
@@ -111,8 +114,10 @@ async function ensureTrace({ options, firefox, stateHome, paths, wrap, cold }) {
     return null;
   }
   console.log(`no stored trace of Firefox build ${firefox.buildId} with page use in ${stateHome}: recording one first (a traced cold start, not counted) …`);
-  prepareScenario("cold-traced", { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, cold });
   freshProfile(paths);
+  prepareScenario("cold-traced", { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, cold });
+  const evicted = evictUser();
+  console.log(`  profile-cold: ${(evicted.bytes / 1e6).toFixed(1)} MB of the user's own files evicted, ${(evicted.stillCachedBytes / 1e6).toFixed(1)} MB still cached`);
   const launched = await launchFirefox({
     binary: firefox.binary,
     paths,
@@ -271,15 +276,13 @@ async function benchmark(options, argv) {
   // Every evict is checked: a process keeping Firefox's files mapped stops the run (cold-check.mjs).
   const cold = { allowWarm: options.allowWarm };
   const startedAt = Date.now();
-  const tracedWarmup = await ensureTrace({ options, firefox, stateHome, paths, wrap, cold });
+  // The user's own files, after their fresh (synced) copy: profile, HOME, the tabs' pages (the
+  // profile-cold scenarios and the traced start recorded first).
+  const evictUser = () => evictProfile([paths.profile, paths.home, preset?.pagesDir].filter(Boolean));
+  const tracedWarmup = await ensureTrace({ options, firefox, stateHome, paths, wrap, cold, evictUser });
+  // The profile is restored (freshProfile) before each scenario is prepared, so that a preload
+  // reads the very profile the launch then starts (the traced plan's profile part).
   const launchStep = async (step) => {
-    freshProfile(paths);
-    if (step?.scenario === "cold-profile") {
-      // The user's own files too, after their fresh (synced) copy: profile, HOME, the tabs' pages.
-      const profileEvicted = evictProfile([paths.profile, paths.home, preset?.pagesDir].filter(Boolean));
-      const launched = await launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
-      return { ...launched, extra: { profileEvicted } };
-    }
     if (step?.scenario === "cold-traced" || step?.scenario === "cold-traced-no-faults") {
       const faults = step.scenario === "cold-traced";
       return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome }, onSpawn: (pid) => attachTracer(pid, stateHome, { faults }) });
@@ -302,7 +305,8 @@ async function benchmark(options, argv) {
   const tty = process.stdout.isTTY;
   const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
     prepare: async (scenario) => {
-      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap, cold };
+      freshProfile(paths);
+      const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap, cold, evictUser };
       if (!LOGIN_SCENARIOS.includes(scenario)) {
         return prepareScenario(scenario, where);
       }

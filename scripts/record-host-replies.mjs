@@ -37,14 +37,19 @@
 // - desktop-host-gone.json: `desktop status --json` (as root, the copy's system entry) after the
 //   entry was written by a copy of the host that was then removed, as `apt remove about-startup`
 //   removes the package's host and leaves users' entries (issue 29 #5).
-//   --only residency,hello,desktop,set-aside,desktop-host-gone   records only those groups
-//   (default: all five)
+// - last-prefetch-profile.json: the launch prefetch with the user's profile in its plan (issue
+//   31): as root, a profile made by one start of the copy, a traced cold start of it
+//   (`launch --cold --trace`, the profile evicted too), then, evicted again, `launch --prefetch`
+//   of the same profile: its last-prefetch.json, whose `profile` says what of the profile the
+//   plan held, read and skipped.
+//   --only residency,hello,desktop,set-aside,desktop-host-gone,profile-prefetch   records only those groups (default: all)
 import { spawn, spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { evictProfile } from "./bench/profile-cold.mjs";
 import { stageInstallCopy } from "./lib/install-copy.mjs";
 import { EXTENSION_ID, HOST_BINARY, ROOT } from "./lib/project.mjs";
 import { NOBODY, asUser as userArgv } from "./lib/users.mjs";
@@ -124,8 +129,31 @@ async function startFirefox(binary, { user, stage, env }) {
   };
 }
 
+/**
+ * Starts `argv` (a launch through `launch --prefetch`, which becomes Firefox) in its own group
+ * with `env` added, waits up to 120 s for the prefetcher's record of that pid in `file`, then
+ * ends the group. Returns {pid, last}: the record last read (another pid's, or null, on time-out).
+ */
+async function prefetchedLaunch(argv, env, file) {
+  const firefox = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
+  let last = null;
+  try {
+    for (let i = 0; i < 1200 && last?.firefox_pid !== firefox.pid; i++) {
+      await sleep(100);
+      try {
+        last = JSON.parse(fs.readFileSync(file, "utf8"));
+      } catch {
+        // not written yet
+      }
+    }
+  } finally {
+    await stopGroup(firefox.pid);
+  }
+  return { pid: firefox.pid, last };
+}
+
 /** The groups of fixtures, in the order they are recorded. */
-export const GROUPS = ["residency", "hello", "desktop", "set-aside", "desktop-host-gone"];
+export const GROUPS = ["residency", "hello", "desktop", "set-aside", "desktop-host-gone", "profile-prefetch"];
 
 /** `--only a,b` → the groups to record; every group without it. Pure. */
 export function chosenGroups(argv) {
@@ -217,23 +245,10 @@ async function recordDesktop({ host, copy, stage, env, recorded }) {
   }
   runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
   const argv = [...exec.split(" "), ...firefoxArgs()];
-  const firefox = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...desktopEnv }, stdio: "ignore", detached: true });
   const file = path.join(homeStateDir(env.HOME), "last-prefetch.json");
-  let last = null;
-  try {
-    for (let i = 0; i < 1200 && last?.firefox_pid !== firefox.pid; i++) {
-      await sleep(100);
-      try {
-        last = JSON.parse(fs.readFileSync(file, "utf8"));
-      } catch {
-        // not written yet
-      }
-    }
-  } finally {
-    await stopGroup(firefox.pid);
-  }
-  if (last?.firefox_pid !== firefox.pid) {
-    throw new Error(`the launch through the entry (${argv.join(" ")}) wrote no ${file} for Firefox ${firefox.pid} in 120 s`);
+  const { pid, last } = await prefetchedLaunch(argv, desktopEnv, file);
+  if (last?.firefox_pid !== pid) {
+    throw new Error(`the launch through the entry (${argv.join(" ")}) wrote no ${file} for Firefox ${pid} in 120 s`);
   }
   write("last-prefetch.json", recorded("root", `${exec} --headless --no-remote -profile P about:blank (the entry's Exec), then ${file}`, `${STATE}, evicted, launched through the entry`), last);
   write("desktop-on.json", recorded("root", "about-startup-host desktop status --json", `${STATE}, the entry on, one launch through it`), desktop("status"));
@@ -317,6 +332,9 @@ async function main(argv) {
     if (groups.includes("desktop-host-gone")) {
       recordHostGone({ host, copy, stage, env: envOf("root"), recorded });
     }
+    if (groups.includes("profile-prefetch")) {
+      await recordProfilePrefetch({ host, copy, stage, env: envOf("root"), recorded });
+    }
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
     copy.remove();
@@ -345,6 +363,40 @@ function recordHostGone({ host, copy, stage, env, recorded }) {
   const status = ["desktop", "status", "--json", "--firefox", copy.dir];
   const state = "as root, a copy of the install folder with a system entry for it; the entry written by a copy of the host that was then removed (the package removed)";
   write("desktop-host-gone.json", recorded("root", `about-startup-host ${status.join(" ")}`, state), JSON.parse(runHost(host, status, { user: "root", env: here }).toString()));
+}
+
+/**
+ * The launch prefetch of a profile that was there before its traced start (see the header): the
+ * prefetcher's record for a launch of that same profile.
+ */
+async function recordProfilePrefetch({ host, copy, stage, env, recorded }) {
+  const profile = fs.mkdtempSync(path.join(stage, "user-profile-"));
+  const args = ["--headless", "--no-remote", "-profile", profile, "about:blank"];
+  // One start makes the profile (its databases, prefs, startup cache), as a user's has them.
+  const first = spawn(copy.binary, args, { env: { ...process.env, ...env }, stdio: "ignore", detached: true });
+  await sleep(8000);
+  await stopGroup(first.pid);
+  // Both starts profile-cold too (as after a reboot): `launch --cold` evicts the install only,
+  // and a profile just written is cached, so the trace would hold nothing of it to plan.
+  spawnSync("sync");
+  evictProfile([profile]);
+  const traced = await runDetached([host, "launch", "--cold", "--trace", "--json", "--firefox", copy.dir, "--", ...args], env);
+  // The host's group, Firefox in it (its pid leads no group): it holds the profile until gone.
+  await stopGroup(traced.pid);
+  spawnSync("sync");
+  runHost(host, ["evict", "--firefox", copy.dir, "--json"], { user: "root", env });
+  evictProfile([profile]);
+  const launch = [host, "launch", "--prefetch", "--strategy", "beside", "--firefox", copy.dir, "--", ...args];
+  const file = path.join(homeStateDir(env.HOME), "last-prefetch.json");
+  const { pid, last } = await prefetchedLaunch(launch, env, file);
+  if (last?.firefox_pid !== pid || !last.profile) {
+    throw new Error(`launch --prefetch of ${profile} wrote no record with the profile in ${file} (${JSON.stringify(last)})`);
+  }
+  write(
+    "last-prefetch-profile.json",
+    recorded("root", "about-startup-host launch --prefetch --strategy beside --firefox COPY -- --headless --no-remote -profile P about:blank, then last-prefetch.json", "as root, a copy of the install folder; P made by one start of it and traced on a cold start (launch --cold --trace, P evicted too), then the copy and P evicted"),
+    last,
+  );
 }
 
 /** residency, learn, plan and the planned preload, exact as root and hidden as nobody. */

@@ -6,9 +6,11 @@
 
 #[path = "support/install_fixture.rs"]
 mod fixture;
+#[path = "support/syscalls.rs"]
+mod syscalls;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -48,6 +50,7 @@ fn file(path: &Path, used: Vec<[u64; 2]>) -> FileEntry {
         dev: "0:0".into(),
         ino: meta.ino(),
         size: Some(meta.len()),
+        mtime_ns: Some(meta.mtime() * 1_000_000_000 + meta.mtime_nsec()),
         bytes_read: 0,
         requests: 0,
         first_ms: 0.0,
@@ -76,7 +79,19 @@ fn read(t: f64, f: u32, o: u64, n: u64, k: &str) -> Read {
 /// (pages 256-511 read ahead, never used), omni.ja pages 0-63 asked for by Firefox's own
 /// readahead(2) at 1 ms. Stored in `<state>/about-startup/traces` as `launch --trace` would.
 fn store_trace(state: &Path, ff: &Path) {
-    let trace = Trace {
+    save_trace(state, &trace_of(ff));
+}
+
+/// Store `trace` in `<state>/about-startup/traces` as `launch --trace` would.
+fn save_trace(state: &Path, trace: &Trace) {
+    let state = StateDir::create_at(&state.join("about-startup")).unwrap();
+    let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
+    store::save(&traces, trace).unwrap();
+}
+
+/// The trace [`store_trace`] stores.
+fn trace_of(ff: &Path) -> Trace {
+    Trace {
         version: TRACE_VERSION,
         source: Source::Tracefs,
         field_sources: BTreeMap::new(),
@@ -115,11 +130,15 @@ fn store_trace(state: &Path, ff: &Path) {
         code: vec![],
         milestones: None,
         profile: None,
+<<<<<<< HEAD
         session_restored_reached: None,
     };
     let state = StateDir::create_at(&state.join("about-startup")).unwrap();
     let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
     store::save(&traces, &trace).unwrap();
+=======
+    }
+>>>>>>> planprofile
 }
 
 /// Run `launch --prefetch --firefox <ff> -- <args>`; returns (its pid, exit code).
@@ -136,12 +155,27 @@ fn launch_with(
     out: &Path,
     exit: i32,
 ) -> (u32, i32) {
+    let args = ["--new-window", "about:blank"].map(std::ffi::OsString::from);
+    launch_firefox_args(cmd, flags, ff, &args, state, out, exit)
+}
+
+/// [`launch_with`], Firefox's own arguments `args` (after `--`).
+fn launch_firefox_args(
+    cmd: &mut Command,
+    flags: &[&str],
+    ff: &Path,
+    args: &[std::ffi::OsString],
+    state: &Path,
+    out: &Path,
+    exit: i32,
+) -> (u32, i32) {
     let mut child = cmd
         .args(["launch", "--prefetch"])
         .args(flags)
         .arg("--firefox")
         .arg(ff)
-        .args(["--", "--new-window", "about:blank"])
+        .arg("--")
+        .args(args)
         .env("XDG_STATE_HOME", state)
         .env("FAKE_FIREFOX_OUT", out)
         .env("FAKE_FIREFOX_EXIT", exit.to_string())
@@ -153,6 +187,24 @@ fn launch_with(
 }
 
 /// The prefetcher's record for Firefox `pid`, once written (it outlives the launch by a moment).
+/// `cmd` (the host, or a command that ends in it: setpriv, strace) run as `launch --prefetch
+/// --strategy beside --firefox <ff> -- <args>`, which must exit 0; the prefetcher's record of
+/// that Firefox, whose pid the fake Firefox wrote to `out` (not the child's when a wrapper runs).
+fn prefetched(
+    cmd: &mut Command,
+    ff: &Path,
+    args: &[std::ffi::OsString],
+    state: &Path,
+    out: &Path,
+) -> Value {
+    let beside = ["--strategy", "beside"];
+    let (_, code) = launch_firefox_args(cmd, &beside, ff, args, state, out, 0);
+    assert_eq!(code, 0);
+    let said = std::fs::read_to_string(out).unwrap();
+    let pid: u32 = said.split(' ').next().unwrap().parse().unwrap();
+    record_of(state, pid)
+}
+
 fn record_of(state: &Path, pid: u32) -> Value {
     let path = state.join("about-startup/last-prefetch.json");
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -405,4 +457,457 @@ fn an_ordinary_user_prefetches_files_whose_cache_state_the_kernel_hides() {
     let pages = resident_pages(&libxul);
     assert!(pages[512..768].iter().all(|r| *r) && pages[..256].iter().all(|r| *r));
     assert!(pages[256..512].iter().filter(|r| **r).count() < 16);
+}
+
+// ---- The user's own profile in the plan (issue 31, item 3) ----
+
+/// A profile beside the fixture's install, as a traced start found it: history (places.sqlite,
+/// 64 pages, with its write-ahead log), the session, an add-on, prefs. And beside the profile a
+/// file that is not the profile's (`elsewhere/history-copy.sqlite`), reached from the profile
+/// through a symlink (`favicons.sqlite`).
+struct Profile {
+    dir: PathBuf,
+    elsewhere: PathBuf,
+}
+
+impl Profile {
+    fn new(root: &Path) -> Profile {
+        let dir = root.join("profile");
+        let elsewhere = root.join("elsewhere");
+        for d in [&dir, &dir.join("extensions"), &elsewhere] {
+            std::fs::create_dir_all(d).unwrap();
+            fixture::open_up(d);
+        }
+        for (name, pages) in [
+            ("places.sqlite", 64),
+            ("places.sqlite-wal", 8),
+            ("sessionstore.jsonlz4", 3),
+            ("extensions/addon@test.xpi", 16),
+            ("prefs.js", 1),
+        ] {
+            fixture::write_file(&dir.join(name), pages * PAGE as usize);
+        }
+        fixture::write_file(&elsewhere.join("history-copy.sqlite"), 8 * PAGE as usize);
+        std::os::unix::fs::symlink(
+            "../elsewhere/history-copy.sqlite",
+            dir.join("favicons.sqlite"),
+        )
+        .unwrap();
+        Profile {
+            dir: dir.canonicalize().unwrap(),
+            elsewhere: elsewhere.canonicalize().unwrap(),
+        }
+    }
+
+    /// Every file last read two days ago: a read now would move its access time (relatime).
+    fn age_access_times(&self) {
+        let two_days = std::time::SystemTime::now() - Duration::from_secs(2 * 86_400);
+        for f in self.files() {
+            std::fs::File::options()
+                .write(true)
+                .open(&f)
+                .unwrap()
+                .set_times(std::fs::FileTimes::new().set_accessed(two_days))
+                .unwrap();
+        }
+    }
+
+    /// Every regular file of the profile and beside it.
+    fn files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for dir in [&self.dir, &self.dir.join("extensions"), &self.elsewhere] {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_file() {
+                    out.push(e.path());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Per file: sha256sum's digest (coreutils, not this crate). It reads the files: take the
+    /// [`Profile::times`] after it.
+    fn checksums(&self) -> Vec<String> {
+        let sums = Command::new("sha256sum")
+            .args(self.files())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&sums.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Per file: inode, size, modification and access time, as stat(1) says them.
+    fn times(&self) -> Vec<String> {
+        let stat = Command::new("stat")
+            .args(["-c", "%n %i %s %y %x"])
+            .args(self.files())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&stat.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn evict(&self) {
+        for f in self.files() {
+            let f = std::fs::File::open(f).unwrap();
+            sys::fadvise(&f, 0, 0, sys::Advice::DontNeed).unwrap();
+        }
+    }
+}
+
+/// The fixture's trace with a start of `profile`: places.sqlite pages 0-7 used at 10 ms, 20-23
+/// at 30 ms, 32-47 at 90 ms (after sessionRestored at 80 ms: left to Firefox); its journal, the
+/// session, the add-on, prefs; and the file elsewhere, read directly and through the symlink.
+fn trace_with_profile(ff: &Path, profile: &Profile) -> Trace {
+    let mut t = trace_of(ff);
+    let p = |name: &str| profile.dir.join(name);
+    let copy = profile.elsewhere.join("history-copy.sqlite");
+    let mut link = file(&copy, vec![[0, 8]]);
+    link.path = p("favicons.sqlite").to_str().unwrap().into();
+    let base = t.files.len() as u32;
+    t.files.extend([
+        file(&p("places.sqlite"), vec![[0, 8], [20, 4], [32, 16]]),
+        file(&p("places.sqlite-wal"), vec![[0, 8]]),
+        file(&p("sessionstore.jsonlz4"), vec![[0, 3]]),
+        file(&p("extensions/addon@test.xpi"), vec![[0, 16]]),
+        file(&p("prefs.js"), vec![[0, 1]]),
+        file(&copy, vec![[0, 8]]),
+        link,
+    ]);
+    t.events.extend([
+        read(2.0, base + 4, 0, 1, "sync"),
+        read(3.0, base + 5, 0, 8, "sync"),
+        read(4.0, base + 6, 0, 8, "sync"),
+        read(10.0, base, 0, 8, "sync"),
+        read(11.0, base + 1, 0, 8, "sync"),
+        read(12.0, base + 2, 0, 3, "sync"),
+        read(15.0, base + 3, 0, 16, "sync"),
+        read(30.0, base, 20, 4, "sync"),
+        read(90.0, base, 32, 16, "sync"),
+    ]);
+    t.note_session_restored(Some(80.0));
+    t
+}
+
+/// The profile pages the plan reads: places 0-7 and 20-23, the session, the add-on, prefs.
+const PROFILE_PAGES: u64 = 8 + 4 + 3 + 16 + 1;
+
+fn profile_args(dir: &Path) -> Vec<std::ffi::OsString> {
+    vec!["-profile".into(), dir.into(), "--headless".into()]
+}
+
+#[test]
+fn the_prefetch_reads_the_traced_profile_and_changes_nothing_of_it() {
+    let fx = fixture::Fixture::new();
+    fake_firefox(&fx.ff);
+    let state = fx.root.path().join("state");
+    let profile = Profile::new(fx.root.path());
+    save_trace(&state, &trace_with_profile(&fx.ff, &profile));
+    let sums = profile.checksums();
+    profile.age_access_times();
+    let times = profile.times();
+    profile.evict();
+    let out = fx.root.path().join("firefox.out");
+    let args = profile_args(&profile.dir);
+    let record = prefetched(&mut Command::new(BIN), &fx.ff, &args, &state, &out);
+    assert_eq!(record["ended"], "done", "{record}");
+    assert_eq!(record["profile"]["bytes"], PROFILE_PAGES * PAGE, "{record}");
+    assert_eq!(record["profile"]["files"], 4, "{record}");
+    assert!(record["profile"].get("left_out").is_none(), "{record}");
+    assert_eq!(record["bytes_planned"], (512 + 64 + PROFILE_PAGES) * PAGE);
+    assert_eq!(
+        record["bytes_read_profile"],
+        PROFILE_PAGES * PAGE,
+        "{record}"
+    );
+    // Not an inode, a size, a modification or an access time changed (taken before the checks
+    // below, whose mincore maps the files: a mapping moves the access time).
+    assert_eq!(profile.times(), times);
+
+    // What was read is in the cache now; what the start needed after sessionRestored, the
+    // journal and everything outside the profile is not.
+    let places = resident_pages(&profile.dir.join("places.sqlite"));
+    assert!(places[..8].iter().chain(&places[20..24]).all(|r| *r));
+    assert!(
+        !places[32..48].iter().any(|r| *r),
+        "read past sessionRestored"
+    );
+    assert!(resident_pages(&profile.dir.join("prefs.js"))[0]);
+    assert!(!resident_pages(&profile.dir.join("places.sqlite-wal"))
+        .iter()
+        .any(|r| *r));
+    let copy = resident_pages(&profile.elsewhere.join("history-copy.sqlite"));
+    assert!(!copy.iter().any(|r| *r), "read outside the profile");
+
+    // Not a byte changed.
+    assert_eq!(profile.checksums(), sums);
+}
+
+#[test]
+fn profile_files_written_since_the_trace_are_skipped_and_said_so() {
+    let fx = fixture::Fixture::new();
+    fake_firefox(&fx.ff);
+    let state = fx.root.path().join("state");
+    let profile = Profile::new(fx.root.path());
+    save_trace(&state, &trace_with_profile(&fx.ff, &profile));
+    // places.sqlite written in place (same inode and size), the session replaced (a new file
+    // renamed over it, as Firefox writes it at every quit).
+    let places = profile.dir.join("places.sqlite");
+    std::fs::File::options()
+        .write(true)
+        .open(&places)
+        .unwrap()
+        .write_at(b"x", 5 * PAGE)
+        .unwrap();
+    let session = profile.dir.join("sessionstore.jsonlz4");
+    let tmp = profile.dir.join("sessionstore.jsonlz4.tmp");
+    std::fs::copy(&session, &tmp).unwrap();
+    std::fs::rename(&tmp, &session).unwrap();
+    for f in [&places, &session] {
+        std::fs::File::open(f).unwrap().sync_all().unwrap();
+    }
+    profile.evict();
+    let out = fx.root.path().join("firefox.out");
+    let args = profile_args(&profile.dir);
+    let record = prefetched(&mut Command::new(BIN), &fx.ff, &args, &state, &out);
+    assert_eq!(record["profile"]["files"], 2, "{record}");
+    assert_eq!(record["profile"]["bytes"], (16 + 1) * PAGE, "{record}");
+    let changed = &record["profile"]["changed"];
+    assert_eq!(changed.as_array().map(Vec::len), Some(2), "{record}");
+    let kinds: Vec<_> = changed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["part"]["kind"].as_str().unwrap(),
+                c["files"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, [("session", 1), ("places", 1)], "{record}");
+    assert!(
+        !resident_pages(&places).iter().any(|r| *r),
+        "a written file was read"
+    );
+    assert!(
+        !resident_pages(&session).iter().any(|r| *r),
+        "a replaced file was read"
+    );
+
+    // Another profile, or one named by name: nothing of the traced profile, and why.
+    let other = fx.root.path().join("other-profile");
+    std::fs::create_dir(&other).unwrap();
+    for (args, why) in [
+        (profile_args(&other), "other_profile"),
+        (vec!["-P".into(), "work".into()], "unknown_profile"),
+    ] {
+        let record = prefetched(&mut Command::new(BIN), &fx.ff, &args, &state, &out);
+        assert_eq!(record["profile"]["left_out"]["code"], why, "{record}");
+        assert_eq!(record["profile"]["bytes"], 0, "{record}");
+        assert_eq!(record["bytes_planned"], (512 + 64) * PAGE, "{record}");
+    }
+}
+
+#[test]
+fn the_traced_preload_plan_holds_the_profile_too() {
+    let fx = fixture::Fixture::new();
+    let state = fx.root.path().join("state");
+    let profile = Profile::new(fx.root.path());
+    save_trace(&state, &trace_with_profile(&fx.ff, &profile));
+    let sums = profile.checksums();
+    profile.age_access_times();
+    let times = profile.times();
+    profile.evict();
+    let out = Command::new(BIN)
+        .args([
+            "preload",
+            "--plan",
+            "--source",
+            "trace",
+            "--json",
+            "--firefox",
+        ])
+        .arg(&fx.ff)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        summary["bytes_planned_profile"],
+        PROFILE_PAGES * PAGE,
+        "{summary}"
+    );
+    assert_eq!(summary["bytes_planned_system"], 0, "{summary}");
+    assert_eq!(profile.times(), times);
+    let places = resident_pages(&profile.dir.join("places.sqlite"));
+    assert!(places[..8].iter().all(|r| *r) && !places[32..48].iter().any(|r| *r));
+    let copy = resident_pages(&profile.elsewhere.join("history-copy.sqlite"));
+    assert!(!copy.iter().any(|r| *r), "read outside the profile");
+    assert_eq!(profile.checksums(), sums);
+    // `plan --source trace` says how much of it is the profile's.
+    let plan = Command::new(BIN)
+        .args(["plan", "--source", "trace", "--firefox"])
+        .arg(&fx.ff)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(text.contains("MB of your profile"), "{text}");
+}
+
+#[test]
+#[ignore = "needs root (chown to nobody, setpriv): npm test runs it with --ignored as root"]
+fn an_ordinary_user_prefetches_their_own_profile_and_root_never_reads_it() {
+    assert_eq!(sys::geteuid(), 0, "this test needs root");
+    let fx = fixture::Fixture::new_in(Path::new("/var/tmp"));
+    fake_firefox(&fx.ff);
+    let bin = fx.root.path().join("about-startup-host");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let profile = Profile::new(fx.root.path());
+    let nobody = |path: &Path| {
+        let status = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    nobody(&profile.dir);
+    // The user's state folder holds the trace of their start (traced through the tracer).
+    let state = fx.root.path().join("state");
+    save_trace(&state, &trace_with_profile(&fx.ff, &profile));
+    nobody(&state);
+    let out = fx.root.path().join("out");
+    std::fs::write(&out, b"").unwrap();
+    nobody(&out);
+    let sums = profile.checksums();
+    profile.age_access_times();
+    let times = profile.times();
+    profile.evict();
+    let args = profile_args(&profile.dir);
+    let mut nobody_cmd = Command::new("setpriv");
+    nobody_cmd
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .env("HOME", "/nonexistent");
+    // Under strace (root's, following setpriv): what nobody's prefetch asked of the kernel.
+    let log = fx.root.path().join("nobody.strace");
+    let mut cmd = syscalls::under_strace(&nobody_cmd, &log);
+    let record = prefetched(&mut cmd, &fx.ff, &args, &state, &out);
+    only_reads(&cmd, &log, &profile, "nobody's launch --prefetch");
+    assert_eq!(record["profile"]["bytes"], PROFILE_PAGES * PAGE, "{record}");
+    assert_eq!(
+        record["bytes_read_profile"],
+        PROFILE_PAGES * PAGE,
+        "{record}"
+    );
+    assert_eq!(
+        profile.times(),
+        times,
+        "nobody's prefetch touched their profile"
+    );
+    let places = resident_pages(&profile.dir.join("places.sqlite"));
+    assert!(
+        places[..8].iter().all(|r| *r),
+        "nobody's own profile was read"
+    );
+
+    // Root launching with that trace (copied into root's state folder) reads nothing of
+    // nobody's profile, and says why.
+    let root_state = fx.root.path().join("root-state");
+    save_trace(&root_state, &trace_with_profile(&fx.ff, &profile));
+    profile.evict();
+    let times = profile.times();
+    let record = prefetched(&mut Command::new(&bin), &fx.ff, &args, &root_state, &out);
+    assert_eq!(
+        record["profile"]["left_out"]["code"], "not_owned",
+        "{record}"
+    );
+    assert_eq!(record["bytes_read_profile"], 0, "{record}");
+    assert_eq!(profile.times(), times);
+    let places = resident_pages(&profile.dir.join("places.sqlite"));
+    assert!(
+        !places.iter().any(|r| *r),
+        "root read another user's profile"
+    );
+    assert_eq!(profile.checksums(), sums);
+}
+
+/// What the kernel was asked to do to the profile while `cmd` ran: nothing but reading
+/// (support/syscalls.rs), and some reading of places.sqlite and the session.
+fn only_reads(cmd: &Command, log: &Path, profile: &Profile, what: &str) {
+    let text = syscalls::read_log(log);
+    let seen = syscalls::judge(&text, profile.dir.to_str().unwrap());
+    assert!(
+        seen.broken.is_empty(),
+        "{what} did more than read the profile:\n{}",
+        seen.broken.join("\n")
+    );
+    for name in ["places.sqlite", "sessionstore.jsonlz4"] {
+        let path = profile.dir.join(name);
+        assert!(
+            seen.reads
+                .get(path.to_str().unwrap())
+                .is_some_and(|n| *n > 0),
+            "{what} ({:?}) read nothing of {name}: {:?}",
+            cmd.get_args().collect::<Vec<_>>(),
+            seen.reads
+        );
+    }
+}
+
+#[test]
+fn a_database_firefox_may_be_writing_is_only_read_never_locked_advised_away_or_written() {
+    // Every call the launch prefetch and the traced preload make on a profile file, as strace
+    // (the kernel's record, not the host's) shows it: read-only opens with O_NOATIME, reads,
+    // RANDOM advice; no lock (SQLite's are fcntl locks), no DONTNEED, no write.
+    let fx = fixture::Fixture::new();
+    fake_firefox(&fx.ff);
+    let state = fx.root.path().join("state");
+    let profile = Profile::new(fx.root.path());
+    save_trace(&state, &trace_with_profile(&fx.ff, &profile));
+    profile.evict();
+    let out = fx.root.path().join("firefox.out");
+    let log = fx.root.path().join("launch.strace");
+    let mut bin = Command::new(BIN);
+    bin.env("XDG_STATE_HOME", &state);
+    let mut cmd = syscalls::under_strace(&bin, &log);
+    let args = profile_args(&profile.dir);
+    let record = prefetched(&mut cmd, &fx.ff, &args, &state, &out);
+    assert_eq!(
+        record["bytes_read_profile"],
+        PROFILE_PAGES * PAGE,
+        "{record}"
+    );
+    // The prefetcher outlives the launch by a moment: its record is written last.
+    only_reads(&cmd, &log, &profile, "launch --prefetch");
+
+    profile.evict();
+    let log = fx.root.path().join("preload.strace");
+    let mut preload = Command::new(BIN);
+    preload
+        .args(["preload", "--plan", "--source", "trace", "--firefox"])
+        .arg(&fx.ff)
+        .env("XDG_STATE_HOME", &state);
+    let mut cmd = syscalls::under_strace(&preload, &log);
+    let done = cmd.output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    only_reads(&cmd, &log, &profile, "preload --plan --source trace");
 }

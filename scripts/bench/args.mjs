@@ -10,7 +10,7 @@ import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 import { PRESET_NAMES } from "../profile/presets.mjs";
 
-export const SCENARIOS = ["cold", "cold-profile", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "login", "login-no-preload", "hot", "launch-prefetch-hot"];
+export const SCENARIOS = ["cold", "cold-profile", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "launch-prefetch-cold-profile", "preload-plan-traced-cold-profile", "login", "login-no-preload", "hot", "launch-prefetch-hot"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -64,7 +64,12 @@ every milestone through the extension and the native host.
            Firefox starts at once and the traced plan is read beside it, in first-use order
            in disk-ordered batches; nothing is timed before the launch. Its figures
            (read, found cached, how long) come from the prefetcher's last-prefetch.json. Needs
-           a stored trace, as preload-plan-traced
+           a stored trace, as preload-plan-traced. The trace the run records first is of a
+           profile-cold start, so the plan holds what a cold start reads of the profile too
+  launch-prefetch-cold-profile / preload-plan-traced-cold-profile  the same on a profile-cold
+           start (as cold-profile: the user's own files evicted too, before the preload): the
+           traced plan's profile part has something to read. In launch-prefetch and
+           preload-plan-traced the profile, restored just before, is found cached
   login    what a login does: evict, start the installed autostart entry's own command (read
            from the file \`autostart enable\` wrote) and a "user at login" workload (reading
            --workload-mib of other files) together, wait --login-delay, then launch; the

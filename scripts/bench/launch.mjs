@@ -1,7 +1,8 @@
 // Launching one Firefox for the startup benchmark, without WebDriver or Marionette in the
 // measured start (docs/benchmarks.md, "How a launch works"):
 //   firefox -profile <root>/profile -no-remote --headless   with HOME=<root>/home
-// The profile is a fresh copy of a template made once per run: the unsigned full .xpi
+// The profile is the template made once per run, restored in place before each launch (the
+// same bytes and times, each file keeping its inode: restoreTree): the unsigned full .xpi
 // sideloaded in profile/extensions/, the prefs below in user.js, and one start already behind
 // it, so every measured launch is an ordinary start of an existing profile. The native host is
 // registered in the throwaway HOME. ABOUT_STARTUP_BENCH_OUT names the file the host writes the
@@ -55,11 +56,56 @@ function copyTree(from, to) {
 }
 
 /**
- * Replaces the profile and HOME with fresh copies of the templates, then `sync`s so the copy's
- * writeback does not land in the measured start.
+ * What in `to` stands in the way of `from`'s copy over it: entries `from` does not have, entries
+ * of another kind (a folder for a file), and every symlink (GNU cp would not replace one). Paths,
+ * deepest first. `fsApi` is a parameter for tests. Pure apart from reading the two trees.
+ */
+export function strayEntries(from, to, { fsApi = fs } = {}) {
+  const out = [];
+  const walk = (rel) => {
+    const dst = path.join(to, rel);
+    for (const entry of fsApi.readdirSync(dst, { withFileTypes: true })) {
+      const name = path.join(rel, entry.name);
+      const src = fsApi.lstatSync(path.join(from, name), { throwIfNoEntry: false });
+      const same = src && ((src.isDirectory() && entry.isDirectory()) || (src.isFile() && entry.isFile()));
+      if (!same) {
+        out.push(path.join(to, name));
+      } else if (entry.isDirectory()) {
+        walk(name);
+      }
+    }
+  };
+  if (fsApi.existsSync(to)) walk("");
+  return out.reverse();
+}
+
+/**
+ * Makes `to` hold exactly `from`'s files, bytes, modes and times (to the nanosecond), rewriting
+ * every file both hold in place, so it keeps its inode: what `to` has and `from` has not goes,
+ * then GNU cp copies over the rest (`cp -rT --preserve=mode,timestamps`: an existing file is
+ * opened and overwritten, not replaced). A file of the profile a launch restores this way is, for
+ * a trace of an earlier launch, the same file (inode, size, modification time) unless Firefox
+ * replaced it (a new inode: the session store, the script cache, prefs.js at every quit), as for
+ * a user whose profile sat unchanged between a traced start and the next: the launch prefetch's
+ * profile part (learn/plan/profile.rs) reads what a real prefetch would. `exec` is a parameter
+ * for tests.
+ */
+export function restoreTree(from, to, { exec = spawnSync, fsApi = fs } = {}) {
+  for (const stray of strayEntries(from, to, { fsApi })) {
+    fsApi.rmSync(stray, { recursive: true, force: true });
+  }
+  const result = exec("cp", ["-rT", "--no-dereference", "--preserve=mode,timestamps", from, to], { encoding: "utf8" });
+  if (result.status !== 0) {
+    throw new Error(`restoring ${to} from ${from} failed: cp: ${result.error?.message ?? result.stderr.trim()}`);
+  }
+}
+
+/**
+ * Restores the profile from its template in place (restoreTree) and replaces HOME with a fresh
+ * copy of its template, then `sync`s so the copy's writeback does not land in the measured start.
  */
 export function freshProfile(paths) {
-  copyTree(paths.templateProfile, paths.profile);
+  restoreTree(paths.templateProfile, paths.profile);
   copyTree(paths.templateHome, paths.home);
   spawnSync("sync");
 }

@@ -7,6 +7,18 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stateDir } from "../lib/state-layout.mjs";
 
+/** The profile's part of a prefetch record: planned, read, skipped as changed since the trace, or left out and why. Pure. */
+export function profileFigures(json) {
+  const p = json.profile;
+  return {
+    bytesPlanned: p.bytes ?? 0,
+    files: p.files ?? 0,
+    bytesRead: json.bytes_read_profile ?? 0,
+    changedFiles: (p.changed ?? []).reduce((sum, c) => sum + (c.files ?? 0), 0),
+    leftOut: p.left_out?.code ?? null,
+  };
+}
+
 /** last-prefetch.json's figures as the record's `prefetch` object, or null if not this pid's. Pure. */
 export function prefetchFigures(json, pid) {
   if (!json || json.firefox_pid !== pid) {
@@ -30,6 +42,9 @@ export function prefetchFigures(json, pid) {
     filesProbed: json.files_probed ?? 0,
     errors: (json.errors ?? []).length,
     ...(json.failed ? { failed: json.failed } : {}),
+    // The user's profile in the plan (learn/plan/profile.rs): absent where the plan says nothing
+    // of one (the learned plan, an older host).
+    ...(json.profile ? { profile: profileFigures(json) } : {}),
   };
 }
 

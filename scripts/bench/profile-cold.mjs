@@ -75,9 +75,12 @@ export function evictProfile(dirs, { exec = spawnSync, fsApi = fs, self = proces
     }
   }
   let stillCachedBytes = 0;
+  // A file gone since the walk has nothing cached (a Firefox that just quit may still be clearing
+  // its cache2/doomed folder), and fincore would fail on it.
+  const left = files.filter((f) => fsApi.existsSync(f.file));
   // fincore takes paths as arguments: in slices, so no command line grows too long.
-  for (let i = 0; i < files.length; i += 500) {
-    const slice = files.slice(i, i + 500).map((f) => f.file);
+  for (let i = 0; i < left.length; i += 500) {
+    const slice = left.slice(i, i + 500).map((f) => f.file);
     const result = exec("fincore", ["--json", "--bytes", "--output", "RES,FILE", ...slice], { encoding: "utf8", maxBuffer: 16 << 20 });
     if (result.status !== 0) {
       throw new Error(`cold-profile: fincore (util-linux) failed: ${result.error?.message ?? result.stderr.trim()}`);

@@ -21,6 +21,10 @@ export function progressLine(step, runs, record, prep, index, total, prefetch = 
   if (typeof prefetch?.bytesRead === "number") {
     const when = prefetch.strategy === "first" ? " before the start" : "";
     parts.push(`prefetched ${number(prefetch.bytesRead / 1e6, 1)} MB${when} in ${number(prefetch.ms)} ms (${number(prefetch.bytesCached / 1e6, 1)} MB cached)`);
+    if (prefetch.profile) {
+      const p = prefetch.profile;
+      parts.push(p.leftOut ? `profile left out (${p.leftOut})` : `profile: ${number(p.bytesPlanned / 1e6, 1)} MB planned, ${number(p.bytesRead / 1e6, 1)} MB read${p.changedFiles ? `, ${p.changedFiles} files changed since traced` : ""}`);
+    }
   }
   if (prep?.stillCachedBytes > 0) {
     parts.push(`still cached after evict ${number(prep.stillCachedBytes / 1e6, 1)} MB`);
@@ -80,8 +84,11 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,
+          bytesPlannedProfile: prep.bytesPlannedProfile,
+          profileChangedFiles: prep.profileChangedFiles,
           stillCachedBytes: prep.stillCachedBytes,
           stillCachedFiles: prep.stillCachedFiles,
+          profileEvicted: prep.profileEvicted,
           ...extra,
           ...(prep.workloadMs === undefined
             ? {}

@@ -1,8 +1,12 @@
 // Putting the page cache in each scenario's state before a launch, with the product's own host:
 //   cold     about-startup-host evict (Firefox's install folder only; no Firefox is running; on
 //            a squashfs install also the image behind its loop device)
-//   cold-profile  cold, and the launch evicts the user's own files too (profile-cold.mjs, in
-//            bench.mjs after the profile's fresh copy): a profile-cold start, told apart from cold
+//   cold-profile  cold, and the user's own files evicted too (evictUser: profile-cold.mjs,
+//            after the profile's fresh copy): a profile-cold start, told apart from cold
+//   launch-prefetch-cold-profile / preload-plan-traced-cold-profile  launch-prefetch and
+//            preload-plan-traced on a profile-cold start: the user's files evicted after the
+//            install and before the preload, so the traced plan's profile part has something
+//            to read (in the plain scenarios the profile, restored just before, is cached)
 //   preload  evict, then about-startup-host preload, timed, inside the slow-disk group (on a
 //            squashfs install: the files, decompressed, which reads the image too)
 //   preload-image  a squashfs install only (the Snap stand-in): evict, then
@@ -48,10 +52,22 @@ export const PLAN_KNOBS = {
 export const TRACED_PLANS = ["preload-plan-traced", "replay-recorded", "replay-disk"];
 
 /** The scenarios launched through `about-startup-host launch --prefetch` (cold and hot). */
-export const PREFETCH_LAUNCHES = ["launch-prefetch", "launch-prefetch-hot"];
+export const PREFETCH_LAUNCHES = ["launch-prefetch", "launch-prefetch-cold-profile", "launch-prefetch-hot"];
+
+/**
+ * The profile-cold scenarios: the user's own files (profile, HOME, the tabs' pages) evicted too,
+ * after the install. `cold` and the rest evict only the install (issue 31: "`--cold` evicts the
+ * install; a profile-cold start is its own scenario").
+ */
+export const COLD_PROFILE = ["cold-profile", "launch-prefetch-cold-profile", "preload-plan-traced-cold-profile"];
+
+/** The scenario `scenario` is a profile-cold variant of (itself for the others). Pure. */
+function asScenario(scenario) {
+  return scenario === "cold-profile" ? "cold" : scenario.replace(/-cold-profile$/, "");
+}
 
 /** Scenarios that need a stored trace of this build: the run records one first if there is none. */
-export const NEEDS_TRACE = [...TRACED_PLANS, ...PREFETCH_LAUNCHES];
+export const NEEDS_TRACE = [...TRACED_PLANS, ...PREFETCH_LAUNCHES, "preload-plan-traced-cold-profile"];
 
 /** The extra flags of a plan scenario: its knobs, and --gap-kib for the traced plan. Pure. */
 export function planFlags(scenario, gapKib = null) {
@@ -86,9 +102,15 @@ export function requireLearnedPlan(scenario, { hostBinary, installDir, stateHome
  * preloadMbPerS: number | null}, and for the preloads preloadBytes (read), and for preload-plan
  * bytesPlanned, bytesInstall (the whole folder) and order ("disk" | "file"); after an evict
  * also stillCachedBytes (null: hidden) and, where something stayed, stillCachedFiles.
- * `cold` holds evictCold's options (allowWarm; fakes for tests).
+ * `cold` holds evictCold's options (allowWarm; fakes for tests). The profile-cold scenarios
+ * ([COLD_PROFILE]) call `evictUser()` (profile-cold.mjs's evictProfile for this run's files) right
+ * after the install's evict and return what it says as `profileEvicted`.
  */
-export function prepareScenario(scenario, { hostBinary, installDir, stateHome = null, gapKib = null, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now(), cold = {} }) {
+export function prepareScenario(requested, { hostBinary, installDir, stateHome = null, gapKib = null, wrap = (argv) => argv, exec = spawnSync, now = () => performance.now(), cold = {}, evictUser = null }) {
+  if (COLD_PROFILE.includes(requested) && !evictUser) {
+    throw new Error(`${requested}: no way to evict the user's files was given (evictUser)`);
+  }
+  const scenario = COLD_PROFILE.includes(requested) ? asScenario(requested) : requested;
   const args = (command) => [command, "--firefox", installDir, "--json"];
   if (scenario === "hot" || scenario === "launch-prefetch-hot") {
     host(exec, hostBinary, args("preload"));
@@ -100,10 +122,11 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
   const coldState = {
     stillCachedBytes: checked.stillCachedBytes,
     ...(checked.stillCachedFiles.length > 0 ? { stillCachedFiles: checked.stillCachedFiles } : {}),
+    ...(COLD_PROFILE.includes(requested) ? { profileEvicted: evictUser() } : {}),
   };
   // cold-traced(-no-faults): the same cold state; the benchmark attaches the trace to the launch (the
   // trace's own cost, docs/benchmarks.md). launch-prefetch: the prefetch runs with the launch.
-  if (scenario === "cold" || scenario === "cold-profile" || scenario === "cold-traced" || scenario === "cold-traced-no-faults" || scenario === "launch-prefetch") {
+  if (scenario === "cold" || scenario === "cold-traced" || scenario === "cold-traced-no-faults" || scenario === "launch-prefetch") {
     return { preloadMs: null, evicted: evicted.pages_dropped ?? null, preloadMbPerS: null, ...coldState };
   }
   if (scenario === "preload" || scenario === "preload-image") {
@@ -130,9 +153,11 @@ export function prepareScenario(scenario, { hostBinary, installDir, stateHome = 
       preloadBytes: summary.bytes ?? null,
       bytesPlanned: summary.bytes_planned ?? null,
       bytesInstall: summary.bytes_install ?? null,
+      // The traced plan's part in the user's profile (absent from other plans and older hosts).
+      ...(summary.bytes_planned_profile === undefined ? {} : { bytesPlannedProfile: summary.bytes_planned_profile, profileChangedFiles: summary.profile_changed_files ?? 0 }),
       order: summary.order ?? null,
       ...coldState,
     };
   }
-  throw new Error(`unknown scenario ${scenario}`);
+  throw new Error(`unknown scenario ${requested}`);
 }

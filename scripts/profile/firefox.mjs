@@ -46,10 +46,12 @@ function asyncScript(fn) {
 }
 
 /**
- * Starts Firefox `binary` on `profile` with HOME=`home` (both exist), output to `logFile`.
+ * Starts Firefox `binary` on `profile` with HOME=`home` (both exist), output to `logFile`;
+ * through `launcher` where given (an argv that takes Firefox's arguments after it and becomes
+ * Firefox, as `about-startup-host launch --prefetch --firefox BINARY --` does), with `env` added.
  * Resolves with {pid, chrome(fn, ...args), content(fn, ...args), switchTo(handle), quit()}.
  */
-export async function startFirefox({ binary, profile, home, logFile, timeoutMs = 120_000 }) {
+export async function startFirefox({ binary, profile, home, logFile, timeoutMs = 120_000, launcher = null, env: extraEnv = {} }) {
   const geckodriverBinary = findGeckodriver();
   if (!geckodriverBinary) {
     throw new Error("geckodriver not found: set GECKODRIVER, put it on PATH, or build it once with `node scripts/test.mjs --only e2e` (it installs it into .cache/geckodriver)");
@@ -57,10 +59,11 @@ export async function startFirefox({ binary, profile, home, logFile, timeoutMs =
   const portFile = path.join(profile, "MarionetteActivePort");
   fs.rmSync(portFile, { force: true });
   const log = fs.openSync(logFile, "a");
-  const env = { ...process.env, HOME: home, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1", MOZ_CRASHREPORTER_DISABLE: "1" };
+  const env = { ...process.env, ...extraEnv, HOME: home, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1", MOZ_CRASHREPORTER_DISABLE: "1" };
   delete env.DISPLAY;
   delete env.WAYLAND_DISPLAY;
-  const child = spawn(binary, ["-marionette", "--headless", "-no-remote", "-profile", profile], { env, stdio: ["ignore", log, log] });
+  const argv = [...(launcher ?? [binary]), "-marionette", "--headless", "-no-remote", "-profile", profile];
+  const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", log, log] });
   fs.closeSync(log);
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   let geckodriver = null;

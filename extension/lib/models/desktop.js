@@ -9,6 +9,7 @@ import { setAsideNotes } from "./plan.js";
 import { plural } from "../wording/i18n.js";
 import { hostCommands } from "../wording/commands.js";
 import { RECORD_ARGS } from "./trace.js";
+import { partName } from "../wording/profile-text.js";
 
 /** The host's code for a command it does not know: a host older than this add-on. */
 export const UNKNOWN_COMMAND = "unknown_command";
@@ -59,9 +60,57 @@ export function desktopView(status) {
           // Read before Firefox started (a disk with a large readahead window), else beside it.
           first: last.strategy === "first",
           readAheadKb: isCount(last.read_ahead_kb) ? last.read_ahead_kb : null,
+          profile: profileView(last),
         }
       : null,
   };
+}
+
+/**
+ * The user's profile in the last launch's plan (learn/plan/profile.rs): what it planned and read
+ * of it, the files skipped because Firefox wrote or replaced them since the trace (by part), or
+ * why it was left out; null where the record says nothing of a profile (the learned plan, an
+ * older host).
+ */
+function profileView(last) {
+  const p = last?.profile;
+  if (!p || typeof p !== "object") {
+    return null;
+  }
+  const changed = Array.isArray(p.changed) ? p.changed.filter((c) => c && isCount(c.files)) : [];
+  return {
+    bytes: isCount(p.bytes) ? p.bytes : null,
+    files: isCount(p.files) ? p.files : null,
+    bytesRead: isCount(last.bytes_read_profile) ? last.bytes_read_profile : null,
+    changedFiles: changed.reduce((sum, c) => sum + c.files, 0),
+    changed: changed.map((c) => ({ part: c.part ?? null, files: c.files })),
+    leftOut: text(p.left_out?.code),
+  };
+}
+
+/** Why the profile was left out of a launch's plan, by the host's code. */
+const LEFT_OUT_KEYS = {
+  other_profile: "desktopProfileOtherProfile",
+  unknown_profile: "desktopProfileUnknownProfile",
+  not_owned: "desktopProfileNotOwned",
+  gone: "desktopProfileGone",
+};
+
+/** The line on the profile's part of the last launch's prefetch, or null. */
+function profileLine(profile, t, locale) {
+  if (!profile) {
+    return null;
+  }
+  if (profile.leftOut) {
+    return t(LEFT_OUT_KEYS[profile.leftOut] ?? "desktopProfileLeftOutOther", [profile.leftOut]);
+  }
+  const tn = plural(t);
+  const held = tn("desktopProfilePlanned", profile.files ?? 0, [formatMB(profile.bytes, locale), String(profile.files ?? "—"), formatMB(profile.bytesRead, locale)]);
+  if (profile.changedFiles === 0) {
+    return held;
+  }
+  const parts = profile.changed.map((c) => `${partName(c.part, t)} (${c.files})`).join(", ");
+  return `${held} ${tn("desktopProfileChanged", profile.changedFiles, [String(profile.changedFiles), parts])}`;
 }
 
 /** Whether a launch's plan is stale: the traces, or the learned plan, are of another Firefox build. */
@@ -121,6 +170,10 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
         id: "last",
         text: t("desktopLast", [at, formatMB(last.bytesRead, locale), formatMB(last.bytesCached, locale), formatSeconds(last.elapsedMs, locale)]),
       });
+    }
+    const profile = last.failed || last.source === null ? null : profileLine(last.profile, t, locale);
+    if (profile) {
+      lines.push({ id: "last-profile", text: profile });
     }
   }
   return lines;

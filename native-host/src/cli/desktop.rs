@@ -50,6 +50,13 @@ fn print_status(s: &DesktopStatus) {
                 last.outcome.elapsed_ms
             ),
         }
+        if let (None, Some(profile)) = (&last.failed, &last.profile) {
+            println!(
+                "    its plan held {} ({} MB of it read)",
+                profile.describe(),
+                megabytes(last.outcome.bytes_read_profile)
+            );
+        }
     }
 }
 

@@ -76,12 +76,22 @@ pub(super) fn plan_cmd(args: &PlanArgs) -> anyhow::Result<()> {
     if source != plan::PlanSource::Learned {
         if status.learned {
             println!(
-                "plan from {}: {} MB in {} of the folder's {} MB",
+                "plan from {}: {} MB in {}: {} MB of the install folder's {} MB + {} MB of system libraries{}",
                 count(status.starts as u64, "trace"),
                 megabytes(status.planned_bytes),
                 count(status.planned_files, "file"),
+                megabytes(status.planned_install_bytes),
                 megabytes(status.install_bytes),
+                megabytes(status.planned_system_bytes),
+                status
+                    .profile
+                    .as_ref()
+                    .filter(|p| p.left_out.is_none())
+                    .map_or(String::new(), |p| format!(" + {} MB of your profile", megabytes(p.bytes)))
             );
+            if let Some(profile) = &status.profile {
+                println!("  the profile: {}", profile.describe());
+            }
         } else {
             println!(
                 "plan: no trace of this build (with page use); record one: {}",

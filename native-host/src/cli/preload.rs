@@ -126,6 +126,21 @@ pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::R
     if summary.cache != crate::pagecache::Cache::Files {
         println!("{}", super::evict::cache_line(summary.cache, "filled"));
     }
+    if let Some(profile) = summary.bytes_planned_profile {
+        let changed = summary.profile_changed_files.unwrap_or(0);
+        println!(
+            "of the plan, {} MB are of your profile{}",
+            megabytes(profile),
+            if changed > 0 {
+                format!(
+                    "; {} of its files Firefox wrote or replaced since the trace were not read",
+                    changed
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     if let Some(cached) = summary.bytes_cached.filter(|b| *b > 0) {
         println!(
             "{} MB of the plan was cached already: not read again",

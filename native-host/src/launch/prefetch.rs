@@ -86,10 +86,12 @@ pub fn run(req: &Request) -> anyhow::Error {
     };
     let read_ahead_kb = strategy::window_kb(&req.binary);
     let (strategy, reason) = strategy::decide(req.strategy, read_ahead_kb);
+    let cwd = std::env::current_dir().unwrap_or_default();
     let p = launch::Prefetch {
         strategy,
         reason,
         read_ahead_kb,
+        launched: crate::learn::plan::profile::launched(&req.args, &cwd),
         install_dir: req.dir.clone(),
         state_dir,
         paced: req.paced,

@@ -138,6 +138,18 @@ impl Folder {
         self.open_checked(self.resolve(path, file_flags(), self.resolver(), real_openat2, true)?)
     }
 
+    /// [`Folder::open_file`] without updating the file's access time (`O_NOATIME`), where the
+    /// kernel allows it (the file's owner, or CAP_FOWNER; otherwise `EPERM`, and the file is
+    /// opened as [`Folder::open_file`] does): a prefetch of a user's profile reads it and changes
+    /// nothing of it, not even its metadata.
+    pub fn open_file_noatime(&self, path: &Path) -> io::Result<(File, Metadata)> {
+        let quiet = file_flags() | OFlags::NOATIME;
+        match self.resolve(path, quiet, self.resolver(), real_openat2, true) {
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => self.open_file(path),
+            fd => self.open_checked(fd?),
+        }
+    }
+
     /// The metadata of `path` beneath this folder, without opening it for reading (an
     /// `O_PATH` descriptor: a FIFO does not block) and without following any symlink.
     pub fn stat(&self, path: &Path) -> io::Result<Metadata> {
@@ -301,6 +313,11 @@ impl Folders {
     /// [`Folder::open_file`] beneath the deepest folder holding `path`.
     pub fn open_file(&self, path: &Path) -> io::Result<(File, Metadata)> {
         self.holder(path)?.open_file(path)
+    }
+
+    /// [`Folder::open_file_noatime`] beneath the deepest folder holding `path`.
+    pub fn open_file_noatime(&self, path: &Path) -> io::Result<(File, Metadata)> {
+        self.holder(path)?.open_file_noatime(path)
     }
 
     /// [`Folder::stat`] beneath the deepest folder holding `path`.

@@ -101,6 +101,13 @@ pub struct Summary {
     /// The part of `bytes_planned` outside the install folder (system libraries and fonts), so
     /// that the rest can be set against `bytes_install`; `null` for a whole-folder preload.
     pub bytes_planned_system: Option<u64>,
+    /// A traced plan: the part of `bytes_planned` in the user's own profile (learn/plan/profile.rs),
+    /// and its files skipped because Firefox wrote or replaced them since the traces; absent
+    /// elsewhere (and from an older host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_planned_profile: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile_changed_files: Option<u64>,
     /// Bytes of the files a whole-folder preload would read.
     pub bytes_install: u64,
     /// Order of a planned preload's reads (`null` for a whole-folder preload).
@@ -176,6 +183,8 @@ pub fn preload(
         planned: false,
         bytes_planned: None,
         bytes_planned_system: None,
+        bytes_planned_profile: None,
+        profile_changed_files: None,
         bytes_install,
         order: None,
         pace: None,

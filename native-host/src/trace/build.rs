@@ -14,6 +14,8 @@ pub struct FileInfo {
     /// The exact bytes of a path that is not UTF-8 (crate::path_text).
     pub path_b64: Option<String>,
     pub size: Option<u64>,
+    /// Modification time, ns since the epoch, when resolved.
+    pub mtime_ns: Option<i64>,
     /// Created during the recording: its pages were written, not read.
     pub written: bool,
 }
@@ -168,6 +170,7 @@ pub fn build(lines: &[Line], ctx: &Context) -> Built {
                         dev: format!("{}:{}", dev.0, dev.1),
                         ino,
                         size: info.and_then(|i| i.size),
+                        mtime_ns: info.and_then(|i| i.mtime_ns),
                         bytes_read: 0,
                         requests: 0,
                         first_ms: ms(line.ts_ns),
@@ -273,6 +276,7 @@ mod tests {
                 path: "/ff/libxul.so".into(),
                 path_b64: None,
                 size: Some(1 << 20),
+                mtime_ns: None,
                 written: false,
             },
         );
@@ -282,6 +286,7 @@ mod tests {
                 path: "/p/new.sqlite".into(),
                 path_b64: None,
                 size: Some(4096),
+                mtime_ns: None,
                 written: true,
             },
         );

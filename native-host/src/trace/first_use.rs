@@ -33,6 +33,8 @@ pub struct TimedFile {
     pub path: PathBuf,
     pub ino: u64,
     pub size: Option<u64>,
+    /// Modification time (ns) when the newest trace resolved it (absent in older traces).
+    pub mtime_ns: Option<i64>,
     pub pieces: Vec<Piece>,
 }
 
@@ -43,7 +45,9 @@ pub struct TimedFile {
 #[must_use]
 pub fn first_use(traces: &[&(String, Trace)]) -> Vec<TimedFile> {
     // Per path: identity and, per page, the earliest time any trace needed it.
-    let mut by_path: BTreeMap<PathBuf, (u64, Option<u64>, Vec<f64>)> = BTreeMap::new();
+    // Per path: the file as the newest trace saw it (pieces filled in at the end), and per page
+    // the earliest time.
+    let mut by_path: BTreeMap<PathBuf, (TimedFile, Vec<f64>)> = BTreeMap::new();
     for (_, trace) in traces {
         for (fi, file) in trace.files.iter().enumerate() {
             if !file.resolved || file.written {
@@ -69,16 +73,23 @@ pub fn first_use(traces: &[&(String, Trace)]) -> Vec<TimedFile> {
                         .unwrap_or(0)
                 })
                 .min(MAX_PAGES);
-            let entry = by_path
-                .entry(PathBuf::from(&file.path))
-                .or_insert_with(|| (file.ino, file.size, Vec::new()));
-            if entry.0 != file.ino {
+            let entry = by_path.entry(PathBuf::from(&file.path)).or_insert_with(|| {
+                let seen = TimedFile {
+                    path: PathBuf::from(&file.path),
+                    ino: file.ino,
+                    size: file.size,
+                    mtime_ns: file.mtime_ns,
+                    pieces: Vec::new(),
+                };
+                (seen, Vec::new())
+            });
+            if entry.0.ino != file.ino {
                 continue; // an older trace of a file replaced since: its pages say nothing
             }
-            if entry.2.len() < pages as usize {
-                entry.2.resize(pages as usize, f64::INFINITY);
+            if entry.1.len() < pages as usize {
+                entry.1.resize(pages as usize, f64::INFINITY);
             }
-            let times = &mut entry.2;
+            let times = &mut entry.1;
             let until = trace.session_restored().unwrap_or(f64::INFINITY);
             for e in trace
                 .events
@@ -102,11 +113,9 @@ pub fn first_use(traces: &[&(String, Trace)]) -> Vec<TimedFile> {
     }
     by_path
         .into_iter()
-        .map(|(path, (ino, size, times))| TimedFile {
-            path,
-            ino,
-            size,
+        .map(|(_, (file, times))| TimedFile {
             pieces: runs(&times),
+            ..file
         })
         .filter(|f| !f.pieces.is_empty())
         .collect()

@@ -184,6 +184,11 @@ pub struct FileEntry {
     pub dev: String,
     pub ino: u64,
     pub size: Option<u64>,
+    /// Modification time (ns since the epoch) when the trace resolved the file, with `size`
+    /// and `ino` what a plan checks before reading a profile file (learn/plan/profile.rs): a
+    /// file written since is not the one traced. Absent in traces of an older host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtime_ns: Option<i64>,
     pub bytes_read: u64,
     /// Runs of contiguous pages read (a readahead window, a fault, …).
     pub requests: u64,
@@ -326,6 +331,7 @@ pub(crate) mod tests {
             dev: "254:0".into(),
             ino: 1,
             size,
+            mtime_ns: None,
             bytes_read: bytes,
             requests,
             first_ms: 0.0,

@@ -32,6 +32,8 @@ pub struct TracedFile {
     pub ino: u64,
     /// Size when the trace resolved it.
     pub size: Option<u64>,
+    /// Modification time (ns) when the trace resolved it; absent in an older host's traces.
+    pub mtime_ns: Option<i64>,
     /// Page ranges `[first, count]`, sorted and joined.
     pub ranges: Vec<[u64; 2]>,
 }
@@ -141,6 +143,7 @@ pub fn merge(traces: &[&(String, Trace)], pages: Pages) -> Traced {
                     path: PathBuf::from(&f.path),
                     ino: f.ino,
                     size: f.size,
+                    mtime_ns: f.mtime_ns,
                     ranges: Vec::new(),
                 });
             // The newest trace names the file's identity; an older one of a replaced file
@@ -184,6 +187,21 @@ pub fn merge(traces: &[&(String, Trace)], pages: Pages) -> Traced {
         }
     }
     out
+}
+
+/// The profile folder of the newest of `traces` (newest first): the one it recorded, else the
+/// one the files it read and wrote point at (firefox/profile_parts.rs); `None` where neither
+/// says. Pure.
+#[must_use]
+pub fn profile_dir(traces: &[&(String, Trace)]) -> Option<String> {
+    let (_, newest) = traces.first()?;
+    newest
+        .profile
+        .as_ref()
+        .and_then(|p| p.dir.clone())
+        .or_else(|| {
+            crate::firefox::profile_parts::infer_dir(newest.files.iter().map(|f| f.path.as_str()))
+        })
 }
 
 /// The build of the newest trace of this install whose build differs from `build_id`, if the

@@ -5,7 +5,7 @@ import { chosenGroups, frame, GROUPS, unframe } from "../../../scripts/record-ho
 test("--only names the groups to record, in recording order; a wrong name is an error", () => {
   assert.deepEqual(chosenGroups([]), GROUPS);
   assert.deepEqual(chosenGroups(["--only", "desktop,hello"]), ["hello", "desktop"]);
-  assert.throws(() => chosenGroups(["--only", "desktop,prefetch"]), /--only takes some of residency,hello,desktop,set-aside,desktop-host-gone \(not prefetch\)/);
+  assert.throws(() => chosenGroups(["--only", "desktop,prefetch"]), /--only takes some of residency,hello,desktop,set-aside,desktop-host-gone,profile-prefetch \(not prefetch\)/);
   assert.throws(() => chosenGroups(["--only"]), /--only takes some of/);
 });
 

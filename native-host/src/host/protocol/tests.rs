@@ -69,6 +69,7 @@ fn bounded_replies_fit_a_frame_even_with_the_longest_paths() {
     };
     for len in [40, 4096] {
         let status = plan::PlanStatus {
+            profile: None,
             learned: true,
             starts: 5,
             planned_bytes: 0,
@@ -131,6 +132,8 @@ fn preload_errors_keep_the_first_ones() {
         planned: false,
         bytes_planned: None,
         bytes_planned_system: None,
+        bytes_planned_profile: None,
+        profile_changed_files: None,
         bytes_install: 0,
         order: None,
         pace: None,

@@ -1,11 +1,12 @@
 //! The plan from the merged working set: the byte ranges to read per file, joined across small gaps, in disk order (FIEMAP); what the plan's files and reads are.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::firefox::install;
+use crate::learn::plan::profile::{Planned, ProfilePlan};
 use crate::learn::workingset::{FileSet, Identity, State};
 use crate::os::beneath::{Folder, Folders};
 use crate::os::sys::{self, Extent};
@@ -46,8 +47,15 @@ pub struct Plan {
     pub files: Vec<PathBuf>,
     pub reads: Vec<Read>,
     pub bytes_planned: u64,
-    /// The part of `bytes_planned` outside the install folder: system libraries and fonts.
+    /// The part of `bytes_planned` outside the install folder and the profile: system libraries
+    /// and fonts.
     pub bytes_planned_system: u64,
+    /// The files of the user's profile the plan reads, with the identity they were planned with
+    /// (checked again when each is opened: learn/plan/profile.rs); empty but for a traced plan.
+    pub profile_files: BTreeMap<PathBuf, Planned>,
+    /// The profile's part: bytes, files, what changed since the traces; `None` where the plan
+    /// says nothing of a profile (the learned plan, traces that name none).
+    pub profile: Option<ProfilePlan>,
     pub bytes_install: u64,
     pub order: Order,
     /// Install files read whole because they changed since they were learned.
@@ -194,6 +202,8 @@ pub(in crate::learn) fn empty_plan(install_dir: &Path) -> Result<(PathBuf, Plan)
         reads: Vec::new(),
         bytes_planned: 0,
         bytes_planned_system: 0,
+        profile_files: BTreeMap::new(),
+        profile: None,
         bytes_install: 0,
         order: Order::File,
         changed: Vec::new(),
@@ -279,12 +289,23 @@ pub(super) fn finish(
             .and_then(|(f, _)| sys::fiemap(&f))
             .unwrap_or_default();
         let index = plan.files.len();
-        let system = !install::is_inside(root, &path);
+        let in_profile = plan.profile_files.contains_key(&path);
+        let system = !install::is_inside(root, &path) && !in_profile;
         plan.files.push(path);
+        if in_profile {
+            if let Some(p) = plan.profile.as_mut() {
+                p.files += 1;
+            }
+        }
         for [offset, len] in ranges {
             plan.bytes_planned += len;
             if system {
                 plan.bytes_planned_system += len;
+            }
+            if in_profile {
+                if let Some(p) = plan.profile.as_mut() {
+                    p.bytes += len;
+                }
             }
             for (offset, len, physical) in split_by_extents(offset, len, &extents) {
                 plan.reads.push(Read {

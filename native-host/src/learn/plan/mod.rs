@@ -6,6 +6,7 @@
 //! not know are read whole; install files the set knows but no start touched are skipped.
 
 mod make;
+pub mod profile;
 mod read;
 mod status;
 #[cfg(test)]

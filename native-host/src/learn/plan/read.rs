@@ -1,5 +1,6 @@
 //! Reading a plan: exactly its ranges, in its order, paced when asked (`preload --plan`).
 
+use crate::learn::plan::profile::ProfilePlan;
 use crate::learn::plan::{make_with, traced_plan, Knobs, Plan, PlanSource};
 use crate::learn::workingset;
 use crate::os::sys::{self, Advice};
@@ -167,6 +168,8 @@ pub fn run(
         planned: true,
         bytes_planned: Some(plan.bytes_planned),
         bytes_planned_system: Some(plan.bytes_planned_system),
+        bytes_planned_profile: plan.profile.as_ref().map(|p| p.bytes),
+        profile_changed_files: plan.profile.as_ref().map(ProfilePlan::changed_files),
         bytes_install: plan.bytes_install,
         order: Some(plan.order),
         pace: pacer.map(|p| p.report()),
@@ -176,7 +179,9 @@ pub fn run(
 }
 
 /// The open file of the plan's file `index`, opened on first use (`None` once it failed), with
-/// its residency where `viewer` sees it exactly.
+/// its residency where `viewer` sees it exactly. A file of the user's profile is opened without
+/// touching its access time, and only while it is still the planned file (Firefox may be writing
+/// the profile now: learn/plan/profile.rs).
 fn file_of<'a>(
     open: &'a mut HashMap<usize, Option<Opened>>,
     plan: &Plan,
@@ -186,7 +191,22 @@ fn file_of<'a>(
 ) -> Option<&'a Option<Opened>> {
     Some(open.entry(index).or_insert_with(|| {
         let path = &plan.files[index];
-        match plan.folders.open_file(path) {
+        let profile = plan.profile_files.get(path);
+        let opened = match profile {
+            Some(_) => plan.folders.open_file_noatime(path),
+            None => plan.folders.open_file(path),
+        };
+        match opened {
+            Ok((_, meta)) if profile.is_some_and(|p| !p.matches(&meta)) => {
+                errors.push(FileError {
+                    path: path.clone(),
+                    problem: crate::pagecache::problem::Problem::new(
+                        crate::pagecache::problem::FileErrorCode::Changed,
+                        "a profile file Firefox wrote or replaced since the plan was made: not read",
+                    ),
+                });
+                None
+            }
             Ok((f, meta)) => {
                 // No kernel readahead around our reads (read_ahead_kb is 8 MiB on some disks):
                 // read what the plan says, no more.

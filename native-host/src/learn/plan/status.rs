@@ -36,6 +36,11 @@ pub struct PlanStatus {
     /// `install_bytes`) and the system libraries and fonts outside it.
     pub planned_install_bytes: u64,
     pub planned_system_bytes: u64,
+    /// A traced plan: the user's profile in it (its bytes and files, the files Firefox wrote or
+    /// replaced since the traces, or why it is left out: learn/plan/profile.rs); `planned_bytes`
+    /// is then install + system + `profile.bytes`. Absent for the learned plan (appended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::learn::plan::profile::ProfilePlan>,
     #[serde(flatten, with = "crate::path_text::changed_files")]
     pub changed_files: Vec<PathBuf>,
     /// Changed files left out of `changed_files` to keep the reply bounded.
@@ -140,10 +145,13 @@ pub fn status_of(
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
         planned_install_bytes: if learned {
-            plan.bytes_planned - plan.bytes_planned_system
+            plan.bytes_planned
+                - plan.bytes_planned_system
+                - plan.profile.as_ref().map_or(0, |p| p.bytes)
         } else {
             0
         },
+        profile: if learned { plan.profile.clone() } else { None },
         planned_system_bytes: if learned {
             plan.bytes_planned_system
         } else {

@@ -350,6 +350,7 @@ fn a_traced_plan_reads_used_ranges_whole_changed_files_and_skips_untraced_ones()
             path: root.join(name),
             ino: std::os::unix::fs::MetadataExt::ino(&meta),
             size: Some(meta.len()),
+            mtime_ns: None,
             ranges,
         }
     };

@@ -1,7 +1,10 @@
 //! The plan from stored startup traces (`--source trace`/`trace-reads`): the pages traced cold
 //! starts read and then used, or every read of the newest trace in recorded order (seed 002's replay).
+//! The used pages (`trace`) include what the traced start read of the user's own profile before
+//! sessionRestored, under the rules of learn/plan/profile.rs.
 
 use crate::firefox::install;
+use crate::learn::plan::profile::{self, Launched, ProfilePlan, Scope, Verdict};
 use crate::learn::plan::{
     byte_ranges, empty_plan, is_system_file, split_by_extents, Knobs, Plan, PlanSource, Read,
 };
@@ -9,6 +12,7 @@ use crate::learn::workingset::Identity;
 use crate::os::sys::{self, Extent};
 use crate::pagecache::preload::Order;
 use crate::state::StateDir;
+use crate::trace::first_use::{self, TimedFile};
 use crate::trace::plan_source::{self, Pages, Traced, TracedFile};
 use crate::Error;
 use std::collections::HashMap;
@@ -17,14 +21,65 @@ use std::path::{Path, PathBuf};
 
 use super::make::finish;
 
+/// The user's profile in a traced plan: the folders it may be read from, its files with the
+/// pages the traces used before sessionRestored (trace/first_use.rs), and what the plan says of
+/// it so far (left out, and why).
+pub struct ProfileSource<'a> {
+    pub scope: Option<&'a Scope>,
+    pub files: &'a [TimedFile],
+    pub plan: ProfilePlan,
+}
+
 /// Make the plan from stored traces ([`PlanSource::Trace`] or [`PlanSource::TraceReads`]):
 /// the traced ranges of install files still as traced (same inode and size), whole files for
 /// those replaced since, nothing for install files no traced start read; system files the
-/// traces read where unchanged; profile and other files never.
+/// traces read where unchanged; other files never. The profile: [`make_traced_with`].
 pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<Plan, Error> {
+    make_traced_with(traced, None, install_dir, knobs)
+}
+
+/// [`make_traced`], and with `profile` the profile's files still as traced (inode, size and
+/// modification time), their used pages, for [`PlanSource::Trace`].
+pub fn make_traced_with(
+    traced: &Traced,
+    profile: Option<ProfileSource<'_>>,
+    install_dir: &Path,
+    knobs: Knobs,
+) -> Result<Plan, Error> {
     // tracefs offsets are in 4 KiB pages (trace/event.rs), whatever the page size.
     const TRACE_PAGE: u64 = 4096;
     let (root, mut plan) = empty_plan(install_dir)?;
+    // The profile's files and their ranges, judged first: a profile is never "system".
+    let mut profile_wanted: Vec<(PathBuf, Vec<[u64; 2]>)> = Vec::new();
+    let scope = profile.as_ref().and_then(|p| p.scope);
+    if let Some(src) = profile {
+        let mut part = src.plan;
+        if let Some(scope) = src.scope {
+            scope.hold_in(&mut plan.folders);
+            for f in src.files {
+                let id = profile::Traced {
+                    ino: f.ino,
+                    size: f.size,
+                    mtime_ns: f.mtime_ns,
+                };
+                match scope.judge(&f.path, &id) {
+                    Verdict::Plan(planned) => {
+                        let pages: Vec<[u64; 2]> =
+                            f.pieces.iter().map(|p| [p.first, p.count]).collect();
+                        let mut pages = pages;
+                        pages.sort_unstable();
+                        let ranges =
+                            byte_ranges(&pages, TRACE_PAGE, planned.size, knobs.gap_bytes());
+                        plan.profile_files.insert(f.path.clone(), planned);
+                        profile_wanted.push((f.path.clone(), ranges));
+                    }
+                    Verdict::Changed(p) => part.note_changed(p),
+                    Verdict::Never | Verdict::Outside => {}
+                }
+            }
+        }
+        plan.profile = Some(part);
+    }
     let by_path: HashMap<&Path, &TracedFile> =
         traced.files.iter().map(|f| (f.path.as_path(), f)).collect();
     let same =
@@ -45,11 +100,11 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
             None => {} // no traced start read it
         }
     }
-    for t in traced
-        .files
-        .iter()
-        .filter(|t| !install::is_inside(&root, &t.path) && is_system_file(&t.path))
-    {
+    for t in traced.files.iter().filter(|t| {
+        !install::is_inside(&root, &t.path)
+            && scope.is_none_or(|s| s.relative(&t.path).is_none())
+            && is_system_file(&t.path)
+    }) {
         if let Ok(now) = Identity::current_in(&plan.folders, &t.path) {
             if same(t, &now) {
                 chosen.push((t.path.clone(), Some(t), now.size));
@@ -58,7 +113,7 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
     }
     chosen.sort_by(|a, b| a.0.cmp(&b.0));
     if !(knobs.recorded_order && knobs.source == PlanSource::TraceReads) {
-        let wanted = chosen
+        let mut wanted: Vec<(PathBuf, Vec<[u64; 2]>)> = chosen
             .into_iter()
             .map(|(path, t, size)| {
                 let ranges = t.map_or_else(
@@ -68,6 +123,8 @@ pub fn make_traced(traced: &Traced, install_dir: &Path, knobs: Knobs) -> Result<
                 (path, ranges)
             })
             .collect();
+        wanted.extend(profile_wanted);
+        wanted.sort_by(|a, b| a.0.cmp(&b.0));
         return finish(plan, wanted, knobs, &root);
     }
     // The replay in recorded order: the trace's reads one after the other, contiguous ones
@@ -154,5 +211,27 @@ pub fn traced_plan(install_dir: &Path, state: &StateDir, knobs: Knobs) -> Result
             io::Error::from(io::ErrorKind::NotFound),
         ));
     }
-    make_traced(&plan_source::merge(&picked, pages), &root, knobs)
+    let traced = plan_source::merge(&picked, pages);
+    if knobs.source != PlanSource::Trace {
+        // The replay is of Firefox's own files: an experiment on the install's layout.
+        return make_traced(&traced, &root, knobs);
+    }
+    // What the traced starts read of their profile before sessionRestored: the used pages of
+    // first-use order, cut there (trace/first_use.rs), of the profile a start with no profile
+    // argument opens (a preload knows no other).
+    let dir = plan_source::profile_dir(&picked);
+    let (scope, part) = profile::scope_for(dir.as_deref(), &Launched::Default, sys::geteuid());
+    let files = match &scope {
+        Some(s) => first_use::first_use(&picked)
+            .into_iter()
+            .filter(|f| s.relative(&f.path).is_some())
+            .collect(),
+        None => Vec::new(),
+    };
+    let profile = part.map(|plan| ProfileSource {
+        scope: scope.as_ref(),
+        files: &files,
+        plan,
+    });
+    make_traced_with(&traced, profile, &root, knobs)
 }

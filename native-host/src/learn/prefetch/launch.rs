@@ -49,6 +49,9 @@ pub struct Prefetch {
     /// The readahead window of the disk holding Firefox, KiB (recorded: the page words why
     /// `first`).
     pub read_ahead_kb: Option<u64>,
+    /// The profile this launch starts (its arguments): the traced reads of that profile only
+    /// are prefetched (learn/plan/profile.rs).
+    pub launched: crate::learn::plan::profile::Launched,
 }
 
 /// Fork the prefetcher off, then exec `firefox`. Returns only if the exec failed (Firefox could
@@ -149,9 +152,10 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         strategy: Some(p.strategy),
         read_ahead_kb: p.read_ahead_kb,
         outcome: run::Outcome::default(),
+        profile: None,
         failed: None,
     };
-    let (plan, status) = match choose(&p.install_dir, &state, p.knobs) {
+    let (plan, status) = match choose(&p.install_dir, &state, p.knobs, &p.launched) {
         Ok(chosen) => chosen,
         Err(e) => {
             if p.verbose {
@@ -215,12 +219,20 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
                 _ => "done",
             }
         );
+        if let Some(profile) = &plan.profile {
+            eprintln!(
+                "about-startup-host: the plan held {} ({:.1} MB of it read)",
+                profile.describe(),
+                outcome.bytes_read_profile as f64 / 1e6
+            );
+        }
     }
     let record = LastPrefetch {
         plan: status,
         bytes_planned: plan.bytes_planned,
         plan_ms,
         outcome,
+        profile: plan.profile.clone(),
         ..base
     };
     record::write(&state, &record);

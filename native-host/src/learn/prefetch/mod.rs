@@ -5,7 +5,9 @@
 //!   read and then used, with the time each was first needed: trace/first_use.rs), else the
 //!   learned working set (no times: disk order), saying which and why ([`PrefetchStatus`]);
 //!   files replaced since they were planned are left out, never read whole (an update's new
-//!   files would cost more than the start reads by itself);
+//!   files would cost more than the start reads by itself). The traced plan covers the user's
+//!   own profile too, under the rules of learn/plan/profile.rs (its files only while they are
+//!   the files traced, read and nothing else);
 //! - [`batch`]: first-use order cut into batches read in disk order (pure);
 //! - [`run`]: the reader: skips what is cached (mincore where the kernel tells, else a
 //!   non-blocking probe), stops when Firefox exits;
@@ -19,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::firefox::install;
+use crate::learn::plan::profile::{self, Launched, ProfilePlan, Scope, Verdict};
 use crate::learn::plan::{byte_ranges, empty_plan, is_system_file, Read, GAP_BYTES};
 use crate::learn::workingset::{self, Identity};
 use crate::os::beneath::Folders;
@@ -89,8 +92,15 @@ pub struct PrefetchPlan {
     /// Inode and size of each file when planned: a file replaced since (an update during the
     /// launch) is skipped, not read.
     pub identities: Vec<(u64, u64)>,
+    /// Per file: for a file of the user's profile, its modification time when planned (checked
+    /// as inode and size are: a file Firefox wrote meanwhile is not read; and opened without
+    /// touching its access time); `None` for Firefox's and the system's files.
+    pub profile_mtimes: Vec<Option<i64>>,
     pub batches: Vec<Vec<Read>>,
     pub bytes_planned: u64,
+    /// The profile's part: its bytes and files, what changed since the traces; `None` where the
+    /// plan has nothing to say of a profile (the learned plan, traces that name none).
+    pub profile: Option<ProfilePlan>,
     pub folders: Folders,
 }
 
@@ -132,12 +142,14 @@ impl Default for Knobs {
 
 /// Choose the plan for the install `install_dir` from the state folder `state_dir`: the traced
 /// plan of this build, else the learned one, else none; with what the page and CLI say about it.
+/// `launched`: the profile the launch starts (its arguments), whose traced reads the plan holds.
 pub fn choose(
     install_dir: &Path,
     state_dir: &StateDir,
     knobs: Knobs,
+    launched: &Launched,
 ) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
-    decide(install_dir, state_dir, Some(knobs))
+    decide(install_dir, state_dir, Some((knobs, launched)))
 }
 
 /// Which plan [`choose`] would read now, without making the traced one (the page's status).
@@ -145,12 +157,13 @@ pub fn status(install_dir: &Path, state_dir: &StateDir) -> Result<PrefetchStatus
     decide(install_dir, state_dir, None).map(|(_, status)| status)
 }
 
-/// [`choose`]; with `knobs` `None` the traced plan is only found, not made.
+/// [`choose`]; with `make` `None` the traced plan is only found, not made.
 fn decide(
     install_dir: &Path,
     state_dir: &StateDir,
-    knobs: Option<Knobs>,
+    make: Option<(Knobs, &Launched)>,
 ) -> Result<(Option<PrefetchPlan>, PrefetchStatus), Error> {
+    let knobs = make.map(|(k, _)| k);
     let root = install_dir
         .canonicalize()
         .map_err(|e| Error::io(format!("cannot resolve {}", install_dir.display()), e))?;
@@ -166,8 +179,13 @@ fn decide(
     };
     if !picked.is_empty() {
         status.source = Some(Source::Trace);
-        let plan = match knobs {
-            Some(knobs) => Some(traced(&first_use::first_use(&picked), &root, knobs)?),
+        let plan = match make {
+            Some((knobs, launched)) => {
+                let dir = plan_source::profile_dir(&picked);
+                let (scope, profile) = profile::scope_for(dir.as_deref(), launched, sys::geteuid());
+                let files = first_use::first_use(&picked);
+                Some(traced(&files, &root, scope.as_ref(), profile, knobs)?)
+            }
             None => None,
         };
         return Ok((plan, status));
@@ -204,20 +222,50 @@ struct Chosen {
     path: PathBuf,
     ino: u64,
     size: u64,
+    /// A profile file's modification time (checked again when it is opened).
+    mtime_ns: Option<i64>,
     /// `(offset, len, t)` byte ranges.
     ranges: Vec<(u64, u64, f64)>,
 }
 
-/// The traced plan: pieces of install files still as traced (same inode and size) and of
-/// unchanged system files, with their first-use times.
-fn traced(files: &[TimedFile], root: &Path, knobs: Knobs) -> Result<PrefetchPlan, Error> {
+/// The traced plan: pieces of install files still as traced (same inode and size), of
+/// unchanged system files and of the profile's files still as traced (inode, size and time:
+/// learn/plan/profile.rs), with their first-use times. `profile`: what the plan says of the
+/// profile so far (left out, and why), completed here.
+fn traced(
+    files: &[TimedFile],
+    root: &Path,
+    scope: Option<&Scope>,
+    mut profile: Option<ProfilePlan>,
+    knobs: Knobs,
+) -> Result<PrefetchPlan, Error> {
     const TRACE_PAGE: u64 = 4096; // tracefs offsets are 4 KiB pages (trace/event.rs)
-    let (_, empty) = empty_plan(root)?;
+    let (_, mut empty) = empty_plan(root)?;
+    if let Some(scope) = scope {
+        scope.hold_in(&mut empty.folders);
+    }
     let mut chosen = Vec::new();
     for f in files {
-        let inside = install::is_inside(root, &f.path);
-        if !inside && !is_system_file(&f.path) {
-            continue; // the profile, a cache: never the prefetch's business
+        let traced_id = profile::Traced {
+            ino: f.ino,
+            size: f.size,
+            mtime_ns: f.mtime_ns,
+        };
+        let mut mtime_ns = None;
+        match scope.map_or(Verdict::Outside, |s| s.judge(&f.path, &traced_id)) {
+            Verdict::Plan(planned) => mtime_ns = Some(planned.mtime_ns),
+            Verdict::Changed(part) => {
+                if let Some(p) = profile.as_mut() {
+                    p.note_changed(part);
+                }
+                continue;
+            }
+            Verdict::Never => continue,
+            Verdict::Outside => {
+                if !install::is_inside(root, &f.path) && !is_system_file(&f.path) {
+                    continue; // outside the install, the system folders and the profile: never
+                }
+            }
         }
         let Ok(now) = Identity::current_in(&empty.folders, &f.path) else {
             continue;
@@ -242,10 +290,11 @@ fn traced(files: &[TimedFile], root: &Path, knobs: Knobs) -> Result<PrefetchPlan
             path: f.path.clone(),
             ino: now.ino,
             size: now.size,
+            mtime_ns,
             ranges,
         });
     }
-    Ok(assemble(empty.folders, chosen, knobs))
+    Ok(assemble(empty.folders, chosen, profile, knobs))
 }
 
 /// The learned plan: the merged working set's ranges of files still as learned (gaps under
@@ -270,14 +319,20 @@ fn learned(state: &workingset::State, root: &Path, knobs: Knobs) -> Result<Prefe
             path,
             ino: f.id.ino,
             size: f.id.size,
+            mtime_ns: None,
             ranges,
         });
     }
-    Ok(assemble(empty.folders, chosen, knobs))
+    Ok(assemble(empty.folders, chosen, None, knobs))
 }
 
-/// Files, extents, batches.
-fn assemble(folders: Folders, mut chosen: Vec<Chosen>, knobs: Knobs) -> PrefetchPlan {
+/// Files, extents, batches; the profile's bytes and files counted into `profile`.
+fn assemble(
+    folders: Folders,
+    mut chosen: Vec<Chosen>,
+    mut profile: Option<ProfilePlan>,
+    knobs: Knobs,
+) -> PrefetchPlan {
     chosen.sort_by(|a, b| a.path.cmp(&b.path));
     chosen.retain(|c| !c.ranges.is_empty());
     let mut pieces = Vec::new();
@@ -300,15 +355,25 @@ fn assemble(folders: Folders, mut chosen: Vec<Chosen>, knobs: Knobs) -> Prefetch
     }
     let pieces = batch::chunks(pieces, knobs.gap, knobs.chunk);
     let bytes_planned = pieces.iter().map(|p| p.len).sum();
+    if let Some(p) = profile.as_mut() {
+        p.files = chosen.iter().filter(|c| c.mtime_ns.is_some()).count() as u64;
+        p.bytes = pieces
+            .iter()
+            .filter(|piece| chosen[piece.file].mtime_ns.is_some())
+            .map(|piece| piece.len)
+            .sum();
+    }
     let batches = batch::cut(pieces, knobs.sizes)
         .iter()
         .map(|b| batch::disk_order(b, &extents))
         .collect();
     PrefetchPlan {
         identities: chosen.iter().map(|c| (c.ino, c.size)).collect(),
+        profile_mtimes: chosen.iter().map(|c| c.mtime_ns).collect(),
         files: chosen.into_iter().map(|c| c.path).collect(),
         batches,
         bytes_planned,
+        profile,
         folders,
     }
 }

@@ -33,6 +33,11 @@ pub struct LastPrefetch {
     pub read_ahead_kb: Option<u64>,
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// The user's profile in the plan: its bytes and files, what changed since the traces and
+    /// was skipped, or why it was left out (learn/plan/profile.rs); absent where the plan says
+    /// nothing of a profile (the learned plan, an older host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::learn::plan::profile::ProfilePlan>,
     /// Set when the plan could not be made (the launch went on without a prefetch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
@@ -89,6 +94,11 @@ mod tests {
                 bytes_cached: 40,
                 ..Outcome::default()
             },
+            profile: Some(crate::learn::plan::profile::ProfilePlan {
+                bytes: 30,
+                files: 2,
+                ..Default::default()
+            }),
             failed: None,
         };
         write(&state, &record);

@@ -68,6 +68,9 @@ pub struct Outcome {
     pub bytes_read: u64,
     /// Bytes of the plan found cached when reached, and skipped.
     pub bytes_cached: u64,
+    /// Of `bytes_read`, those of the user's profile (absent in an older host's records).
+    #[serde(default)]
+    pub bytes_read_profile: u64,
     pub batches: usize,
     pub batches_done: usize,
     pub elapsed_ms: u64,
@@ -150,7 +153,18 @@ pub fn run(
         if let Some(Some(f)) = open.get(&read.file) {
             for &[offset, len] in &mine {
                 match io.read(f, offset, len) {
-                    Ok(n) => out.bytes_read += n,
+                    Ok(n) => {
+                        out.bytes_read += n;
+                        if plan
+                            .profile_mtimes
+                            .get(read.file)
+                            .copied()
+                            .flatten()
+                            .is_some()
+                        {
+                            out.bytes_read_profile += n;
+                        }
+                    }
                     Err(e) => {
                         push_error(&mut out.errors, plan, read.file, Problem::read(&e));
                         open.insert(read.file, None);
@@ -191,10 +205,18 @@ fn missing_of(
     }
 }
 
-/// Open a plan file beneath its folder, if it is still the file that was planned.
+/// Open a plan file beneath its folder, if it is still the file that was planned. A file of
+/// the user's profile must also have its planned modification time (Firefox may be writing the
+/// profile now: a file it wrote since the plan is not read), and is opened without touching its
+/// access time (learn/plan/profile.rs).
 fn open_planned(plan: &PrefetchPlan, file: usize, errors: &mut Vec<Skipped>) -> Option<File> {
     let path = &plan.files[file];
-    let (f, meta) = match plan.folders.open_file(path) {
+    let profile_mtime = plan.profile_mtimes.get(file).copied().flatten();
+    let opened = match profile_mtime {
+        Some(_) => plan.folders.open_file_noatime(path),
+        None => plan.folders.open_file(path),
+    };
+    let (f, meta) = match opened {
         Ok(opened) => opened,
         Err(e) => {
             push_error(errors, plan, file, Problem::open(&e));
@@ -202,10 +224,15 @@ fn open_planned(plan: &PrefetchPlan, file: usize, errors: &mut Vec<Skipped>) -> 
         }
     };
     let (ino, size) = plan.identities[file];
-    if meta.ino() != ino || meta.len() != size {
+    let written = profile_mtime.is_some_and(|t| t != crate::learn::plan::profile::mtime_ns(&meta));
+    if meta.ino() != ino || meta.len() != size || written {
         let problem = Problem::new(
             FileErrorCode::Changed,
-            "replaced since the plan was made (an update?): not prefetched",
+            if profile_mtime.is_some() {
+                "a profile file Firefox wrote or replaced since the plan was made: not prefetched"
+            } else {
+                "replaced since the plan was made (an update?): not prefetched"
+            },
         );
         push_error(errors, plan, file, problem);
         return None;

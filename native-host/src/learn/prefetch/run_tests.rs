@@ -83,10 +83,12 @@ fn plan(
 ) -> PrefetchPlan {
     let bytes_planned = batches.iter().flatten().map(|r| r.len).sum();
     PrefetchPlan {
+        profile_mtimes: vec![None; files.len()],
         files,
         identities: ids,
         batches,
         bytes_planned,
+        profile: None,
         folders,
     }
 }

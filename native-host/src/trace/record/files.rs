@@ -41,10 +41,18 @@ pub(super) fn resolve(
             path: crate::path_text::display(&path),
             path_b64: crate::path_text::b64(&path),
             size: Some(meta.len()),
+            mtime_ns: Some(mtime_ns(&meta)),
             written,
         });
     }
     out
+}
+
+/// The modification time of `meta` in ns since the epoch (what a plan compares: learn/plan/profile.rs).
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.mtime_nsec())
 }
 
 fn walk(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
@@ -103,6 +111,7 @@ pub(super) fn owned_residency(install: &Path, t_end: f64) -> Vec<crate::trace::m
             dev: format!("{}:{}", libc::major(dev), libc::minor(dev)),
             ino: meta.ino(),
             size: Some(meta.len()),
+            mtime_ns: Some(mtime_ns(&meta)),
             bytes_read: resident * crate::os::sys::page_size() as u64,
             requests: 0,
             first_ms: t_end,

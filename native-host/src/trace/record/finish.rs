@@ -248,6 +248,7 @@ mod tests {
             dev: format!("{}:{}", libc::major(dev), libc::minor(dev)),
             ino: meta.ino(),
             size: Some(meta.len()),
+            mtime_ns: None,
             bytes_read: 0,
             requests: 0,
             first_ms: 0.0,

@@ -97,3 +97,24 @@ test("a damaged record of the last launch: said first of the launch lines, namin
   // A reply without the note (every other recorded one) has no such line.
   assert.equal(byId(lines(OFF))["set-aside"], undefined);
 });
+
+test("the last launch's prefetch with the user's profile in its plan: held, read, skipped by part, or left out and why", () => {
+  // Recorded (last-prefetch-profile.json): a launch of a profile traced cold, as root; the
+  // prefetch held 5,877,864 bytes of 33 profile files and read all of it from disk.
+  const recorded = recordedReply("last-prefetch-profile").reply;
+  const withLast = (last) => byId(lines({ ...ON, last }));
+  assert.equal(withLast(recorded)["last-profile"], "Of your profile its plan held 5.9 MB in 33 files, what the traced start read of it before its session was restored; 5.9 MB of it was read from disk.");
+  // Files Firefox wrote since the trace, by part as the host names them (an add-on by its id).
+  const changed = { ...recorded, profile: { ...recorded.profile, changed: [{ part: { kind: "session" }, files: 2 }, { part: { kind: "extension", id: "x@y" }, files: 1 }] } };
+  assert.ok(withLast(changed)["last-profile"].endsWith(" 3 files Firefox wrote or replaced since the trace were not read: the session store (your tabs and windows) (2), add-on x@y (1). A new trace plans them again."), withLast(changed)["last-profile"]);
+  // Left out: why, by the host's code; a code this add-on does not know keeps it.
+  const out = (code) => withLast({ ...recorded, bytes_read_profile: 0, profile: { bytes: 0, files: 0, left_out: { code } } })["last-profile"];
+  assert.match(out("other_profile"), /started another profile than the traced one/);
+  assert.match(out("not_owned"), /belongs to another user/);
+  assert.equal(out("from_the_future"), "Nothing of your profile was in its plan (from_the_future).");
+  // An older host's record, or a launch that failed: no profile line.
+  const older = { ...recorded };
+  delete older.profile;
+  assert.equal(withLast(older)["last-profile"], undefined);
+  assert.equal(withLast({ ...recorded, failed: "no plan" })["last-profile"], undefined);
+});

@@ -60,7 +60,7 @@ test("mistakes are UsageErrors that say what is wanted", () => {
   const cases = [
     [["--runs", "0"], /--runs wants a whole number/],
     [["--runs", "2.5"], /--runs wants a whole number/],
-    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-profile, cold-traced, cold-traced-no-faults, preload, preload-image, preload-plan, preload-plan-mapped, preload-plan-unsorted, preload-plan-traced, replay-recorded, replay-disk, launch-prefetch, login, login-no-preload, hot, launch-prefetch-hot/],
+    [["--scenarios", "hot,lukewarm"], /unknown scenario "lukewarm"; choose from cold, cold-profile, cold-traced, cold-traced-no-faults, preload, preload-image, preload-plan, preload-plan-mapped, preload-plan-unsorted, preload-plan-traced, replay-recorded, replay-disk, launch-prefetch, launch-prefetch-cold-profile, preload-plan-traced-cold-profile, login, login-no-preload, hot, launch-prefetch-hot/],
     [["--gap-kib", "1.5"], /--gap-kib wants a whole number of KiB/],
     [["--gap-kib", "1M"], /--gap-kib wants a whole number of KiB/],
     [["compare", "a.json", "b.json", "--state-home", "s"], /compare takes no --state-home/],

@@ -19,3 +19,46 @@ test("a launch always uses the same profile path; templates beside it", () => {
     log: "/tmp/b/firefox.log",
   });
 });
+
+test("restoring the profile in place: the template's bytes and times, every file keeping its inode", async () => {
+  const { default: fs } = await import("node:fs");
+  const { default: os } = await import("node:os");
+  const { default: path } = await import("node:path");
+  const { restoreTree } = await import("../../../../scripts/bench/launch.mjs");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "restore-"));
+  try {
+    const from = path.join(root, "template");
+    const to = path.join(root, "profile");
+    fs.mkdirSync(path.join(from, "storage", "idb"), { recursive: true });
+    fs.writeFileSync(path.join(from, "places.sqlite"), "template places");
+    fs.writeFileSync(path.join(from, "storage", "idb", "1.sqlite"), "template idb");
+    fs.writeFileSync(path.join(from, "kind"), "a file in the template");
+    fs.symlinkSync("127.0.0.1:+1", path.join(from, "lock"));
+    fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+    // What a launch leaves: a database written in place, a file replaced (a new inode), one
+    // added, one removed, a folder where the template has a file, another lock.
+    const places = path.join(to, "places.sqlite");
+    const inode = fs.statSync(places).ino;
+    fs.writeFileSync(places, "written by Firefox, longer than before");
+    fs.rmSync(path.join(to, "storage", "idb", "1.sqlite"));
+    fs.writeFileSync(path.join(to, "sessionstore.jsonlz4"), "new");
+    fs.rmSync(path.join(to, "kind"));
+    fs.mkdirSync(path.join(to, "kind"));
+    fs.rmSync(path.join(to, "lock"));
+    fs.symlinkSync("127.0.0.1:+2", path.join(to, "lock"));
+    restoreTree(from, to);
+    const list = (dir) => fs.readdirSync(dir, { recursive: true }).sort();
+    assert.deepEqual(list(to), list(from));
+    assert.equal(fs.readFileSync(places, "utf8"), "template places");
+    assert.equal(fs.statSync(places).ino, inode, "the file is rewritten in place, not replaced");
+    // Times to the nanosecond, as stat(1) says them.
+    const { execFileSync } = await import("node:child_process");
+    const stat = (f) => execFileSync("stat", ["-c", "%s %y", f], { encoding: "utf8" });
+    assert.equal(stat(places), stat(path.join(from, "places.sqlite")));
+    assert.equal(fs.readlinkSync(path.join(to, "lock")), "127.0.0.1:+1");
+    assert.equal(fs.readFileSync(path.join(to, "kind"), "utf8"), "a file in the template");
+    assert.equal(fs.readFileSync(path.join(to, "storage", "idb", "1.sqlite"), "utf8"), "template idb");
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -22,10 +22,42 @@ test("cold: evict only", () => {
   assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
 });
 
-test("cold-profile: the install evicted as for cold (the launch evicts the user's files after their fresh copy)", () => {
+/** A fake evictUser that logs its call in the host's call list, so the order shows. */
+function userEvict(calls) {
+  return () => {
+    calls.push("evict the user's files");
+    return { files: 96, bytes: 64e6, owners: [0], stillCachedBytes: 0 };
+  };
+}
+
+test("cold-profile: the install evicted as for cold, then the user's files", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 75000 } });
-  assert.deepEqual(prepareScenario("cold-profile", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0 });
-  assert.deepEqual(calls, ["host evict --firefox /ff --json"]);
+  const profileEvicted = { files: 96, bytes: 64e6, owners: [0], stillCachedBytes: 0 };
+  assert.deepEqual(prepareScenario("cold-profile", { ...base, exec, evictUser: userEvict(calls) }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0, profileEvicted });
+  assert.deepEqual(calls, ["host evict --firefox /ff --json", "evict the user's files"]);
+  assert.throws(() => prepareScenario("cold-profile", { ...base, exec }), /cold-profile: no way to evict the user's files/);
+});
+
+test("the profile-cold prefetch and traced preload: the user's files evicted after the install and before the preload", () => {
+  const launch = fakeHost({ evict: { pages_dropped: 75000 } });
+  const prep = prepareScenario("launch-prefetch-cold-profile", { ...base, exec: launch.exec, evictUser: userEvict(launch.calls) });
+  assert.equal(prep.profileEvicted.bytes, 64e6);
+  assert.equal(prep.preloadMs, null, "nothing timed before the launch");
+  assert.deepEqual(launch.calls, ["host evict --firefox /ff --json", "evict the user's files"]);
+  const summary = { mb_per_s: 30, bytes: 130e6, bytes_planned: 130e6, bytes_install: 308e6, bytes_planned_profile: 9e6, profile_changed_files: 2, order: "disk" };
+  const preload = fakeHost({ evict: { pages_dropped: 10 }, preload: summary });
+  let t = 0;
+  const now = () => (t += 5000);
+  const traced = prepareScenario("preload-plan-traced-cold-profile", { ...base, exec: preload.exec, now, evictUser: userEvict(preload.calls), gapKib: 16 });
+  assert.deepEqual(preload.calls, ["host evict --firefox /ff --json", "evict the user's files", "host preload --plan --source trace --gap-kib 16 --firefox /ff --json"]);
+  assert.equal(traced.preloadMs, 5000);
+  assert.equal(traced.bytesPlannedProfile, 9e6);
+  assert.equal(traced.profileChangedFiles, 2);
+  assert.equal(traced.profileEvicted.files, 96);
+  // The plain scenarios evict the install only.
+  const plain = fakeHost({ evict: { pages_dropped: 10 }, preload: summary });
+  prepareScenario("preload-plan-traced", { ...base, exec: plain.exec, now, evictUser: userEvict(plain.calls) });
+  assert.deepEqual(plain.calls, ["host evict --firefox /ff --json", "host preload --plan --source trace --firefox /ff --json"]);
 });
 
 test("cold-traced: the same cold state as cold (the tracer is attached at the launch)", () => {
