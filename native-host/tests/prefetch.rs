@@ -130,15 +130,8 @@ fn trace_of(ff: &Path) -> Trace {
         code: vec![],
         milestones: None,
         profile: None,
-<<<<<<< HEAD
         session_restored_reached: None,
-    };
-    let state = StateDir::create_at(&state.join("about-startup")).unwrap();
-    let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
-    store::save(&traces, &trace).unwrap();
-=======
     }
->>>>>>> planprofile
 }
 
 /// Run `launch --prefetch --firefox <ff> -- <args>`; returns (its pid, exit code).
