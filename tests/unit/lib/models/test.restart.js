@@ -72,12 +72,15 @@ test("lastRestartLines: a launch that failed says so with the host's reason, aft
 });
 
 test("traceOffer: offered only with the packaged host, pkexec and the action; a missing agent is a warning with the command", () => {
-  // relaunch_status's trace_ready as the host sent it on this machine with the package installed
-  // and no desktop session (no agent).
-  const ready = { pkexec: true, action: true, system_host: "/usr/lib/about-startup/about-startup-host", agent: false, command: "sudo about-startup-host launch --cold --trace" };
-  assert.deepEqual(traceOffer(ready), { can: true, key: null, command: ready.command, agentKey: "restartTraceNoAgent" });
+  // relaunch_status's trace_ready as the host sent it on this machine (recorded: pkexec there,
+  // no package, so no polkit action and no system host; no desktop session, so no agent) ...
+  const recorded = recordedReply("relaunch-status-set-aside").reply.data.trace_ready;
+  assert.deepEqual(traceOffer(recorded), { can: false, key: "restartTraceNotInstalled", command: recorded.command, agentKey: null });
+  // ... and with the package installed: its action and its host where the package puts them
+  // (scripts/package.mjs PACKAGED_HOST).
+  const ready = { ...recorded, action: true, system_host: "/usr/lib/about-startup/about-startup-host" };
+  assert.deepEqual(traceOffer(ready), { can: true, key: null, command: recorded.command, agentKey: "restartTraceNoAgent" });
   assert.equal(traceOffer({ ...ready, agent: true }).agentKey, null);
-  assert.deepEqual(traceOffer({ ...ready, system_host: null }), { can: false, key: "restartTraceNotInstalled", command: ready.command, agentKey: null });
   assert.equal(traceOffer({ ...ready, pkexec: false }).key, "restartTraceNoPkexec");
   assert.equal(traceOffer(null).can, false);
 });
