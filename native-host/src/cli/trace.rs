@@ -106,14 +106,24 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             launched.trace.ended_by
         );
     }
-    let id = finish(&launched.trace, args.json)?;
+    // With `--json` and Firefox's profile, the trace is printed only once the merged profile is
+    // written: stdout holds one JSON document, the trace or (cli::run) the error.
+    let defer = args.json && gecko.is_some();
+    let id = store_trace(&launched.trace)?;
+    if !defer || id.is_none() {
+        print_trace(&launched.trace, args.json)?;
+    }
     if let (Some(gecko), Some(id)) = (gecko, id) {
-        let stored = crate::launch::profile::store(
-            &id,
-            &launched.trace,
-            gecko,
-            args.profile_out.as_deref(),
-        )?;
+        let stored =
+            crate::launch::profile::store(&id, &launched.trace, gecko, args.profile_out.as_deref())
+                .map_err(|e| {
+                    e.context(format!(
+                        "the trace is stored as {id}, Firefox's profile is not"
+                    ))
+                })?;
+        if defer {
+            print_trace(&launched.trace, true)?;
+        }
         eprintln!(
             "Firefox's own profile kept with the trace: {}",
             stored.gecko.display()
@@ -196,8 +206,14 @@ fn check_pid(pid: i32) -> anyhow::Result<()> {
 
 /// Print and store the trace; its id when stored.
 fn finish(trace: &Trace, json: bool) -> anyhow::Result<Option<String>> {
-    let stored = store::open().and_then(|d| store::save(&d, trace));
+    let id = store_trace(trace)?;
     print_trace(trace, json)?;
+    Ok(id)
+}
+
+/// Store the trace; its id when stored (a failure is a warning: the trace is still printed).
+fn store_trace(trace: &Trace) -> anyhow::Result<Option<String>> {
+    let stored = store::open().and_then(|d| store::save(&d, trace));
     match stored {
         Ok((id, path)) => {
             eprintln!("stored as {id}: {}", path.display());
