@@ -173,6 +173,10 @@ export async function startFirefox({
         throw new Error("asUser needs root (to hand Firefox to another user)");
       }
       ({ host: hostBinary, firefox: firefoxToRun } = await stageForUser(root, asUser, firefoxBinary));
+    } else if (user !== null) {
+      // The user's Firefox starts the host: a copy it can reach, not the checkout's (which may
+      // be in a 0700 home, as Debian 12 makes them; issue 30 #7).
+      hostBinary = await reachableHost(root);
     }
     if (installHost) {
       if (!fs.existsSync(HOST_BINARY)) {
@@ -209,6 +213,8 @@ export async function startFirefox({
       for (const dir of [root, profileDir].filter(Boolean)) {
         await run("chown", ["-R", `${user}:${user}`, dir]);
       }
+      // The host stays root's, as an installed one is: the user runs it and cannot replace it.
+      await run("chown", ["-R", "0:0", path.dirname(hostBinary)]);
       driverCommand = userArgv(user, [copy], { self: null });
     }
 
@@ -271,18 +277,25 @@ export async function startFirefox({
   }
 }
 
-/**
- * For a Firefox run as `uid`: the folder made reachable, a copy of the host every user can run,
- * and a wrapper geckodriver starts instead of Firefox, which gives the profile geckodriver made
- * (as root) to `uid` and runs Firefox as `uid` with the same arguments and environment.
- */
-async function stageForUser(root, uid, firefoxBinary) {
+/** A copy of the host in the session's folder (made 0755), which every user can run. */
+async function reachableHost(root) {
   await fsp.chmod(root, 0o755);
   const bin = path.join(root, "bin");
   await fsp.mkdir(bin, { mode: 0o755 });
   const host = path.join(bin, "about-startup-host");
   await fsp.copyFile(HOST_BINARY, host);
   await fsp.chmod(host, 0o755);
+  return host;
+}
+
+/**
+ * For a Firefox run as `uid`: the folder made reachable, a copy of the host every user can run,
+ * and a wrapper geckodriver starts instead of Firefox, which gives the profile geckodriver made
+ * (as root) to `uid` and runs Firefox as `uid` with the same arguments and environment.
+ */
+async function stageForUser(root, uid, firefoxBinary) {
+  const host = await reachableHost(root);
+  const bin = path.dirname(host);
   const wrapper = path.join(bin, "firefox-as-user");
   const quote = (text) => `'${String(text).replace(/'/g, "'\\''")}'`;
   await fsp.writeFile(
