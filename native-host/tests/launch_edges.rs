@@ -19,9 +19,23 @@ const RESTORED: &str =
 struct Install {
     tmp: tempfile::TempDir,
     dir: PathBuf,
+    /// An empty HOME beside it for the host it runs.
+    home: PathBuf,
 }
 
 impl Install {
+    /// The host run as `args… --firefox <this install>`, then `-- firefox_args…` where there
+    /// are any, with the install's HOME.
+    fn run(&self, args: &[&str], firefox_args: &[&str]) -> Output {
+        let mut all = args.to_vec();
+        all.extend(["--firefox", self.dir.to_str().unwrap()]);
+        if !firefox_args.is_empty() {
+            all.push("--");
+            all.extend(firefox_args);
+        }
+        host(&self.home, &all)
+    }
+
     /// A new folder `name` beside the install (a HOME, a profile).
     fn folder(&self, name: &str) -> PathBuf {
         let dir = self.tmp.path().join(name);
@@ -48,7 +62,9 @@ fn install(script: &str) -> Install {
         .find(|p| Path::new(p).exists())
         .unwrap();
     std::fs::copy(sleep, dir.join("firefox-helper")).unwrap();
-    Install { tmp, dir }
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    Install { tmp, dir, home }
 }
 
 fn host(home: &Path, args: &[&str]) -> Output {
@@ -117,20 +133,10 @@ impl Drop for Helper {
 #[test]
 fn a_missing_profile_folder_is_refused_up_front() {
     let ff = install("touch \"$HOME/started\"; exec sleep 30");
-    let home = ff.folder("home");
     let missing = ff.tmp.path().join("no-such-profile");
-    let out = host(
-        &home,
-        &[
-            "launch",
-            "--cold",
-            "--firefox",
-            ff.dir.to_str().unwrap(),
-            "--",
-            "--headless",
-            "-profile",
-            missing.to_str().unwrap(),
-        ],
+    let out = ff.run(
+        &["launch", "--cold"],
+        &["--headless", "-profile", missing.to_str().unwrap()],
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let said = text(&out.stderr);
@@ -141,8 +147,8 @@ fn a_missing_profile_folder_is_refused_up_front() {
         )) && said.contains("mkdir -p"),
         "{said}"
     );
-    assert!(!home.join("started").exists(), "Firefox was started");
-    assert_eq!(stored_traces(&home), 0);
+    assert!(!ff.home.join("started").exists(), "Firefox was started");
+    assert_eq!(stored_traces(&ff.home), 0);
 }
 
 /// Issue 30 #5: a start that got to its profile (its checkpoints written) and never restored the
@@ -152,15 +158,14 @@ fn a_start_that_never_restores_its_session_is_not_stored() {
     let ff = install(&format!(
         "printf '%s' '{STARTED}' > \"$2/sessionCheckpoints.json\"; sleep 2; exit 0"
     ));
-    let home = ff.folder("home");
     let profile = ff.folder("profile");
     let launch = |json: bool| {
-        let mut args = vec!["launch", "--firefox", ff.dir.to_str().unwrap()];
-        if json {
-            args.push("--json");
-        }
-        args.extend(["--", "-profile", profile.to_str().unwrap()]);
-        host(&home, &args)
+        let args: &[&str] = if json {
+            &["launch", "--json"]
+        } else {
+            &["launch"]
+        };
+        ff.run(args, &["-profile", profile.to_str().unwrap()])
     };
     // The report, with the note naming the profile, then the error.
     let out = launch(false);
@@ -190,7 +195,7 @@ fn a_start_that_never_restores_its_session_is_not_stored() {
             .contains("never reached sessionRestored"),
         "{error}"
     );
-    assert_eq!(stored_traces(&home), 0, "not stored as a start");
+    assert_eq!(stored_traces(&ff.home), 0, "not stored as a start");
 }
 
 /// The profile's test of `test.profiler.js` on a loaded machine: Firefox read nothing for more
@@ -202,19 +207,10 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
     let ff = install(&format!(
         "printf '%s' '{STARTED}' > \"$2/sessionCheckpoints.json\"; sleep 4; printf '%s' '{RESTORED}' > \"$2/sessionCheckpoints.json\"; exec sleep 30"
     ));
-    let home = ff.folder("home");
     let profile = ff.folder("profile");
-    let out = host(
-        &home,
-        &[
-            "launch",
-            "--json",
-            "--firefox",
-            ff.dir.to_str().unwrap(),
-            "--",
-            "-profile",
-            profile.to_str().unwrap(),
-        ],
+    let out = ff.run(
+        &["launch", "--json"],
+        &["-profile", profile.to_str().unwrap()],
     );
     let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     if let Some(pid) = trace["pid"].as_i64() {
@@ -228,7 +224,7 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
         profile.to_str().unwrap(),
         "{trace}"
     );
-    assert_eq!(stored_traces(&home), 1);
+    assert_eq!(stored_traces(&ff.home), 1);
 }
 
 /// Issue 30 #6: `launch --cold` while another process maps the install's files said "(cold)"
@@ -237,18 +233,8 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
 #[test]
 fn a_cold_launch_while_another_process_maps_the_install_says_who_holds_it() {
     let ff = install("exit 0");
-    let home = ff.folder("home");
     let helper = Helper::start(&ff.dir);
-    let out = host(
-        &home,
-        &[
-            "launch",
-            "--cold",
-            "--json",
-            "--firefox",
-            ff.dir.to_str().unwrap(),
-        ],
-    );
+    let out = ff.run(&["launch", "--cold", "--json"], &[]);
     let helper_pid = helper.pid();
     drop(helper);
     let said = text(&out.stderr);
@@ -294,17 +280,7 @@ fn a_cold_launch_alone_is_cold() {
         .status()
         .unwrap()
         .success());
-    let home = ff.folder("home");
-    let out = host(
-        &home,
-        &[
-            "launch",
-            "--cold",
-            "--json",
-            "--firefox",
-            ff.dir.to_str().unwrap(),
-        ],
-    );
+    let out = ff.run(&["launch", "--cold", "--json"], &[]);
     let trace: Value = serde_json::from_slice(&out.stdout).expect("the trace is printed");
     assert!(
         !trace["note_codes"]
@@ -343,16 +319,7 @@ fn residency_of_one_install_finds_its_firefox_beside_an_older_one_of_another() {
     };
     let _older = start(&older.dir);
     let mine = start(&this.dir);
-    let home = this.folder("home");
-    let out = host(
-        &home,
-        &[
-            "residency",
-            "--json",
-            "--firefox",
-            this.dir.to_str().unwrap(),
-        ],
-    );
+    let out = this.run(&["residency", "--json"], &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let firefox = this.dir.join("firefox");

@@ -117,6 +117,15 @@ fn stop_firefox(pid: i32) {
     }
 }
 
+/// All a pipe of an ended child said.
+fn read_all(pipe: Option<impl Read>) -> String {
+    let mut text = String::new();
+    pipe.expect("the pipe was taken already")
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
 /// Wait (up to [`LIVENESS`]) until `ready` holds.
 fn wait_until(what: &str, ready: &mut dyn FnMut() -> bool) {
     let start = Instant::now();
@@ -182,20 +191,8 @@ fn one_sigterm_ends_a_recording_and_keeps_what_it_has() {
     let firefox = wait_until_recording(&s);
     term(&child);
     let status = wait_for(&mut child, LIVENESS);
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let out = read_all(child.stdout.take());
+    let err = read_all(child.stderr.take());
     stop_firefox(firefox);
     let status = status.expect("one SIGTERM never ended the host (liveness bound)");
     assert!(status.success(), "{status:?}: {err}");
@@ -230,13 +227,7 @@ fn a_second_sigterm_ends_the_host_at_once() {
     );
     term(&child);
     let status = wait_for(&mut child, LIVENESS);
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = read_all(child.stderr.take());
     drop(stdout);
     stop_firefox(firefox);
     let status = status.expect("two SIGTERMs never ended the host (liveness bound)");

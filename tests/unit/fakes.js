@@ -1,5 +1,6 @@
-// Stand-ins for the browser objects the extension's pure modules take as parameters, shared by
-// the unit tests (no mocking framework: plain objects that record what they were asked).
+// Stand-ins for the browser objects the extension's pure modules take as parameters, and for what
+// the host and the kernel hand them, shared by the unit tests (no mocking framework: plain objects
+// that record what they were asked).
 import { readFileSync } from "node:fs";
 
 /** storage.local: get(key) → {key: value}, set(items); values are copied, as the real one does. */
@@ -88,4 +89,52 @@ export function fakeHostConnection(HostConnection) {
     return port;
   });
   return { conn, ports, last: () => ports.at(-1), ask: (...args) => conn.send(...args).promise };
+}
+
+/**
+ * A small trace as the host writes it (native-host/src/trace/model.rs): the header of one traced
+ * start (pid 10, 100 ms, nothing lost) followed by `fields` (the byte counts, files, events, …).
+ */
+export function fakeTrace(fields) {
+  return {
+    version: 1,
+    source: "tracefs",
+    pid: 10,
+    process_start_ticks: 100,
+    attached_ms: 0,
+    ended_ms: 100,
+    lost_events: 0,
+    ...fields,
+  };
+}
+
+/**
+ * A sysfs: `files` maps a path to its content, folders are listed from the keys, writes are
+ * recorded in order. `readBack` is what a later read of a written value gives (read_ahead_kb
+ * adds a newline); `writable: false` refuses every write as an ordinary user's would be.
+ */
+export function fakeSysfs(files, { writable = true, readBack = (content) => content } = {}) {
+  const writes = [];
+  return {
+    writes,
+    files,
+    readFileSync: (p) => {
+      if (!(p in files)) throw Object.assign(new Error(`ENOENT ${p}`), { code: "ENOENT" });
+      return files[p];
+    },
+    readdirSync: (dir) => {
+      const names = new Set(
+        Object.keys(files)
+          .filter((p) => p.startsWith(`${dir}/`))
+          .map((p) => p.slice(dir.length + 1).split("/")[0]),
+      );
+      if (names.size === 0) throw Object.assign(new Error(`ENOENT ${dir}`), { code: "ENOENT" });
+      return [...names];
+    },
+    writeFileSync: (p, content) => {
+      if (!writable) throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+      writes.push([p, content]);
+      files[p] = readBack(content);
+    },
+  };
 }

@@ -44,12 +44,45 @@ fn mono(meta: &Value) -> Option<u64> {
         .map(|v| v as u64)
 }
 
+/// Where the times of a (sub)process profile `p` stand on the trace's axis (zero at
+/// `zero_mono_ns`): add this to them. `None` where the profile names no start on the clock.
+fn offset_of(p: &Value, zero_mono_ns: u64) -> Option<f64> {
+    p.get("meta")
+        .and_then(mono)
+        .map(|m| offset_ms(zero_mono_ns, m))
+}
+
+/// Whether thread `t` is its process's main thread (Firefox names it GeckoMain).
+fn is_gecko_main(t: &Value) -> bool {
+    t.get("name").and_then(Value::as_str) == Some("GeckoMain")
+}
+
+/// The markers of thread `t` that have a name, with it: a row is `[name, start, end, phase,
+/// category, data]`, the name an index into the thread's string table. A thread lacking either
+/// has none.
+fn named_markers(t: &Value) -> impl Iterator<Item = (&str, &Value)> {
+    let strings = t.get("stringTable").and_then(Value::as_array);
+    let rows = t.pointer("/markers/data").and_then(Value::as_array);
+    let (strings, rows) = match (strings, rows) {
+        (Some(strings), Some(rows)) => (strings.as_slice(), rows.as_slice()),
+        _ => (&[][..], &[][..]),
+    };
+    rows.iter().filter_map(move |r| {
+        let name = r
+            .get(0)?
+            .as_u64()
+            .and_then(|i| strings.get(usize::try_from(i).ok()?))?
+            .as_str()?;
+        Some((name, r))
+    })
+}
+
 /// The pid of a (sub)process profile: its GeckoMain thread's, else its first thread's.
 fn pid_of(p: &Value) -> Option<i64> {
     let threads = p.get("threads")?.as_array()?;
     threads
         .iter()
-        .find(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
+        .find(|t| is_gecko_main(t))
         .or_else(|| threads.first())?
         .get("pid")?
         .as_i64()
@@ -182,14 +215,10 @@ impl Merge<'_> {
     /// Add to one (sub)process profile `p`: schemas, category, its markers, and for the parent
     /// the milestones, the summary and the counters.
     fn process(&mut self, p: &mut Value) {
+        let off = offset_of(p, self.zero);
         let Some(meta) = p.get_mut("meta").and_then(Value::as_object_mut) else {
             return;
         };
-        let meta_mono = meta
-            .get("startTimeAsClockMonotonicNanosecondsSinceBoot")
-            .and_then(Value::as_f64)
-            .filter(|v| *v > 0.0)
-            .map(|v| v as u64);
         if let Some(Value::Array(schemas)) = meta.get_mut("markerSchema") {
             for s in schema::ALL {
                 if !schemas
@@ -205,8 +234,7 @@ impl Merge<'_> {
                 cats.push(json!({"name": "Disk I/O (kernel)", "color": "orange", "subcategories": ["Other"]}));
             }
         }
-        let Some(meta_mono) = meta_mono else { return };
-        let off = offset_ms(self.zero, meta_mono);
+        let Some(off) = off else { return };
         let Some(pid) = pid_of(p).and_then(|x| i32::try_from(x).ok()) else {
             return;
         };
@@ -214,10 +242,7 @@ impl Merge<'_> {
         let Some(main) = p
             .get_mut("threads")
             .and_then(Value::as_array_mut)
-            .and_then(|ts| {
-                ts.iter_mut()
-                    .find(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
-            })
+            .and_then(|ts| ts.iter_mut().find(|t| is_gecko_main(t)))
         else {
             return;
         };
@@ -344,35 +369,15 @@ pub fn merge(gecko: &mut Value, trace: &Trace, view: &View) -> Result<(), Export
 pub fn module_loads(gecko: &Value, zero_mono_ns: u64) -> Vec<(String, f64)> {
     let mut out = Vec::new();
     let mut visit = |p: &Value| {
-        let Some(off) = p
-            .get("meta")
-            .and_then(mono)
-            .map(|m| offset_ms(zero_mono_ns, m))
-        else {
+        let Some(off) = offset_of(p, zero_mono_ns) else {
             return;
         };
         let Some(threads) = p.get("threads").and_then(Value::as_array) else {
             return;
         };
-        for t in threads
-            .iter()
-            .filter(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
-        {
-            let strings = t.get("stringTable").and_then(Value::as_array);
-            let rows = t.pointer("/markers/data").and_then(Value::as_array);
-            let (Some(strings), Some(rows)) = (strings, rows) else {
-                continue;
-            };
-            for r in rows {
-                let name = r
-                    .get(0)
-                    .and_then(Value::as_u64)
-                    .and_then(|i| strings.get(usize::try_from(i).ok()?))
-                    .and_then(Value::as_str);
-                if !matches!(
-                    name,
-                    Some("ModuleEvaluation" | "ChromeUtils.importESModule")
-                ) {
+        for t in threads.iter().filter(|t| is_gecko_main(t)) {
+            for (name, r) in named_markers(t) {
+                if !matches!(name, "ModuleEvaluation" | "ChromeUtils.importESModule") {
                     continue;
                 }
                 let (Some(start), Some(url)) = (
@@ -400,35 +405,18 @@ pub fn module_loads(gecko: &Value, zero_mono_ns: u64) -> Vec<(String, f64)> {
 #[must_use]
 pub fn milestones(gecko: &Value, zero_mono_ns: u64, names: &[&str]) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
-    let Some(off) = gecko
-        .get("meta")
-        .and_then(mono)
-        .map(|m| offset_ms(zero_mono_ns, m))
-    else {
+    let Some(off) = offset_of(gecko, zero_mono_ns) else {
         return out;
     };
     let Some(main) = gecko
         .get("threads")
         .and_then(Value::as_array)
-        .and_then(|t| {
-            t.iter()
-                .find(|t| t.get("name").and_then(Value::as_str) == Some("GeckoMain"))
-        })
+        .and_then(|ts| ts.iter().find(|t| is_gecko_main(t)))
     else {
         return out;
     };
-    let strings = main.get("stringTable").and_then(Value::as_array);
-    let rows = main.pointer("/markers/data").and_then(Value::as_array);
-    let (Some(strings), Some(rows)) = (strings, rows) else {
-        return out;
-    };
-    for r in rows {
-        let name = r
-            .get(0)
-            .and_then(Value::as_u64)
-            .and_then(|i| strings.get(usize::try_from(i).ok()?))
-            .and_then(Value::as_str);
-        if let (Some(name), Some(t)) = (name, r.get(1).and_then(Value::as_f64)) {
+    for (name, r) in named_markers(main) {
+        if let Some(t) = r.get(1).and_then(Value::as_f64) {
             if names.contains(&name) {
                 out.entry(name.to_owned()).or_insert(t - off);
             }

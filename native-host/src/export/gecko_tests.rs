@@ -2,14 +2,8 @@
 //! --firefox-profile` (tests/fixtures/profiler/: the trace and Firefox's own profile,
 //! trimmed to the libraries' reads and a few dozen markers).
 use super::*;
+use crate::export::test_support::{cold_trace, disk_read_schema};
 use crate::export::view::view;
-
-fn trace() -> Trace {
-    serde_json::from_str(include_str!(
-        "../../tests/fixtures/profiler/trace-esr153-cold.json"
-    ))
-    .unwrap()
-}
 
 fn gecko() -> Value {
     serde_json::from_str(include_str!(
@@ -31,7 +25,7 @@ fn named(thread: &Value, name: &str) -> Vec<(f64, Option<f64>, Value)> {
 
 #[test]
 fn a_real_cold_start_lines_up_with_firefoxs_own_readahead_markers_within_1_ms() {
-    let t = trace();
+    let t = cold_trace();
     let mut g = gecko();
     merge(&mut g, &t, &view(&t, &BTreeMap::new())).unwrap();
     let main = &g["threads"][0];
@@ -61,7 +55,7 @@ fn a_real_cold_start_lines_up_with_firefoxs_own_readahead_markers_within_1_ms() 
 
 #[test]
 fn merged_markers_schemas_counters_and_milestones_sit_on_the_parents_main_thread() {
-    let t = trace();
+    let t = cold_trace();
     let mut g = gecko();
     let before = g["threads"][0]["markers"]["data"].as_array().unwrap().len();
     let ms = BTreeMap::from([("sessionRestored".to_owned(), 5139.5)]);
@@ -93,15 +87,7 @@ fn merged_markers_schemas_counters_and_milestones_sit_on_the_parents_main_thread
         bytes, t.traced_read_bytes,
         "the markers add up to the trace"
     );
-    let schemas = g["meta"]["markerSchema"].as_array().unwrap();
-    let read = schemas
-        .iter()
-        .find(|s| s["name"] == "AboutStartupDiskRead")
-        .unwrap();
-    assert!(read["display"]
-        .as_array()
-        .unwrap()
-        .contains(&json!("timeline-fileio")));
+    let read = disk_read_schema(&g);
     assert_eq!(read["data"][0]["format"], "file-path");
     assert_eq!(
         g["meta"]["categories"].as_array().unwrap().last().unwrap()["name"],
@@ -205,26 +191,29 @@ fn off_parent(t: &Trace, g: &Value) -> f64 {
 
 #[test]
 fn another_start_an_old_clock_or_not_a_gecko_profile_is_refused() {
-    let mut t = trace();
+    let mut t = cold_trace();
     t.pid += 1;
     assert!(matches!(
         check(&gecko(), &t),
         Err(ExportError::OtherProcess { .. })
     ));
-    let mut t = trace();
+    let mut t = cold_trace();
     t.zero_mono_ns = Some(t.zero_mono_ns.unwrap() + 3_600_000_000_000);
     assert!(
         matches!(check(&gecko(), &t), Err(ExportError::OtherProcess { .. })),
         "an hour apart"
     );
-    let mut t = trace();
+    let mut t = cold_trace();
     t.zero_mono_ns = None;
     assert!(matches!(check(&gecko(), &t), Err(ExportError::OldClock)));
     let mut g = gecko();
     g["meta"]["version"] = json!(99);
-    assert!(matches!(check(&g, &trace()), Err(ExportError::NotGecko(_))));
     assert!(matches!(
-        check(&json!({"a": 1}), &trace()),
+        check(&g, &cold_trace()),
+        Err(ExportError::NotGecko(_))
+    ));
+    assert!(matches!(
+        check(&json!({"a": 1}), &cold_trace()),
         Err(ExportError::NotGecko(_))
     ));
 }

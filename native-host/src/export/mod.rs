@@ -13,6 +13,8 @@ pub mod error;
 pub mod gecko;
 pub mod processed;
 pub mod schema;
+#[cfg(test)]
+mod test_support;
 pub mod view;
 
 use std::collections::BTreeMap;

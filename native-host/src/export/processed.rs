@@ -239,30 +239,20 @@ fn name_tracks(profile: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::test_support::{cold_trace, disk_read_schema};
     use crate::export::view::view;
     use std::collections::BTreeMap;
 
     #[test]
     fn the_trace_alone_is_a_processed_profile_with_our_schemas_markers_and_counters() {
-        let t: Trace = serde_json::from_str(include_str!(
-            "../../tests/fixtures/profiler/trace-esr153-cold.json"
-        ))
-        .unwrap();
+        let t = cold_trace();
         let v = view(
             &t,
             &BTreeMap::from([("sessionRestored".to_owned(), 5139.5)]),
         );
         let p: serde_json::Value = serde_json::from_slice(&write(&t, &v).unwrap()).unwrap();
         assert!(p["meta"]["preprocessedProfileVersion"].as_u64().unwrap() >= 50);
-        let schemas = p["meta"]["markerSchema"].as_array().unwrap();
-        let read = schemas
-            .iter()
-            .find(|s| s["name"] == "AboutStartupDiskRead")
-            .unwrap();
-        assert!(read["display"]
-            .as_array()
-            .unwrap()
-            .contains(&serde_json::json!("timeline-fileio")));
+        let read = disk_read_schema(&p);
         assert!(read.to_string().contains("file-path"));
         // The fixture's counts, by hand and by `jq '[.events[] | .p] | group_by(.) | map(length)'`:
         // 26 reads by three processes (21 + 3 + 2), no file written.

@@ -348,20 +348,15 @@ pub fn is_inside(root: &Path, path: &Path) -> bool {
 mod tests {
     use super::*;
     use crate::firefox::app_ini::tests::INI;
+    use crate::os::test_support::folder_with_a_way_out;
     use std::fs;
     use std::os::unix::fs::symlink;
 
     /// tmp/ff (install: application.ini, a.so, sub/b.so, link → ../outside), tmp/ff2/x, tmp/outside
     fn fixture() -> (tempfile::TempDir, PathBuf) {
-        let tmp = tempfile::tempdir().unwrap();
-        let ff = tmp.path().join("ff");
-        fs::create_dir_all(ff.join("sub")).unwrap();
+        let (tmp, ff) = folder_with_a_way_out();
         fs::write(ff.join("application.ini"), INI).unwrap();
-        fs::write(ff.join("a.so"), "a").unwrap();
-        fs::write(ff.join("sub/b.so"), "b").unwrap();
-        fs::create_dir(tmp.path().join("outside")).unwrap();
         fs::write(tmp.path().join("outside/secret"), "s").unwrap();
-        symlink("../outside", ff.join("link")).unwrap();
         symlink("../../outside/secret", ff.join("sub/secret")).unwrap();
         fs::create_dir(tmp.path().join("ff2")).unwrap();
         fs::write(tmp.path().join("ff2/x"), "x").unwrap();

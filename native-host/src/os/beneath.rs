@@ -414,19 +414,14 @@ fn classify(at: BorrowedFd<'_>, name: &OsStr, e: rustix::io::Errno) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::os::test_support::folder_with_a_way_out;
     use std::fs;
     use std::os::unix::fs::symlink;
 
     /// tmp/ff (a.so, sub/b.so, link → ../outside), tmp/outside/b.so
     fn fixture() -> (tempfile::TempDir, PathBuf) {
-        let tmp = tempfile::tempdir().unwrap();
-        let ff = tmp.path().join("ff");
-        fs::create_dir_all(ff.join("sub")).unwrap();
-        fs::write(ff.join("a.so"), "a").unwrap();
-        fs::write(ff.join("sub/b.so"), "b").unwrap();
-        fs::create_dir(tmp.path().join("outside")).unwrap();
+        let (tmp, ff) = folder_with_a_way_out();
         fs::write(tmp.path().join("outside/b.so"), "outside").unwrap();
-        symlink("../outside", ff.join("link")).unwrap();
         symlink("sub/b.so", ff.join("alias.so")).unwrap();
         (tmp, ff.canonicalize().unwrap())
     }

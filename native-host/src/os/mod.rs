@@ -18,6 +18,8 @@ pub mod clock;
 pub mod held;
 pub mod proc;
 pub mod sys;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 /// A FIFO at `path` (what tests plant where a file is expected: a blocking open would wait for a
 /// writer for ever).

@@ -125,6 +125,35 @@ pub struct Summary {
     pub bytes_cached: Option<u64>,
 }
 
+impl Summary {
+    /// A whole-folder preload (no plan) by `method` with `jobs` at once that has read nothing
+    /// yet: the plan's fields `null` or absent, the files cache filled.
+    #[must_use]
+    pub fn whole_folder(method: Method, jobs: usize, idle: bool) -> Self {
+        Summary {
+            files: 0,
+            bytes: 0,
+            elapsed_ms: 0,
+            mb_per_s: 0.0,
+            method,
+            jobs,
+            idle,
+            errors: Vec::new(),
+            errors_omitted: 0,
+            planned: false,
+            bytes_planned: None,
+            bytes_planned_system: None,
+            bytes_planned_profile: None,
+            profile_changed_files: None,
+            bytes_install: 0,
+            order: None,
+            pace: None,
+            cache: crate::pagecache::Cache::Files,
+            bytes_cached: None,
+        }
+    }
+}
+
 /// Preload `files` (already confined). `on_progress` is called at most every 100 ms, at least
 /// once per file and once at the end. Returns `Error::Cancelled` if `cancel` becomes true.
 ///
@@ -175,21 +204,9 @@ pub fn preload(
         bytes,
         elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
         mb_per_s: mb_per_s(bytes, elapsed),
-        method,
-        jobs: workers,
-        idle: opts.idle,
         errors,
-        errors_omitted: 0,
-        planned: false,
-        bytes_planned: None,
-        bytes_planned_system: None,
-        bytes_planned_profile: None,
-        profile_changed_files: None,
         bytes_install,
-        order: None,
-        pace: None,
-        cache: crate::pagecache::Cache::Files,
-        bytes_cached: None,
+        ..Summary::whole_folder(method, workers, opts.idle)
     })
 }
 

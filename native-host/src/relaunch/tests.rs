@@ -32,12 +32,33 @@ fn spawn(dir: &Path, seconds: &str) -> std::process::Child {
         .unwrap()
 }
 
+/// A "Firefox" of `dir` running `sleep seconds`, and its snapshot once it has started.
+fn running(dir: &Path, seconds: &str) -> (std::process::Child, Snapshot) {
+    let first = spawn(dir, seconds);
+    // Spawning returns after the exec; a moment more for /proc to show the process whole.
+    std::thread::sleep(Duration::from_millis(50));
+    let snap = capture(i32::try_from(first.id()).unwrap()).unwrap();
+    (first, snap)
+}
+
+/// A restart of `snap` (`cold` or not, waiting up to `timeout`) with no record and no argument
+/// added, and the stages it went through.
+fn run_unrecorded(snap: &Snapshot, cold: bool, timeout: Duration) -> (Status, Vec<Stage>) {
+    let opts = Options {
+        cold,
+        timeout,
+        open: Vec::new(),
+        state_dir: None,
+    };
+    let mut stages = Vec::new();
+    let done = run(snap, &opts, &mut |s| stages.push(s.stage));
+    (done, stages)
+}
+
 #[test]
 fn a_restart_waits_for_the_exit_evicts_and_starts_the_same_command_and_environment() {
     let dir = fake_install();
-    let mut first = spawn(dir.path(), "1");
-    std::thread::sleep(Duration::from_millis(100));
-    let snap = capture(i32::try_from(first.id()).unwrap()).unwrap();
+    let (mut first, snap) = running(dir.path(), "1");
     assert_eq!(snap.install_dir, dir.path().canonicalize().unwrap());
     assert_eq!(snap.argv[1], "1");
     assert_eq!(
@@ -91,10 +112,8 @@ fn a_restart_waits_for_the_exit_evicts_and_starts_the_same_command_and_environme
 #[test]
 fn a_firefox_that_does_not_quit_in_time_is_recorded_and_nothing_is_started() {
     let dir = fake_install();
-    let mut first = spawn(dir.path(), "30");
-    std::thread::sleep(Duration::from_millis(100));
-    let pid = i32::try_from(first.id()).unwrap();
-    let snap = capture(pid).unwrap();
+    let (mut first, snap) = running(dir.path(), "30");
+    let pid = snap.pid;
     let state = tempfile::tempdir().unwrap();
     let opts = Options {
         cold: true,
@@ -115,17 +134,8 @@ fn a_firefox_that_does_not_quit_in_time_is_recorded_and_nothing_is_started() {
 #[test]
 fn a_start_that_exits_at_once_is_a_launch_failure() {
     let dir = fake_install();
-    let mut first = spawn(dir.path(), "0.2");
-    std::thread::sleep(Duration::from_millis(50));
-    let snap = capture(i32::try_from(first.id()).unwrap()).unwrap();
-    let opts = Options {
-        cold: false,
-        timeout: Duration::from_secs(5),
-        open: Vec::new(),
-        state_dir: None,
-    };
-    let mut stages = Vec::new();
-    let done = run(&snap, &opts, &mut |s| stages.push(s.stage));
+    let (mut first, snap) = running(dir.path(), "0.2");
+    let (done, stages) = run_unrecorded(&snap, false, Duration::from_secs(5));
     let _ = first.wait();
     assert_eq!(stages, [Stage::Waiting, Stage::Started, Stage::Failed]);
     assert_eq!(done.stage, Stage::Failed);
@@ -139,20 +149,11 @@ fn a_start_that_exits_at_once_is_a_launch_failure() {
 fn a_profile_gone_after_the_quit_is_refused_and_nothing_is_started() {
     let dir = fake_install();
     let profile = tempfile::tempdir().unwrap();
-    let mut first = spawn(dir.path(), "0.3");
-    std::thread::sleep(Duration::from_millis(50));
-    let mut snap = capture(i32::try_from(first.id()).unwrap()).unwrap();
+    let (mut first, mut snap) = running(dir.path(), "0.3");
     snap.profile = Some(profile.path().to_path_buf());
     let gone = profile.path().to_path_buf();
     drop(profile);
-    let opts = Options {
-        cold: true,
-        timeout: Duration::from_secs(10),
-        open: Vec::new(),
-        state_dir: None,
-    };
-    let mut stages = Vec::new();
-    let done = run(&snap, &opts, &mut |s| stages.push(s.stage));
+    let (done, stages) = run_unrecorded(&snap, true, Duration::from_secs(10));
     let _ = first.wait();
     assert_eq!(stages, [Stage::Waiting, Stage::Failed]);
     let error = done.error.unwrap();
@@ -172,9 +173,7 @@ fn a_working_folder_that_cannot_be_entered_falls_back_to_home_and_says_so() {
     let dir = fake_install();
     let home = tempfile::tempdir().unwrap();
     let gone = tempfile::tempdir().unwrap();
-    let mut first = spawn(dir.path(), "30");
-    std::thread::sleep(Duration::from_millis(50));
-    let mut snap = capture(i32::try_from(first.id()).unwrap()).unwrap();
+    let (mut first, mut snap) = running(dir.path(), "30");
     let _ = first.kill();
     let _ = first.wait();
     snap.cwd = Some(gone.path().to_path_buf());

@@ -120,25 +120,8 @@ fn preload_errors_keep_the_first_ones() {
         })
         .collect();
     let summary = preload::Summary {
-        files: 0,
-        bytes: 0,
-        elapsed_ms: 0,
-        mb_per_s: 0.0,
-        method: preload::Method::Read,
-        jobs: 1,
-        idle: false,
         errors,
-        errors_omitted: 0,
-        planned: false,
-        bytes_planned: None,
-        bytes_planned_system: None,
-        bytes_planned_profile: None,
-        profile_changed_files: None,
-        bytes_install: 0,
-        order: None,
-        pace: None,
-        cache: crate::pagecache::Cache::Files,
-        bytes_cached: None,
+        ..preload::Summary::whole_folder(preload::Method::Read, 1, false)
     };
     let Reply::Preload(s) = Reply::Preload(summary).bounded() else {
         unreachable!()

@@ -15,6 +15,7 @@ import {
   residencySummary,
 } from "../../../../extension/lib/models/export.js";
 import { entriesByBuild } from "../../../../extension/lib/models/entries-by-build.js";
+import { fakeTrace } from "../../fakes.js";
 
 const schema = JSON.parse(fs.readFileSync(new URL("../../../../docs/schema/about-startup-export.schema.json", import.meta.url)));
 const ajv = new Ajv2020({ allErrors: true, strict: true });
@@ -51,15 +52,8 @@ const RESIDENCY_REPLY = {
   elapsed_ms: 35,
 };
 
-// A small host trace (native-host/src/trace/model.rs).
-const TRACE = {
-  version: 1,
-  source: "tracefs",
-  pid: 10,
-  process_start_ticks: 100,
-  attached_ms: 0,
-  ended_ms: 100,
-  lost_events: 0,
+// A small host trace.
+const TRACE = fakeTrace({
   tree_read_bytes: 8192,
   traced_read_bytes: 8192,
   written_bytes: 0,
@@ -67,7 +61,7 @@ const TRACE = {
   events: [{ t: 5, f: 0, o: 0, n: 2, p: 10, k: "sync" }],
   block: [],
   samples: [],
-};
+});
 
 function good() {
   return buildExport({

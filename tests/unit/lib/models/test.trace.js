@@ -1,17 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { assembleTrace, RECORD_ARGS, traceFor, traceProblems, uploadPages } from "../../../../extension/lib/models/trace.js";
+import { fakeTrace } from "../../fakes.js";
 
-// A small trace as the host writes it (native-host/src/trace/model.rs).
+// A small trace as the host writes it.
 function fake() {
-  return {
-    version: 1,
-    source: "tracefs",
-    pid: 10,
-    process_start_ticks: 100,
-    attached_ms: 0,
-    ended_ms: 100,
-    lost_events: 0,
+  return fakeTrace({
     tree_read_bytes: 5 * 4096,
     traced_read_bytes: 4 * 4096,
     written_bytes: 4096,
@@ -45,7 +39,7 @@ function fake() {
       { t: 10, read_bytes: 4096, majflt: 0 },
       { t: 60, read_bytes: 12288, majflt: 1 },
     ],
-  };
+  });
 }
 
 test("traceProblems accepts a host trace and names what is wrong", () => {

@@ -16,6 +16,15 @@ function fakeHost(replies = {}) {
 
 const base = { hostBinary: "host", installDir: "/ff" };
 
+/** A clock each reading of which is `step` ms after the one before (from `start`): what is timed takes `step`. */
+function ticking(step, start = 0) {
+  let t = start;
+  return () => (t += step);
+}
+
+/** The throttle's wrapper, a marker in the command line that shows what ran inside it. */
+const inCgroup = (argv) => ["cg", ...argv];
+
 test("cold: evict only", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 75000 } });
   assert.deepEqual(prepareScenario("cold", { ...base, exec }), { preloadMs: null, evicted: 75000, preloadMbPerS: null, stillCachedBytes: 0 });
@@ -46,8 +55,7 @@ test("the profile-cold prefetch and traced preload: the user's files evicted aft
   assert.deepEqual(launch.calls, ["host evict --firefox /ff --json", "evict the user's files"]);
   const summary = { mb_per_s: 30, bytes: 130e6, bytes_planned: 130e6, bytes_install: 308e6, bytes_planned_profile: 9e6, profile_changed_files: 2, order: "disk" };
   const preload = fakeHost({ evict: { pages_dropped: 10 }, preload: summary });
-  let t = 0;
-  const now = () => (t += 5000);
+  const now = ticking(5000);
   const traced = prepareScenario("preload-plan-traced-cold-profile", { ...base, exec: preload.exec, now, evictUser: userEvict(preload.calls), gapKib: 16 });
   assert.deepEqual(preload.calls, ["host evict --firefox /ff --json", "evict the user's files", "host preload --plan --source trace --gap-kib 16 --firefox /ff --json"]);
   assert.equal(traced.preloadMs, 5000);
@@ -68,29 +76,23 @@ test("cold-traced: the same cold state as cold (the tracer is attached at the la
 
 test("preload: evict, then a timed preload inside the throttle", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 10 }, preload: { mb_per_s: 31.5, bytes: 308e6 } });
-  let t = 1000;
-  const now = () => (t += 4900);
-  const wrap = (argv) => ["cg", ...argv];
-  assert.deepEqual(prepareScenario("preload", { ...base, exec, wrap, now }), { preloadMs: 4900, evicted: 10, preloadMbPerS: 31.5, preloadBytes: 308e6, stillCachedBytes: 0 });
+  const now = ticking(4900, 1000);
+  assert.deepEqual(prepareScenario("preload", { ...base, exec, wrap: inCgroup, now }), { preloadMs: 4900, evicted: 10, preloadMbPerS: 31.5, preloadBytes: 308e6, stillCachedBytes: 0 });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "cg host preload --firefox /ff --json"]);
 });
 
 test("preload-image: evict, then a timed preload of the squashfs image only", () => {
   const { calls, exec } = fakeHost({ evict: { pages_dropped: 10 }, preload: { mb_per_s: 30, bytes: 94e6 } });
-  let t = 0;
-  const now = () => (t += 3000);
-  const wrap = (argv) => ["cg", ...argv];
-  assert.deepEqual(prepareScenario("preload-image", { ...base, exec, wrap, now }), { preloadMs: 3000, evicted: 10, preloadMbPerS: 30, preloadBytes: 94e6, stillCachedBytes: 0 });
+  const now = ticking(3000);
+  assert.deepEqual(prepareScenario("preload-image", { ...base, exec, wrap: inCgroup, now }), { preloadMs: 3000, evicted: 10, preloadMbPerS: 30, preloadBytes: 94e6, stillCachedBytes: 0 });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "cg host preload --firefox /ff --json --cache image"]);
 });
 
 test("preload-plan: needs a learned plan, then a timed planned preload with the bench's state folder", () => {
   const summary = { mb_per_s: 30, bytes: 250e6, bytes_planned: 250e6, bytes_install: 308e6, order: "disk" };
   const { calls, envs, exec } = fakeHost({ evict: { pages_dropped: 10 }, plan: { learned: true }, preload: summary });
-  let t = 0;
-  const now = () => (t += 8000);
-  const wrap = (argv) => ["cg", ...argv];
-  assert.deepEqual(prepareScenario("preload-plan", { ...base, stateHome: "/s", exec, wrap, now }), {
+  const now = ticking(8000);
+  assert.deepEqual(prepareScenario("preload-plan", { ...base, stateHome: "/s", exec, wrap: inCgroup, now }), {
     preloadMs: 8000,
     evicted: 10,
     preloadMbPerS: 30,
@@ -115,8 +117,7 @@ test("preload-plan: needs a learned plan, then a timed planned preload with the 
 test("the traced plans and the replays: no learned plan asked for, their flags, --gap-kib for the traced plan only", () => {
   const summary = { mb_per_s: 30, bytes: 120e6, bytes_planned: 120e6, bytes_install: 308e6, order: "recorded" };
   const traced = fakeHost({ preload: summary });
-  let t = 0;
-  const now = () => (t += 4000);
+  const now = ticking(4000);
   const result = prepareScenario("preload-plan-traced", { ...base, stateHome: "/s", gapKib: 1024, exec: traced.exec, now });
   assert.equal(result.preloadMs, 4000);
   assert.equal(result.order, "recorded");
@@ -132,8 +133,7 @@ test("the traced plans and the replays: no learned plan asked for, their flags, 
 
 test("hot: an untimed, unthrottled preload", () => {
   const { calls, exec } = fakeHost();
-  const wrap = (argv) => ["cg", ...argv];
-  assert.deepEqual(prepareScenario("hot", { ...base, exec, wrap }), { preloadMs: null, evicted: null, preloadMbPerS: null });
+  assert.deepEqual(prepareScenario("hot", { ...base, exec, wrap: inCgroup }), { preloadMs: null, evicted: null, preloadMbPerS: null });
   assert.deepEqual(calls, ["host preload --firefox /ff --json"]);
 });
 

@@ -3,34 +3,9 @@ import assert from "node:assert/strict";
 import path from "node:path";
 
 import { pauseProactiveReclaim, reclaimingKdamonds } from "../../../../scripts/lib/damon.mjs";
+import { fakeSysfs } from "../../fakes.js";
 
 const ADMIN = "/sys/kernel/mm/damon/admin/kdamonds";
-
-// A fake sysfs: a map of file → content; folders are listed from the keys.
-function fakeSysfs(files) {
-  const writes = [];
-  return {
-    writes,
-    files,
-    readFileSync: (p) => {
-      if (!(p in files)) throw Object.assign(new Error(`ENOENT ${p}`), { code: "ENOENT" });
-      return files[p];
-    },
-    readdirSync: (dir) => {
-      const names = new Set(
-        Object.keys(files)
-          .filter((p) => p.startsWith(`${dir}/`))
-          .map((p) => p.slice(dir.length + 1).split("/")[0]),
-      );
-      if (names.size === 0) throw Object.assign(new Error(`ENOENT ${dir}`), { code: "ENOENT" });
-      return [...names];
-    },
-    writeFileSync: (p, content) => {
-      writes.push([p, content]);
-      files[p] = content;
-    },
-  };
-}
 
 function kdamond(id, { state = "on", action = "pageout" } = {}) {
   const dir = path.join(ADMIN, String(id));

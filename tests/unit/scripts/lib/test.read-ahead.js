@@ -2,25 +2,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { parseReadAheadKb, readAheadFile, readAheadKb, setReadAheadKb } from "../../../../scripts/lib/read-ahead.mjs";
+import { fakeSysfs } from "../../fakes.js";
 
 const FILE = "/sys/dev/block/254:0/queue/read_ahead_kb";
 
-function fakeSysfs(files, { writable = true } = {}) {
-  const writes = [];
-  return {
-    writes,
-    files,
-    readFileSync: (p) => {
-      if (!(p in files)) throw Object.assign(new Error(`ENOENT ${p}`), { code: "ENOENT" });
-      return files[p];
-    },
-    writeFileSync: (p, content) => {
-      if (!writable) throw Object.assign(new Error("EACCES"), { code: "EACCES" });
-      writes.push([p, content]);
-      files[p] = `${content}\n`;
-    },
-  };
-}
+// Reading the window back gives it with the newline sysfs adds.
+const sysfs = (files, options) => fakeSysfs(files, { readBack: (content) => `${content}\n`, ...options });
 
 test("readAheadFile names the whole disk's queue file and refuses anything else", () => {
   assert.equal(readAheadFile("254:0"), FILE);
@@ -28,9 +15,9 @@ test("readAheadFile names the whole disk's queue file and refuses anything else"
 });
 
 test("readAheadKb reads the window, null when the file is missing or garbage", () => {
-  assert.equal(readAheadKb("254:0", { fsApi: fakeSysfs({ [FILE]: "8192\n" }) }), 8192);
-  assert.equal(readAheadKb("254:0", { fsApi: fakeSysfs({}) }), null);
-  assert.equal(readAheadKb("254:0", { fsApi: fakeSysfs({ [FILE]: "lots\n" }) }), null);
+  assert.equal(readAheadKb("254:0", { fsApi: sysfs({ [FILE]: "8192\n" }) }), 8192);
+  assert.equal(readAheadKb("254:0", { fsApi: sysfs({}) }), null);
+  assert.equal(readAheadKb("254:0", { fsApi: sysfs({ [FILE]: "lots\n" }) }), null);
 });
 
 test("parseReadAheadKb takes whole KiB and refuses the rest", () => {
@@ -42,7 +29,7 @@ test("parseReadAheadKb takes whole KiB and refuses the rest", () => {
 });
 
 test("setReadAheadKb sets the window, and restore (also registered for exit) puts the old one back once", () => {
-  const fsApi = fakeSysfs({ [FILE]: "8192\n" });
+  const fsApi = sysfs({ [FILE]: "8192\n" });
   const exitHooks = [];
   const set = setReadAheadKb("254:0", 128, { fsApi, onExit: (fn) => exitHooks.push(fn) });
   assert.deepEqual([set.before, set.after], [8192, 128]);
@@ -56,9 +43,9 @@ test("setReadAheadKb sets the window, and restore (also registered for exit) put
 });
 
 test("setReadAheadKb says what is wrong when it cannot read or write the window", () => {
-  assert.throws(() => setReadAheadKb("254:0", 128, { fsApi: fakeSysfs({}), onExit: () => {} }), /cannot be read/);
+  assert.throws(() => setReadAheadKb("254:0", 128, { fsApi: sysfs({}), onExit: () => {} }), /cannot be read/);
   assert.throws(
-    () => setReadAheadKb("254:0", 128, { fsApi: fakeSysfs({ [FILE]: "8192\n" }, { writable: false }), onExit: () => {} }),
+    () => setReadAheadKb("254:0", 128, { fsApi: sysfs({ [FILE]: "8192\n" }, { writable: false }), onExit: () => {} }),
     /needs root/,
   );
 });
