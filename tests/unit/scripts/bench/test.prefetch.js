@@ -11,27 +11,29 @@ import { stateDir } from "../../../../scripts/lib/state-layout.mjs";
 
 // last-prefetch.json as the host wrote it after a launch through the desktop entry
 // (tests/fixtures/host/last-prefetch.json, scripts/record-host-replies.mjs): the traced plan of
-// one cold start, read first on this 8 MiB-readahead disk, for Firefox 5107.
+// one cold start, read first on this 8 MiB-readahead disk, for Firefox 1423.
 const written = recordedReply("last-prefetch").reply;
-const PID = 5107;
+const PID = 1423;
 
 test("the prefetch's figures are those of this Firefox's launch only", () => {
   assert.deepEqual(prefetchFigures(written, PID), {
     source: "trace",
     fallback: null,
     traces: 1,
-    bytesPlanned: 209_518_452,
-    bytesRead: 209_518_452,
+    bytesPlanned: 210_078_348,
+    bytesRead: 210_078_348,
     bytesCached: 0,
-    batches: 26,
-    ms: 266,
-    planMs: 6,
+    batches: 27,
+    ms: 190,
+    planMs: 4,
     strategy: "first",
     readAheadKb: 8192,
     ended: "done",
-    filesExact: 24,
+    filesExact: 23,
     filesProbed: 0,
     errors: 0,
+    // recorded with a profile other than the plan's: nothing of it planned, and why
+    profile: { bytesPlanned: 0, bytesRead: 0, changedFiles: 0, files: 0, leftOut: "other_profile" },
   });
   assert.equal(prefetchFigures(written, 1), null, "another launch's record");
   // An older host's record says nothing of the strategy: beside the start.
@@ -50,7 +52,7 @@ test("readPrefetch waits for the record of its pid, and gives up with null", asy
   const file = path.join(stateDir(state), "last-prefetch.json");
   fs.writeFileSync(file, JSON.stringify({ ...written, firefox_pid: 1 }));
   setTimeout(() => fs.writeFileSync(file, JSON.stringify(written)), 100);
-  assert.equal((await readPrefetch(state, PID, { timeoutMs: 3000 })).bytesRead, 209_518_452);
+  assert.equal((await readPrefetch(state, PID, { timeoutMs: 3000 })).bytesRead, 210_078_348);
   assert.equal(await readPrefetch(state, 999, { timeoutMs: 100 }), null);
 });
 
@@ -79,6 +81,6 @@ test("the run's table shows the prefetch beside the start and what stayed cached
   const keys = metrics(records).map((m) => m.key);
   assert.ok(keys.includes("prefetch") && keys.includes("prefetchBytes") && keys.includes("stillCached"), keys.join(","));
   const bytes = metrics(records).find((m) => m.key === "prefetchBytes");
-  assert.equal(bytes.value(records[0]), 209.518452);
+  assert.equal(bytes.value(records[0]), 210.078348);
   assert.equal(bytes.value(records[1]), undefined);
 });
