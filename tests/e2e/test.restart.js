@@ -219,7 +219,7 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
     assert.equal(before.traceButtonShown, false);
     assert.equal(before.traceOffer, "restartTraceNotInstalled");
     // By the path that runs it: sudo's secure_path does not find a host built from source.
-    assert.equal(before.traceCommand, `sudo ${fs.realpathSync(HOST_BINARY)} launch --cold --trace`);
+    assert.equal(before.traceCommand, `sudo ${fs.realpathSync(first.host)} launch --cold --trace`);
     printed = { command: before.traceCommand, home: first.home, host: fs.realpathSync(first.host) };
     await restartScreenshot(first.driver, "restart-before");
     // One more tab of the user's: it must come back too.
