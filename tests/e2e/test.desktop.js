@@ -161,7 +161,9 @@ describe("launching from the desktop through the prefetch, from the page", () =>
       assert.equal(r.status, 0, r.stderr);
       return JSON.parse(r.stdout);
     };
-    const first = await settled(driver, (d) => d.present && d.state !== "loading", "the desktop block's first answer");
+    // Settled: answered and no request under way (a second status, asked when the plan section
+    // answers, keeps the button disabled while it runs).
+    const first = await settled(driver, (d) => d.present && d.state !== "loading" && d.button && !d.button.disabled, "the desktop block's first answer, with no request under way");
     assert.equal(first.state, "off", `a host no other user can replace, a system entry for this Firefox: ${JSON.stringify(first.lines)}`);
     assert.equal(first.lines.state, `Off: the desktop launches Firefox through its own entry, ${systemEntry}.`);
     // The only trace is of an older build: the plan is stale, and the page says what a launch does instead.
