@@ -263,18 +263,44 @@ export async function runTraced(argv, { log, cwd, env = process.env, limitMs = 1
  * stop() detaches strace (the processes go on) and waits for it to end.
  */
 export async function attachTraced(pids, { log, ours = true }) {
+  // Every thread of each process from before strace attaches until after: a worker thread the
+  // host starts and ends around the attach (a page request) is in the log with no clone line,
+  // so it must be a root too, or its lines are unexplained. Threads share the process's ids.
+  const seen = new Map(pids.map((pid) => [pid, new Set()]));
+  const look = () => {
+    for (const [pid, tids] of seen) {
+      try {
+        for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+          tids.add(Number(tid));
+        }
+      } catch {
+        // gone: what it did is in the log, its pid among the roots already
+      }
+    }
+  };
+  look();
+  const poller = setInterval(look, 2);
   const strace = spawn("strace", [...straceArgs(log), ...pids.flatMap((p) => ["-p", String(p)])], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   strace.stderr.on("data", (d) => (stderr += d));
   const exited = new Promise((resolve) => strace.on("exit", resolve));
   const tracer = (tid) => Number(/^TracerPid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${tid}/status`, "utf8"))?.[1]);
   const roots = [];
+  try {
+    for (const pid of pids) {
+      await waitFor(() => tracer(pid) === strace.pid, { timeout: 10000, interval: 50, message: `strace attached to ${pid}: ${stderr}` });
+    }
+    await sleep(50);
+    look();
+  } finally {
+    clearInterval(poller);
+  }
   for (const pid of pids) {
-    await waitFor(() => tracer(pid) === strace.pid, { timeout: 10000, interval: 50, message: `strace attached to ${pid}: ${stderr}` });
     const image = fs.readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, "");
     const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`).map(Number)) {
-      roots.push({ pid: tid, creds: credsOf(tid), image, ours, cwd });
+    const creds = credsOf(pid);
+    for (const tid of seen.get(pid)) {
+      roots.push({ pid: tid, creds, image, ours, cwd });
     }
   }
   fs.writeFileSync(`${log}.roots.json`, `${JSON.stringify(roots, null, 2)}\n`);
