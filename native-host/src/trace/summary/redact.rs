@@ -29,7 +29,7 @@ const SYSTEM: [&str; 10] = [
 ];
 
 /// Whether `path` may leave named as it is: in the install folder or the system's folders, or
-/// not a path at all (an unresolved "dev 254:0 inode 1234", "[anon]").
+/// not a path at all (an unresolved "unnamed file (dev 254:0 inode 1234, …)", "[anon]").
 fn named_as_is(path: &str, install_dir: &str) -> bool {
     !path.starts_with('/')
         || (!install_dir.is_empty()
