@@ -86,7 +86,8 @@ export const COLDNESS_KEYS = CLASS_KEYS;
 
 /**
  * Each class's marker shape (not colour alone): cold a square, warm a triangle, hot a circle,
- * unknown a hollow diamond. An SVG path centred on 0,0 for radius `r`.
+ * prefetched a triangle pointing down, recorded late and unknown a hollow diamond (dashed). An
+ * SVG path centred on 0,0 for radius `r`.
  */
 export function markerPath(coldness, r = 4) {
   switch (coldness) {
@@ -96,6 +97,8 @@ export function markerPath(coldness, r = 4) {
       return `M0,${-r * 1.2}L${r * 1.15},${r * 0.9}H${-r * 1.15}z`;
     case "hot":
       return `M${-r},0a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0`;
+    case "prefetched":
+      return `M0,${r * 1.2}L${r * 1.15},${-r * 0.9}H${-r * 1.15}z`;
     default:
       return `M0,${-r * 1.3}L${r * 1.3},0L0,${r * 1.3}L${-r * 1.3},0z`;
   }

@@ -1,25 +1,32 @@
 // How cold a recorded start was: what the Firefox process tree read from storage up to
 // sessionRestored (`io.treeReadBytes`), against the size of what that build's start needs (the
 // learned plan's planned bytes, else the install folder, else FALLBACK_NEED_BYTES).
-// docs/design/coldness.md gives the thresholds and why. Pure: no browser.*, no DOM.
+// docs/design/coldness.md gives the thresholds and why. Two facts of how a start came about
+// outrank its reads (issue 39): a start the launch prefetch read for is `prefetched` (its reads
+// are the prefetch's as much as Firefox's), and a start recorded by an add-on that started
+// later (installed or enabled during the run) is `late` (what was read by then is not the
+// start's). Pure: no browser.*, no DOM.
 
-export const CLASSES = ["cold", "warm", "hot", "unknown"];
-export const COLDNESS = { cold: "cold", warm: "warm", hot: "hot", unknown: "unknown" };
+export const CLASSES = ["cold", "warm", "hot", "prefetched", "late", "unknown"];
+export const COLDNESS = { cold: "cold", warm: "warm", hot: "hot", prefetched: "prefetched", late: "late", unknown: "unknown" };
 
-/** The _locales message key of each class's word (cold, warm, hot, unknown). */
+/** The _locales message key of each class's word (cold, warm, hot, prefetched, recorded late, unknown). */
 export const CLASS_KEYS = {
   cold: "coldnessCold",
   warm: "coldnessWarm",
   hot: "coldnessHot",
+  prefetched: "coldnessPrefetched",
+  late: "coldnessLate",
   unknown: "coldnessUnknown",
 };
 
 /**
  * Whether a group of one class may be summed up by a mean (± CI): not `unknown`, which holds
  * starts without I/O figures, cold and hot mixed, so its mean would be the bimodal mean the
- * classes exist to avoid. Such a group shows its count only.
+ * classes exist to avoid; nor `late`, for the same reason (what they read by the time they were
+ * recorded says nothing of their start). Such a group shows its count only.
  */
-export const hasMean = (coldness) => coldness !== COLDNESS.unknown;
+export const hasMean = (coldness) => coldness !== COLDNESS.unknown && coldness !== COLDNESS.late;
 
 /** Where the size a start needs came from. */
 export const NEED_FROM = ["plan", "install", "fallback"];
@@ -86,6 +93,24 @@ export function classify(io, need = needOf()) {
   return { class: kind, ...figures };
 }
 
+/**
+ * A start's class (the record's `coldness`): classify's, unless how the start came about says
+ * more. `late`: the add-on started after Firefox (installed or enabled during the run), so its
+ * figures are from then, not from the start. `prefetched`: the launch prefetch read for this
+ * start (the host's `firefox` reply names it), so what it read is not a cold start's however
+ * much it was. The figures stay as classify gives them.
+ */
+export function classifyStart(io, need = needOf(), { prefetched = false, late = false } = {}) {
+  const coldness = classify(io, need);
+  if (late) {
+    return { ...coldness, class: COLDNESS.late };
+  }
+  if (prefetched) {
+    return { ...coldness, class: COLDNESS.prefetched };
+  }
+  return coldness;
+}
+
 /** The need a bench record names (`bench.bytesPlanned`, `bench.bytesInstall`), else the fallback. */
 export function benchNeed(record) {
   return needOf({ plannedBytes: record?.bench?.bytesPlanned ?? null, installBytes: record?.bench?.bytesInstall ?? null });
@@ -140,16 +165,16 @@ export function coldnessProblems(coldness, path = "record.coldness") {
 
 /**
  * Which classes two sets of records can be compared in: {common, onlyA, onlyB}, each a list in
- * CLASSES order. `unknown` is never common: two unknowns need not be alike.
+ * CLASSES order. `unknown` and `late` are never common: two of them need not be alike.
  */
 export function likeWithLike(aRecords, bRecords) {
   const present = (records) => new Set(records.map(coldnessOf));
   const a = present(aRecords);
   const b = present(bRecords);
   return {
-    common: CLASSES.filter((c) => c !== COLDNESS.unknown && a.has(c) && b.has(c)),
-    onlyA: CLASSES.filter((c) => a.has(c) && (!b.has(c) || c === COLDNESS.unknown)),
-    onlyB: CLASSES.filter((c) => b.has(c) && (!a.has(c) || c === COLDNESS.unknown)),
+    common: CLASSES.filter((c) => hasMean(c) && a.has(c) && b.has(c)),
+    onlyA: CLASSES.filter((c) => a.has(c) && (!b.has(c) || !hasMean(c))),
+    onlyB: CLASSES.filter((c) => b.has(c) && (!a.has(c) || !hasMean(c))),
   };
 }
 

@@ -93,6 +93,13 @@ export function recordProblems(record, path = "record") {
     }
   }
   problems.push(...coldnessProblems(record.coldness, `${path}.coldness`));
+  if ("prefetch" in record) {
+    if (!isObject(record.prefetch) || !isCount(record.prefetch.bytesPlanned)) {
+      bad("prefetch", "must be an object {at, strategy, bytesPlanned, bytesRead}");
+    } else if (record.prefetch.bytesRead !== null && !isCount(record.prefetch.bytesRead)) {
+      bad("prefetch.bytesRead", "must be a whole number ≥ 0 or null");
+    }
+  }
   if ("notes" in record && !(Array.isArray(record.notes) && record.notes.every((n) => typeof n === "string"))) {
     bad("notes", "must be a list of strings");
   }
@@ -136,5 +143,21 @@ export function ioFromHost(io, sampledAt = null) {
     treeReadBytes: pick(io.tree_read_bytes),
     treeMajorFaults: pick(io.tree_major_faults),
     sampledAt: isFiniteNumber(sampledAt) ? sampledAt : null,
+  };
+}
+
+/**
+ * The host's word on the launch prefetch that read for this start (`firefox`'s `prefetched`) in
+ * the record's naming: {at, strategy, bytesPlanned, bytesRead}; null when there was none.
+ */
+export function prefetchFromHost(prefetched) {
+  if (!isObject(prefetched) || !isCount(prefetched.bytes_planned)) {
+    return null;
+  }
+  return {
+    at: isFiniteNumber(prefetched.at_ms) ? prefetched.at_ms : null,
+    strategy: ["first", "beside"].includes(prefetched.strategy) ? prefetched.strategy : null,
+    bytesPlanned: prefetched.bytes_planned,
+    bytesRead: isCount(prefetched.bytes_read) ? prefetched.bytes_read : null,
   };
 }

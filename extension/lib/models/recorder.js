@@ -6,9 +6,9 @@
 //               itself observed (extensionBackground), as ms since that process start
 // The host is optional: without it a full-mode record has no I/O figures, and basic mode has no
 // process start to measure from, so nothing is recorded (status "no-process-start").
-import { classify, needOf } from "./coldness.js";
+import { classifyStart, needOf } from "./coldness.js";
 import { addRecord } from "./history.js";
-import { ioFromHost, NOTES, recordId } from "./record.js";
+import { ioFromHost, NOTES, prefetchFromHost, recordId } from "./record.js";
 
 /** Delays between polls for sessionRestored: doubling from 250 ms, at most 5 s. */
 export function backoffDelays(maxWait, { first = 250, cap = 5000 } = {}) {
@@ -89,7 +89,13 @@ export async function buildRecord({
   let milestones = {};
   let precision = {};
 
+  // An add-on installed or enabled during this run of Firefox records its start late (minutes,
+  // or days, after it): said in either mode, and the start is classed `late` (issue 39 #5).
+  const late = Boolean(addonStartedLater());
   if (mode === "full") {
+    if (late) {
+      notes.push(NOTES.addonStartedLater);
+    }
     const waited = await waitForSessionRestored(getStartupInfo, { sleep, maxWait });
     if (!waited.complete) {
       notes.push(NOTES.noSessionRestored);
@@ -112,7 +118,7 @@ export async function buildRecord({
     processStart = firefox.started_at_ms;
     const tick = typeof firefox.start_precision_ms === "number" ? firefox.start_precision_ms : 10;
     precision = { processStart: tick, milestones: tick };
-    if (addonStartedLater()) {
+    if (late) {
       notes.push(NOTES.addonStartedLater);
     } else if (typeof backgroundStartedAt === "number" && backgroundStartedAt >= processStart) {
       milestones = { extensionBackground: Math.round(backgroundStartedAt - processStart) };
@@ -128,6 +134,7 @@ export async function buildRecord({
   const platform = (await orNull(getPlatformInfo())) ?? {};
   const recordedAt = now();
   const io = ioFromHost(firefox?.io, recordedAt - processStart);
+  const prefetch = prefetchFromHost(firefox?.prefetched);
   const record = {
     id: recordId(mode, processStart),
     recordedAt,
@@ -141,10 +148,16 @@ export async function buildRecord({
     processStart,
     milestones,
     io,
-    coldness: classify(io, needOf({ plannedBytes: plan?.planned_bytes ?? null, installBytes: plan?.install_bytes ?? null })),
+    coldness: classifyStart(io, needOf({ plannedBytes: plan?.planned_bytes ?? null, installBytes: plan?.install_bytes ?? null }), {
+      prefetched: prefetch !== null,
+      late,
+    }),
     precision,
     notes,
   };
+  if (prefetch) {
+    record.prefetch = prefetch;
+  }
   return { record };
 }
 

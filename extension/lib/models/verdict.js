@@ -1,7 +1,7 @@
 // The verdict line of the history: from the user's own starts of one build, what a cold start
 // costs against a hot one, or how many more starts of which kind it needs first. Pure.
 import { CLASS_KEYS, COLDNESS, coldnessOf, readBytesOf } from "./coldness.js";
-import { formatBytes, formatDateTime, formatMB, formatSeconds } from "../wording/format.js";
+import { formatBytes, formatDateTime, formatDuration, formatMB, formatSeconds } from "../wording/format.js";
 import { groupKey, summarize, welchTest } from "./stats.js";
 
 /**
@@ -111,6 +111,8 @@ const ANSWER_KEYS = {
   timeNone: "answerTimeNone",
   timeNoneBasic: "answerTimeNoneBasic",
   class: "answerClass",
+  classPrefetched: "answerClassPrefetched",
+  classLate: "answerClassLate",
   classUnknown: "answerClassUnknown",
   means: "answerMeans",
 };
@@ -131,10 +133,21 @@ export function answerSentences(answer, t, { locale = undefined } = {}) {
     answer.ms === null
       ? { key: ANSWER_KEYS[basic ? "timeNoneBasic" : "timeNone"], figures: [] }
       : { key: ANSWER_KEYS[basic ? "timeBasic" : "time"], figures: [formatSeconds(answer.ms, locale)] };
-  const kind =
-    answer.coldness === COLDNESS.unknown
-      ? { key: ANSWER_KEYS.classUnknown, figures: [] }
-      : { key: ANSWER_KEYS.class, figures: [t(CLASS_KEYS[answer.coldness]), formatBytes(answer.readBytes, locale)] };
+  let kind = { key: ANSWER_KEYS.class, figures: [t(CLASS_KEYS[answer.coldness]), formatBytes(answer.readBytes, locale)] };
+  if (answer.coldness === COLDNESS.unknown) {
+    kind = { key: ANSWER_KEYS.classUnknown, figures: [] };
+  } else if (answer.coldness === COLDNESS.late) {
+    // Recorded when the add-on started, not when Firefox did: how long after, and that what
+    // was read by then is not the start's.
+    const after = answer.record.recordedAt - answer.record.processStart;
+    kind = { key: ANSWER_KEYS.classLate, figures: [formatDuration(after, locale), formatBytes(answer.readBytes, locale)] };
+  } else if (answer.coldness === COLDNESS.prefetched) {
+    const prefetch = answer.record.prefetch ?? null;
+    kind = {
+      key: ANSWER_KEYS.classPrefetched,
+      figures: [formatBytes(prefetch?.bytesRead ?? null, locale), formatBytes(answer.readBytes, locale)],
+    };
+  }
   const mean = (m) => (m ? t("answerMean", [formatSeconds(m.mean, locale), String(m.n)]) : t("answerNoMean"));
   return { time, kind, means: { key: ANSWER_KEYS.means, figures: [mean(answer.cold), mean(answer.hot)] } };
 }

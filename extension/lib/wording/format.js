@@ -30,6 +30,18 @@ export function formatSeconds(ms, locale = undefined) {
   return new Intl.NumberFormat(locale, { style: "unit", unit: "second", unitDisplay: "narrow", minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000);
 }
 
+/**
+ * A long span in the largest whole unit that fits, rounded ("10 min", "45 sec", "3 hr" in
+ * English) through Intl: how long after a start something happened.
+ */
+export function formatDuration(ms, locale = undefined) {
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
+    return UNKNOWN;
+  }
+  const [unit, size] = ms >= 2 * 3_600_000 ? ["hour", 3_600_000] : ms >= 120_000 ? ["minute", 60_000] : ["second", 1000];
+  return new Intl.NumberFormat(locale, { style: "unit", unit, maximumFractionDigits: 0 }).format(Math.round(ms / size));
+}
+
 export function formatGap(ms, locale = undefined) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) {
     return UNKNOWN;

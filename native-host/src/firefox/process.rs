@@ -38,6 +38,23 @@ pub struct FirefoxInfo {
     pub io: ProcessIo,
     /// The kind of install `install_dir` is (added after `io`: fields are only appended).
     pub install_kind: InstallKind,
+    /// The launch prefetch that read for this very start (`launch --prefetch`, the desktop
+    /// entry), or `None` (appended). Filled in by the host from `last-prefetch.json`, matched by
+    /// pid and start time: a start it read for is no cold start, whatever it read (the reads of
+    /// a prefetch run first are this process's own, before it became Firefox).
+    pub prefetched: Option<Prefetched>,
+}
+
+/// What the launch prefetch did for a start (from the learned record, in this layer's words).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Prefetched {
+    /// Wall clock (ms since the epoch) when the launch began.
+    pub at_ms: u64,
+    /// `first` (read in this process before Firefox started) or `beside` (a detached reader).
+    pub strategy: Option<String>,
+    pub bytes_planned: u64,
+    /// Bytes the prefetch read (its record is written once it has ended).
+    pub bytes_read: u64,
 }
 
 /// The parent process's pid if it is a Firefox (its executable's folder holds application.ini).
@@ -131,6 +148,7 @@ pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
         start_precision_ms: 1000 / tck,
         io: process_io(pid, &stat),
         install_kind: kind::describe(&install_dir),
+        prefetched: None,
     })
 }
 

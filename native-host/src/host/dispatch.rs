@@ -259,7 +259,13 @@ fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
             ReplyError::from(Error::FirefoxNotFound("no parent Firefox".into()))
         }));
     };
-    Ok(Reply::Firefox(process::inspect(pid)?))
+    let mut info = process::inspect(pid)?;
+    // Best effort: no state folder, no record, or a record of another start is "not prefetched".
+    info.prefetched = crate::state::open().ok().and_then(|state| {
+        crate::learn::prefetch::record::read(&state)
+            .and_then(|last| last.for_start(info.pid, info.started_at_ms))
+    });
+    Ok(Reply::Firefox(info))
 }
 
 /// The lock, even if a panicking command poisoned it (the imports stay whole: each change is

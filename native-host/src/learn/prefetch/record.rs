@@ -43,6 +43,39 @@ pub struct LastPrefetch {
     pub failed: Option<String>,
 }
 
+/// How long after a process began its launch may have begun and still be its own: the
+/// launcher is the very process that becomes Firefox, so its record's `at_ms` follows the
+/// process start by the time it takes to read its arguments; a record from a process that got
+/// the same pid later is further off.
+const SAME_START_MS: u64 = 60_000;
+
+impl LastPrefetch {
+    /// What this prefetch did for the start of Firefox `pid` begun at `started_at_ms` (whose
+    /// clock tick is 10 ms), or `None` when the record is of another start (another pid, or the
+    /// same pid reused), failed, or had nothing to read.
+    #[must_use]
+    pub fn for_start(
+        &self,
+        pid: i32,
+        started_at_ms: u64,
+    ) -> Option<crate::firefox::process::Prefetched> {
+        let ours = self.firefox_pid == pid
+            && self.at_ms + 1000 >= started_at_ms
+            && self.at_ms <= started_at_ms + SAME_START_MS;
+        (ours && self.failed.is_none() && self.plan.source.is_some()).then(|| {
+            crate::firefox::process::Prefetched {
+                at_ms: self.at_ms,
+                strategy: self.strategy.map(|s| match s {
+                    Strategy::First => "first".to_owned(),
+                    Strategy::Beside => "beside".to_owned(),
+                }),
+                bytes_planned: self.bytes_planned,
+                bytes_read: self.outcome.bytes_read,
+            }
+        })
+    }
+}
+
 /// The last record in the state folder, if there is a readable one (bounded, never through a
 /// symlink or from a FIFO: state/dir.rs).
 #[must_use]
@@ -108,5 +141,67 @@ mod tests {
         std::fs::remove_file(dir.path().join(LAST_PREFETCH_FILE)).unwrap();
         std::os::unix::fs::symlink("/dev/zero", dir.path().join(LAST_PREFETCH_FILE)).unwrap();
         assert_eq!(read(&state), None);
+    }
+
+    /// Issue 39 #1: `evict; launch --prefetch` was filed as a cold start. The record names the
+    /// start it read for (pid, when the launch began); any other start, a failed prefetch or one
+    /// with nothing to read is not prefetched.
+    #[test]
+    fn a_record_belongs_to_the_start_of_its_pid_and_time_only() {
+        let record = LastPrefetch {
+            at_ms: 1_000_250,
+            firefox_pid: 42,
+            plan: PrefetchStatus {
+                source: Some(super::super::Source::Trace),
+                build_id: Some("2026".into()),
+                traces: 1,
+                fallback: None,
+                learned_stale: false,
+            },
+            bytes_planned: 207_900_000,
+            plan_ms: 5,
+            strategy: Some(Strategy::First),
+            read_ahead_kb: None,
+            outcome: Outcome {
+                bytes_read: 207_000_000,
+                ended: Some(super::super::run::Ended::Done),
+                ..Outcome::default()
+            },
+            profile: None,
+            failed: None,
+        };
+        let mine = record.for_start(42, 1_000_000).expect("its own start");
+        assert_eq!(
+            (
+                mine.strategy.as_deref(),
+                mine.bytes_read,
+                mine.bytes_planned
+            ),
+            (Some("first"), 207_000_000, 207_900_000)
+        );
+        assert_eq!(record.for_start(43, 1_000_000), None, "another pid");
+        assert_eq!(
+            record.for_start(42, 5_000_000),
+            None,
+            "the pid reused later"
+        );
+        assert_eq!(
+            record.for_start(42, 900_000),
+            None,
+            "a start long before the launch"
+        );
+        let failed = LastPrefetch {
+            failed: Some("no plan".into()),
+            ..record.clone()
+        };
+        assert_eq!(failed.for_start(42, 1_000_000), None);
+        let nothing = LastPrefetch {
+            plan: PrefetchStatus {
+                source: None,
+                ..record.plan.clone()
+            },
+            ..record.clone()
+        };
+        assert_eq!(nothing.for_start(42, 1_000_000), None);
     }
 }

@@ -213,3 +213,50 @@ test("recordThisStart: once per process start, even when the background runs aga
   assert.equal(storage.data[HISTORY_KEY].records.length, 1);
   assert.equal(storage.data[HISTORY_KEY].records[0].recordedAt, P + 3000, "the first record stays");
 });
+
+// Issue 39 #1: `evict; launch --prefetch` read 260 MB in the launcher's pid before it became
+// Firefox; the start was filed "cold" and pulled the cold starts' mean. The host's `firefox`
+// reply names the prefetch that read for this start; the record keeps it and its class says so.
+test("a start the launch prefetch read for is prefetched, however much it read, and says what the prefetch read", async () => {
+  const prefetched = { at_ms: P + 5, strategy: "first", bytes_planned: 207_900_000, bytes_read: 207_000_000 };
+  const { record } = await buildRecord({
+    getStartupInfo: async () => ({ process: P, sessionRestored: P + 1500 }),
+    requestHost: host({ hello: HELLO, firefox: { ...FIREFOX, prefetched } }),
+    now: fakeClock().now,
+    sleep: fakeClock().sleep,
+  });
+  assert.ok(isRecord(record), JSON.stringify(record));
+  assert.equal(record.coldness.class, "prefetched");
+  assert.equal(record.coldness.treeReadBytes, 320000000, "the figures stay as read");
+  assert.deepEqual(record.prefetch, { at: P + 5, strategy: "first", bytesPlanned: 207_900_000, bytesRead: 207_000_000 });
+  // No prefetch named (null, or an older host without the field): classed by what it read.
+  for (const firefox of [{ ...FIREFOX, prefetched: null }, FIREFOX]) {
+    const plain = (
+      await buildRecord({
+        getStartupInfo: async () => ({ process: P, sessionRestored: P + 1500 }),
+        requestHost: host({ hello: HELLO, firefox }),
+        now: fakeClock().now,
+        sleep: fakeClock().sleep,
+      })
+    ).record;
+    assert.equal(plain.coldness.class, "cold");
+    assert.equal("prefetch" in plain, false);
+  }
+});
+
+// Issue 39 #5: the add-on installed into a running Firefox recorded its start 10 minutes late
+// with no note in full mode: "A warm start: it read 51.3 MB".
+test("full mode: an add-on that started after Firefox records the start as recorded late, with the note", async () => {
+  const clock = fakeClock(P + 600_000);
+  const { record } = await buildRecord({
+    getStartupInfo: async () => ({ process: P, main: P + 310, sessionRestored: P + 1400 }),
+    requestHost: host({ hello: HELLO, firefox: { ...FIREFOX, io: { ...FIREFOX.io, tree_read_bytes: 51_300_000 } } }),
+    addonStartedLater: () => true,
+    now: clock.now,
+    sleep: clock.sleep,
+  });
+  assert.ok(isRecord(record));
+  assert.equal(record.coldness.class, "late");
+  assert.deepEqual(record.notes, [NOTES.addonStartedLater]);
+  assert.equal(record.milestones.sessionRestored, 1400, "Firefox's own milestones stay: they are the start's");
+});

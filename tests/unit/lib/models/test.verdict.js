@@ -207,3 +207,34 @@ test("preloadVerdictText words each case from _locales, with the counts it still
   assert.match(preloadVerdictText(preloadVerdict({ lastRun, coldHot: ready }), t, { locale: "en" }), /gains 8\.4s when done at login, and 0\.9s when done right before a launch/);
   assert.match(preloadVerdictText(preloadVerdict({}), t), /at least 3 cold and 3 preload runs/);
 });
+
+// Issue 39 #1 and #5: a prefetched start was filed "cold" and pulled the cold mean to 1.5 s; a
+// start recorded 10 minutes late read as "A warm start" with no word of it.
+test("prefetched and late starts: their own class on the answer line, never in the cold or hot means", () => {
+  const t = englishMessage;
+  const text = (answer) => {
+    const { kind } = answerSentences(answer, t, { locale: "en" });
+    return t(kind.key, kind.figures);
+  };
+  const colds = [start("cold", 9000), start("cold", 8800), start("cold", 8600)];
+  const hots = [start("hot", 500), start("hot", 520), start("hot", 480)];
+  const prefetched = {
+    ...start("prefetched", 1500),
+    coldness: { class: "prefetched", treeReadBytes: 288_200_000 },
+    prefetch: { at: 1, strategy: "first", bytesPlanned: 207_900_000, bytesRead: 207_900_000 },
+  };
+  const late = { ...start("late", 1400), coldness: { class: "late", treeReadBytes: 51_300_000 } };
+  late.recordedAt = late.processStart + 600_000;
+  const records = [...colds, ...hots, prefetched, late];
+  const verdict = coldHotVerdict(records);
+  assert.deepEqual([verdict.cold.n, verdict.cold.mean, verdict.hot.n, verdict.hot.mean], [3, 8800, 3, 500]);
+  assert.equal(
+    text(thisStartAnswer(records, prefetched.id)),
+    "A prefetched start: the launch prefetch read 207.9 MB for it, and it read 288.2 MB from disk by the time it was recorded.",
+  );
+  assert.deepEqual(thisStartAnswer(records, prefetched.id).cold, { mean: 8800, n: 3 });
+  assert.equal(
+    text(thisStartAnswer(records, late.id)),
+    "Recorded late: this add-on started 10 min after Firefox (installed or enabled while it ran), so the 51.3 MB read from disk by then are not this start's, and how cold it was is unknown.",
+  );
+});
