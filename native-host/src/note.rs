@@ -196,13 +196,12 @@ impl Note {
             STARTED_AS_ROOT => {
                 "Firefox was started as root (no SUDO_UID/PKEXEC_UID to start it as)".to_owned()
             }
+            // `status` as the launch words it ("exit status 1"; Rust's "exit status: 1" in
+            // traces of an older host). It once read `signal`/`exit_code`, which no note had:
+            // "firefox exited (exit code ?)" beside "ended by firefox exited (exit status: 1)".
             START_INCOMPLETE => format!(
                 "firefox exited ({}): the start did not complete, so the trace stops there",
-                if self.params.contains_key("signal") {
-                    format!("signal {}", p("signal"))
-                } else {
-                    format!("exit code {}", p("exit_code"))
-                }
+                p("status")
             ),
             ATTACHED_LATE => format!(
                 "attached {} ms after the process started: reads before that are missed, and \
@@ -241,6 +240,17 @@ impl Note {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 39 #3: the note's English read params no note had ("firefox exited (exit code ?)",
+    /// beside "ended by firefox exited (exit status: 1)").
+    #[test]
+    fn start_incomplete_says_how_firefox_ended() {
+        let n = Note::new(START_INCOMPLETE).with("status", "exit status 1");
+        assert_eq!(
+            n.english(),
+            "firefox exited (exit status 1): the start did not complete, so the trace stops there"
+        );
+    }
 
     #[test]
     fn serialises_as_code_and_params_and_words_english() {

@@ -336,3 +336,45 @@ fn residency_of_one_install_finds_its_firefox_beside_an_older_one_of_another() {
         mine.pid()
     );
 }
+
+/// Issue 39 #3: `launch --cold --trace` with no display: Firefox said why and exited 1 after
+/// 300 ms; the command returned 0, showed nothing of Firefox's message, said "firefox exited
+/// (exit code ?)" beside "exit status: 1", and stored the trace, which then fed the plan. A
+/// failed Firefox is a failed command: non-zero, Firefox's own words shown, nothing stored.
+#[test]
+fn a_firefox_that_fails_fails_the_command_with_its_own_message_and_is_not_stored() {
+    let ff = install("echo 'Error: no DISPLAY environment variable specified' >&2; exit 1");
+    for json in [false, true] {
+        let args: &[&str] = if json {
+            &["launch", "--cold", "--json"]
+        } else {
+            &["launch", "--cold"]
+        };
+        let out = Command::new(BIN)
+            .args(args)
+            .args(["--firefox", ff.dir.to_str().unwrap()])
+            .env("HOME", &ff.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("SUDO_UID")
+            .env_remove("PKEXEC_UID")
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("MOZ_HEADLESS")
+            .output()
+            .unwrap();
+        let said = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("Error: no DISPLAY environment variable specified"),
+            "Firefox's own message: {said}"
+        );
+        assert!(said.contains("exited with exit status 1"), "{said}");
+        assert!(said.contains("no display"), "{said}");
+        assert!(!said.contains("exit code ?"), "{said}");
+        if json {
+            let error: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+            assert_eq!(error["status"], "error", "{error}");
+        }
+    }
+    assert_eq!(stored_traces(&ff.home), 0, "not stored as a start");
+}

@@ -146,6 +146,7 @@ const TRACE_REASON_KEYS = {
   dismissed: "restartErrorTraceDismissed",
   no_pkexec: "restartErrorTraceNoPkexec",
   not_installed: "restartErrorTraceNotInstalled",
+  firefox_failed: "restartErrorTraceFirefoxFailed",
 };
 
 function errorKey(code, params) {

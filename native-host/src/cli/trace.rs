@@ -69,8 +69,12 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     } else {
         Vec::new()
     };
+    let mut program = traced::firefox_program(&binary, &args.args, &extra);
+    // Firefox's own messages reach the person who launched it (issue 39 #3: with no display it
+    // ended at once, and what it said went nowhere).
+    program.keep_stderr = true;
     let spec = traced::Spec {
-        program: traced::firefox_program(&binary, &args.args, &extra),
+        program,
         install,
         cold: if args.cold {
             traced::Cold::Evict
@@ -85,6 +89,15 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         quiet_ms: QUIET_MS,
     };
     let mut launched = traced::launch(&spec, stop, traced::Tracer::Connect)?;
+    if let Some(why) = launched.failed() {
+        let hint = traced::failure_hint(&args.args, |k| std::env::var_os(k))
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        anyhow::bail!(
+            "{why}: not a start, so nothing was stored and no plan learns from it. What \
+             Firefox said is above, on its standard error{hint}"
+        );
+    }
     // A start that never restored its session is not one: its profile would wait in vain too.
     let not_a_start = traced::not_a_start(&mut launched.trace, args.seconds.is_some());
     let gecko = if args.firefox_profile && !not_a_start {

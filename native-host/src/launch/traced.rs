@@ -55,6 +55,52 @@ pub enum Tracer {
 pub struct Launched {
     pub trace: Trace,
     pub firefox: Running,
+    /// How Firefox ended, where it exited while it was recorded (`None`: it runs on).
+    pub exited: Option<std::process::ExitStatus>,
+}
+
+impl Launched {
+    /// Why this launch failed, where Firefox did: it exited with an error or was killed by a
+    /// signal while its start was recorded (no display, a crash, a bad argument). Such a start
+    /// is no start: the command fails, nothing is stored, no plan learns from it (issue 39 #3:
+    /// with no display Firefox ended after 300 ms, the command said rc 0 and stored it).
+    #[must_use]
+    pub fn failed(&self) -> Option<String> {
+        let status = self.exited.filter(|s| !s.success())?;
+        Some(format!(
+            "Firefox (pid {}) exited with {} {:.0} ms after it was started, before its start was \
+             over",
+            self.firefox.pid,
+            exit_words(status),
+            self.trace.ended_ms
+        ))
+    }
+}
+
+/// "exit status 1", "signal 11 (SIGSEGV)": how a process ended, in words.
+fn exit_words(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        _ => status.to_string(),
+    }
+}
+
+/// What to tell a person whose Firefox failed to start from this environment, where something
+/// can be told: no display to open a window on. Pure (`var` reads the environment).
+#[must_use]
+pub fn failure_hint(args: &[OsString], var: impl Fn(&str) -> Option<OsString>) -> Option<String> {
+    let headless = args.iter().any(|a| a == "--headless" || a == "-headless")
+        || var("MOZ_HEADLESS").is_some_and(|v| !v.is_empty());
+    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .into_iter()
+        .any(|k| var(k).is_some_and(|v| !v.is_empty()));
+    (!headless && !display).then(|| {
+        "there is no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset: under \
+         sudo, su or ssh?): run it from your desktop's terminal, or add `-- --headless`"
+            .to_owned()
+    })
 }
 
 /// The program of a Firefox `binary` with `args`, this process's environment plus `extra`.
@@ -80,6 +126,7 @@ pub fn firefox_program(
         env,
         cwd: None,
         setsid: false,
+        keep_stderr: false,
     }
 }
 
@@ -157,19 +204,21 @@ pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launche
         let ticks = store::process_start(pid)?;
         Some((d, store::recorded_marker(pid, ticks)))
     });
+    let mut exited = None;
     let ended_by = recorder.run(
         &mut || match firefox.try_wait() {
-            Ok(Some(status)) => Some(format!("firefox exited ({status})")),
+            Ok(Some(status)) => {
+                exited = Some(status);
+                Some(format!("firefox exited ({})", exit_words(status)))
+            }
             _ => None,
         },
         zero_ns,
         stop,
         &marker,
     );
-    if let Some(status) = ended_by.strip_prefix("firefox exited") {
-        // Rust's wording of the exit status: for the English note only.
-        let status = status.trim().trim_start_matches('(').trim_end_matches(')');
-        notes.push(Note::new(note::START_INCOMPLETE).with("status", status));
+    if let Some(status) = exited {
+        notes.push(Note::new(note::START_INCOMPLETE).with("status", exit_words(status)));
     }
     let zero = (
         zero_ns,
@@ -182,7 +231,11 @@ pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launche
         let restored = store::take_recorded(dir, pid, trace.process_start_ticks);
         trace.note_session_restored(restored);
     }
-    Ok(Launched { trace, firefox })
+    Ok(Launched {
+        trace,
+        firefox,
+        exited,
+    })
 }
 
 /// Whether a recorded launch is not a start to store: it got to its profile and never reached

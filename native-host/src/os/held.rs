@@ -29,6 +29,9 @@ pub struct Program {
     pub cwd: Option<PathBuf>,
     /// A session of its own (it must not end with this process's terminal or session).
     pub setsid: bool,
+    /// Its standard error is this process's (a person at a terminal then reads the program's
+    /// own messages, as when they run it themselves); else, as stdin and stdout, `/dev/null`.
+    pub keep_stderr: bool,
 }
 
 /// A forked child waiting for [`Held::release`]. Dropped unreleased, it exits without running
@@ -90,6 +93,7 @@ pub fn spawn(program: &Program) -> io::Result<Held> {
             .write(true)
             .open(Path::new("/dev/null"))?,
     );
+    let keep_stderr = program.keep_stderr;
     let (go_r, go_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (go_rfd, go_wfd, err_rfd, err_wfd, null_fd) = (
@@ -120,7 +124,9 @@ pub fn spawn(program: &Program) -> io::Result<Held> {
                 libc::setsid();
             }
             for fd in 0..3 {
-                libc::dup2(null_fd, fd);
+                if fd != 2 || !keep_stderr {
+                    libc::dup2(null_fd, fd);
+                }
             }
             let mut byte = 0u8;
             let got = loop {
@@ -273,6 +279,7 @@ mod tests {
             env: vec![("HELD".into(), "yes".into())],
             cwd: cwd.map(Path::to_path_buf),
             setsid: false,
+            keep_stderr: false,
         }
     }
 

@@ -20,7 +20,7 @@ fn trace_failure(reason: &str, detail: String) -> Failure {
     // As this user runs it (the host's path where its bare name is not on PATH).
     let command = crate::trace::store::record_command();
     let what = match reason {
-        "not_restored" | "not_stored" => "the trace was not stored",
+        "not_restored" | "not_stored" | "firefox_failed" => "the trace was not stored",
         _ => "the trace was not recorded",
     };
     Failure {
@@ -106,6 +106,7 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
             cwd: Some(cwd),
             // A session of its own: it must not end with this helper.
             setsid: true,
+            keep_stderr: false,
         },
         cold,
         trace: true,
@@ -120,7 +121,10 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
         Ok(mut launched) => {
             status.stage = Stage::Started;
             status.new_pid = Some(launched.firefox.pid);
-            if traced::not_a_start(&mut launched.trace, false) {
+            if let Some(why) = launched.failed() {
+                // Not a start: not stored, and the page says Firefox failed (issue 39 #3).
+                status.error = Some(trace_failure("firefox_failed", why));
+            } else if traced::not_a_start(&mut launched.trace, false) {
                 let detail = launched
                     .trace
                     .note_codes

@@ -175,7 +175,8 @@ pub struct Process {
 /// One file the start read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileEntry {
-    /// The path, or "dev 254:0 inode 1234" where it could not be resolved. A path that is not
+    /// The path, or "unnamed file (dev 254:0 inode 1234, …)" where it could not be resolved (older
+    /// hosts: "dev 254:0 inode 1234"). A path that is not
     /// UTF-8 is its display text here and its exact bytes in `path_b64` (crate::path_text).
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,7 +229,8 @@ pub struct Read {
     pub p: i32,
     /// "sync" (a miss opened a readahead window), "async" (readahead marker hit), "forced"
     /// (readahead(2)/WILLNEED), "order" (large-folio window), "fault" (a page fault without a
-    /// window), "read" (neither seen).
+    /// window), "read" (neither seen: kept only where the kernel traced no windows, else such a
+    /// page was written and is not a read; traces of an older host have them).
     pub k: String,
     /// The faulting instruction that caused it (an index into `code`), when the fault was traced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +256,20 @@ pub struct Sample {
 }
 
 impl Trace {
+    /// Whether Firefox failed while this start was recorded: it exited with an error or a
+    /// signal (the `start_incomplete` note). The host no longer stores such a trace (issue 39
+    /// #3); one an older host stored is no start to plan from.
+    #[must_use]
+    pub fn firefox_failed(&self) -> bool {
+        self.note_codes.iter().any(|n| {
+            n.code == crate::note::START_INCOMPLETE
+                && n.params
+                    .get("status")
+                    .and_then(|s| s.as_str())
+                    .is_some_and(|s| !matches!(s, "exit status 0" | "exit status: 0"))
+        })
+    }
+
     /// The traced start's sessionRestored, ms since the process start, if the recording learned it.
     #[must_use]
     pub fn session_restored(&self) -> Option<f64> {

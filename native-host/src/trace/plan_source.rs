@@ -76,7 +76,8 @@ pub fn load(state: &StateDir, install_dir: &Path, limit: usize) -> Vec<(String, 
 }
 
 /// The newest traces of build `build_id` among `traces` (newest first), at most `limit`, and
-/// for [`Pages::Used`] only those that know which pages were used. Pure.
+/// for [`Pages::Used`] only those that know which pages were used; never one whose Firefox
+/// failed (an older host stored them, and they fed the plan). Pure.
 #[must_use]
 pub fn of_build<'a>(
     traces: &'a [(String, Trace)],
@@ -90,6 +91,7 @@ pub fn of_build<'a>(
     traces
         .iter()
         .filter(|(_, t)| t.build_id.as_deref() == build_id)
+        .filter(|(_, t)| !t.firefox_failed())
         .filter(|(_, t)| pages == Pages::Read || t.use_counts.is_some())
         .take(limit)
         .collect()
@@ -268,6 +270,22 @@ mod tests {
                 ("/ff/omni.ja", vec![[0, 1], [5, 2]])
             ]
         );
+        // A start whose Firefox failed (stored by an older host) is no start to plan from
+        // (issue 39 #3); one that ended cleanly before it was over still counts.
+        let mut failed = traces.clone();
+        failed[0].1.note_codes.push(
+            crate::note::Note::new(crate::note::START_INCOMPLETE).with("status", "exit status: 1"),
+        );
+        let ids = |t: &[(String, Trace)]| -> Vec<String> {
+            of_build(t, Some("B2"), Pages::Used)
+                .iter()
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        assert_eq!(ids(&failed), ["mid"]);
+        failed[0].1.note_codes[0] =
+            crate::note::Note::new(crate::note::START_INCOMPLETE).with("status", "exit status 0");
+        assert_eq!(ids(&failed), ["new", "mid"]);
         // A trace without page flags cannot give used pages.
         let mut blind = traces.clone();
         blind[0].1.use_counts = None;

@@ -96,6 +96,11 @@ test("lastRestartLines: a refused trace is worded by its reason and carries the 
   assert.equal(error.command, "sudo about-startup-host launch --cold --trace");
   assert.match(englishMessage(error.key, error.subs), /no polkit authentication agent could ask for the password \(pkexec exited with exit status: 127\)/);
   assert.equal(lastRestartLines({ ...refused, error: { ...refused.error, params: { reason: "new" } } }, {}).at(-1).key, "restartErrorTrace");
+  // Issue 39 #3: a Firefox that failed is said to have failed, not "restarted cold without it".
+  const detail = "Firefox (pid 4242) exited with exit status 1 312 ms after it was started, before its start was over";
+  const failed = lastRestartLines({ ...refused, error: { ...refused.error, params: { ...refused.error.params, reason: "firefox_failed", detail } } }, {}).find((l) => l.id === "error");
+  assert.equal(failed.key, "restartErrorTraceFirefoxFailed");
+  assert.match(englishMessage(failed.key, failed.subs), /^Firefox failed to start: Firefox \(pid 4242\) exited with exit status 1 .*nothing was stored and no plan learns from it/);
 });
 
 // A host built from source, as a user sees it (recorded: not on PATH, named by its path).
