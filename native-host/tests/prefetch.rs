@@ -344,6 +344,59 @@ fn with_strategy_first_the_plan_is_read_before_firefox_starts() {
     assert!(pages[..256].iter().all(|r| *r) && pages[512..768].iter().all(|r| *r));
 }
 
+/// Issue 39 #11: after a Firefox update every file of the plan is another (new inode, new size,
+/// new build id) and a launch said "there was nothing to prefetch" until the user traced
+/// again. The first launch after the update reads the same files by name, each by its traced
+/// ranges cut to its size now; the record says whose plan it was (the build traced) and why.
+#[test]
+fn after_an_update_the_same_files_are_prefetched_by_name_and_their_old_ranges() {
+    let (fx, state) = fixture_with_trace(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let (libxul, omni) = (fx.ff.join("libxul.so"), fx.ff.join("browser/omni.ja"));
+    // The update: each file replaced (a new inode, as dpkg does), libxul shorter (600 pages),
+    // omni.ja longer, and a new build in application.ini.
+    for (path, pages) in [(&libxul, 600), (&omni, 300)] {
+        let new = path.with_extension("new");
+        fixture::write_file(&new, pages * PAGE as usize);
+        std::fs::rename(&new, path).unwrap();
+    }
+    std::fs::write(
+        fx.ff.join("application.ini"),
+        "[App]\nVersion=153.8.0\nBuildID=20270101000000\n",
+    )
+    .unwrap();
+    evict_checked(&fx, &[libxul.clone(), omni.clone()]);
+    let out = fx.root.path().join("firefox.out");
+    let (pid, code) = launch_with(
+        &mut Command::new(BIN),
+        &["--strategy", "first"],
+        &fx.ff,
+        &state,
+        &out,
+        0,
+    );
+    assert_eq!(code, 0);
+    let record = record_of(&state, pid);
+    assert_eq!(record["plan"]["source"], "trace", "{record}");
+    assert_eq!(record["plan"]["traces"], 1, "{record}");
+    assert_eq!(
+        record["plan"]["fallback"]["code"], "other_build",
+        "{record}"
+    );
+    assert_eq!(
+        record["plan"]["fallback"]["traced_build"], BUILD,
+        "{record}"
+    );
+    // libxul's used pages 0-255 and 512-599 (cut at its new end), omni.ja's forced 0-63.
+    let planned = (256 + 88 + 64) * PAGE;
+    assert_eq!(record["bytes_planned"], planned, "{record}");
+    assert!(
+        record["bytes_read"].as_u64().unwrap() > 0,
+        "the replaced files were read ({record})"
+    );
+    let pages = resident_pages(&libxul);
+    assert!(pages[..256].iter().all(|r| *r) && pages[512..600].iter().all(|r| *r));
+}
+
 #[test]
 fn a_failing_prefetch_never_stops_firefox() {
     let (fx, state) = fixture_with_trace(Path::new(env!("CARGO_TARGET_TMPDIR")));

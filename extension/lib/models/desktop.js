@@ -143,7 +143,10 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
   if (plan.fallback === "other_build") {
     lines.push({ id: "stale", text: t("desktopPlanStale", [plan.tracedBuild ?? "—", plan.buildId ?? "—", recordCommand]) });
   }
-  if (plan.source === "trace") {
+  if (plan.source === "trace" && plan.fallback === "other_build") {
+    // Updated since traced: the old plan's files, read by name (issue 39 #11).
+    lines.push({ id: "plan", text: tn("desktopPlanTracedByName", plan.traces, [String(plan.traces), plan.tracedBuild ?? "—"]) });
+  } else if (plan.source === "trace") {
     lines.push({ id: "plan", text: tn("desktopPlanTraced", plan.traces, [String(plan.traces), plan.buildId ?? "—"]) });
   } else if (plan.source === "learned") {
     lines.push({ id: "plan", text: plan.learnedStale ? t("desktopPlanLearnedStale") : t("desktopPlanLearned", [recordCommand]) });

@@ -276,6 +276,20 @@ pub fn describe(status: &super::PrefetchStatus) -> String {
         ),
     };
     match status.source {
+        Some(Source::Trace) if status.stale() => format!(
+            "traced plan of build {} ({} trace{}), read by file name, each file by its traced \
+             ranges cut to its size now: Firefox was updated to build {} since; the next traced \
+             start of this build renews the plan ({})",
+            match &status.fallback {
+                Some(Fallback::OtherBuild { traced_build }) =>
+                    traced_build.as_deref().unwrap_or("unknown"),
+                _ => "unknown",
+            },
+            status.traces,
+            if status.traces == 1 { "" } else { "s" },
+            status.build_id.as_deref().unwrap_or("unknown"),
+            crate::trace::store::record_command()
+        ),
         Some(Source::Trace) => format!(
             "traced plan of build {} ({} trace{}), in first-use order",
             status.build_id.as_deref().unwrap_or("unknown"),

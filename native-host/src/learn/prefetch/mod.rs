@@ -3,9 +3,11 @@
 //!
 //! - here: which plan ([`choose`]): the traced plan of this build (the pages traced cold starts
 //!   read and then used, with the time each was first needed: trace/first_use.rs), else the
+//!   traced plan of the build before an update, read by file name (issue 39 #11), else the
 //!   learned working set (no times: disk order), saying which and why ([`PrefetchStatus`]);
-//!   files replaced since they were planned are left out, never read whole (an update's new
-//!   files would cost more than the start reads by itself). The traced plan covers the user's
+//!   files replaced since they were planned are never read whole (an update's new files would
+//!   cost more than the start reads by itself): after an update the traced ranges are read, cut
+//!   to each file's size now, and the learned plan leaves them out. The traced plan covers the user's
 //!   own profile too, under the rules of learn/plan/profile.rs (its files only while they are
 //!   the files traced, read and nothing else);
 //! - [`batch`]: first-use order cut into batches read in disk order (pure);
@@ -190,15 +192,42 @@ fn decide(
         };
         return Ok((plan, status));
     }
-    status.fallback = Some(
-        match plan_source::other_build(&traces, build_id.as_deref()) {
-            Some(old) => Fallback::OtherBuild {
-                traced_build: Some(old).filter(|b| !b.is_empty()),
-            },
-            None if traces.is_empty() => Fallback::NoTrace,
-            None => Fallback::NoPageUse,
+    let old_build = plan_source::other_build(&traces, build_id.as_deref());
+    status.fallback = Some(match &old_build {
+        Some(old) => Fallback::OtherBuild {
+            traced_build: Some(old.clone()).filter(|b| !b.is_empty()),
         },
-    );
+        None if traces.is_empty() => Fallback::NoTrace,
+        None => Fallback::NoPageUse,
+    });
+    // Firefox was updated since its starts were traced (issue 39 #11: every file of the plan
+    // changed, and a launch prefetched nothing until the user traced again). The same files
+    // are read by name, each by its traced ranges cut to its size now, until a start of this
+    // build is traced (then the plan above is this build's own).
+    let by_name = old_build
+        .as_deref()
+        .map(|old| plan_source::of_build(&traces, Some(old).filter(|b| !b.is_empty()), Pages::Used))
+        .unwrap_or_default();
+    if !by_name.is_empty() {
+        status.source = Some(Source::Trace);
+        status.traces = by_name.len();
+        let plan = match make {
+            Some((knobs, launched)) => {
+                let dir = plan_source::profile_dir(&by_name);
+                let (scope, profile) = profile::scope_for(dir.as_deref(), launched, sys::geteuid());
+                let files = first_use::first_use(&by_name);
+                Some(traced_by_name(
+                    &files,
+                    &root,
+                    scope.as_ref(),
+                    profile,
+                    knobs,
+                )?)
+            }
+            None => None,
+        };
+        return Ok((plan, status));
+    }
     let state = workingset::load(state_dir).for_install(&root);
     status.learned_stale = state
         .starts
@@ -236,8 +265,33 @@ fn traced(
     files: &[TimedFile],
     root: &Path,
     scope: Option<&Scope>,
+    profile: Option<ProfilePlan>,
+    knobs: Knobs,
+) -> Result<PrefetchPlan, Error> {
+    traced_plan(files, root, scope, profile, knobs, false)
+}
+
+/// [`traced`] from the traces of an older build (Firefox was updated since): Firefox's and the
+/// system's files replaced since are read by name all the same, by the traced ranges cut to
+/// their size now (an update changes most files a little, and the start still needs much the
+/// same parts of them). The profile's files keep their rules.
+fn traced_by_name(
+    files: &[TimedFile],
+    root: &Path,
+    scope: Option<&Scope>,
+    profile: Option<ProfilePlan>,
+    knobs: Knobs,
+) -> Result<PrefetchPlan, Error> {
+    traced_plan(files, root, scope, profile, knobs, true)
+}
+
+fn traced_plan(
+    files: &[TimedFile],
+    root: &Path,
+    scope: Option<&Scope>,
     mut profile: Option<ProfilePlan>,
     knobs: Knobs,
+    by_name: bool,
 ) -> Result<PrefetchPlan, Error> {
     const TRACE_PAGE: u64 = 4096; // tracefs offsets are 4 KiB pages (trace/event.rs)
     let (_, mut empty) = empty_plan(root)?;
@@ -252,6 +306,7 @@ fn traced(
             mtime_ns: f.mtime_ns,
         };
         let mut mtime_ns = None;
+        let mut ours = false;
         match scope.map_or(Verdict::Outside, |s| s.judge(&f.path, &traced_id)) {
             Verdict::Plan(planned) => mtime_ns = Some(planned.mtime_ns),
             Verdict::Changed(part) => {
@@ -265,13 +320,15 @@ fn traced(
                 if !install::is_inside(root, &f.path) && !is_system_file(&f.path) {
                     continue; // outside the install, the system folders and the profile: never
                 }
+                ours = true;
             }
         }
         let Ok(now) = Identity::current_in(&empty.folders, &f.path) else {
             continue;
         };
-        if now.ino != f.ino || f.size.is_some_and(|s| s != now.size) {
-            continue; // replaced since traced (an update): left to the start itself
+        let replaced = now.ino != f.ino || f.size.is_some_and(|s| s != now.size);
+        if replaced && !(by_name && ours) {
+            continue; // replaced since traced (an update during the launch): left to the start
         }
         let ranges = f
             .pieces

@@ -58,6 +58,16 @@ test("a Firefox update makes the traced plan stale: the page says so and what th
   // Once a start of this build is learned: the learned plan, and the command for a trace.
   const relearned = byId(desktopLines(desktopView({ ...STALE, prefetch: { ...STALE.prefetch, learned_stale: false } }), englishMessage, { recordCommand: record }));
   assert.ok(relearned.plan.includes(`record one with ${record})`), relearned.plan);
+  // Issue 39 #11: the host of today reads the old traces' files by name after an update (the
+  // recording's state, answered by that host): the page says whose plan and how, after the
+  // stale line, and that the next traced start renews it.
+  const byName = { ...STALE, prefetch: { ...STALE.prefetch, source: "trace", traces: 2 } };
+  const renewed = byId(desktopLines(desktopView(byName), englishMessage, { recordCommand: record }));
+  assert.match(renewed.stale, /The next traced cold start of this build renews it \(sudo .* launch --cold --trace\); until then:$/);
+  assert.equal(
+    renewed.plan,
+    "A launch reads the files of that plan by name (2 traced starts of build 20261103151912) beside Firefox, each by its traced parts cut to its size now: an update changes the files, not much of what a start needs of them.",
+  );
   // Nothing learned either: nothing to read until a start of this build is learned.
   const nothing = { ...STALE, prefetch: { ...STALE.prefetch, source: null } };
   assert.equal(planIsStale(desktopView(nothing)), true);
