@@ -6,7 +6,8 @@
 // it, when Firefox has reported startupCrashDetectionEnd), one Firefox start per mode.
 //
 // The facts: MB cached and the percentage of the install folder (or "hidden" and the pages
-// Firefox mapped); what this start read from disk; its time to sessionRestored; its class. Also:
+// Firefox mapped); what this start read from disk; its time to sessionRestored; its class (the
+// answer line, each history row, the popup and the page's export, start by start: issue 39). Also:
 // the page's time axis spans the start; every command the page prints runs as printed; the live
 // host replies in the shapes recorded in tests/fixtures/host/ (the unit tests' fakes): residency,
 // hello, learn, plan and the planned preload, each as the same user as its recording, with the
@@ -219,6 +220,48 @@ async function readAll(ff, handles, installDir) {
     await sleep(2000);
   }
   assert.fail(`the cache never held still for one reading of page, popup and CLI: ${JSON.stringify(last?.page.residency)} / ${JSON.stringify(last?.again.residency)}`);
+}
+
+/**
+ * The export the page's Export button makes, as it hands it to Firefox (the object URL's blob,
+ * caught on its way: the download itself goes where Firefox saves downloads).
+ */
+async function readExport(driver) {
+  await driver.executeScript(() => {
+    const make = URL.createObjectURL.bind(URL);
+    window.e2eExported = null;
+    URL.createObjectURL = (blob) => {
+      window.e2eExported = blob;
+      return make(blob);
+    };
+  });
+  await driver.executeScript(() => document.getElementById("export-button").click());
+  const text = await waitFor(() => driver.executeAsyncScript((done) => (window.e2eExported ? window.e2eExported.text().then(done) : done(null))), {
+    timeout: 20000,
+    message: "the export the button made",
+  });
+  return JSON.parse(text);
+}
+
+/** Each start's class in the history table (record id → class), as the page shows it. */
+function historyClasses(driver) {
+  return driver.executeScript(() => Object.fromEntries([...document.querySelectorAll("#history-table tr[data-record-id]")].map((tr) => [tr.dataset.recordId, tr.dataset.coldness])));
+}
+
+/**
+ * The class of each start (issue 39): the export says what the page's history rows, its
+ * answer line and the popup say, start by start; and this start, launched plainly by the test
+ * (no prefetch, the add-on there from the start), is neither prefetched nor recorded late.
+ */
+function assertClassesAgree(exported, rows, { page, popup }) {
+  assert.ok(exported.current, "the export holds this start");
+  assert.equal(rows[exported.current.id], page.answer.coldness, "this start's history row = answer line");
+  assert.equal(exported.current.coldness.class, page.answer.coldness, "export = answer line");
+  assert.equal(exported.current.coldness.class, popup.last.coldness, "export = popup");
+  assert.deepEqual(Object.fromEntries(exported.history.map((r) => [r.id, r.coldness?.class])), rows, "export = history rows, start by start");
+  assert.ok(!["prefetched", "late"].includes(page.answer.coldness), `a plain start with the add-on there from the start: ${page.answer.text}`);
+  assert.equal("prefetch" in exported.current, false, "no prefetch read for this start");
+  assert.doesNotMatch(page.answer.text, /Recorded late|prefetched/);
 }
 
 /** The facts every mode and timing must agree on. */
@@ -442,6 +485,8 @@ function suite(mode) {
         t.diagnostic(`read ${Math.round(age / 1000)} s after the start, after Firefox ended its crash detection: this reading and the late one see the same milestones`);
       }
       assertAgree(read, mode);
+      await switchTo(ctx.ff.driver, handles.page);
+      assertClassesAgree(await readExport(ctx.ff.driver), await historyClasses(ctx.ff.driver), read);
       assertChartFits(read.page);
       assertCommandsRun(ctx.ff, read.page, installDir);
       await screenshots(ctx.ff, handles, `consistency-${mode}-early`);
