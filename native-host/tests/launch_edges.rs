@@ -340,7 +340,8 @@ fn residency_of_one_install_finds_its_firefox_beside_an_older_one_of_another() {
 /// Issue 39 #3: `launch --cold --trace` with no display: Firefox said why and exited 1 after
 /// 300 ms; the command returned 0, showed nothing of Firefox's message, said "firefox exited
 /// (exit code ?)" beside "exit status: 1", and stored the trace, which then fed the plan. A
-/// failed Firefox is a failed command: non-zero, Firefox's own words shown, nothing stored.
+/// failed Firefox is a failed command: non-zero, Firefox's own words shown (its standard error
+/// goes to a file the host reads back), nothing stored.
 #[test]
 fn a_firefox_that_fails_fails_the_command_with_its_own_message_and_is_not_stored() {
     let ff = install("echo 'Error: no DISPLAY environment variable specified' >&2; exit 1");
@@ -365,7 +366,7 @@ fn a_firefox_that_fails_fails_the_command_with_its_own_message_and_is_not_stored
         let said = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(
-            said.contains("Error: no DISPLAY environment variable specified"),
+            said.contains("Firefox said:\nError: no DISPLAY environment variable specified"),
             "Firefox's own message: {said}"
         );
         assert!(said.contains("exited with exit status 1"), "{said}");

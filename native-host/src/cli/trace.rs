@@ -69,12 +69,8 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     } else {
         Vec::new()
     };
-    let mut program = traced::firefox_program(&binary, &args.args, &extra);
-    // Firefox's own messages reach the person who launched it (issue 39 #3: with no display it
-    // ended at once, and what it said went nowhere).
-    program.keep_stderr = true;
     let spec = traced::Spec {
-        program,
+        program: traced::firefox_program(&binary, &args.args, &extra),
         install,
         cold: if args.cold {
             traced::Cold::Evict
@@ -93,9 +89,12 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         let hint = traced::failure_hint(&args.args, |k| std::env::var_os(k))
             .map(|h| format!("; {h}"))
             .unwrap_or_default();
+        let said = launched
+            .firefox_said()
+            .map(|s| format!("\nFirefox said:\n{s}"))
+            .unwrap_or_default();
         anyhow::bail!(
-            "{why}: not a start, so nothing was stored and no plan learns from it. What \
-             Firefox said is above, on its standard error{hint}"
+            "{why}: not a start, so nothing was stored and no plan learns from it{hint}{said}"
         );
     }
     // A start that never restored its session is not one: its profile would wait in vain too.

@@ -57,6 +57,9 @@ pub struct Launched {
     pub firefox: Running,
     /// How Firefox ended, where it exited while it was recorded (`None`: it runs on).
     pub exited: Option<std::process::ExitStatus>,
+    /// Firefox's standard error (an unlinked file: gone with the last descriptor), where one
+    /// could be made.
+    pub stderr: Option<std::fs::File>,
 }
 
 impl Launched {
@@ -75,6 +78,37 @@ impl Launched {
             self.trace.ended_ms
         ))
     }
+
+    /// The end of what Firefox wrote to its standard error, where it wrote anything.
+    #[must_use]
+    pub fn firefox_said(&self) -> Option<String> {
+        self.stderr.as_ref().map(said).filter(|s| !s.is_empty())
+    }
+}
+
+/// At most this much of what Firefox said is repeated (its last words: a failing start ends
+/// with why).
+const SAID_BYTES: u64 = 2048;
+
+/// The end of what Firefox wrote to `file` (its standard error), trimmed; read where it is,
+/// without moving the offset Firefox writes at.
+fn said(file: &std::fs::File) -> String {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata().map_or(0, |m| m.len());
+    let from = len.saturating_sub(SAID_BYTES);
+    let mut buf = vec![0u8; usize::try_from(len - from).unwrap_or(0)];
+    let n = file.read_at(&mut buf, from).unwrap_or(0);
+    buf.truncate(n);
+    String::from_utf8_lossy(&buf).trim().to_owned()
+}
+
+/// An unlinked file for Firefox's standard error, in the state folder (on disk: a Firefox
+/// left running may write to it all session), else the temporary folder; `None` if neither.
+fn stderr_file() -> Option<std::fs::File> {
+    crate::state::open()
+        .ok()
+        .and_then(|s| tempfile::tempfile_in(s.path()).ok())
+        .or_else(|| tempfile::tempfile().ok())
 }
 
 /// "exit status 1", "signal 11 (SIGSEGV)": how a process ended, in words.
@@ -126,7 +160,7 @@ pub fn firefox_program(
         env,
         cwd: None,
         setsid: false,
-        keep_stderr: false,
+        stderr: None,
     }
 }
 
@@ -188,10 +222,18 @@ pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launche
     }
     // The traces folder exists before Firefox starts: the extension's marker goes there.
     let traces = store::open().ok();
+    let stderr = stderr_file();
+    let mut program = spec.program.clone();
+    if program.stderr.is_none() {
+        program.stderr = stderr
+            .as_ref()
+            .and_then(|f| f.try_clone().ok())
+            .map(|f| std::sync::Arc::new(std::os::fd::OwnedFd::from(f)));
+    }
     let zero_ns = clock_ns();
     let launched_at = std::time::SystemTime::now();
-    let held = held::spawn(&spec.program)
-        .with_context(|| format!("start {}", spec.program.path.display()))?;
+    let held =
+        held::spawn(&program).with_context(|| format!("start {}", spec.program.path.display()))?;
     let pid = held.pid();
     let mut recorder = Recorder::follow(link, pid, spec.faults, &spec.install.dir);
     recorder.watch_start(profile, launched_at);
@@ -235,6 +277,7 @@ pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launche
         trace,
         firefox,
         exited,
+        stderr,
     })
 }
 

@@ -29,9 +29,10 @@ pub struct Program {
     pub cwd: Option<PathBuf>,
     /// A session of its own (it must not end with this process's terminal or session).
     pub setsid: bool,
-    /// Its standard error is this process's (a person at a terminal then reads the program's
-    /// own messages, as when they run it themselves); else, as stdin and stdout, `/dev/null`.
-    pub keep_stderr: bool,
+    /// Where its standard error goes (a file the caller reads back: what the program said when
+    /// it failed); `None`: as stdin and stdout, `/dev/null`. Not this process's own: a program
+    /// left running would hold the caller's pipe open, and break on it once the caller is gone.
+    pub stderr: Option<std::sync::Arc<OwnedFd>>,
 }
 
 /// A forked child waiting for [`Held::release`]. Dropped unreleased, it exits without running
@@ -93,7 +94,7 @@ pub fn spawn(program: &Program) -> io::Result<Held> {
             .write(true)
             .open(Path::new("/dev/null"))?,
     );
-    let keep_stderr = program.keep_stderr;
+    let stderr_fd = program.stderr.as_ref().map(|f| f.as_raw_fd());
     let (go_r, go_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (go_rfd, go_wfd, err_rfd, err_wfd, null_fd) = (
@@ -124,9 +125,14 @@ pub fn spawn(program: &Program) -> io::Result<Held> {
                 libc::setsid();
             }
             for fd in 0..3 {
-                if fd != 2 || !keep_stderr {
-                    libc::dup2(null_fd, fd);
-                }
+                libc::dup2(
+                    if fd == 2 {
+                        stderr_fd.unwrap_or(null_fd)
+                    } else {
+                        null_fd
+                    },
+                    fd,
+                );
             }
             let mut byte = 0u8;
             let got = loop {
@@ -279,7 +285,7 @@ mod tests {
             env: vec![("HELD".into(), "yes".into())],
             cwd: cwd.map(Path::to_path_buf),
             setsid: false,
-            keep_stderr: false,
+            stderr: None,
         }
     }
 

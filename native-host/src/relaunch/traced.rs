@@ -106,7 +106,8 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
             cwd: Some(cwd),
             // A session of its own: it must not end with this helper.
             setsid: true,
-            keep_stderr: false,
+            // launch() gives it a file of its own, read back if it fails.
+            stderr: None,
         },
         cold,
         trace: true,
@@ -122,8 +123,13 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
             status.stage = Stage::Started;
             status.new_pid = Some(launched.firefox.pid);
             if let Some(why) = launched.failed() {
-                // Not a start: not stored, and the page says Firefox failed (issue 39 #3).
-                status.error = Some(trace_failure("firefox_failed", why));
+                // Not a start: not stored, and the page says Firefox failed, in its own words
+                // where it said any (issue 39 #3).
+                let said = launched
+                    .firefox_said()
+                    .map(|s| format!(" (it said: {s})"))
+                    .unwrap_or_default();
+                status.error = Some(trace_failure("firefox_failed", format!("{why}{said}")));
             } else if traced::not_a_start(&mut launched.trace, false) {
                 let detail = launched
                     .trace
