@@ -223,8 +223,9 @@ async function readAll(ff, handles, installDir) {
 }
 
 /**
- * The export the page's Export button makes, as it hands it to Firefox (the object URL's blob,
- * caught on its way: the download itself goes where Firefox saves downloads).
+ * The export the page's Export button makes, as it hands it to Firefox: the object URL's blob,
+ * caught on its way, and the download link's one click held back (no file left in the test
+ * user's downloads).
  */
 async function readExport(driver) {
   await driver.executeScript(() => {
@@ -233,6 +234,13 @@ async function readExport(driver) {
     URL.createObjectURL = (blob) => {
       window.e2eExported = blob;
       return make(blob);
+    };
+    const click = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function () {
+      HTMLAnchorElement.prototype.click = click;
+      if (!this.hasAttribute("download")) {
+        click.call(this);
+      }
     };
   });
   await driver.executeScript(() => document.getElementById("export-button").click());
