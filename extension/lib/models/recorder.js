@@ -10,6 +10,15 @@ import { classifyStart, needOf } from "./coldness.js";
 import { addRecord } from "./history.js";
 import { ioFromHost, NOTES, prefetchFromHost, recordId } from "./record.js";
 
+/**
+ * How long after sessionRestored an add-on that started during the run may record the start
+ * and still have its figures count as the start's: a minute. An add-on installed right after
+ * Firefox started (a temporary install: web-ext run, the e2e harness, about:debugging) records
+ * within seconds of the start being over, and what was read in those seconds is little beside
+ * a start's; one installed later (the README's about:addons path, minutes after) is late.
+ */
+export const LATE_MS = 60_000;
+
 /** Delays between polls for sessionRestored: doubling from 250 ms, at most 5 s. */
 export function backoffDelays(maxWait, { first = 250, cap = 5000 } = {}) {
   const delays = [];
@@ -89,13 +98,8 @@ export async function buildRecord({
   let milestones = {};
   let precision = {};
 
-  // An add-on installed or enabled during this run of Firefox records its start late (minutes,
-  // or days, after it): said in either mode, and the start is classed `late` (issue 39 #5).
-  const late = Boolean(addonStartedLater());
+  const startedLater = Boolean(addonStartedLater());
   if (mode === "full") {
-    if (late) {
-      notes.push(NOTES.addonStartedLater);
-    }
     const waited = await waitForSessionRestored(getStartupInfo, { sleep, maxWait });
     if (!waited.complete) {
       notes.push(NOTES.noSessionRestored);
@@ -118,7 +122,7 @@ export async function buildRecord({
     processStart = firefox.started_at_ms;
     const tick = typeof firefox.start_precision_ms === "number" ? firefox.start_precision_ms : 10;
     precision = { processStart: tick, milestones: tick };
-    if (late) {
+    if (startedLater) {
       notes.push(NOTES.addonStartedLater);
     } else if (typeof backgroundStartedAt === "number" && backgroundStartedAt >= processStart) {
       milestones = { extensionBackground: Math.round(backgroundStartedAt - processStart) };
@@ -133,6 +137,14 @@ export async function buildRecord({
   const browserInfo = (await orNull(getBrowserInfo())) ?? {};
   const platform = (await orNull(getPlatformInfo())) ?? {};
   const recordedAt = now();
+  // An add-on installed or enabled during this run of Firefox records its start late: in
+  // basic mode always (it saw no moment of the start), in full mode when that was more than
+  // LATE_MS after the start was over (issue 39 #5: 10 minutes, "A warm start" with no note).
+  // Then what the processes read by now is not the start's: said, and classed `late`.
+  const late = startedLater && (mode === "basic" || recordedAt - processStart - (milestones.sessionRestored ?? 0) > LATE_MS);
+  if (late && mode === "full") {
+    notes.push(NOTES.addonStartedLater);
+  }
   const io = ioFromHost(firefox?.io, recordedAt - processStart);
   const prefetch = prefetchFromHost(firefox?.prefetched);
   const record = {

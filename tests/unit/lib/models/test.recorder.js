@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { backoffDelays, buildRecord, recordThisStart, sinceProcess, waitForSessionRestored } from "../../../../extension/lib/models/recorder.js";
+import { backoffDelays, buildRecord, LATE_MS, recordThisStart, sinceProcess, waitForSessionRestored } from "../../../../extension/lib/models/recorder.js";
 import { HISTORY_KEY } from "../../../../extension/lib/models/history.js";
 import { isRecord, NOTES } from "../../../../extension/lib/models/record.js";
 import { FALLBACK_NEED_BYTES } from "../../../../extension/lib/models/coldness.js";
@@ -259,4 +259,18 @@ test("full mode: an add-on that started after Firefox records the start as recor
   assert.equal(record.coldness.class, "late");
   assert.deepEqual(record.notes, [NOTES.addonStartedLater]);
   assert.equal(record.milestones.sessionRestored, 1400, "Firefox's own milestones stay: they are the start's");
+  // Installed right after Firefox started (a temporary install, seconds after the start was
+  // over): the figures are the start's, as before.
+  const soon = fakeClock(P + 1400 + LATE_MS - 1000);
+  const early = (
+    await buildRecord({
+      getStartupInfo: async () => ({ process: P, main: P + 310, sessionRestored: P + 1400 }),
+      requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+      addonStartedLater: () => true,
+      now: soon.now,
+      sleep: soon.sleep,
+    })
+  ).record;
+  assert.equal(early.coldness.class, "cold");
+  assert.deepEqual(early.notes, []);
 });
