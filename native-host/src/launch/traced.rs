@@ -222,6 +222,10 @@ pub fn launch(spec: &Spec, stop: Stop, tracer: Tracer) -> anyhow::Result<Launche
     }
     // The traces folder exists before Firefox starts: the extension's marker goes there.
     let traces = store::open().ok();
+    // Ctrl-C, SIGTERM and SIGHUP stop the recording (and keep what it has) from the moment
+    // Firefox can run: armed when the recording's loop began, a signal that came right after
+    // Firefox's exec ended the host itself (the root-only signals test lost that race once).
+    let _ = crate::trace::record::signal::interrupted();
     let stderr = stderr_file();
     let mut program = spec.program.clone();
     if program.stderr.is_none() {
