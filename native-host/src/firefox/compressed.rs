@@ -14,7 +14,7 @@
 //! so a file planted at the path the kernel names is never taken for the image.
 
 use std::fs::File;
-use std::io::{self, Read as _};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -273,8 +273,7 @@ pub fn open_image(image: &Path, mount_point: &Path, format: Format) -> Result<Fi
         });
     }
     if format.is_squashfs() {
-        let mut head = [0u8; SUPERBLOCK_BYTES];
-        (&file).read_exact(&mut head).map_err(|e| Access::Refused {
+        let head = read_head(&file, image).map_err(|e| Access::Refused {
             why: format!("{}: no squashfs superblock ({e})", image.display()),
         })?;
         let sb = Superblock::parse(&head).ok_or_else(|| Access::Refused {
@@ -294,6 +293,41 @@ pub fn open_image(image: &Path, mount_point: &Path, format: Format) -> Result<Fi
         }
     }
     Ok(file)
+}
+
+/// The image's first bytes, read past the page cache (`O_DIRECT`) where the filesystem allows,
+/// so that looking at an image (the page's install line, `residency`) caches none of it: a
+/// residency report right after an evict must not find the image's first pages brought back by
+/// the look itself. Falls back to a plain read (tmpfs has no direct I/O).
+fn read_head(file: &File, image: &Path) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt as _;
+    const ALIGN: usize = 4096;
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(image)
+        .ok()
+        // The same file as the one checked (not one swapped in between the two opens).
+        .filter(|d| {
+            let (a, b) = (d.metadata().ok(), file.metadata().ok());
+            a.zip(b).is_some_and(|(a, b)| {
+                use std::os::unix::fs::MetadataExt as _;
+                a.dev() == b.dev() && a.ino() == b.ino()
+            })
+        });
+    if let Some(direct) = direct {
+        let mut buf = vec![0u8; 2 * ALIGN];
+        let start = buf.as_ptr().align_offset(ALIGN);
+        let aligned = &mut buf[start..start + ALIGN];
+        if let Ok(n) = direct.read_at(aligned, 0) {
+            if n >= SUPERBLOCK_BYTES {
+                return Ok(aligned[..SUPERBLOCK_BYTES].to_vec());
+            }
+        }
+    }
+    let mut head = vec![0u8; SUPERBLOCK_BYTES];
+    file.read_exact_at(&mut head, 0)?;
+    Ok(head)
 }
 
 fn check_image(image: &Path, mount_point: &Path, format: Format) -> Access {
