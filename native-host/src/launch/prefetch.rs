@@ -87,7 +87,10 @@ pub fn run(req: &Request) -> anyhow::Error {
         }
     };
     let read_ahead_kb = strategy::window_kb(&binary);
-    let (strategy, reason) = strategy::decide(req.strategy, read_ahead_kb);
+    // A compressed mount (mountinfo only: nothing is read before Firefox starts).
+    let compressed = crate::firefox::mount::find(&dir)
+        .is_some_and(|m| crate::firefox::compressed::Format::of_fs_type(&m.fs_type).is_some());
+    let (strategy, reason) = strategy::decide_for(req.strategy, read_ahead_kb, compressed);
     let cwd = std::env::current_dir().unwrap_or_default();
     let p = launch::Prefetch {
         strategy,

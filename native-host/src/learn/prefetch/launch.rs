@@ -333,7 +333,9 @@ fn first_reason(reason: Reason) -> String {
              prefetch reached it, read_ahead_kb {kb}; --strategy beside starts it at once",
             (kb * 1024) as f64 / 1e6
         ),
-        Reason::Asked | Reason::SmallWindow => "asked with --strategy first".to_owned(),
+        Reason::Asked | Reason::SmallWindow | Reason::Compressed => {
+            "asked with --strategy first".to_owned()
+        }
     }
 }
 
