@@ -208,6 +208,7 @@ path_key!(binary, "binary", "binary_b64");
 path_key!(profile, "profile", "profile_b64");
 path_key!(loop_device, "loop_device", "loop_device_b64");
 path_key!(image, "image", "image_b64");
+path_key!(mount_point, "mount_point", "mount_point_b64");
 
 #[cfg(test)]
 mod tests {

@@ -102,6 +102,34 @@ describe("a squashfs image of the install folder, loop-mounted (the Snap's stora
     assert.equal(imageFile?.path, fs.realpathSync(stage.image));
     assert.equal(imageFile.status, "exact");
     assert.equal(imagePages, Math.ceil(fs.statSync(stage.image).size / 4096));
+    // A compressed install: root may read the image, so a prefetch reads its ranges raw and
+    // never the files through the mount (docs/design/compressed.md).
+    assert.equal(kind.compressed.format, "squashfs");
+    assert.equal(kind.compressed.mount_point, stage.mount);
+    assert.equal(kind.compressed.access.code, "readable");
+    assert.equal(kind.compressed.verdict, "image_ranges");
+  });
+
+  it("a Snap-shaped image nobody may read: the prefetch and the login preload are left off, and say why", () => {
+    fs.chmodSync(stage.image, 0o600);
+    fs.chmodSync(stage.root, 0o755);
+    const state = fs.mkdtempSync(path.join(stage.root, "state-"));
+    fs.chmodSync(state, 0o755);
+    fs.chownSync(state, 65534, 65534);
+    // The binary where nobody may run it (the checkout may sit in root's 0700 home).
+    const host = path.join(stage.root, "about-startup-host");
+    fs.copyFileSync(HOST_BINARY, host);
+    fs.chmodSync(host, 0o755);
+    const result = spawnSync(
+      "setpriv",
+      ["--reuid=65534", "--regid=65534", "--clear-groups", host, "preload", "--plan", "--json", "--firefox", stage.mount],
+      { encoding: "utf8", env: { ...process.env, HOME: "/nonexistent", XDG_STATE_HOME: state } },
+    );
+    assert.equal(result.status, 0, result.stderr);
+    const reply = JSON.parse(result.stdout);
+    assert.equal(reply.compressed.verdict, "left_off");
+    assert.equal(reply.compressed.left_off, "image_not_readable");
+    assert.equal(reply.image_read, null);
   });
 
   it("evict of the whole folder drops both caches, and says so", () => {

@@ -109,6 +109,19 @@ pub(super) enum Cmd {
     /// Start Firefox (optionally cold) and record which pages of which files its start reads,
     /// or (--prefetch) start it at once with what its start needs read beside it.
     Launch(LaunchArgs),
+    /// Pack your Firefox install into a compressed read-only image (mksquashfs, in the state
+    /// folder), mounted as you (squashfuse) at the next `launch --prefetch`, which starts Firefox
+    /// from it while the image is of the install's build (else the plain install).
+    ///
+    /// Costs disk space (the image), a rebuild after every Firefox update, and memory: the
+    /// image's pages and the decompressed pages are cached both.
+    Pack(PackArgs),
+    /// Unmount and remove the packed image: the system as before `pack`.
+    Unpack {
+        /// Print one JSON object on stdout instead of sentences.
+        #[arg(long)]
+        json: bool,
+    },
     /// Restart your running Firefox (cold with --cold): wait for it to quit, evict its files,
     /// start it again with the same arguments and environment.
     Relaunch(super::relaunch::RelaunchArgs),
@@ -385,6 +398,8 @@ impl Cmd {
                 DesktopCmd::Enable(a) | DesktopCmd::Disable(a) | DesktopCmd::Status(a),
             ) => a.json,
             Cmd::Launch(a) => a.json,
+            Cmd::Pack(a) => a.json,
+            Cmd::Unpack { json } => *json,
             Cmd::Relaunch(a) => a.json,
             Cmd::Trace(a) => match &a.action {
                 None => a.json,
@@ -572,6 +587,28 @@ pub(super) struct DesktopArgs {
     /// Firefox's install folder (the one holding application.ini), instead of finding it.
     #[arg(long, value_name = "DIR")]
     pub(super) firefox: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct PackArgs {
+    /// Print one JSON object on stdout instead of sentences.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Firefox's install folder (the one holding application.ini), instead of finding it.
+    #[arg(long, value_name = "DIR")]
+    pub(super) firefox: Option<PathBuf>,
+    /// Only say what is packed, of which build, whether it is current and what it costs.
+    #[arg(long)]
+    pub(super) status: bool,
+    /// mksquashfs's compressor: gzip, lzo, lz4, xz, zstd, lzma.
+    #[arg(long, value_name = "NAME", default_value = "zstd")]
+    pub(super) comp: String,
+    /// Block size in KiB (a power of two, 4 to 1024).
+    #[arg(long, value_name = "KIB", default_value_t = 128)]
+    pub(super) block_kib: u32,
+    /// Do not order the image by the traced start (mksquashfs -sort).
+    #[arg(long)]
+    pub(super) no_sort: bool,
 }
 
 #[derive(Debug, Args)]

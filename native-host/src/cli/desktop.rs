@@ -50,6 +50,19 @@ fn print_status(s: &DesktopStatus) {
                 last.outcome.elapsed_ms
             ),
         }
+        if let Some(c) = &last.compressed {
+            println!("    {}", c.line());
+        }
+        if let Some(image) = &last.image_read {
+            println!(
+                "    it read {} MB of the image for {} MB of {} files ({} MB not mapped, {} MB off the mount left to the start)",
+                megabytes(image.bytes_image_read),
+                megabytes(image.bytes_files_mapped),
+                image.files_mapped,
+                megabytes(image.bytes_unmapped),
+                megabytes(image.bytes_outside)
+            );
+        }
         if let (None, Some(profile)) = (&last.failed, &last.profile) {
             println!(
                 "    its plan held {} ({} MB of it read)",

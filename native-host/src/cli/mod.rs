@@ -21,6 +21,7 @@ mod install;
 mod launch;
 mod learn;
 mod manpages;
+mod pack;
 mod preload;
 mod profile;
 mod relaunch;
@@ -98,6 +99,8 @@ fn dispatch(command: Cmd) -> anyhow::Result<()> {
         Cmd::Autostart(cmd) => autostart::autostart_cmd(&cmd),
         Cmd::Desktop(cmd) => desktop::desktop_cmd(&cmd),
         Cmd::Launch(args) => trace::launch_cmd(&args),
+        Cmd::Pack(args) => pack::pack_cmd(&args),
+        Cmd::Unpack { json } => pack::unpack_cmd(json),
         Cmd::Relaunch(args) => relaunch::relaunch_cmd(&args),
         Cmd::Trace(args) => match &args.action {
             Some(args::TraceAction::List { json }) => traces::list_cmd(*json),

@@ -44,6 +44,13 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
     };
     if args.plan {
         let state_dir = crate::state::open()?;
+        // A compressed install (a Snap, a packed Firefox): never through the mount.
+        if let Some(c) = crate::firefox::compressed::detect(
+            &install.dir,
+            crate::learn::pack::image_for(&install.dir).as_deref(),
+        ) {
+            return preload_compressed(&install.dir, &state_dir, &c, args.target.json);
+        }
         let summary = plan::preload_planned(
             &install.dir,
             &state_dir,
@@ -172,4 +179,33 @@ pub(super) fn method_name(method: Method) -> &'static str {
         Method::Readahead => "readahead",
         Method::Fadvise => "fadvise",
     }
+}
+
+/// `preload --plan` of an install on a compressed mount: its image's ranges raw, or nothing
+/// (firefox/compressed.rs says which and why).
+fn preload_compressed(
+    dir: &std::path::Path,
+    state: &crate::state::StateDir,
+    c: &crate::firefox::compressed::Compressed,
+    json: bool,
+) -> anyhow::Result<()> {
+    use crate::firefox::compressed::Verdict;
+    let read = match c.verdict {
+        Verdict::LeftOff => None,
+        Verdict::ImageRanges => Some(crate::learn::prefetch::image::preload(dir, state, c)?),
+    };
+    if json {
+        return print_json(&serde_json::json!({ "compressed": c, "image_read": read }));
+    }
+    println!("{}", c.line());
+    if let Some(r) = read {
+        println!(
+            "read {} MB of the image for {} MB of {} files in {} ms",
+            megabytes(r.bytes_image_read),
+            megabytes(r.bytes_files_mapped),
+            r.files_mapped,
+            r.elapsed_ms
+        );
+    }
+    Ok(())
 }

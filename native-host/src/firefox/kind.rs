@@ -68,6 +68,10 @@ pub struct InstallKind {
     /// For a loop-mounted folder (a Snap), the image behind it; `residency` reports its pages as
     /// the `image` group, and `preload`/`evict` act on it with `cache: "image"`.
     pub image: Option<LoopImage>,
+    /// The folder is on a compressed mount (a Snap, a packed image): its format, its image, and
+    /// what a prefetch and the login preload do there (firefox/compressed.rs); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compressed: Option<crate::firefox::compressed::Compressed>,
 }
 
 /// The facts [`classify`] decides from, gathered by [`gather`] (or made up by a test).
@@ -145,7 +149,14 @@ pub fn gather(dir: &Path) -> Facts {
 /// Gather, classify and, for a loop mount, find the image behind it.
 #[must_use]
 pub fn describe(dir: &Path) -> InstallKind {
-    from_facts(&gather(dir), Path::new("/sys/block"))
+    let facts = gather(dir);
+    let mut kind = from_facts(&facts, Path::new("/sys/block"));
+    if let Some(entry) = &facts.mount {
+        let known = crate::firefox::packed::image_for(dir);
+        kind.compressed =
+            crate::firefox::compressed::detect_in(entry, Path::new("/sys/block"), known.as_deref());
+    }
+    kind
 }
 
 /// [`InstallKind`] of `facts`, the loop image read from `sys_block`.
@@ -162,6 +173,7 @@ pub fn from_facts(facts: &Facts, sys_block: &Path) -> InstallKind {
             .mount
             .as_ref()
             .and_then(|m| mount::loop_image(sys_block, &m.source)),
+        compressed: None,
     }
 }
 

@@ -14,14 +14,17 @@
 
 pub mod app_ini;
 pub mod checkpoints;
+pub mod compressed;
 pub mod install;
 pub mod kind;
 pub mod manifest;
 pub mod mount;
 pub mod omni;
+pub mod packed;
 pub mod process;
 pub mod profile_facts;
 pub mod profile_parts;
+pub mod profiles_ini;
 pub mod served;
 pub mod startup_profile;
 pub mod telemetry;

@@ -8,6 +8,7 @@ use std::process::Command;
 use anyhow::{bail, Context as _};
 
 use crate::firefox::install as files;
+use crate::learn::pack;
 use crate::learn::prefetch::{launch, strategy, Knobs};
 use crate::os::binary::firefox_binary;
 use crate::state;
@@ -74,8 +75,9 @@ pub fn run(req: &Request) -> anyhow::Error {
             Err(e) => return e.into(),
         }
     }
-    let mut firefox = Command::new(&req.binary);
-    firefox.args(&req.args);
+    let (dir, binary, args) = packed_or_plain(req);
+    let mut firefox = Command::new(&binary);
+    firefox.args(&args);
     let state_dir = match state::locate() {
         Ok(dir) => dir,
         Err(e) => {
@@ -84,20 +86,80 @@ pub fn run(req: &Request) -> anyhow::Error {
             return anyhow::anyhow!("could not start {}: {err}", req.binary.display());
         }
     };
-    let read_ahead_kb = strategy::window_kb(&req.binary);
-    let (strategy, reason) = strategy::decide(req.strategy, read_ahead_kb);
+    let read_ahead_kb = strategy::window_kb(&binary);
+    // A compressed mount (mountinfo only: nothing is read before Firefox starts).
+    let compressed = crate::firefox::mount::find(&dir)
+        .is_some_and(|m| crate::firefox::compressed::Format::of_fs_type(&m.fs_type).is_some());
+    let (strategy, reason) = strategy::decide_for(req.strategy, read_ahead_kb, compressed);
     let cwd = std::env::current_dir().unwrap_or_default();
     let p = launch::Prefetch {
         strategy,
         reason,
         read_ahead_kb,
         launched: crate::learn::plan::profile::launched(&req.args, &cwd),
-        install_dir: req.dir.clone(),
+        install_dir: dir.clone(),
         state_dir,
         paced: req.paced,
         knobs: req.knobs,
         verbose: true,
+        known_image: crate::learn::pack::image_for(&dir),
     };
     let err = launch::exec_beside(firefox, &p);
-    anyhow::anyhow!("could not start {}: {err}", req.binary.display())
+    anyhow::anyhow!("could not start {}: {err}", binary.display())
+}
+
+/// The folder, executable and arguments to start: the packed image's (learn/pack.rs) when the
+/// user packed this install and the image is of its build now, mounted; else the plain install,
+/// saying why on stderr (a desktop launch's stderr is the session log).
+fn packed_or_plain(req: &Request) -> (PathBuf, PathBuf, Vec<std::ffi::OsString>) {
+    let plain = || (req.dir.clone(), req.binary.clone(), req.args.clone());
+    let Ok(state) = state::open() else {
+        return plain();
+    };
+    let Some(packed) = pack::read(&state).filter(|p| p.install_dir == req.dir) else {
+        return plain();
+    };
+    let said = |why: &dyn std::fmt::Display| {
+        eprintln!("about-startup-host: {why}");
+        plain()
+    };
+    if let Err(why) = pack::check(&packed, &req.dir) {
+        return said(&why);
+    }
+    // Firefox keys its default profile by the install's path: from the mount it would make a
+    // new one. The launch names the profile the plain install starts, or starts the plain one.
+    let mut args = req.args.clone();
+    if crate::learn::plan::profile::launched(&req.args, Path::new("/"))
+        == crate::learn::plan::profile::Launched::Default
+    {
+        match crate::firefox::profiles_ini::default_profile() {
+            Ok(Some(profile)) => {
+                args.splice(
+                    0..0,
+                    [
+                        std::ffi::OsString::from("-profile"),
+                        profile.into_os_string(),
+                    ],
+                );
+            }
+            Ok(None) => {} // no profiles yet: the first start makes one either way
+            Err(why) => return said(&pack::NotUsed::Profile(why)),
+        }
+    }
+    if let Err(why) = pack::mount_image(&state, &packed) {
+        return said(&why);
+    }
+    let Some(name) = req.binary.file_name() else {
+        return plain();
+    };
+    eprintln!(
+        "about-startup-host: starting Firefox from the packed image (build {}) mounted on {}",
+        packed.build_id.as_deref().unwrap_or("unknown"),
+        packed.mount_point.display()
+    );
+    (
+        packed.mount_point.clone(),
+        packed.mount_point.join(name),
+        args,
+    )
 }

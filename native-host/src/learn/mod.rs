@@ -8,6 +8,7 @@
 pub mod autostart;
 pub mod desktop;
 pub mod last_run;
+pub mod pack;
 pub mod plan;
 pub mod prefetch;
 pub mod workingset;

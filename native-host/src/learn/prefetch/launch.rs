@@ -16,10 +16,12 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use super::image::{self, ImageOutcome};
 use super::record::{self, LastPrefetch};
 use super::run::{self, Ended, KernelCache, KernelIo};
 use super::strategy::{Reason, Strategy, FIRST_TIME_LIMIT};
 use super::{choose, Knobs};
+use crate::firefox::compressed::{Compressed, Verdict};
 use crate::os::clock::now_ms;
 use crate::state::StateDir;
 
@@ -52,6 +54,9 @@ pub struct Prefetch {
     /// The profile this launch starts (its arguments): the traced reads of that profile only
     /// are prefetched (learn/plan/profile.rs).
     pub launched: crate::learn::plan::profile::Launched,
+    /// The image behind the install's mount when the kernel names none (a FUSE mount of
+    /// `pack`'s own image): firefox/compressed.rs.
+    pub known_image: Option<PathBuf>,
 }
 
 /// Fork the prefetcher off, then exec `firefox`. Returns only if the exec failed (Firefox could
@@ -154,7 +159,26 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         outcome: run::Outcome::default(),
         profile: None,
         failed: None,
+        compressed: None,
+        image_read: None,
     };
+    // A compressed install (a Snap, a packed Firefox): never read through the mount.
+    let compressed = crate::firefox::compressed::detect(&p.install_dir, p.known_image.as_deref());
+    if let Some(c) = compressed
+        .as_ref()
+        .filter(|c| c.verdict == Verdict::LeftOff)
+    {
+        if p.verbose {
+            eprintln!("about-startup-host: {}", c.line());
+        }
+        let left = LastPrefetch {
+            plan_ms: millis(begun.elapsed()),
+            compressed: Some(c.clone()),
+            ..base
+        };
+        record::write(&state, &left);
+        return;
+    }
     let (plan, status) = match choose(&p.install_dir, &state, p.knobs, &p.launched) {
         Ok(chosen) => chosen,
         Err(e) => {
@@ -186,6 +210,41 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         record::write(&state, &none);
         return;
     };
+    if let Some(c) = compressed {
+        if p.verbose {
+            eprintln!("about-startup-host: {}", c.line());
+        }
+        let image_read = read_image(&plan, &c, p, pid, start_ticks, &begun, limit);
+        if p.verbose {
+            eprintln!(
+                "about-startup-host: read {:.1} MB of the image ({:.1} MB of it mapped from {:.1} MB of {} files) in {} ms; {:.1} MB not mapped, {:.1} MB off the mount left to the start",
+                image_read.bytes_image_read as f64 / 1e6,
+                image_read.bytes_image_planned as f64 / 1e6,
+                image_read.bytes_files_mapped as f64 / 1e6,
+                image_read.files_mapped,
+                image_read.elapsed_ms,
+                image_read.bytes_unmapped as f64 / 1e6,
+                image_read.bytes_outside as f64 / 1e6,
+            );
+        }
+        let record = LastPrefetch {
+            plan: status,
+            bytes_planned: plan.bytes_planned,
+            plan_ms,
+            profile: plan.profile.clone(),
+            outcome: run::Outcome {
+                bytes_read: image_read.bytes_image_read,
+                elapsed_ms: image_read.elapsed_ms,
+                ended: image_read.ended,
+                ..run::Outcome::default()
+            },
+            compressed: Some(c),
+            image_read: Some(image_read),
+            ..base
+        };
+        record::write(&state, &record);
+        return;
+    }
     let mut cache = KernelCache::new(&plan);
     let mut io = KernelIo::new(p.paced);
     let mut last_look = Instant::now();
@@ -238,6 +297,33 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
     record::write(&state, &record);
 }
 
+/// The compressed install's prefetch: the plan mapped to image ranges, read raw in image order
+/// until done, Firefox exits or the time limit.
+fn read_image(
+    plan: &super::PrefetchPlan,
+    c: &Compressed,
+    p: &Prefetch,
+    pid: i32,
+    start_ticks: Option<u64>,
+    begun: &Instant,
+    limit: Duration,
+) -> ImageOutcome {
+    let mut last_look = Instant::now();
+    let mut stop = || {
+        if begun.elapsed() > limit {
+            return Some(Ended::TimeLimit);
+        }
+        if last_look.elapsed() >= WATCH_EVERY {
+            last_look = Instant::now();
+            if !alive(pid, start_ticks) {
+                return Some(Ended::FirefoxExited);
+            }
+        }
+        None
+    };
+    image::prefetch(plan, c, p.knobs.gap, p.knobs.ahead, &mut stop)
+}
+
 /// Why the plan is read first, in words (the CLI and the session log).
 fn first_reason(reason: Reason) -> String {
     match reason {
@@ -247,7 +333,9 @@ fn first_reason(reason: Reason) -> String {
              prefetch reached it, read_ahead_kb {kb}; --strategy beside starts it at once",
             (kb * 1024) as f64 / 1e6
         ),
-        Reason::Asked | Reason::SmallWindow => "asked with --strategy first".to_owned(),
+        Reason::Asked | Reason::SmallWindow | Reason::Compressed => {
+            "asked with --strategy first".to_owned()
+        }
     }
 }
 

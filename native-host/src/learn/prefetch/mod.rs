@@ -34,6 +34,7 @@ use crate::trace::plan_source::{self, Pages};
 use crate::Error;
 
 pub mod batch;
+pub mod image;
 pub mod launch;
 pub mod record;
 pub mod run;

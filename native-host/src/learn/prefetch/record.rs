@@ -41,6 +41,13 @@ pub struct LastPrefetch {
     /// Set when the plan could not be made (the launch went on without a prefetch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// The install is on a compressed mount (firefox/compressed.rs): what the prefetch did there
+    /// (read the image's ranges, or left off and why); absent for a plain install.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressed: Option<crate::firefox::compressed::Compressed>,
+    /// What the image prefetch mapped and read (learn/prefetch/image.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_read: Option<super::image::ImageOutcome>,
 }
 
 /// How long after a process began its launch may have begun and still be its own: the
@@ -133,7 +140,31 @@ mod tests {
                 ..Default::default()
             }),
             failed: None,
+            // A Snap's: left off, and why (round-trips with its paths and codes).
+            compressed: Some(crate::firefox::compressed::judge(
+                &crate::firefox::compressed::Facts {
+                    format: crate::firefox::compressed::Format::Squashfs,
+                    mount_point: "/snap/firefox/5000".into(),
+                    image: Some("/var/lib/snapd/snaps/firefox_5000.snap".into()),
+                    direct_io: false,
+                    access: crate::firefox::compressed::Access::NotReadable,
+                    rdsquashfs: true,
+                },
+            )),
+            image_read: Some(super::super::image::ImageOutcome {
+                files_mapped: 2,
+                bytes_image_planned: 9,
+                ..Default::default()
+            }),
         };
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["compressed"]["left_off"], "image_not_readable");
+        assert_eq!(json["compressed"]["access"]["code"], "not_readable");
+        assert_eq!(
+            json["compressed"]["image"],
+            "/var/lib/snapd/snaps/firefox_5000.snap"
+        );
+        assert_eq!(json["compressed"]["mount_point"], "/snap/firefox/5000");
         write(&state, &record);
         assert_eq!(read(&state), Some(record));
         std::fs::write(dir.path().join(LAST_PREFETCH_FILE), vec![b' '; 100_000]).unwrap();

@@ -53,15 +53,28 @@ pub enum Reason {
     LargeWindow(u64),
     /// `auto`, and the window is small or unknown: beside.
     SmallWindow,
+    /// `auto`, and the install is on a compressed mount: beside, whatever the window. The
+    /// prefetch there reads the image raw (learn/prefetch/image.rs), which takes nothing from
+    /// the mount's decompressor; read first, it held a CPU-bound start back by its whole time
+    /// (2.5 s for 73 MB of a zstd image on the 30 MiB/s disk, the loop device's window 2,560
+    /// KiB: docs/benchmarks.md, issue 41).
+    Compressed,
 }
 
 /// The strategy for `choice` on a disk whose readahead window is `window_kb` (unknown: beside,
 /// the launch that never holds Firefox back), and why. Pure.
 #[must_use]
 pub fn decide(choice: Choice, window_kb: Option<u64>) -> (Strategy, Reason) {
+    decide_for(choice, window_kb, false)
+}
+
+/// [`decide`] for an install that is (`compressed`) or is not on a compressed mount. Pure.
+#[must_use]
+pub fn decide_for(choice: Choice, window_kb: Option<u64>, compressed: bool) -> (Strategy, Reason) {
     match (choice, window_kb) {
         (Choice::Beside, _) => (Strategy::Beside, Reason::Asked),
         (Choice::First, _) => (Strategy::First, Reason::Asked),
+        (Choice::Auto, _) if compressed => (Strategy::Beside, Reason::Compressed),
         (Choice::Auto, Some(kb)) if kb > FIRST_ABOVE_KB => {
             (Strategy::First, Reason::LargeWindow(kb))
         }
@@ -111,6 +124,15 @@ mod tests {
         assert_eq!(
             decide(Choice::Beside, Some(8192)),
             (Strategy::Beside, Reason::Asked)
+        );
+        // A compressed install: beside, whatever the window, unless asked.
+        assert_eq!(
+            decide_for(Choice::Auto, Some(8192), true),
+            (Strategy::Beside, Reason::Compressed)
+        );
+        assert_eq!(
+            decide_for(Choice::First, Some(128), true),
+            (Strategy::First, Reason::Asked)
         );
     }
 

@@ -61,3 +61,33 @@ test("every firefox_found key is in messages.json, worded in English", () => {
   assert.match(firefoxFoundText({ how: "no_match", candidates: 0, pids: [] }, english), /looked at: 0;/);
   assert.match(firefoxFoundText({ how: "no_hint", pids: [] }, english), /^not found: /);
 });
+
+test("a compressed install says what the prefetch does there: its image's ranges, or left off and why", () => {
+  const image = { loop_device: "/dev/loop0", image: "/var/lib/snapd/snaps/firefox_1.snap", direct_io: false };
+  const snap = { kind: "snap", reason: "snap_path", package: null, owner_uid: 0, image };
+  const leftOff = { format: "squashfs", mount_point: "/snap/firefox/1", image: image.image, access: { code: "not_readable" }, verdict: "left_off", left_off: "image_not_readable" };
+  assert.equal(
+    installKindText({ ...snap, compressed: leftOff }, user, t),
+    "installKindLine[installKindSnap|installGetsSnapTwoCaches[/var/lib/snapd/snaps/firefox_1.snap]]. compressedLeftOff[squashfs|compressedWhyNotReadable]",
+  );
+  const readable = { ...leftOff, access: { code: "readable" }, verdict: "image_ranges", left_off: undefined };
+  assert.match(installKindText({ ...snap, compressed: readable }, root, t), /\. compressedImageRanges\[squashfs\|\/var\/lib\/snapd\/snaps\/firefox_1\.snap\]$/);
+  // A packed Firefox on squashfuse is a tarball or package by owner, compressed all the same.
+  const packed = { kind: "tarball", reason: "user_folder", owner_uid: 1000, image: null, compressed: { ...readable, format: "squashfuse" } };
+  assert.match(installKindText(packed, user, t), /compressedImageRanges\[squashfuse \(squashfs\)\|/);
+  // An older host (no `compressed`): the line as before.
+  assert.doesNotMatch(installKindText(snap, user, t), /compressed/);
+});
+
+test("every left-off reason is in messages.json, and the Snap's sentence reads as the CLI's", () => {
+  const english = (key, subs) => englishMessage(key, subs);
+  const snap = { kind: "snap", reason: "squashfs_mount", owner_uid: 0, image: null, compressed: { format: "squashfs", verdict: "left_off", left_off: "image_not_readable" } };
+  assert.match(
+    installKindText(snap, user, english),
+    /this install is on a compressed squashfs mount: a prefetch through the mount would decompress on its one decompressor, and you may not read its image \(a Snap's is root's, mode 0600\); left off$/,
+  );
+  for (const code of ["no_image", "image_refused", "direct_io", "no_block_map", "no_rdsquashfs"]) {
+    const text = installKindText({ ...snap, compressed: { ...snap.compressed, left_off: code } }, user, english);
+    assert.doesNotMatch(text, /compressedWhy|undefined/, code);
+  }
+});
