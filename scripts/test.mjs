@@ -7,7 +7,7 @@
 import path from "node:path";
 import { HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { run } from "./lib/run.mjs";
-import { testFiles } from "./lib/test-files.mjs";
+import { rootOnlyRustTestFiles, testFiles } from "./lib/test-files.mjs";
 import { eslint, webExtLint } from "./lint.mjs";
 import { buildHost } from "./build.mjs";
 import { ensureDependencies } from "./lib/deps.mjs";
@@ -21,7 +21,7 @@ const M = ["--manifest-path", HOST_MANIFEST_PATH];
  * The host's test files with tests that need root (#[ignore]d in ordinary runs), and the
  * library's own (unit tests in src/: `--lib`).
  */
-const ROOT_TEST_FILES = ["hidden", "prefetch", "relaunch", "signals", "tracer"];
+const ROOT_TEST_FILES = rootOnlyRustTestFiles(path.join(ROOT, "native-host", "tests"));
 
 /**
  * The host's tests that need root (a root-owned file seen as `nobody`, switching users) are

@@ -15,3 +15,19 @@ export function testFiles(dir) {
   }
   return out.sort();
 }
+
+/**
+ * The host's integration test files (native-host/tests/<name>.rs) with tests that need root:
+ * those with an `#[ignore = "…root…"]` reason. Derived, not listed by hand, so a new root-only
+ * file (pack.rs, compressed.rs) is run by the root-only stage the day it is added instead of
+ * being skipped in silence. `#[ignore]`s whose reason does not name root (a child process run
+ * by its own test) are not picked up.
+ */
+export function rootOnlyRustTestFiles(dir, { fsApi = fs } = {}) {
+  return fsApi
+    .readdirSync(dir)
+    .filter((name) => name.endsWith(".rs"))
+    .filter((name) => /#\[ignore\s*=\s*"[^"]*\broot\b/.test(fsApi.readFileSync(path.join(dir, name), "utf8")))
+    .map((name) => name.slice(0, -".rs".length))
+    .sort();
+}
