@@ -22,8 +22,10 @@ pub struct Envelope {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Body {
-    /// Success: the request's final message.
-    Ok { data: Reply },
+    /// Success: the request's final message. Boxed: a reply (the install's kind with its
+    /// compressed mount, the last prefetch) is several times an event's size, and every event
+    /// of a long command would carry that size otherwise.
+    Ok { data: Box<Reply> },
     /// Failure: also final.
     Error(ReplyError),
     /// Progress while a long command runs; zero or more before the final message.
@@ -145,7 +147,9 @@ impl Envelope {
     pub fn ok(id: u64, data: Reply) -> Self {
         Envelope {
             id: Some(id),
-            body: Body::Ok { data },
+            body: Body::Ok {
+                data: Box::new(data),
+            },
         }
     }
 

@@ -200,6 +200,8 @@ mod tests {
             },
             profile: None,
             failed: None,
+            compressed: None,
+            image_read: None,
         };
         let mine = record.for_start(42, 1_000_000).expect("its own start");
         assert_eq!(
