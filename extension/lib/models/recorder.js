@@ -9,6 +9,7 @@
 import { classify, needOf } from "./coldness.js";
 import { addRecord } from "./history.js";
 import { ioFromHost, NOTES, recordId } from "./record.js";
+import { COSTS_READING_KEY, costsFromReading, UNAVAILABLE } from "./start-costs.js";
 
 /** Delays between polls for sessionRestored: doubling from 250 ms, at most 5 s. */
 export function backoffDelays(maxWait, { first = 250, cap = 5000 } = {}) {
@@ -74,6 +75,8 @@ export function sinceProcess(raw) {
  */
 export async function buildRecord({
   getStartupInfo = null,
+  getStartCosts = null,
+  previousCostsReading = null,
   requestHost = () => Promise.reject(new Error("no host")),
   getBrowserInfo = async () => ({}),
   getPlatformInfo = async () => ({}),
@@ -128,6 +131,7 @@ export async function buildRecord({
   const platform = (await orNull(getPlatformInfo())) ?? {};
   const recordedAt = now();
   const io = ioFromHost(firefox?.io, recordedAt - processStart);
+  const { costs, costsReading } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, addonStartedLater });
   const record = {
     id: recordId(mode, processStart),
     recordedAt,
@@ -144,8 +148,31 @@ export async function buildRecord({
     coldness: classify(io, needOf({ plannedBytes: plan?.planned_bytes ?? null, installBytes: plan?.install_bytes ?? null })),
     precision,
     notes,
+    costs,
   };
-  return { record };
+  return { record, costsReading };
+}
+
+/**
+ * This start's costs (lib/models/start-costs.js) and the raw reading to keep for the next start.
+ * Basic mode, an add-on started mid-run, or a failed read: {unavailable} with why.
+ */
+async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, addonStartedLater }) {
+  if (mode !== "full" || typeof getStartCosts !== "function") {
+    return { costs: { unavailable: UNAVAILABLE.noExperimentApi }, costsReading: null };
+  }
+  let reading;
+  try {
+    reading = await getStartCosts();
+  } catch {
+    return { costs: { unavailable: UNAVAILABLE.readFailed }, costsReading: null };
+  }
+  if (addonStartedLater()) {
+    // The start's samples were taken before this add-on ran: keep the reading as the next
+    // start's baseline, but name no figure for this start.
+    return { costs: { unavailable: UNAVAILABLE.addonStartedLater }, costsReading: reading };
+  }
+  return { costs: costsFromReading(reading, previousCostsReading, { processStart }), costsReading: reading };
 }
 
 /**
@@ -154,10 +181,15 @@ export async function buildRecord({
  * Returns {status: "recorded" | "duplicate" | "no-process-start", record, history}.
  */
 export async function recordThisStart({ storage, now = Date.now, ...options }) {
-  const { record, reason } = await buildRecord({ ...options, now });
+  // The previous start's raw cost reading: this start's figures are what Glean gained since.
+  const stored = (await storage.get(COSTS_READING_KEY))?.[COSTS_READING_KEY] ?? null;
+  const { record, reason, costsReading } = await buildRecord({ ...options, previousCostsReading: stored?.reading ?? null, now });
   if (!record) {
     return { status: reason, record: null, history: null };
   }
   const { history, added } = await addRecord(storage, record, { now });
+  if (added && costsReading) {
+    await storage.set({ [COSTS_READING_KEY]: { startId: record.id, reading: costsReading } });
+  }
   return { status: added ? "recorded" : "duplicate", record, history };
 }

@@ -1,4 +1,5 @@
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { backoffDelays, buildRecord, recordThisStart, sinceProcess, waitForSessionRestored } from "../../../../extension/lib/models/recorder.js";
 import { HISTORY_KEY } from "../../../../extension/lib/models/history.js";
@@ -97,6 +98,8 @@ test("full mode with the host: Firefox's milestones, the host's I/O and kernel",
     },
     precision: { processStart: 1, milestones: 1 },
     notes: [],
+    // no getStartCosts (an experiment without it): no costs, and why
+    costs: { unavailable: "no-experiment-api" },
   });
 });
 
@@ -212,4 +215,53 @@ test("recordThisStart: once per process start, even when the background runs aga
   assert.equal(second.status, "duplicate");
   assert.equal(storage.data[HISTORY_KEY].records.length, 1);
   assert.equal(storage.data[HISTORY_KEY].records[0].recordedAt, P + 3000, "the first record stays");
+});
+
+// Two real getStartCosts readings of consecutive starts (tests/fixtures/start-costs/).
+const costsReading = (n) =>
+  JSON.parse(readFileSync(new URL(`../../../fixtures/start-costs/reading-${n}.json`, import.meta.url), "utf8"));
+
+test("each start's add-on figures go with that start: the second start diffs against the first's reading", async () => {
+  const storage = fakeStorage();
+  const start = async (processStart, reading) =>
+    recordThisStart({
+      storage,
+      getStartupInfo: async () => ({ process: processStart, sessionRestored: processStart + 900 }),
+      getStartCosts: async () => reading,
+      requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+      now: () => processStart + 3000,
+      sleep: async () => {},
+    });
+  const [one, two] = [costsReading(1), costsReading(2)];
+  const first = await start(P, one);
+  const second = await start(P + 600_000, two);
+  const webcompat = (r) => r.addons.find((a) => a.id === "webcompat@mozilla.org").startup.sum;
+  const figure = (record) => record.costs.addons.find((a) => a.id === "webcompat@mozilla.org").startupMs;
+  assert.deepEqual(figure(first.record), { value: Math.round(webcompat(one) / 1e5) / 10, source: "glean" });
+  assert.deepEqual(figure(second.record), {
+    value: Math.round((webcompat(two) - webcompat(one)) / 1e5) / 10,
+    source: "glean-delta",
+  });
+  const stored = storage.data[HISTORY_KEY].records;
+  assert.deepEqual(
+    stored.map((r) => [r.id, figure(r).value]),
+    [
+      [first.record.id, figure(first.record).value],
+      [second.record.id, figure(second.record).value],
+    ],
+  );
+  assert.ok(stored.every(isRecord));
+  // The same start recorded again (the background page restarted) keeps the baseline.
+  const again = await start(P + 600_000, two);
+  assert.equal(again.status, "duplicate");
+  assert.equal(storage.data["startCosts.lastReading"].startId, second.record.id);
+});
+
+test("basic mode records why it has no costs", async () => {
+  const { record } = await buildRecord({
+    requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+    backgroundStartedAt: P + 500,
+    now: fakeClock().now,
+  });
+  assert.deepEqual(record.costs, { unavailable: "no-experiment-api" });
 });
