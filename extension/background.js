@@ -71,6 +71,7 @@ async function recordStart() {
     getStartupInfo: api ? () => api.getStartupInfo() : null,
     // An older full flavour's experiment lacks it: then the start has no costs, as in basic mode.
     getStartCosts: typeof api?.getStartCosts === "function" ? () => api.getStartCosts() : null,
+    selfId: browser.runtime.id,
     requestHost: (command) => hostRelay.request(command), // the one host connection
     getBrowserInfo: () => browser.runtime.getBrowserInfo(),
     getPlatformInfo: () => browser.runtime.getPlatformInfo(),

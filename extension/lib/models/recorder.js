@@ -77,6 +77,7 @@ export async function buildRecord({
   getStartupInfo = null,
   getStartCosts = null,
   previousCostsReading = null,
+  selfId = null,
   requestHost = () => Promise.reject(new Error("no host")),
   getBrowserInfo = async () => ({}),
   getPlatformInfo = async () => ({}),
@@ -131,7 +132,7 @@ export async function buildRecord({
   const platform = (await orNull(getPlatformInfo())) ?? {};
   const recordedAt = now();
   const io = ioFromHost(firefox?.io, recordedAt - processStart);
-  const { costs, costsReading } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, addonStartedLater });
+  const { costs, costsReading } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, addonStartedLater });
   const record = {
     id: recordId(mode, processStart),
     recordedAt,
@@ -157,7 +158,7 @@ export async function buildRecord({
  * This start's costs (lib/models/start-costs.js) and the raw reading to keep for the next start.
  * Basic mode, an add-on started mid-run, or a failed read: {unavailable} with why.
  */
-async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, addonStartedLater }) {
+async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, addonStartedLater }) {
   if (mode !== "full" || typeof getStartCosts !== "function") {
     return { costs: { unavailable: UNAVAILABLE.noExperimentApi }, costsReading: null };
   }
@@ -172,7 +173,7 @@ async function readCosts({ mode, getStartCosts, previousCostsReading, processSta
     // start's baseline, but name no figure for this start.
     return { costs: { unavailable: UNAVAILABLE.addonStartedLater }, costsReading: reading };
   }
-  return { costs: costsFromReading(reading, previousCostsReading, { processStart }), costsReading: reading };
+  return { costs: costsFromReading(reading, previousCostsReading, { processStart, selfId }), costsReading: reading };
 }
 
 /**

@@ -118,9 +118,10 @@ function inRecordUnit(figure, unit) {
 
 /**
  * This start's costs from the experiment's reading `now` and the previous start's `before`
- * (both getStartCosts replies; `before` may be null). `processStart` (epoch ms) dates the reading.
+ * (both getStartCosts replies; `before` may be null). `processStart` (epoch ms) dates the reading;
+ * `selfId` is about:startup's own add-on id.
  */
-export function costsFromReading(now, before = null, { processStart = null } = {}) {
+export function costsFromReading(now, before = null, { processStart = null, selfId = null } = {}) {
   const previous = new Map((before?.addons ?? []).map((addon) => [addon.id, addon]));
   const addons = (now?.addons ?? []).map((addon) => {
     const old = previous.get(addon.id) ?? null;
@@ -134,6 +135,8 @@ export function costsFromReading(now, before = null, { processStart = null } = {
       version: addon.version ?? null,
       type: addon.type ?? null,
       builtIn: addon.builtIn === true,
+      // about:startup itself: shown, never advised against (it is what measures the rest)
+      ...(addon.id === selfId ? { self: true } : {}),
       startupMs: figure("startup"),
       backgroundPageLoadMs: figure("backgroundPageLoad"),
     };
@@ -234,9 +237,10 @@ export function causesOf(costs) {
       version: addon.version,
       ms,
       backgroundPageLoadMs: valueOf(addon.backgroundPageLoadMs),
-      // Firefox's own built-in add-ons cannot be turned off from about:addons.
-      actionable: !addon.builtIn,
-      advice: addon.builtIn ? null : "disable-addon",
+      // Firefox's own built-in add-ons cannot be turned off from about:addons; about:startup is
+      // what measures the rest.
+      actionable: !addon.builtIn && !addon.self,
+      advice: addon.builtIn || addon.self ? null : "disable-addon",
     });
   }
   const sr = costs.sessionRestore ?? {};

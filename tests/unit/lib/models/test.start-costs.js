@@ -122,6 +122,21 @@ test("causes: largest first; Firefox's built-in add-ons are not actionable, a us
   assert.equal(causes.find((c) => c.id === "costly@example.org").advice, "disable-addon");
 });
 
+test("about:startup's own add-on is shown but never advised against", () => {
+  const one = reading(1);
+  for (const addon of one.addons) {
+    addon.builtIn = false;
+  }
+  const selfId = "webcompat@mozilla.org";
+  const costs = costsFromReading(one, null, { selfId });
+  assert.equal(byId(costs, selfId).self, true);
+  assert.equal(byId(costs, "newtab@mozilla.org").self, undefined);
+  const self = causesOf(costs).find((c) => c.id === selfId);
+  assert.deepEqual([self.actionable, self.advice], [false, null]);
+  assert.notEqual(largestActionable(costs).id, selfId);
+  assert.equal(largestActionable(costs).advice, "disable-addon");
+});
+
 test("costsProblems: an unknown reason, a negative value or an unknown source is refused", () => {
   assert.deepEqual(costsProblems(undefined), []);
   assert.deepEqual(costsProblems({ unavailable: "no-experiment-api" }), []);
