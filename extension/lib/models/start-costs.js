@@ -243,9 +243,12 @@ export function causesOf(costs) {
       advice: addon.builtIn || addon.self ? null : "disable-addon",
     });
   }
+  // Reading the file, then restoring: the wait for the eager tabs spans the window's restore, so
+  // the larger of the two counts, never both.
   const sr = costs.sessionRestore ?? {};
-  const parts = ["readFileMs", "restoreWindowMs", "untilEagerTabsRestoredMs"].map((f) => valueOf(sr[f]));
-  const srMs = parts.some((v) => v !== null) ? parts.reduce((sum, v) => sum + (v ?? 0), 0) : null;
+  const [read, windowMs, eager] = ["readFileMs", "restoreWindowMs", "untilEagerTabsRestoredMs"].map((f) => valueOf(sr[f]));
+  const restoring = windowMs === null && eager === null ? null : Math.max(windowMs ?? 0, eager ?? 0);
+  const srMs = read === null && restoring === null ? null : (read ?? 0) + (restoring ?? 0);
   if (srMs !== null) {
     const onDemandOff = costs.settings?.restoreOnDemand === false;
     causes.push({
