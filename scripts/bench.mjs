@@ -9,7 +9,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, copyTree, freshProfile, launchFirefox, prepareTemplates, rescanAddonsOnce, restoreTree } from "./bench/launch.mjs";
-import { AB_ARMS, abRows, abTable, appendUserPref, armTemplate, COSTLY_ADDON_ID, costlyAddonFiles } from "./bench/ab.mjs";
+import { AB_ARMS, AB_PREFS, abRows, abTable, appendUserPref, armTemplate, COSTLY_ADDON_ID, costlyAddonFiles } from "./bench/ab.mjs";
 import { packXpi } from "./profile/extensions.mjs";
 import { benchExport, likePairs, pairs, profileWarning, readRuns, scenarioExport } from "./bench/results.mjs";
 import { recordProblem, runBench } from "./bench/run.mjs";
@@ -266,7 +266,7 @@ async function benchmark(options, argv) {
   // The A/B mode: the deliberately costly add-on in every launch's profile (scripts/bench/ab.mjs).
   const abArms = options.scenarios.filter((s) => AB_ARMS.includes(s));
   const extraXpis = abArms.length > 0 ? [{ id: COSTLY_ADDON_ID, bytes: await packXpi(costlyAddonFiles()) }] : [];
-  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis });
+  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs: abArms.length > 0 ? AB_PREFS : {} });
   const firstProblem = recordProblem(first);
   if (firstProblem) {
     throw new Error(`the template profile's first start: ${firstProblem} (Firefox's output: ${paths.log})`);

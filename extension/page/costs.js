@@ -11,6 +11,7 @@ const UNAVAILABLE_KEYS = {
   [UNAVAILABLE.noExperimentApi]: "costsUnavailableNoApi",
   [UNAVAILABLE.readFailed]: "costsUnavailableReadFailed",
   [UNAVAILABLE.addonStartedLater]: "costsUnavailableAddonLater",
+  [UNAVAILABLE.gleanOff]: "costsUnavailableGleanOff",
 };
 const MISSING_KEYS = {
   [MISSING.noSample]: "costsMissingNoSample",

@@ -16,6 +16,15 @@ import { welchTest } from "../../extension/lib/models/stats.js";
 
 export const COSTLY_ADDON_ID = "costly-startup@bench.startup-lab.dev";
 export const AB_ARMS = ["hot-without-costly-addon", "hot-session-restore-off"];
+/**
+ * Prefs of an A/B run's profile: Glean records only while telemetry upload is on, and Debian's
+ * firefox-esr turns it off (/etc/firefox-esr/firefox-esr.js), so the page's figures would all be
+ * missing. FOG's test port -1 makes it record and drop every ping instead of sending it: what
+ * Marionette and geckodriver set for every automated Firefox (checked on ESR 153.8:
+ * docs/design/start-costs.md). Nothing is uploaded.
+ */
+export const AB_PREFS = { "telemetry.fog.test.localhost_port": -1 };
+
 /** Iterations of the costly add-on's startup loop: deterministic work, not a timed wait. */
 export const COSTLY_ITERATIONS = 60_000_000;
 

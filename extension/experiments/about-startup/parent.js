@@ -155,6 +155,13 @@
       source: "glean-testGetValue",
       addons,
       sessionRestore,
+      // Glean records only while telemetry upload is on (Settings, Privacy & Security: "Allow
+      // Firefox to send technical and interaction data"; Debian's firefox-esr turns it off), or
+      // in FOG's test mode (port -1: record, drop every ping), which automation sets.
+      gleanRecording: {
+        uploadEnabled: Services.prefs.getBoolPref("datareporting.healthreport.uploadEnabled", false),
+        testPort: Services.prefs.getIntPref("telemetry.fog.test.localhost_port", 0),
+      },
       sessionRestorePrefs: {
         startupPage: Services.prefs.getIntPref("browser.startup.page", 1),
         restoreOnDemand: Services.prefs.getBoolPref("browser.sessionstore.restore_on_demand", true),

@@ -16,6 +16,8 @@
 
 export const COSTS_READING_KEY = "startCosts.lastReading";
 
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
 /** Where a figure came from (the page words each). */
 export const SOURCES = {
   glean: "glean", // the only sample Glean holds
@@ -36,7 +38,21 @@ export const UNAVAILABLE = {
   noExperimentApi: "no-experiment-api", // basic flavour: Glean is readable only by privileged code
   readFailed: "read-failed", // the experiment API threw
   addonStartedLater: "addon-started-later", // installed/enabled mid-run: the start's samples are older
+  gleanOff: "glean-off", // Firefox's telemetry upload is off: Glean records nothing
 };
+
+/**
+ * Whether Glean records in the Firefox the reading came from: telemetry upload on, or FOG's test
+ * mode (port < 0: record and drop the pings, what automation sets). Unknown (an older experiment)
+ * counts as recording: the figures then say "no sample" themselves.
+ */
+export function gleanRecords(reading) {
+  const state = reading?.gleanRecording;
+  if (!isObject(state)) {
+    return true;
+  }
+  return state.uploadEnabled === true || (typeof state.testPort === "number" && state.testPort < 0);
+}
 
 const STARTED = "Startup: Complete";
 const NS_PER_MS = 1e6;
@@ -53,7 +69,6 @@ export const SESSION_RESTORE_FIELDS = [
   { metric: "autoRestoreDurationUntilEagerTabsRestored", field: "untilEagerTabsRestoredMs", unit: "ns" },
 ];
 
-const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const isFiniteNumber = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** Glean's timing-distribution bucket above `lower` (base 2, 8 buckets per doubling). */
@@ -122,6 +137,9 @@ function inRecordUnit(figure, unit) {
  * `selfId` is about:startup's own add-on id.
  */
 export function costsFromReading(now, before = null, { processStart = null, selfId = null } = {}) {
+  if (!gleanRecords(now)) {
+    return { unavailable: UNAVAILABLE.gleanOff };
+  }
   const previous = new Map((before?.addons ?? []).map((addon) => [addon.id, addon]));
   const addons = (now?.addons ?? []).map((addon) => {
     const old = previous.get(addon.id) ?? null;

@@ -142,6 +142,18 @@ test("about:startup's own add-on is shown but never advised against", () => {
   assert.equal(largestActionable(costs).advice, "disable-addon");
 });
 
+test("Firefox's telemetry off (Debian's default): Glean records nothing, and the start says so instead of 'no sample' everywhere", () => {
+  const off = reading(2);
+  assert.deepEqual(off.gleanRecording, { uploadEnabled: false, testPort: -1 }, "recorded under Marionette: FOG's test mode");
+  off.gleanRecording.testPort = 0;
+  assert.deepEqual(costsFromReading(off, reading(1)), { unavailable: "glean-off" });
+  off.gleanRecording.uploadEnabled = true;
+  assert.equal(costsFromReading(off, reading(1)).addons.length, off.addons.length);
+  // An older experiment without the field: the figures speak for themselves.
+  delete off.gleanRecording;
+  assert.equal(costsFromReading(off, reading(1)).addons.length, off.addons.length);
+});
+
 test("costsProblems: an unknown reason, a negative value or an unknown source is refused", () => {
   assert.deepEqual(costsProblems(undefined), []);
   assert.deepEqual(costsProblems({ unavailable: "no-experiment-api" }), []);
