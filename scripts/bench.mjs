@@ -8,7 +8,7 @@ import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
-import { benchPaths, copyTree, freshProfile, launchFirefox, prepareTemplates, rescanAddonsOnce, restoreTree } from "./bench/launch.mjs";
+import { benchPaths, copyTree, freshProfile, launchFirefox, prepareTemplates, restoreTree } from "./bench/launch.mjs";
 import { AB_ARMS, AB_PREFS, abRows, abTable, appendUserPref, armTemplate, COSTLY_ADDON_ID, costlyAddonFiles } from "./bench/ab.mjs";
 import { packXpi } from "./profile/extensions.mjs";
 import { benchExport, likePairs, pairs, profileWarning, readRuns, scenarioExport } from "./bench/results.mjs";
@@ -266,24 +266,27 @@ async function benchmark(options, argv) {
   // The A/B mode: the deliberately costly add-on in every launch's profile (scripts/bench/ab.mjs).
   const abArms = options.scenarios.filter((s) => AB_ARMS.includes(s));
   const extraXpis = abArms.length > 0 ? [{ id: COSTLY_ADDON_ID, bytes: await packXpi(costlyAddonFiles()) }] : [];
-  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs: abArms.length > 0 ? AB_PREFS : {} });
+  const extraPrefs = abArms.length > 0 ? AB_PREFS : {};
+  if (abArms.includes("hot-without-costly-addon")) {
+    // The arm's own template: the same base profile made into a template the same way, without
+    // the costly add-on (never installed there, as for a user who removed it long ago). A first
+    // try removed it from the finished template instead; that start was ended by a SIGTERM on the
+    // small preset, and uninstalling is work no later start of a user does.
+    const without = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraPrefs });
+    if (recordProblem(without)) {
+      throw new Error(`the template without ${COSTLY_ADDON_ID}: ${recordProblem(without)} (Firefox's output: ${paths.log})`);
+    }
+    copyTree(paths.templateProfile, armTemplate(root, "hot-without-costly-addon"));
+    if (!preset) {
+      fs.rmSync(paths.profile, { recursive: true, force: true }); // the next template starts new too
+    }
+  }
+  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs });
   const firstProblem = recordProblem(first);
   if (firstProblem) {
     throw new Error(`the template profile's first start: ${firstProblem} (Firefox's output: ${paths.log})`);
   }
   const firstSessionRestored = first.milestones?.sessionRestored ?? null;
-  if (abArms.includes("hot-without-costly-addon")) {
-    // The arm's own template: the template without the costly add-on, started once (untimed) so
-    // that Firefox has uninstalled it before the counted starts, as for a user who removed it.
-    freshProfile(paths);
-    fs.rmSync(path.join(paths.profile, "extensions", `${COSTLY_ADDON_ID}.xpi`));
-    rescanAddonsOnce(paths.profile);
-    const without = await launchFirefox({ binary: firefox.binary, paths, timeoutMs: options.timeoutMs });
-    if (without.quit !== "clean" || without.record?.costs?.addons?.some((a) => a.id === COSTLY_ADDON_ID)) {
-      throw new Error(`the template without ${COSTLY_ADDON_ID}: its start did not quit cleanly or still ran the add-on (Firefox's output: ${paths.log})`);
-    }
-    copyTree(paths.profile, armTemplate(root, "hot-without-costly-addon"));
-  }
   console.log(`template ready; its first start (a new profile, not counted) reached sessionRestored at ${firstSessionRestored} ms`);
 
   // --state-home keeps the learned set and the traces for later runs (e.g. one scenario per run).

@@ -1,9 +1,9 @@
 // The benchmark's A/B mode (issue 40, item 3): the same profile started hot with one thing taken
 // away, against plain `hot`, to measure what removing it saves, beside what the page's figure
 // (the record's `costs`, lib/models/start-costs.js) predicted.
-//   hot-without-costly-addon  the profile with the deliberately costly add-on (COSTLY_ADDON, put
-//            in every launch's profile when an A/B arm runs) removed: its own template, made by
-//            one start of the template without it (Firefox uninstalls it then, untimed)
+//   hot-without-costly-addon  the profile without the deliberately costly add-on (COSTLY_ADDON,
+//            put in every other launch's profile when an A/B arm runs): its own template, made
+//            from the same base profile the same way, without the add-on
 //   hot-session-restore-off   the same profile with browser.startup.page = 1 in user.js: no
 //            session restored
 // Tabs restored on demand is no arm: the realistic profile already restores on demand
