@@ -123,8 +123,11 @@
     }
   }
 
-  /** Every add-on the add-on manager knows as enabled, with both per-add-on Glean timings. */
-  async function startCosts() {
+  /**
+   * Every add-on the add-on manager knows as enabled, with both per-add-on Glean timings, and why
+   * this extension itself started (`selfStartupReason`: APP_STARTUP when it started with Firefox).
+   */
+  async function startCosts(self = null) {
     const { AddonManager } = ChromeUtils.importESModule("resource://gre/modules/AddonManager.sys.mjs");
     const { ExtensionParent } = ChromeUtils.importESModule("resource://gre/modules/ExtensionParent.sys.mjs");
     const running = ExtensionParent.GlobalManager.extensionMap;
@@ -152,6 +155,7 @@
     }
     return {
       readAt: Date.now(),
+      selfStartupReason: self?.startupReason ?? null,
       source: "glean-testGetValue",
       addons,
       sessionRestore,
@@ -272,7 +276,7 @@
             return milestonesFromStartupInfo(Services.startup.getStartupInfo());
           },
           async getStartCosts() {
-            return startCosts();
+            return startCosts(api.extension);
           },
           async status() {
             return {

@@ -168,7 +168,11 @@ async function readCosts({ mode, getStartCosts, previousCostsReading, processSta
   } catch {
     return { costs: { unavailable: UNAVAILABLE.readFailed }, costsReading: null };
   }
-  if (addonStartedLater()) {
+  // Firefox's own word on why this add-on started (APP_STARTUP: with Firefox), else the
+  // background's guess, which a sibling add-on busy in the shared extension process can delay
+  // past its one-second wait (found with the benchmark's costly add-on).
+  const later = typeof reading?.selfStartupReason === "string" ? reading.selfStartupReason !== "APP_STARTUP" : addonStartedLater();
+  if (later) {
     // The start's samples were taken before this add-on ran: keep the reading as the next
     // start's baseline, but name no figure for this start.
     return { costs: { unavailable: UNAVAILABLE.addonStartedLater }, costsReading: reading };

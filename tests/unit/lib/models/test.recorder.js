@@ -265,3 +265,20 @@ test("basic mode records why it has no costs", async () => {
   });
   assert.deepEqual(record.costs, { unavailable: "no-experiment-api" });
 });
+
+test("a start the add-on began with is told by Firefox's startup reason, not by the background's one-second guess", async () => {
+  const build = (reason, startedLater) =>
+    buildRecord({
+      getStartupInfo: async () => ({ process: P, sessionRestored: P + 900 }),
+      getStartCosts: async () => ({ ...costsReading(1), selfStartupReason: reason }),
+      requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+      addonStartedLater: () => startedLater,
+      now: fakeClock().now,
+      sleep: async () => {},
+    });
+  // A sibling add-on kept the extension process busy: onStartup came late, but Firefox says APP_STARTUP.
+  assert.equal((await build("APP_STARTUP", true)).record.costs.addons.length, costsReading(1).addons.length);
+  assert.deepEqual((await build("ADDON_INSTALL", false)).record.costs, { unavailable: "addon-started-later" });
+  // An older reading without the reason: the background's guess.
+  assert.deepEqual((await build(undefined, true)).record.costs, { unavailable: "addon-started-later" });
+});
