@@ -69,6 +69,9 @@ async function recordStart() {
   const { status, record } = await recordThisStart({
     storage: browser.storage.local,
     getStartupInfo: api ? () => api.getStartupInfo() : null,
+    // An older full flavour's experiment lacks it: then the start has no costs, as in basic mode.
+    getStartCosts: typeof api?.getStartCosts === "function" ? () => api.getStartCosts() : null,
+    selfId: browser.runtime.id,
     requestHost: (command) => hostRelay.request(command), // the one host connection
     getBrowserInfo: () => browser.runtime.getBrowserInfo(),
     getPlatformInfo: () => browser.runtime.getPlatformInfo(),

@@ -8,7 +8,9 @@ import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
-import { benchPaths, freshProfile, launchFirefox, prepareTemplates } from "./bench/launch.mjs";
+import { benchPaths, copyTree, freshProfile, launchFirefox, prepareTemplates, restoreTree } from "./bench/launch.mjs";
+import { AB_ARMS, AB_PREFS, abRows, abTable, appendUserPref, armTemplate, COSTLY_ADDON_ID, costlyAddonFiles } from "./bench/ab.mjs";
+import { packXpi } from "./profile/extensions.mjs";
 import { benchExport, likePairs, pairs, profileWarning, readRuns, scenarioExport } from "./bench/results.mjs";
 import { recordProblem, runBench } from "./bench/run.mjs";
 import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
@@ -261,7 +263,25 @@ async function benchmark(options, argv) {
   // launch starts on a copy of the template made from it, so every run starts from the same bytes.
   const preset = await presetProfile(options, { root, firefox });
   console.log(`preparing the template profile (its first start ${preset ? `adds the extension to the ${options.profilePreset} profile` : "creates it"}) …`);
-  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null });
+  // The A/B mode: the deliberately costly add-on in every launch's profile (scripts/bench/ab.mjs).
+  const abArms = options.scenarios.filter((s) => AB_ARMS.includes(s));
+  const extraXpis = abArms.length > 0 ? [{ id: COSTLY_ADDON_ID, bytes: await packXpi(costlyAddonFiles()) }] : [];
+  const extraPrefs = abArms.length > 0 ? AB_PREFS : {};
+  if (abArms.includes("hot-without-costly-addon")) {
+    // The arm's own template: the same base profile made into a template the same way, without
+    // the costly add-on (never installed there, as for a user who removed it long ago). A first
+    // try removed it from the finished template instead; that start was ended by a SIGTERM on the
+    // small preset, and uninstalling is work no later start of a user does.
+    const without = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraPrefs });
+    if (recordProblem(without)) {
+      throw new Error(`the template without ${COSTLY_ADDON_ID}: ${recordProblem(without)} (Firefox's output: ${paths.log})`);
+    }
+    copyTree(paths.templateProfile, armTemplate(root, "hot-without-costly-addon"));
+    if (!preset) {
+      fs.rmSync(paths.profile, { recursive: true, force: true }); // the next template starts new too
+    }
+  }
+  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs });
   const firstProblem = recordProblem(first);
   if (firstProblem) {
     throw new Error(`the template profile's first start: ${firstProblem} (Firefox's output: ${paths.log})`);
@@ -306,6 +326,12 @@ async function benchmark(options, argv) {
   const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
     prepare: async (scenario) => {
       freshProfile(paths);
+      if (scenario === "hot-without-costly-addon") {
+        restoreTree(armTemplate(root, scenario), paths.profile);
+        spawnSync("sync");
+      } else if (scenario === "hot-session-restore-off") {
+        appendUserPref(paths.profile, "browser.startup.page", 1);
+      }
       const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap, cold, evictUser };
       if (!LOGIN_SCENARIOS.includes(scenario)) {
         return prepareScenario(scenario, where);
@@ -388,7 +414,7 @@ async function benchmark(options, argv) {
   const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
 
 ${table}
-`;
+${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}`;
   fs.writeFileSync(`${base}.md`, markdown);
   console.log(`\n${markdown}`);
   console.log(`runs: ${out} (+ one file per scenario: ${path.basename(base)}.<scenario>.json, for the page's Import)`);

@@ -23,6 +23,7 @@ import { initPreloadVerdict } from "./preload-verdict.js";
 import { firefoxFoundText, installKindText } from "../lib/models/install-kind.js";
 import { showPastSessions } from "./past-sessions.js";
 import { showWithoutApi } from "./no-api.js";
+import { initCosts } from "./costs.js";
 
 
 
@@ -270,6 +271,7 @@ async function main() {
   initPreloadVerdict();
   initAutostart();
   initCompare();
+  initCosts();
   onHistoryChange(showAnswer);
   document.addEventListener(HOST_TRACE_EVENT, showAnswer);
   await Promise.all([showMilestones(), showBrowserVersion(), connectHost(), initResidency(), initPlan(), initDesktop(), initHistory(), initTrace(), initRestart({ traceStored: initTrace }), showPastSessions()]);

@@ -50,7 +50,7 @@ export function benchPaths(root) {
   };
 }
 
-function copyTree(from, to) {
+export function copyTree(from, to) {
   fs.rmSync(to, { recursive: true, force: true });
   fs.cpSync(from, to, { recursive: true, preserveTimestamps: true });
 }
@@ -230,6 +230,8 @@ export function rescanAddonsOnce(profile) {
 }
 
 /**
+ * `extraXpis`: [{id, bytes}] sideloaded beside the extension (the A/B mode's costly add-on);
+ * `extraPrefs`: more prefs for user.js (the A/B mode's AB_PREFS).
  * Makes the run's templates: the HOME with the host registered (`about-startup-host install`),
  * and a profile with the .xpi and user.js that has been started once (profile creation, add-on
  * install, startup cache) and quit cleanly. `baseProfile`: a profile folder to start from (a
@@ -237,7 +239,7 @@ export function rescanAddonsOnce(profile) {
  * Returns that first start's record, which proves the extension loads in full mode and reaches
  * the host.
  */
-export async function prepareTemplates({ paths, binary, xpi, hostBinary, timeoutMs, baseProfile = null }) {
+export async function prepareTemplates({ paths, binary, xpi, hostBinary, timeoutMs, baseProfile = null, extraXpis = [], extraPrefs = {} }) {
   if (baseProfile) {
     copyTree(baseProfile, paths.profile);
     rescanAddonsOnce(paths.profile);
@@ -245,7 +247,11 @@ export async function prepareTemplates({ paths, binary, xpi, hostBinary, timeout
   fs.mkdirSync(path.join(paths.profile, "extensions"), { recursive: true });
   fs.mkdirSync(paths.home, { recursive: true });
   fs.copyFileSync(xpi, path.join(paths.profile, "extensions", `${EXTENSION_ID}.xpi`));
-  fs.writeFileSync(path.join(paths.profile, "user.js"), userJs(BENCH_PREFS));
+  // Other add-ons the run puts in every launch's profile (the A/B mode's costly add-on: ab.mjs).
+  for (const extra of extraXpis) {
+    fs.writeFileSync(path.join(paths.profile, "extensions", `${extra.id}.xpi`), extra.bytes);
+  }
+  fs.writeFileSync(path.join(paths.profile, "user.js"), userJs({ ...BENCH_PREFS, ...extraPrefs }));
   const installed = spawnSync(hostBinary, ["install", "--extension-id", EXTENSION_ID], {
     env: { ...process.env, HOME: paths.home },
     encoding: "utf8",

@@ -34,6 +34,7 @@
 // Collaborators are parameters (exec = spawnSync, now = performance.now) so tests pass fakes.
 import { spawnSync } from "node:child_process";
 import { evictCold } from "./cold-check.mjs";
+import { AB_ARMS } from "./ab.mjs";
 
 /**
  * The planned-preload scenarios and their extra flags: the plan as learned, the plan a user who
@@ -112,7 +113,8 @@ export function prepareScenario(requested, { hostBinary, installDir, stateHome =
   }
   const scenario = COLD_PROFILE.includes(requested) ? asScenario(requested) : requested;
   const args = (command) => [command, "--firefox", installDir, "--json"];
-  if (scenario === "hot" || scenario === "launch-prefetch-hot") {
+  // The A/B arms (ab.mjs) are hot starts of a changed profile.
+  if (scenario === "hot" || scenario === "launch-prefetch-hot" || AB_ARMS.includes(scenario)) {
     host(exec, hostBinary, args("preload"));
     return { preloadMs: null, evicted: null, preloadMbPerS: null };
   }

@@ -13,7 +13,7 @@
  * needs no copy at all. Process scripts share one global per process and later loads of another
  * URL (re-install, update) run in it again: so nothing is declared at the top level, the whole
  * file is one function. */
-/* global Cc, Components, Ci, ExtensionUtils -- both roles' privileged globals (ESLint config lists the rest) */
+/* global Cc, Components, Ci, ExtensionUtils, Glean -- both roles' privileged globals (ESLint config lists the rest) */
 "use strict";
 
 (function aboutStartupScript(global) {
@@ -90,6 +90,87 @@
       }
     }
     return out;
+  }
+
+  // Firefox's own per-start costs (lib/models/start-costs.js turns them into this start's figures).
+  // Glean's timing distributions hold every sample since the last "metrics" ping, across
+  // restarts (checked on ESR 153.8: a second start of the same profile reads count 2), so this
+  // returns the raw {count, sum, values} and the model diffs it against the previous reading.
+  const SESSION_RESTORE_METRICS = [
+    "readFile",
+    "fileSizeBytes",
+    "startupInitSession",
+    "startupOnloadInitialWindow",
+    "restoreWindow",
+    "numberOfTabsRestored",
+    "numberOfEagerTabsRestored",
+    "autoRestoreDurationUntilEagerTabsRestored",
+  ];
+
+  /** A Glean metric's testGetValue() as plain data: {count, sum, values}, null (no sample), or {error}. */
+  function gleanValue(read) {
+    try {
+      const value = read();
+      if (value == null) {
+        return null;
+      }
+      if (typeof value === "number") {
+        return { count: 1, sum: value, values: {} }; // a quantity or counter
+      }
+      return { count: value.count ?? null, sum: value.sum ?? null, values: { ...(value.values ?? {}) } };
+    } catch (error) {
+      return { error: String(error?.message ?? error) };
+    }
+  }
+
+  /**
+   * Every add-on the add-on manager knows as enabled, with both per-add-on Glean timings, and why
+   * this extension itself started (`selfStartupReason`: APP_STARTUP when it started with Firefox).
+   */
+  async function startCosts(self = null) {
+    const { AddonManager } = ChromeUtils.importESModule("resource://gre/modules/AddonManager.sys.mjs");
+    const { ExtensionParent } = ChromeUtils.importESModule("resource://gre/modules/ExtensionParent.sys.mjs");
+    const running = ExtensionParent.GlobalManager.extensionMap;
+    const addons = [];
+    for (const addon of await AddonManager.getAddonsByTypes(["extension", "theme"])) {
+      if (!addon.isActive) {
+        continue;
+      }
+      addons.push({
+        id: addon.id,
+        name: addon.name ?? null,
+        version: addon.version ?? null,
+        type: addon.type,
+        builtIn: Boolean(addon.isBuiltin || addon.isSystem),
+        state: running.get(addon.id)?.state ?? null, // "Startup: Complete" once started
+        startup: gleanValue(() => Glean.extensionsTiming.extensionStartupByAddonid[addon.id].testGetValue()),
+        backgroundPageLoad: gleanValue(() =>
+          Glean.extensionsTiming.backgroundPageLoadByAddonid[addon.id].testGetValue(),
+        ),
+      });
+    }
+    const sessionRestore = {};
+    for (const metric of SESSION_RESTORE_METRICS) {
+      sessionRestore[metric] = gleanValue(() => Glean.sessionRestore[metric].testGetValue());
+    }
+    return {
+      readAt: Date.now(),
+      selfStartupReason: self?.startupReason ?? null,
+      source: "glean-testGetValue",
+      addons,
+      sessionRestore,
+      // Glean records only while telemetry upload is on (Settings, Privacy & Security: "Allow
+      // Firefox to send technical and interaction data"; Debian's firefox-esr turns it off), or
+      // in FOG's test mode (port -1: record, drop every ping), which automation sets.
+      gleanRecording: {
+        uploadEnabled: Services.prefs.getBoolPref("datareporting.healthreport.uploadEnabled", false),
+        testPort: Services.prefs.getIntPref("telemetry.fog.test.localhost_port", 0),
+      },
+      sessionRestorePrefs: {
+        startupPage: Services.prefs.getIntPref("browser.startup.page", 1),
+        restoreOnDemand: Services.prefs.getBoolPref("browser.sessionstore.restore_on_demand", true),
+      },
+    };
   }
 
   // 2. Process script in a content process: register now, unregister on the parent's word.
@@ -193,6 +274,9 @@
         aboutStartup: {
           async getStartupInfo() {
             return milestonesFromStartupInfo(Services.startup.getStartupInfo());
+          },
+          async getStartCosts() {
+            return startCosts(api.extension);
           },
           async status() {
             return {

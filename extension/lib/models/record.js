@@ -2,6 +2,7 @@
 // (storage.local), the recorder and export/import. docs/export-format.md describes the fields and
 // docs/schema/about-startup-export.schema.json says the same thing as a JSON Schema.
 import { coldnessProblems } from "./coldness.js";
+import { costsProblems } from "./start-costs.js";
 
 export const MODES = ["full", "basic"];
 
@@ -100,6 +101,7 @@ export function recordProblems(record, path = "record") {
       bad("prefetch.bytesRead", "must be a whole number ≥ 0 or null");
     }
   }
+  problems.push(...costsProblems(record.costs, `${path}.costs`));
   if ("notes" in record && !(Array.isArray(record.notes) && record.notes.every((n) => typeof n === "string"))) {
     bad("notes", "must be a list of strings");
   }

@@ -9,6 +9,7 @@
 import { classifyStart, needOf } from "./coldness.js";
 import { addRecord } from "./history.js";
 import { ioFromHost, NOTES, prefetchFromHost, recordId } from "./record.js";
+import { COSTS_READING_KEY, costsFromReading, UNAVAILABLE } from "./start-costs.js";
 
 /**
  * How long after sessionRestored an add-on that started during the run may record the start
@@ -83,6 +84,9 @@ export function sinceProcess(raw) {
  */
 export async function buildRecord({
   getStartupInfo = null,
+  getStartCosts = null,
+  previousCostsReading = null,
+  selfId = null,
   requestHost = () => Promise.reject(new Error("no host")),
   getBrowserInfo = async () => ({}),
   getPlatformInfo = async () => ({}),
@@ -147,6 +151,7 @@ export async function buildRecord({
   }
   const io = ioFromHost(firefox?.io, recordedAt - processStart);
   const prefetch = prefetchFromHost(firefox?.prefetched);
+  const { costs, costsReading } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, addonStartedLater });
   const record = {
     id: recordId(mode, processStart),
     recordedAt,
@@ -166,11 +171,38 @@ export async function buildRecord({
     }),
     precision,
     notes,
+    costs,
   };
   if (prefetch) {
     record.prefetch = prefetch;
   }
-  return { record };
+  return { record, costsReading };
+}
+
+/**
+ * This start's costs (lib/models/start-costs.js) and the raw reading to keep for the next start.
+ * Basic mode, an add-on started mid-run, or a failed read: {unavailable} with why.
+ */
+async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, addonStartedLater }) {
+  if (mode !== "full" || typeof getStartCosts !== "function") {
+    return { costs: { unavailable: UNAVAILABLE.noExperimentApi }, costsReading: null };
+  }
+  let reading;
+  try {
+    reading = await getStartCosts();
+  } catch {
+    return { costs: { unavailable: UNAVAILABLE.readFailed }, costsReading: null };
+  }
+  // Firefox's own word on why this add-on started (APP_STARTUP: with Firefox), else the
+  // background's guess, which a sibling add-on busy in the shared extension process can delay
+  // past its one-second wait (found with the benchmark's costly add-on).
+  const later = typeof reading?.selfStartupReason === "string" ? reading.selfStartupReason !== "APP_STARTUP" : addonStartedLater();
+  if (later) {
+    // The start's samples were taken before this add-on ran: keep the reading as the next
+    // start's baseline, but name no figure for this start.
+    return { costs: { unavailable: UNAVAILABLE.addonStartedLater }, costsReading: reading };
+  }
+  return { costs: costsFromReading(reading, previousCostsReading, { processStart, selfId }), costsReading: reading };
 }
 
 /**
@@ -179,10 +211,15 @@ export async function buildRecord({
  * Returns {status: "recorded" | "duplicate" | "no-process-start", record, history}.
  */
 export async function recordThisStart({ storage, now = Date.now, ...options }) {
-  const { record, reason } = await buildRecord({ ...options, now });
+  // The previous start's raw cost reading: this start's figures are what Glean gained since.
+  const stored = (await storage.get(COSTS_READING_KEY))?.[COSTS_READING_KEY] ?? null;
+  const { record, reason, costsReading } = await buildRecord({ ...options, previousCostsReading: stored?.reading ?? null, now });
   if (!record) {
     return { status: reason, record: null, history: null };
   }
   const { history, added } = await addRecord(storage, record, { now });
+  if (added && costsReading) {
+    await storage.set({ [COSTS_READING_KEY]: { startId: record.id, reading: costsReading } });
+  }
   return { status: added ? "recorded" : "duplicate", record, history };
 }

@@ -16,6 +16,11 @@ import {
 } from "../../../../extension/lib/models/export.js";
 import { entriesByBuild } from "../../../../extension/lib/models/entries-by-build.js";
 import { fakeTrace } from "../../fakes.js";
+import { costsFromReading } from "../../../../extension/lib/models/start-costs.js";
+
+// A start's costs made from two real readings of consecutive starts (tests/fixtures/start-costs/).
+const costsReading = (n) => JSON.parse(fs.readFileSync(new URL(`../../../fixtures/start-costs/reading-${n}.json`, import.meta.url), "utf8"));
+const COSTS = costsFromReading(costsReading(2), costsReading(1), { selfId: "newtab@mozilla.org" });
 
 const schema = JSON.parse(fs.readFileSync(new URL("../../../../docs/schema/about-startup-export.schema.json", import.meta.url)));
 const ajv = new Ajv2020({ allErrors: true, strict: true });
@@ -103,6 +108,10 @@ const GOOD = {
       record(2, { bench: { scenario: "login-preload", run: 1, preloadMs: null, quit: "sigterm", slowDisk: null, readAheadKb: null, workloadMs: 30000, loginPreloadMs: 4100, loginPreloadDone: true, loginDelayMs: 30000 } }),
     ];
   }),
+  "records with where the time went (costs) and one without it": with_((d) => {
+    d.current.costs = COSTS;
+    d.history[0].costs = { unavailable: "no-experiment-api" };
+  }),
   "a startup I/O trace (optional member)": with_((d) => {
     d.trace = TRACE;
   }),
@@ -133,6 +142,8 @@ const GOOD = {
 
 // Documents both must refuse, with the code checkExport gives.
 const BAD = {
+  "an add-on figure that is 0 for missing, without its source": [with_((d) => (d.current.costs = { ...COSTS, addons: [{ ...COSTS.addons[0], startupMs: { value: 0 } }] })), "invalid"],
+  "costs unavailable for an unknown reason": [with_((d) => (d.current.costs = { unavailable: "because" })), "invalid"],
   "a trace of a future version": [with_((d) => (d.trace = { ...TRACE, version: 2 })), "invalid"],
   // Issue 20 #8: these were stored, then broke the charts (the import half applied).
   "a trace with null block entries": [with_((d) => (d.trace = { ...TRACE, block: [null] })), "invalid"],

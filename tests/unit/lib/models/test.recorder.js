@@ -1,4 +1,5 @@
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { backoffDelays, buildRecord, LATE_MS, recordThisStart, sinceProcess, waitForSessionRestored } from "../../../../extension/lib/models/recorder.js";
 import { HISTORY_KEY } from "../../../../extension/lib/models/history.js";
@@ -97,6 +98,8 @@ test("full mode with the host: Firefox's milestones, the host's I/O and kernel",
     },
     precision: { processStart: 1, milestones: 1 },
     notes: [],
+    // no getStartCosts (an experiment without it): no costs, and why
+    costs: { unavailable: "no-experiment-api" },
   });
 });
 
@@ -273,4 +276,70 @@ test("full mode: an add-on that started after Firefox records the start as recor
   ).record;
   assert.equal(early.coldness.class, "cold");
   assert.deepEqual(early.notes, []);
+});
+
+// Two real getStartCosts readings of consecutive starts (tests/fixtures/start-costs/).
+const costsReading = (n) =>
+  JSON.parse(readFileSync(new URL(`../../../fixtures/start-costs/reading-${n}.json`, import.meta.url), "utf8"));
+
+test("each start's add-on figures go with that start: the second start diffs against the first's reading", async () => {
+  const storage = fakeStorage();
+  const start = async (processStart, reading) =>
+    recordThisStart({
+      storage,
+      getStartupInfo: async () => ({ process: processStart, sessionRestored: processStart + 900 }),
+      getStartCosts: async () => reading,
+      requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+      now: () => processStart + 3000,
+      sleep: async () => {},
+    });
+  const [one, two] = [costsReading(1), costsReading(2)];
+  const first = await start(P, one);
+  const second = await start(P + 600_000, two);
+  const webcompat = (r) => r.addons.find((a) => a.id === "webcompat@mozilla.org").startup.sum;
+  const figure = (record) => record.costs.addons.find((a) => a.id === "webcompat@mozilla.org").startupMs;
+  assert.deepEqual(figure(first.record), { value: Math.round(webcompat(one) / 1e5) / 10, source: "glean" });
+  assert.deepEqual(figure(second.record), {
+    value: Math.round((webcompat(two) - webcompat(one)) / 1e5) / 10,
+    source: "glean-delta",
+  });
+  const stored = storage.data[HISTORY_KEY].records;
+  assert.deepEqual(
+    stored.map((r) => [r.id, figure(r).value]),
+    [
+      [first.record.id, figure(first.record).value],
+      [second.record.id, figure(second.record).value],
+    ],
+  );
+  assert.ok(stored.every(isRecord));
+  // The same start recorded again (the background page restarted) keeps the baseline.
+  const again = await start(P + 600_000, two);
+  assert.equal(again.status, "duplicate");
+  assert.equal(storage.data["startCosts.lastReading"].startId, second.record.id);
+});
+
+test("basic mode records why it has no costs", async () => {
+  const { record } = await buildRecord({
+    requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+    backgroundStartedAt: P + 500,
+    now: fakeClock().now,
+  });
+  assert.deepEqual(record.costs, { unavailable: "no-experiment-api" });
+});
+
+test("a start the add-on began with is told by Firefox's startup reason, not by the background's one-second guess", async () => {
+  const build = (reason, startedLater) =>
+    buildRecord({
+      getStartupInfo: async () => ({ process: P, sessionRestored: P + 900 }),
+      getStartCosts: async () => ({ ...costsReading(1), selfStartupReason: reason }),
+      requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+      addonStartedLater: () => startedLater,
+      now: fakeClock().now,
+      sleep: async () => {},
+    });
+  // A sibling add-on kept the extension process busy: onStartup came late, but Firefox says APP_STARTUP.
+  assert.equal((await build("APP_STARTUP", true)).record.costs.addons.length, costsReading(1).addons.length);
+  assert.deepEqual((await build("ADDON_INSTALL", false)).record.costs, { unavailable: "addon-started-later" });
+  // An older reading without the reason: the background's guess.
+  assert.deepEqual((await build(undefined, true)).record.costs, { unavailable: "addon-started-later" });
 });

@@ -1,0 +1,159 @@
+// "Where the time went beyond the disk": this start's add-ons and session restore, from the
+// record's `costs` (lib/models/start-costs.js), and each add-on's startup by version across the
+// history. Advice only: nothing here changes a setting.
+import { t } from "../lib/wording/i18n.js";
+import { formatBytes, formatCount, formatMs } from "../lib/wording/format.js";
+import { addonTrends, causesOf, largestActionable, MISSING, SOURCES, UNAVAILABLE } from "../lib/models/start-costs.js";
+import { historyState, onHistoryChange } from "./history.js";
+import { $, el } from "./dom.js";
+
+const UNAVAILABLE_KEYS = {
+  [UNAVAILABLE.noExperimentApi]: "costsUnavailableNoApi",
+  [UNAVAILABLE.readFailed]: "costsUnavailableReadFailed",
+  [UNAVAILABLE.addonStartedLater]: "costsUnavailableAddonLater",
+  [UNAVAILABLE.gleanOff]: "costsUnavailableGleanOff",
+};
+const MISSING_KEYS = {
+  [MISSING.noSample]: "costsMissingNoSample",
+  [MISSING.noNewSample]: "costsMissingNoNewSample",
+  [MISSING.severalSamples]: "costsMissingSeveralSamples",
+  [MISSING.stillStarting]: "costsMissingStillStarting",
+  [MISSING.readError]: "costsMissingReadError",
+};
+const SOURCE_KEYS = {
+  [SOURCES.glean]: "costsSourceGlean",
+  [SOURCES.gleanDelta]: "costsSourceGleanDelta",
+};
+const ADVICE_KEYS = {
+  "disable-addon": "costsAdviceDisableAddon",
+  "restore-on-demand": "costsAdviceRestoreOnDemand",
+  "restore-session-off": "costsAdviceRestoreSessionOff",
+};
+const SESSION_ROWS = [
+  ["fileSizeBytes", "costsSessionFileSize", (v) => formatBytes(v)],
+  ["readFileMs", "costsSessionReadFile", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+  ["initMs", "costsSessionInit", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+  ["onloadInitialWindowMs", "costsSessionOnloadWindow", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+  ["restoreWindowMs", "costsSessionRestoreWindow", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+  ["tabsRestored", "costsSessionTabs", (v) => formatCount(v)],
+  ["eagerTabsRestored", "costsSessionEagerTabs", (v) => formatCount(v)],
+  ["untilEagerTabsRestoredMs", "costsSessionUntilEager", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+];
+
+const ms = (value) => formatMs(value, undefined, { fractionDigits: 1 });
+
+/** A figure's cells: its value (or why it is missing) and its source. */
+function figureCells(figure, format = ms) {
+  if (figure && "value" in figure) {
+    return [el("td", { text: format(figure.value), className: "num" }), el("td", { text: t(SOURCE_KEYS[figure.source]), className: "detail" })];
+  }
+  const why = t(MISSING_KEYS[figure?.missing] ?? "costsMissingNoSample");
+  return [el("td", { text: t("costsMissing"), className: "num missing", attrs: { title: why } }), el("td", { text: why, className: "detail" })];
+}
+
+function answerLine(costs) {
+  const cause = largestActionable(costs);
+  if (!cause) {
+    return t("costsAnswerNone");
+  }
+  const what = cause.kind === "addon" ? t("costsCauseAddon", [cause.name, cause.version ?? "?"]) : t("costsCauseSessionRestore");
+  return `${t("costsAnswer", [what, ms(cause.ms)])} ${t(ADVICE_KEYS[cause.advice], [cause.name ?? ""])}`;
+}
+
+function addonTable(costs) {
+  const rows = costs.addons.map((addon) =>
+    el(
+      "tr",
+      { attrs: { "data-addon-id": addon.id } },
+      el("td", { text: addon.name ?? addon.id }),
+      el("td", { text: addon.version ?? "—" }),
+      el("td", { text: t(addon.self ? "costsSelf" : addon.builtIn ? "costsBuiltIn" : "costsUserAddon"), className: "detail" }),
+      ...figureCells(addon.startupMs).map((cell, i) => (i === 0 ? withTestId(cell, "addon-startup") : cell)),
+      ...figureCells(addon.backgroundPageLoadMs),
+    ),
+  );
+  return el(
+    "table",
+    { attrs: { "data-testid": "costs-addons" } },
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        ...["costsColAddon", "costsColVersion", "costsColKind", "costsColStartup", "costsColSource", "costsColBackground", "costsColSource"].map((key) =>
+          el("th", { text: t(key) }),
+        ),
+      ),
+    ),
+    el("tbody", {}, ...rows),
+  );
+}
+
+function withTestId(node, id) {
+  node.dataset.testid = id;
+  return node;
+}
+
+function sessionTable(costs) {
+  const rows = SESSION_ROWS.map(([field, key, format]) =>
+    el("tr", { attrs: { "data-field": field } }, el("th", { text: t(key) }), ...figureCells(costs.sessionRestore?.[field], format)),
+  );
+  return el("table", { attrs: { "data-testid": "costs-session" } }, el("tbody", {}, ...rows));
+}
+
+function trendsList(records) {
+  const { trends, changes } = addonTrends(records);
+  if (trends.length === 0) {
+    return el("p", { text: t("costsTrendsEmpty"), className: "detail", attrs: { "data-testid": "costs-trends" } });
+  }
+  const items = trends.map((trend) =>
+    el(
+      "li",
+      { attrs: { "data-addon-id": trend.id } },
+      t("costsTrendLine", [trend.name, trend.versions.map((v) => t("costsTrendVersion", [v.version, ms(v.median), String(v.n)])).join("; ")]),
+    ),
+  );
+  const moved = changes.map((c) =>
+    el("li", { text: t(c.afterMs > c.beforeMs ? "costsTrendSlower" : "costsTrendFaster", [c.name, c.to, ms(c.beforeMs), ms(c.afterMs), c.from]) }),
+  );
+  return el("div", { attrs: { "data-testid": "costs-trends" } }, el("ul", {}, ...items), ...(moved.length ? [el("ul", {}, ...moved)] : []));
+}
+
+function render() {
+  const section = $("costs");
+  const { records, currentId } = historyState();
+  const record = records.find((r) => r.id === currentId) ?? records.at(-1) ?? null;
+  const parts = [el("h2", { text: t("costsHeading"), attrs: { id: "costs-heading" } })];
+  if (!record) {
+    section.dataset.state = "empty";
+    section.replaceChildren(...parts, el("p", { text: t("costsNoStart"), className: "detail" }));
+    return;
+  }
+  section.dataset.startId = record.id;
+  const costs = record.costs;
+  if (!costs || costs.unavailable) {
+    section.dataset.state = "unavailable";
+    const key = costs ? (UNAVAILABLE_KEYS[costs.unavailable] ?? "costsUnavailableOlder") : "costsUnavailableOlder";
+    parts.push(el("p", { text: t(key), attrs: { "data-testid": "costs-unavailable" } }));
+  } else {
+    section.dataset.state = "ready";
+    parts.push(
+      el("p", { text: answerLine(costs), className: "answer", attrs: { "data-testid": "costs-answer" } }),
+      el("p", { text: t("costsBusyNotSaving"), className: "detail" }),
+      addonTable(costs),
+      el("h3", { text: t("costsSessionHeading") }),
+      sessionTable(costs),
+    );
+    if (causesOf(costs).length === 0) {
+      parts.push(el("p", { text: t("costsNoFigures"), className: "detail" }));
+    }
+  }
+  parts.push(el("h3", { text: t("costsTrendsHeading") }), trendsList(records));
+  section.replaceChildren(...parts);
+}
+
+export function initCosts() {
+  onHistoryChange(render);
+  render();
+}

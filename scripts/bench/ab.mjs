@@ -1,0 +1,121 @@
+// The benchmark's A/B mode (issue 40, item 3): the same profile started hot with one thing taken
+// away, against plain `hot`, to measure what removing it saves, beside what the page's figure
+// (the record's `costs`, lib/models/start-costs.js) predicted.
+//   hot-without-costly-addon  the profile without the deliberately costly add-on (COSTLY_ADDON,
+//            put in every other launch's profile when an A/B arm runs): its own template, made
+//            from the same base profile the same way, without the add-on
+//   hot-session-restore-off   the same profile with browser.startup.page = 1 in user.js: no
+//            session restored
+// Tabs restored on demand is no arm: the realistic profile already restores on demand
+// (browser.sessionstore.restore_on_demand is Firefox's default, true), so that arm would be `hot`.
+// The pure parts (the add-on's files, the table) are exported for the unit tests.
+import fs from "node:fs";
+import path from "node:path";
+import { causesOf } from "../../extension/lib/models/start-costs.js";
+import { welchTest } from "../../extension/lib/models/stats.js";
+
+export const COSTLY_ADDON_ID = "costly-startup@bench.startup-lab.dev";
+export const AB_ARMS = ["hot-without-costly-addon", "hot-session-restore-off"];
+/**
+ * Prefs of an A/B run's profile: Glean records only while telemetry upload is on, and Debian's
+ * firefox-esr turns it off (/etc/firefox-esr/firefox-esr.js), so the page's figures would all be
+ * missing. FOG's test port -1 makes it record and drop every ping instead of sending it: what
+ * Marionette and geckodriver set for every automated Firefox (checked on ESR 153.8:
+ * docs/design/start-costs.md). Nothing is uploaded.
+ */
+export const AB_PREFS = { "telemetry.fog.test.localhost_port": -1 };
+
+/** Iterations of the costly add-on's startup loop: deterministic work, not a timed wait. */
+export const COSTLY_ITERATIONS = 60_000_000;
+
+/**
+ * The costly add-on: a persistent background page that computes for a while as it starts, then
+ * writes and reads back a few MB of storage, as add-ons that build their state at startup do.
+ */
+export function costlyAddonFiles(iterations = COSTLY_ITERATIONS) {
+  return {
+    "manifest.json": `${JSON.stringify(
+      {
+        manifest_version: 2,
+        name: "Synthetic Costly Startup",
+        version: "1.0",
+        description: "about:startup's benchmark: an add-on that is deliberately costly at startup (scripts/bench/ab.mjs).",
+        browser_specific_settings: { gecko: { id: COSTLY_ADDON_ID } },
+        permissions: ["storage"],
+        background: { scripts: ["background.js"], persistent: true },
+      },
+      null,
+      2,
+    )}\n`,
+    "background.js": [
+      "// Deliberately costly at startup: a fixed amount of work, then state read back.",
+      `let h = 0;`,
+      `for (let i = 0; i < ${iterations}; i++) { h = (h * 31 + i) | 0; }`,
+      `const blob = "x".repeat(4 * 1024 * 1024);`,
+      `browser.storage.local.get("state").then((got) => got.state ? null : browser.storage.local.set({ state: blob + h }));`,
+      "",
+    ].join("\n"),
+  };
+}
+
+/** Appends `name = value` to the profile's user.js (Firefox reads it at every start). */
+export function appendUserPref(profile, name, value) {
+  fs.appendFileSync(path.join(profile, "user.js"), `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`);
+}
+
+/** Where an arm's own template profile lives (only the add-on arm has one). */
+export const armTemplate = (root, arm) => path.join(root, `template-${arm}`);
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length === 0 ? null : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** The page's figure for what an arm removes, per `hot` record: the busy ms it shows. */
+function predicted(record, arm, addonId) {
+  const causes = causesOf(record.costs);
+  if (arm === "hot-without-costly-addon") {
+    return causes.find((c) => c.kind === "addon" && c.id === addonId)?.ms ?? null;
+  }
+  return causes.find((c) => c.kind === "session-restore")?.ms ?? null;
+}
+
+/**
+ * Per arm: the measured saving on sessionRestored (hot mean − arm mean, 95% CI by Welch), the
+ * page's prediction (median of the hot records' figure, and how many had one) and whether they
+ * agree within 25 % of the prediction. Pure.
+ */
+export function abRows(records, { addonId = COSTLY_ADDON_ID } = {}) {
+  const by = (scenario) => records.filter((r) => r.bench?.scenario === scenario);
+  const hot = by("hot");
+  const sr = (rs) => rs.map((r) => r.milestones?.sessionRestored).filter((v) => typeof v === "number");
+  return AB_ARMS.filter((arm) => by(arm).length > 0).map((arm) => {
+    const test = welchTest(sr(by(arm)), sr(hot)); // diff = hot − arm: the saving
+    const figures = hot.map((r) => predicted(r, arm, addonId)).filter((v) => v !== null);
+    const prediction = median(figures);
+    const saving = test ? { ms: test.diff, low: test.ci.low, high: test.ci.high, p: test.p, nArm: test.a.n, nHot: test.b.n } : null;
+    const agrees = saving && prediction !== null && prediction > 0 ? Math.abs(saving.ms - prediction) <= 0.25 * prediction : null;
+    return { arm, saving, prediction, predictionN: figures.length, agrees };
+  });
+}
+
+const int = (v) => Math.round(v).toLocaleString("en-US");
+
+/** The A/B table (markdown) of abRows. Pure. */
+export function abTable(rows) {
+  const lines = [
+    "| arm (against `hot`) | measured saving on sessionRestored (95% CI, n) | the page's figure (median busy ms, n) | verdict |",
+    "| --- | ---: | ---: | --- |",
+  ];
+  for (const row of rows) {
+    const saving = row.saving
+      ? `${int(row.saving.ms)} ms (${int(row.saving.low)} to ${int(row.saving.high)}; p = ${row.saving.p.toFixed(2)}; n = ${row.saving.nHot} + ${row.saving.nArm})`
+      : "missing (fewer than 2 runs)";
+    const prediction = row.prediction === null ? "missing" : `${int(row.prediction)} ms (n = ${row.predictionN})`;
+    const verdict =
+      row.agrees === null ? "cannot compare" : row.agrees ? "agrees within 25 %: a saving" : "disagrees: the figure is busy time, not a saving";
+    lines.push(`| ${row.arm} | ${saving} | ${prediction} | ${verdict} |`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,183 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import {
+  addonTrends,
+  causesOf,
+  costsFromReading,
+  costsProblems,
+  largestActionable,
+  MISSING,
+  sampleSince,
+  SOURCES,
+} from "../../../../extension/lib/models/start-costs.js";
+
+// Three real getStartCosts readings of one profile, taken at three consecutive starts of Firefox
+// ESR 153.8 (tests/fixtures/README.md, "start-costs").
+const reading = (n) => JSON.parse(readFileSync(new URL(`../../../fixtures/start-costs/reading-${n}.json`, import.meta.url), "utf8"));
+const byId = (costs, id) => costs.addons.find((a) => a.id === id);
+const addonOf = (r, id) => r.addons.find((a) => a.id === id);
+const ms = (ns) => Math.round((ns / 1e6) * 10) / 10;
+
+test("the first start's reading: each add-on's only sample is its own, in ms, with its name and version", () => {
+  const first = reading(1);
+  const costs = costsFromReading(first, null);
+  assert.deepEqual(costsProblems(costs), []);
+  assert.equal(costs.addons.length, first.addons.length);
+  for (const addon of first.addons) {
+    const figure = byId(costs, addon.id);
+    assert.equal(figure.name, addon.name);
+    assert.equal(figure.version, addon.version);
+    assert.deepEqual(figure.startupMs, { value: ms(addon.startup.sum), source: SOURCES.glean });
+  }
+  // The theme has no background page: missing, never 0.
+  assert.deepEqual(byId(costs, "default-theme@mozilla.org").backgroundPageLoadMs, { missing: MISSING.noSample });
+});
+
+test("the next start: the one new sample since the previous reading, per add-on", () => {
+  const [one, two] = [reading(1), reading(2)];
+  const costs = costsFromReading(two, one);
+  for (const addon of two.addons) {
+    const expected = ms(addon.startup.sum - addonOf(one, addon.id).startup.sum);
+    assert.deepEqual(byId(costs, addon.id).startupMs, { value: expected, source: SOURCES.gleanDelta }, addon.id);
+  }
+  // Glean holds both starts' samples: read alone, the second start's figure is unknowable.
+  assert.deepEqual(byId(costsFromReading(two, null), "webcompat@mozilla.org").startupMs, { missing: MISSING.severalSamples });
+});
+
+test("an add-on's figure is never another add-on's: the previous reading is matched by id, not by position", () => {
+  const [one, two] = [reading(1), reading(2)];
+  const shuffled = { ...one, addons: [...one.addons].reverse() };
+  assert.deepEqual(costsFromReading(two, shuffled), costsFromReading(two, one));
+  // With another add-on's previous sample the growth is not one sample of this one: refused.
+  const swapped = structuredClone(one);
+  const [a, b] = [addonOf(swapped, "newtab@mozilla.org"), addonOf(swapped, "webcompat@mozilla.org")];
+  [a.startup, b.startup] = [b.startup, a.startup];
+  const costs = costsFromReading(two, swapped);
+  assert.deepEqual(byId(costs, "newtab@mozilla.org").startupMs, { missing: MISSING.severalSamples });
+  assert.deepEqual(byId(costs, "webcompat@mozilla.org").startupMs, { missing: MISSING.severalSamples });
+});
+
+test("a figure is never attached to the wrong start: a skipped reading leaves two new samples, missing", () => {
+  const costs = costsFromReading(reading(3), reading(1));
+  for (const addon of costs.addons) {
+    assert.deepEqual(addon.startupMs, { missing: MISSING.severalSamples }, addon.id);
+  }
+  assert.deepEqual(costs.sessionRestore.initMs, { missing: MISSING.severalSamples });
+});
+
+test("sampleSince: no new sample, a read error, a cleared store, a sum that does not fit the grown bucket", () => {
+  const w1 = addonOf(reading(1), "webcompat@mozilla.org").startup;
+  const w2 = addonOf(reading(2), "webcompat@mozilla.org").startup;
+  assert.deepEqual(sampleSince(w2, w2), { missing: MISSING.noNewSample });
+  assert.deepEqual(sampleSince({ error: "boom" }, w1), { missing: MISSING.readError });
+  assert.deepEqual(sampleSince(null, w1), { missing: MISSING.noSample });
+  // A metrics ping cleared the store since: the one sample left is this start's.
+  assert.deepEqual(sampleSince(w1, w2), { value: w1.sum, source: SOURCES.glean });
+  // Count one more, but the sum's growth lies outside the bucket that grew: not one sample.
+  const forged = { ...w2, sum: w2.sum + 10 * w1.sum };
+  assert.deepEqual(sampleSince(forged, w1), { missing: MISSING.severalSamples });
+});
+
+test("an add-on still starting has no figure yet, even when Glean holds an older sample", () => {
+  const two = reading(2);
+  addonOf(two, "newtab@mozilla.org").state = "Startup: Loading manifest";
+  const costs = costsFromReading(two, reading(1));
+  assert.deepEqual(byId(costs, "newtab@mozilla.org").startupMs, { missing: MISSING.stillStarting });
+});
+
+test("session restore: file size, read, init, window restored, each with its source", () => {
+  const costs = costsFromReading(reading(2), reading(1));
+  const two = reading(2).sessionRestore;
+  assert.deepEqual(costs.sessionRestore.fileSizeBytes, { value: two.fileSizeBytes.sum, source: SOURCES.glean });
+  assert.deepEqual(costs.sessionRestore.readFileMs, { value: ms(two.readFile.sum), source: SOURCES.glean });
+  assert.deepEqual(costs.sessionRestore.restoreWindowMs, { value: ms(two.restoreWindow.sum), source: SOURCES.glean });
+  assert.equal(costs.sessionRestore.initMs.source, SOURCES.gleanDelta);
+  // No tab restored beyond the selected one in this profile: missing, not 0.
+  assert.deepEqual(costs.sessionRestore.tabsRestored, { missing: MISSING.noSample });
+  assert.deepEqual(costs.settings, { restoresSession: true, restoreOnDemand: true });
+  // The first start had no session file to read.
+  assert.deepEqual(costsFromReading(reading(1), null).sessionRestore.readFileMs, { missing: MISSING.noSample });
+});
+
+test("causes: largest first; Firefox's built-in add-ons are not actionable, a user's add-on is", () => {
+  const two = reading(2);
+  const user = addonOf(two, "pictureinpicture@mozilla.org");
+  Object.assign(user, { id: "costly@example.org", name: "Costly", version: "2.0", builtIn: false });
+  const one = reading(1);
+  addonOf(one, "pictureinpicture@mozilla.org").id = "costly@example.org";
+  const costs = costsFromReading(two, one);
+  const causes = causesOf(costs);
+  assert.deepEqual(
+    causes.map((c) => c.ms),
+    [...causes.map((c) => c.ms)].sort((a, b) => b - a),
+  );
+  // Session restore: reading the file plus restoring the window (the eager tabs' wait, which would
+  // span the window's restore, is missing here), not the sum of overlapping spans.
+  const sessionRestore = causes.find((c) => c.kind === "session-restore");
+  const sr = costs.sessionRestore;
+  assert.equal(sessionRestore.ms, Math.round((sr.readFileMs.value + sr.restoreWindowMs.value) * 10) / 10);
+  assert.equal(sessionRestore.fileSizeBytes, sr.fileSizeBytes.value);
+  const largest = largestActionable(costs);
+  // Session restore is on (browser.startup.page 3) and the user's add-on can be turned off: the
+  // larger of the two is named.
+  const candidates = causes.filter((c) => c.id === "costly@example.org" || c.kind === "session-restore");
+  assert.equal(largest.id, candidates[0].id);
+  assert.equal(causes.find((c) => c.id === "webcompat@mozilla.org").actionable, false);
+  assert.equal(causes.find((c) => c.id === "costly@example.org").advice, "disable-addon");
+});
+
+test("about:startup's own add-on is shown but never advised against", () => {
+  const one = reading(1);
+  for (const addon of one.addons) {
+    addon.builtIn = false;
+  }
+  const selfId = "webcompat@mozilla.org";
+  const costs = costsFromReading(one, null, { selfId });
+  assert.equal(byId(costs, selfId).self, true);
+  assert.equal(byId(costs, "newtab@mozilla.org").self, undefined);
+  const self = causesOf(costs).find((c) => c.id === selfId);
+  assert.deepEqual([self.actionable, self.advice], [false, null]);
+  assert.notEqual(largestActionable(costs).id, selfId);
+  assert.equal(largestActionable(costs).advice, "disable-addon");
+});
+
+test("Firefox's telemetry off (Debian's default): Glean records nothing, and the start says so instead of 'no sample' everywhere", () => {
+  const off = reading(2);
+  assert.deepEqual(off.gleanRecording, { uploadEnabled: false, testPort: -1 }, "recorded under Marionette: FOG's test mode");
+  off.gleanRecording.testPort = 0;
+  assert.deepEqual(costsFromReading(off, reading(1)), { unavailable: "glean-off" });
+  off.gleanRecording.uploadEnabled = true;
+  assert.equal(costsFromReading(off, reading(1)).addons.length, off.addons.length);
+  // An older experiment without the field: the figures speak for themselves.
+  delete off.gleanRecording;
+  assert.equal(costsFromReading(off, reading(1)).addons.length, off.addons.length);
+});
+
+test("costsProblems: an unknown reason, a negative value or an unknown source is refused", () => {
+  assert.deepEqual(costsProblems(undefined), []);
+  assert.deepEqual(costsProblems({ unavailable: "no-experiment-api" }), []);
+  assert.match(costsProblems({ unavailable: "why-not" })[0], /unavailable/);
+  const costs = costsFromReading(reading(1), null);
+  costs.addons[0].startupMs = { value: -1, source: "guess" };
+  assert.deepEqual(costsProblems(costs), [
+    "record.costs.addons[0].startupMs.value: must be a number ≥ 0",
+    "record.costs.addons[0].startupMs.source: must be one of glean, glean-delta",
+  ]);
+});
+
+test("addonTrends: each add-on's startup by version across the history, and where it moved", () => {
+  const record = (version, value) => ({
+    costs: { addons: [{ id: "u@example.org", name: "U", version, startupMs: { value, source: "glean" } }] },
+  });
+  const missing = { costs: { addons: [{ id: "u@example.org", name: "U", version: "1.63", startupMs: { missing: "several-samples" } }] } };
+  const { trends, changes } = addonTrends([record("1.61", 100), record("1.61", 120), record("1.62", 300), missing, record("1.62", 310)]);
+  assert.deepEqual(
+    trends[0].versions.map((v) => [v.version, v.n, v.median]),
+    [
+      ["1.61", 2, 110],
+      ["1.62", 2, 305],
+    ],
+  );
+  assert.deepEqual(changes, [{ id: "u@example.org", name: "U", from: "1.61", to: "1.62", beforeMs: 110, afterMs: 305 }]);
+});
