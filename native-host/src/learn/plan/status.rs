@@ -145,9 +145,7 @@ pub fn status_of(
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
         planned_install_bytes: if learned {
-            plan.bytes_planned
-                - plan.bytes_planned_system
-                - plan.profile.as_ref().map_or(0, |p| p.bytes)
+            plan.bytes_planned_install()
         } else {
             0
         },
