@@ -166,10 +166,19 @@ pub struct UseCounts {
     pub gone_pages: u64,
 }
 
+/// One process of the traced tree.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Process {
     pub pid: i32,
+    /// Its role from its command line (`parent`, `tab`, `gpu`, `forkserver`, …), the program's
+    /// file name for one that is not a Firefox role (`crashhelper`), or `process` where the
+    /// recording never saw its command line (it ended first).
     pub kind: String,
+    /// The file name of the program it runs: from the trace's `sched_process_exec` of it, else
+    /// `/proc/<pid>/exe` when it was sampled; absent where neither was seen (and in traces of an
+    /// older host). What names a process the command line did not (export/view.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
 }
 
 /// One file the start read.
