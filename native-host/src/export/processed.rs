@@ -137,7 +137,15 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
             0,
             (
                 trace.pid,
-                super::view::process_name(trace.pid, "parent", None, trace.pid),
+                super::view::process_name(
+                    &crate::trace::model::Process {
+                        pid: trace.pid,
+                        kind: "parent".into(),
+                        exe: None,
+                        comm: None,
+                    },
+                    trace.pid,
+                ),
             ),
         );
     }

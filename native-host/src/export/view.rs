@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::trace::code::label;
 use crate::trace::disk_time::{self, DiskTime};
-use crate::trace::model::{Read, Trace};
+use crate::trace::model::{Process, Read, Trace};
 use crate::trace::summary::code;
 use crate::units::megabytes;
 
@@ -105,28 +105,32 @@ pub fn how(kind: &str) -> &'static str {
 }
 
 /// A process's name in the profile: what it is, from what the trace knows of it (issue 39 #7:
-/// three processes, one the crash helper, were all "Firefox process").
+/// three processes, two crash helpers and glxtest, were all "Firefox process").
 /// - the traced process (`root`) is Firefox's parent, and the fork server is named so;
-/// - a process running a program that is not Firefox's own binary (`exe`: `crashhelper`,
-///   `glxtest`, `pingsender`) is named by that program;
+/// - a process running a program that is not Firefox's own binary (`exe`, else its main
+///   thread's `comm` where the sampler never saw it: `crashhelper`, `glxtest`) by that program;
 /// - a Firefox process with a role from its command line (`tab`, `gpu`, `rdd`, `socket`, …) by
 ///   that role;
-/// - one the recording never named (ended before it was sampled, no exec of it traced) says so,
-///   with its pid, so no two read alike.
+/// - one the recording never named says so, with its pid, so no two read alike.
 #[must_use]
-pub fn process_name(pid: i32, kind: &str, exe: Option<&str>, root: i32) -> String {
+pub fn process_name(p: &Process, root: i32) -> String {
     let firefox_binary = |name: &str| name.starts_with("firefox");
+    let (pid, kind) = (p.pid, p.kind.as_str());
     if pid == root || kind == "parent" {
         return "Firefox parent process".to_owned();
     }
     if kind == "forkserver" {
         return "Firefox fork server".to_owned();
     }
-    match exe {
-        Some(exe) if !firefox_binary(exe) => format!("{exe} (started by Firefox)"),
-        _ if kind.is_empty() || kind == "process" || firefox_binary(kind) => {
-            format!("Firefox process {pid} (role not seen)")
-        }
+    let unseen = kind.is_empty() || kind == "process";
+    let program = match (&p.exe, &p.comm) {
+        (Some(exe), _) => Some(exe.as_str()),
+        (None, Some(comm)) if unseen => Some(comm.as_str()),
+        _ => None,
+    };
+    match program {
+        Some(program) if !firefox_binary(program) => format!("{program} (started by Firefox)"),
+        _ if unseen || firefox_binary(kind) => format!("Firefox process {pid} (role not seen)"),
         _ => format!("Firefox {kind} process"),
     }
 }
@@ -256,13 +260,17 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
         .into_iter()
         .map(|(pid, mut markers)| {
             markers.sort_by(|a, b| a.t.total_cmp(&b.t));
-            let (kind, exe) = known
-                .get(&pid)
-                .map_or(("process", None), |p| (p.kind.as_str(), p.exe.as_deref()));
+            let unseen = Process {
+                pid,
+                kind: "process".into(),
+                exe: None,
+                comm: None,
+            };
+            let process = known.get(&pid).copied().unwrap_or(&unseen);
             ProcessView {
                 pid,
-                kind: kind.to_owned(),
-                name: process_name(pid, kind, exe, trace.pid),
+                kind: process.kind.clone(),
+                name: process_name(process, trace.pid),
                 markers,
             }
         })
@@ -354,51 +362,48 @@ mod tests {
     /// Issue 39 #7: each process is named by what it is, and no two unknown ones alike.
     #[test]
     fn processes_are_named_by_role_or_program() {
+        let p = |pid: i32, kind: &str, exe: Option<&str>, comm: Option<&str>| Process {
+            pid,
+            kind: kind.into(),
+            exe: exe.map(Into::into),
+            comm: comm.map(Into::into),
+        };
+        let name = |p: Process| process_name(&p, 10);
+        assert_eq!(name(p(10, "process", None, None)), "Firefox parent process");
         assert_eq!(
-            process_name(10, "process", None, 10),
-            "Firefox parent process"
-        );
-        assert_eq!(
-            process_name(11, "forkserver", Some("firefox-esr"), 10),
+            name(p(11, "forkserver", Some("firefox-esr"), None)),
             "Firefox fork server"
         );
         assert_eq!(
-            process_name(12, "tab", Some("firefox-esr"), 10),
+            name(p(12, "tab", Some("firefox-esr"), Some("Isolated Web Co"))),
             "Firefox tab process"
         );
         assert_eq!(
-            process_name(13, "firefox-esr", Some("crashhelper"), 10),
+            name(p(13, "firefox-esr", Some("crashhelper"), None)),
             "crashhelper (started by Firefox)",
             "a fork seen before its exec is named by what it became"
         );
         assert_eq!(
-            process_name(14, "process", Some("glxtest"), 10),
-            "glxtest (started by Firefox)"
+            name(p(14, "process", None, Some("glxtest"))),
+            "glxtest (started by Firefox)",
+            "one the sampler never saw, by its main thread's name in the trace"
         );
         assert_eq!(
-            process_name(15, "process", None, 10),
+            name(p(15, "process", None, None)),
             "Firefox process 15 (role not seen)"
         );
         assert_eq!(
-            process_name(16, "firefox-esr", Some("firefox-esr"), 10),
+            name(p(16, "process", None, Some("firefox-esr"))),
             "Firefox process 16 (role not seen)"
         );
-        // A trace of an older host (no exe): the role, as before.
-        assert_eq!(process_name(17, "rdd", None, 10), "Firefox rdd process");
+        // A trace of an older host (neither): the role, as before.
+        assert_eq!(name(p(17, "rdd", None, None)), "Firefox rdd process");
 
         // The view names each process that read from what the trace knows of it.
         let mut t = fake();
         t.processes = vec![
-            Process {
-                pid: 12,
-                kind: "process".into(),
-                exe: Some("crashhelper".into()),
-            },
-            Process {
-                pid: 13,
-                kind: "tab".into(),
-                exe: Some("firefox-esr".into()),
-            },
+            p(12, "process", None, Some("crashhelper")),
+            p(13, "tab", Some("firefox-esr"), None),
         ];
         // Reads 0 and 1 are of libxul.so, 2 of a written file, 3 of omni.ja (fake()).
         let mut crash = t.events[0].clone();
@@ -429,6 +434,7 @@ mod tests {
             pid: 10,
             kind: "parent".into(),
             exe: None,
+            comm: None,
         }];
         t.files[0].sections = vec![crate::trace::model::Section {
             name: ".text".into(),

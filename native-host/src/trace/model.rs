@@ -174,11 +174,16 @@ pub struct Process {
     /// file name for one that is not a Firefox role (`crashhelper`), or `process` where the
     /// recording never saw its command line (it ended first).
     pub kind: String,
-    /// The file name of the program it runs: from the trace's `sched_process_exec` of it, else
-    /// `/proc/<pid>/exe` when it was sampled; absent where neither was seen (and in traces of an
-    /// older host). What names a process the command line did not (export/view.rs).
+    /// The file name of the program it runs (`/proc/<pid>/exe`, the last the sampler read);
+    /// absent where it was never sampled (and in traces of an older host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exe: Option<String>,
+    /// Its main thread's name as the trace's lines carried it last (the kernel's `comm`: the
+    /// program's file name, cut to 15 bytes, unless it renamed itself); absent without tracefs
+    /// lines of its main thread. With `exe`, what names a process the command line did not
+    /// (export/view.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm: Option<String>,
 }
 
 /// One file the start read.

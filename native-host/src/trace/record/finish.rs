@@ -174,16 +174,8 @@ pub(super) fn finish(
             field_sources.insert(k.into(), v.into());
         }
     }
-    let execs: BTreeMap<i32, String> = rec
-        .lines
-        .iter()
-        .filter_map(|l| match &l.event {
-            crate::trace::event::Event::Exec { pid, filename } => Some((*pid, filename.clone())),
-            _ => None,
-        })
-        .collect();
     let processes =
-        super::sampler::processes(&sampler.kinds, &sampler.exes, &execs, &built.pids, pid);
+        super::sampler::processes(&sampler.kinds, &sampler.exes, &rec.comms, &built.pids, pid);
     Ok(Trace {
         version: TRACE_VERSION,
         source,

@@ -33,13 +33,14 @@ pub fn process_kind(cmdline: &[String], is_root: bool) -> String {
 
 /// The processes of a trace: each the sampler saw (its kind from its command line) and each
 /// that caused I/O without being seen (`caused_io`: one that ended between two samples, kind
-/// `process`; the root is `parent` whatever), named by the program it runs: the trace's last
-/// exec of it (`execs`, pid → path), else what the sampler read of /proc/<pid>/exe. Pure.
+/// `process`; the root is `parent` whatever), with the program it runs as the sampler read it
+/// (`exes`, /proc/<pid>/exe) and its main thread's name as the trace's lines carried it
+/// (`comms`). Pure.
 #[must_use]
 pub fn processes(
     kinds: &BTreeMap<i32, String>,
     exes: &BTreeMap<i32, String>,
-    execs: &BTreeMap<i32, String>,
+    comms: &BTreeMap<i32, String>,
     caused_io: &[i32],
     root: i32,
 ) -> Vec<crate::trace::model::Process> {
@@ -58,11 +59,8 @@ pub fn processes(
                 None if pid == root => "parent".into(),
                 None => "process".into(),
             },
-            exe: execs
-                .get(&pid)
-                .and_then(|path| Path::new(path).file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-                .or_else(|| exes.get(&pid).cloned()),
+            exe: exes.get(&pid).cloned(),
+            comm: comms.get(&pid).cloned(),
         })
         .collect()
 }
@@ -177,37 +175,39 @@ mod tests {
     use super::{process_kind, processes};
     use std::collections::BTreeMap;
 
-    /// Issue 39 #7: three processes the sampler never saw were all "Firefox process" in the
-    /// Profiler. Each is now named by the program it ran, from the trace's exec of it.
+    /// Issue 39 #7: three processes the sampler never saw (two crash helpers and glxtest, in
+    /// test.profiler.js's cold start) were all "Firefox process" in the Profiler. They are kept,
+    /// with the name their main thread's lines carried.
     #[test]
-    fn processes_the_sampler_missed_are_kept_and_named_by_their_exec() {
+    fn processes_the_sampler_missed_are_kept_with_their_main_threads_name() {
         let kinds = BTreeMap::from([(10, "parent".to_owned()), (11, "tab".to_owned())]);
         let exes = BTreeMap::from([
             (10, "firefox-esr".to_owned()),
             (11, "firefox-esr".to_owned()),
         ]);
-        let execs = BTreeMap::from([
-            (12, "/usr/lib/firefox-esr/crashhelper".to_owned()),
-            (13, "/usr/lib/firefox-esr/glxtest".to_owned()),
+        let comms = BTreeMap::from([
+            (10, "firefox-esr".to_owned()),
+            (12, "crashhelper".to_owned()),
+            (13, "glxtest".to_owned()),
         ]);
-        let p = processes(&kinds, &exes, &execs, &[10, 12, 13, 14], 10);
-        let got: Vec<(i32, &str, Option<&str>)> = p
+        let p = processes(&kinds, &exes, &comms, &[10, 12, 13, 14], 10);
+        let got: Vec<(i32, &str, Option<&str>, Option<&str>)> = p
             .iter()
-            .map(|p| (p.pid, p.kind.as_str(), p.exe.as_deref()))
+            .map(|p| (p.pid, p.kind.as_str(), p.exe.as_deref(), p.comm.as_deref()))
             .collect();
         assert_eq!(
             got,
             [
-                (10, "parent", Some("firefox-esr")),
-                (11, "tab", Some("firefox-esr")),
-                (12, "process", Some("crashhelper")),
-                (13, "process", Some("glxtest")),
-                (14, "process", None),
+                (10, "parent", Some("firefox-esr"), Some("firefox-esr")),
+                (11, "tab", Some("firefox-esr"), None),
+                (12, "process", None, Some("crashhelper")),
+                (13, "process", None, Some("glxtest")),
+                (14, "process", None, None),
             ]
         );
         // The root is the parent even where the sampler never read it.
         assert_eq!(
-            processes(&BTreeMap::new(), &exes, &execs, &[10], 10)[0].kind,
+            processes(&BTreeMap::new(), &exes, &comms, &[10], 10)[0].kind,
             "parent"
         );
     }
