@@ -410,19 +410,20 @@ describe("the Profiler's loader on an export of the recorded fixture", () => {
 
       // Issue 39 #7: the processes by what they are (`jq '.processes'` of the fixture: 24493
       // parent, 24568 socket, 24598 rdd; those three read), as the Profiler shows them. Alone,
-      // each has its kernel reads thread; merged, the parent and the RDD process are Firefox's
+      // each has its one thread of kernel reads; merged, the parent and the RDD process are Firefox's
       // own (GeckoMain carries the reads) and the socket process, which Firefox's profile
       // lacks, is ours and says so.
       const info = q("profile", "info", "--all");
       const byPid = (pid) => info.processes.find((p) => p.pid === pid);
       console.log(`${format}: processes ${info.processes.map((p) => `${p.pid} ${p.name} [${p.threads.map((t) => t.name)}]`).join("; ")}`);
       if (format === "alone") {
+        // Each process's one thread is its main thread, which the Profiler shows by the process's name.
         assert.deepEqual(
           info.processes.map((p) => [p.pid, p.name, p.threads.map((t) => t.name)]).sort(),
           [
-            ["24493", "Firefox parent process", ["Disk reads (kernel)"]],
-            ["24568", "Firefox socket process", ["Disk reads (kernel)"]],
-            ["24598", "Firefox rdd process", ["Disk reads (kernel)"]],
+            ["24493", "Firefox parent process", ["Firefox parent process"]],
+            ["24568", "Firefox socket process", ["Firefox socket process"]],
+            ["24598", "Firefox rdd process", ["Firefox rdd process"]],
           ],
         );
       } else {
