@@ -6,6 +6,7 @@
 //   /usr/share/about-startup/about-startup-{full,basic}.xpi    both add-on flavours, to install by hand
 //   /usr/share/polkit-1/actions/dev.startup-lab.about-startup.policy   "Restart cold and trace"
 //   /usr/share/doc/about-startup/{copyright,README.Debian,changelog.gz}
+//   /usr/share/doc/about-startup/<docs>                         the project's documents the manual names
 //   /usr/share/man/man1/about-startup-host{,-<command>}.1.gz   the manual, rendered by the host itself
 //   /usr/share/lintian/overrides/about-startup                 lintian's one override, with its reason
 // Nothing else: no maintainer scripts, no Firefox policies or preferences, no add-on installed
@@ -224,6 +225,26 @@ async function output(cmd, args) {
  * Stages the package tree in dist/deb/ and packs it. Returns the .deb's path.
  * `host`: the release binary; `xpis`: {full, basic} .xpi paths.
  */
+/** Where the package puts the documents the manual names (native-host/src/cli/manpages.rs SHIPPED_DOCS). */
+export const SHIPPED_DOCS = "/usr/share/doc/about-startup/";
+
+/**
+ * The documents a manual page names (`/usr/share/doc/about-startup/X`, roff's `\-` read as `-`),
+ * as paths under docs/ of this tree: the package ships each of them, so a page names nothing it
+ * lacks (issue 39 #9). The package's own files there (copyright, README.Debian, changelog.gz) are
+ * not documents of the tree. Pure.
+ */
+export function docsNamedBy(pageText) {
+  const text = pageText.replaceAll("\\-", "-");
+  const own = new Set(["copyright", "README.Debian", "changelog.gz"]);
+  const out = new Set();
+  for (const match of text.matchAll(/\/usr\/share\/doc\/about-startup\/([A-Za-z0-9_./-]+)/g)) {
+    const doc = match[1].replace(/[.)]+$/, "");
+    if (!own.has(doc)) out.add(doc);
+  }
+  return [...out];
+}
+
 export async function buildPackage({ host = HOST_BINARY, xpis, distDir = DIST_DIR } = {}) {
   const { version } = await readManifest();
   const arch = await output("dpkg", ["--print-architecture"]);
@@ -251,8 +272,15 @@ export async function buildPackage({ host = HOST_BINARY, xpis, distDir = DIST_DI
   const pages = await fs.mkdtemp(path.join(os.tmpdir(), "about-startup-man-"));
   try {
     await output(host, ["manpages", pages]);
+    const docs = new Set();
     for (const name of (await fs.readdir(pages)).sort()) {
-      await put(stage, `/usr/share/man/man1/${name}.gz`, gzip(await fs.readFile(path.join(pages, name))), 0o644);
+      const page = await fs.readFile(path.join(pages, name));
+      await put(stage, `/usr/share/man/man1/${name}.gz`, gzip(page), 0o644);
+      for (const doc of docsNamedBy(page.toString("utf8"))) docs.add(doc);
+    }
+    // What the pages name, from docs/ of this tree (a page naming one the tree lacks fails here).
+    for (const doc of [...docs].sort()) {
+      await put(stage, `${SHIPPED_DOCS}${doc}`, await fs.readFile(path.join(ROOT, "docs", doc)), 0o644);
     }
   } finally {
     await fs.rm(pages, { recursive: true, force: true });

@@ -18,6 +18,7 @@ function render(view) {
       "tr",
       {},
       el("th", { text: t("pastSessionsColWritten"), attrs: { scope: "col" } }),
+      el("th", { text: t("pastSessionsColWhen"), attrs: { scope: "col" } }),
       el("th", { text: t("pastSessionsColFirefox"), attrs: { scope: "col" } }),
       ...MAIN_MILESTONES.map((name) => el("th", { text: name, className: "num", attrs: { scope: "col" } })),
       el("th", { text: t("pastSessionsColOthers"), attrs: { scope: "col" } }),
@@ -29,6 +30,7 @@ function render(view) {
         "tr",
         { attrs: { "data-ping": row.id, title: t("pastSessionsSource", [row.file]) } },
         el("th", { text: row.created === null ? "—" : formatDateTime(row.created), attrs: { scope: "row" } }),
+        el("td", { text: t(row.writtenKey, [row.reason ?? "?"]), attrs: { "data-written": row.written } }),
         el("td", { text: t("pastSessionsFirefox", [row.version ?? "?", row.buildId ?? "?"]) }),
         ...MAIN_MILESTONES.map((name) =>
           el("td", {

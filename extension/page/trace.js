@@ -15,7 +15,7 @@ import { startupApi } from "../lib/models/mode.js";
 import { niceStep, startSpanEnd } from "../lib/models/timeline.js";
 import { t, tn } from "../lib/wording/i18n.js";
 import { formatBytes, formatMs, formatPercent } from "../lib/wording/format.js";
-import { endedByText, hostErrorText, traceNoteTexts } from "../lib/wording/host-notes.js";
+import { endedByText, hostErrorText, setAsideTexts, traceNoteTexts } from "../lib/wording/host-notes.js";
 import { assembleTrace, RECORD_ARGS, uploadPages } from "../lib/models/trace.js";
 import { hostHello, relay, traceRecordCommand } from "./relay.js";
 import { hostCommands } from "../lib/wording/commands.js";
@@ -466,6 +466,15 @@ export async function initTrace() {
     showNone("traceNoHost", hostErrorText(error, t));
     return;
   }
+  // Stored traces the host found damaged (cut short) and set aside with this listing: said once
+  // by the host, so kept on the section whatever it shows next (issue 39 #4).
+  const setAside = setAsideTexts(listing, t);
+  const saySetAside = () => {
+    const lines = setAside.map((text) => el("p", { text, className: "detail res-warning", attrs: { "data-line": "set-aside" } }));
+    const heading = root.querySelector("h2");
+    if (heading) heading.after(...lines);
+    else root.prepend(...lines);
+  };
   // The host marks the trace of its own Firefox (same pid and process start).
   const meta = listing.current ? (listing.traces.find((m) => m.id === listing.current) ?? null) : null;
   if (!meta) {
@@ -476,6 +485,7 @@ export async function initTrace() {
       // the explanation below stands without the pid
     }
     showNone("traceNone", pid, await traceRecordCommand(listing));
+    saySetAside();
     return;
   }
   try {
@@ -486,4 +496,5 @@ export async function initTrace() {
   } catch (error) {
     showNone("traceFetchError", String(error?.message ?? error), await traceRecordCommand(listing));
   }
+  saySetAside();
 }

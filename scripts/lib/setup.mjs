@@ -15,6 +15,24 @@ import { run } from "./run.mjs";
 /** Where `cargo install --root` puts geckodriver: <project>/.cache/geckodriver/bin/geckodriver. */
 export const GECKODRIVER_CACHE = path.join(ROOT, ".cache", "geckodriver");
 
+/** The one command that builds geckodriver into the project's cache (what `npm test` runs when it is missing). */
+export function geckodriverInstall(geckodriverCache = GECKODRIVER_CACHE) {
+  return { command: "cargo", args: ["install", "--locked", "geckodriver", "--root", geckodriverCache] };
+}
+
+/**
+ * What a script that drives Firefox says when geckodriver is missing: that command, to run
+ * once, or where to point instead; never a stack trace or "run the whole e2e suite".
+ */
+export function geckodriverMissing(geckodriverCache = GECKODRIVER_CACHE) {
+  const { command, args } = geckodriverInstall(geckodriverCache);
+  return (
+    "geckodriver not found (it drives Firefox). Build it once, a few minutes, into the project's cache " +
+    `(${path.join(geckodriverCache, "bin")}, where the scripts and tests find it):\n  ${[command, ...args].join(" ")}\n` +
+    "or set GECKODRIVER=/path/to/geckodriver, or put one on PATH."
+  );
+}
+
 /**
  * A Node ≥ 24 for the Firefox Profiler's own loader (`@firefox-devtools/profiler-cli` needs it;
  * this project runs on Node ≥ 20): npm's `node` package, installed once into
@@ -128,11 +146,7 @@ export function planSetup(
     }
   }
   if (needs.has("geckodriver") && !have.geckodriver) {
-    steps.push({
-      why: "geckodriver is not on PATH (a few minutes, once)",
-      command: "cargo",
-      args: ["install", "--locked", "geckodriver", "--root", geckodriverCache],
-    });
+    steps.push({ why: "geckodriver is not on PATH (a few minutes, once)", ...geckodriverInstall(geckodriverCache) });
   }
   if (needs.has("node24") && !have.node24) {
     steps.push({

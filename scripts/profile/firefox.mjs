@@ -12,6 +12,7 @@ import firefox from "selenium-webdriver/firefox.js";
 import { findGeckodriver } from "../lib/firefox.mjs";
 import { processesWithHome, signal } from "../lib/processes.mjs";
 import { freePort } from "../lib/ports.mjs";
+import { geckodriverMissing } from "../lib/setup.mjs";
 
 // Selenium must never try to download a driver or browser (no internet here).
 process.env.SE_OFFLINE = "true";
@@ -54,7 +55,7 @@ function asyncScript(fn) {
 export async function startFirefox({ binary, profile, home, logFile, timeoutMs = 120_000, launcher = null, env: extraEnv = {} }) {
   const geckodriverBinary = findGeckodriver();
   if (!geckodriverBinary) {
-    throw new Error("geckodriver not found: set GECKODRIVER, put it on PATH, or build it once with `node scripts/test.mjs --only e2e` (it installs it into .cache/geckodriver)");
+    throw new Error(geckodriverMissing());
   }
   const portFile = path.join(profile, "MarionetteActivePort");
   fs.rmSync(portFile, { force: true });

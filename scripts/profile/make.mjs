@@ -20,7 +20,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { findFirefox } from "../lib/firefox.mjs";
+import { findFirefox, findGeckodriver } from "../lib/firefox.mjs";
+import { geckodriverMissing } from "../lib/setup.mjs";
 import { findCandidates } from "../lib/firefox-kind.mjs";
 import { userJs, withoutPrefs } from "../lib/prefs-js.mjs";
 import { extensionFiles, FILLED_KEY, injectedAttribute, answerAttribute, packXpi } from "./extensions.mjs";
@@ -40,6 +41,20 @@ export class UsageError extends Error {
     this.name = "UsageError";
   }
 }
+
+/**
+ * Something this machine lacks that the user installs (geckodriver): said with the command, without
+ * a stack trace or the usage, before anything is made.
+ */
+export class MissingToolError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "MissingToolError";
+  }
+}
+
+/** The name of the marker a folder being made holds until profile.json is written: a folder with it is half-made. */
+export const MAKING_MARKER = ".making";
 
 export const USAGE = `usage: node scripts/profile/make.mjs --preset ${PRESET_NAMES.join("|")} [--seed N] [--out DIR]
                                   [--now YYYY-MM-DD] [--firefox PATH]
@@ -159,8 +174,44 @@ export async function waitContentScripts(ff, extensions, { timeoutMs = 120_000 }
 /**
  * Makes the profile. `log(line)` reports progress. Resolves with the summary written to
  * profile.json: {preset, seed, now, firefox, counts, parts, seconds, profileDir, pagesDir}.
+ * Checks for geckodriver before it makes anything; a run that fails part-way removes what it made,
+ * so the same command can be run again (issue 39 #8: a 19 MB half-made folder made the retry fail
+ * with "is not empty"). `findDriver`, `start` and `makeIn` (the making itself) are the
+ * collaborators, for tests.
  */
-export async function makeProfile({ presetName, seed, now, out, firefox }, { log = console.log } = {}) {
+export async function makeProfile(options, { log = console.log, findDriver = findGeckodriver, start = startFirefox, makeIn = make } = {}) {
+  if (findDriver() === null) throw new MissingToolError(`${geckodriverMissing()}\nNothing was made.`);
+  const { out } = options;
+  if (fs.existsSync(out) && fs.readdirSync(out).length > 0) {
+    if (fs.existsSync(path.join(out, MAKING_MARKER))) {
+      log(`${out} was half-made by an earlier run that stopped: removed, made again`);
+      fs.rmSync(out, { recursive: true, force: true });
+    } else {
+      const half = fs.existsSync(path.join(out, "profile")) && !fs.existsSync(path.join(out, "profile.json"));
+      throw new UsageError(
+        half
+          ? `${out} holds a half-made profile (no profile.json): remove it (rm -rf ${out}) or give --out a new folder`
+          : `${out} is not empty: give --out a new folder (or remove this one)`,
+      );
+    }
+  }
+  const made = !fs.existsSync(out);
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(out, MAKING_MARKER), "made by scripts/profile/make.mjs; removed when profile.json is written\n");
+  try {
+    const summary = await makeIn(options, { log, start });
+    fs.rmSync(path.join(out, MAKING_MARKER), { force: true });
+    return summary;
+  } catch (error) {
+    // What this run made goes: the folder if it made it, else what it put in the empty one.
+    if (made) fs.rmSync(out, { recursive: true, force: true });
+    else for (const name of fs.readdirSync(out)) fs.rmSync(path.join(out, name), { recursive: true, force: true });
+    error.message = `${error.message}\n(the half-made ${out} was removed: the same command can be run again)`;
+    throw error;
+  }
+}
+
+async function make({ presetName, seed, now, out, firefox }, { log, start }) {
   const started = Date.now();
   const seconds = {};
   const step = async (name, fn) => {
@@ -169,9 +220,6 @@ export async function makeProfile({ presetName, seed, now, out, firefox }, { log
     seconds[name] = (Date.now() - t0) / 1000;
     return value;
   };
-  if (fs.existsSync(out) && fs.readdirSync(out).length > 0) {
-    throw new UsageError(`${out} is not empty: give --out a new folder (or remove this one)`);
-  }
   const profileDir = path.join(out, "profile");
   const pagesDir = path.join(out, "pages");
   const home = path.join(out, "home");
@@ -191,7 +239,7 @@ export async function makeProfile({ presetName, seed, now, out, firefox }, { log
   fs.writeFileSync(path.join(profileDir, "user.js"), userJs(MAKING_PREFS));
 
   const run = async (name, body) => {
-    const ff = await startFirefox({ binary: firefox, profile: profileDir, home, logFile });
+    const ff = await start({ binary: firefox, profile: profileDir, home, logFile });
     try {
       await ff.chrome(inFirefox.waitSessionRestored);
       await body(ff);
@@ -297,6 +345,10 @@ if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import
     if (error instanceof UsageError) {
       console.error(`make: ${error.message}\n\n${USAGE}`);
       process.exit(2);
+    }
+    if (error instanceof MissingToolError) {
+      console.error(`make: ${error.message}`);
+      process.exit(1);
     }
     console.error(`make: ${error.stack ?? error.message}`);
     process.exit(1);

@@ -185,6 +185,19 @@ describe("the Debian package: dpkg -i, every user's Firefox reaches the host, dp
       assert.ok(main.includes(`about-startup-host-${command}(1)`) || main.includes(`about\\-startup\\-host\\-${command}(1)`), `${command} in the main page's list`);
       assert.match(page(`about-startup-host-${command}`), /^\.SH SYNOPSIS/m, `${command}'s own page`);
     }
+    // Issue 39 #9: every page a page names (`trace export`'s, `autostart enable`'s …) is installed,
+    // and every document it names is in the package ("No manual entry" and missing docs/ before).
+    const installed = fs.readdirSync("/usr/share/man/man1").filter((f) => f.startsWith("about-startup-host"));
+    for (const file of installed) {
+      const text = sh("gzip", ["-dc", `/usr/share/man/man1/${file}`]).replaceAll("\\-", "-");
+      for (const [, name] of text.matchAll(/([A-Za-z0-9_-]+)\(1\)/g)) {
+        assert.ok(installed.includes(`${name}.1.gz`), `${file} names ${name}(1), which is not installed`);
+      }
+      assert.doesNotMatch(text, /[ (]docs\//, `${file} names a document by its place in the source tree`);
+      for (const [, doc] of text.matchAll(/(\/usr\/share\/doc\/about-startup\/[A-Za-z0-9_./-]*[A-Za-z0-9_])/g)) {
+        assert.ok(fs.existsSync(doc), `${file} names ${doc}, which the package does not ship`);
+      }
+    }
   });
 
   it("gives an ordinary user a working command", () => {

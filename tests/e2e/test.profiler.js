@@ -335,7 +335,17 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
     const info = q("profile", "info", "--all");
     const reads = diskReads(q, info);
     assert.equal(reads.reduce((s, r) => s + r.count, 0), trace.events.filter((e) => !trace.files[e.f].written).length);
-    assert.ok(info.processes.every((p) => p.name.startsWith("Firefox ")), `our processes: ${info.processes.map((p) => p.name)}`);
+    // Issue 39 #7: each process named by what it is, never the bare "Firefox process" three
+    // times: the parent as such, a helper program by its name (the trace's exec of it).
+    const named = info.processes.map((p) => `${p.pid} ${p.name}`);
+    assert.equal(info.processes.find((p) => p.pid === String(trace.pid))?.name, "Firefox parent process", `our processes: ${named}`);
+    assert.ok(info.processes.every((p) => p.name && p.name !== "Firefox process"), `our processes: ${named}`);
+    // (the program: /proc's exe where the sampler saw it, else its main thread's name in the trace)
+    for (const p of trace.processes) {
+      const program = p.exe ?? (p.kind === "process" ? p.comm : undefined);
+      const shown = info.processes.find((q) => q.pid === String(p.pid));
+      if (program && !program.startsWith("firefox") && shown) assert.ok(shown.name.startsWith(`${program} `), `${p.pid} runs ${program}: ${shown.name}`);
+    }
     const tracks = diskTracks(q);
     assert.equal(tracks.reduce((s, c) => s + c.bytes, 0), trace.traced_read_bytes);
     assert.ok(tracks.every((c) => c.label.startsWith("Disk reads: ")), `named tracks: ${tracks.map((c) => c.label)}`);
@@ -397,6 +407,30 @@ describe("the Profiler's loader on an export of the recorded fixture", () => {
       // label says "file offset" instead of reading as an offset into .text.
       const omni = reads.find((m) => field(m, "filename") === "/usr/lib/firefox-esr/omni.ja" && field(m, "code") !== "");
       assert.equal(field(omni, "code"), "libxul.so file offset 0x3fcee70 (.text)");
+
+      // Issue 39 #7: the processes by what they are (`jq '.processes'` of the fixture: 24493
+      // parent, 24568 socket, 24598 rdd; those three read), as the Profiler shows them. Alone,
+      // each has its one thread of kernel reads; merged, the parent and the RDD process are Firefox's
+      // own (GeckoMain carries the reads) and the socket process, which Firefox's profile
+      // lacks, is ours and says so.
+      const info = q("profile", "info", "--all");
+      const byPid = (pid) => info.processes.find((p) => p.pid === pid);
+      console.log(`${format}: processes ${info.processes.map((p) => `${p.pid} ${p.name} [${p.threads.map((t) => t.name)}]`).join("; ")}`);
+      if (format === "alone") {
+        // Each process's one thread is its main thread, which the Profiler shows by the process's name.
+        assert.deepEqual(
+          info.processes.map((p) => [p.pid, p.name, p.threads.map((t) => t.name)]).sort(),
+          [
+            ["24493", "Firefox parent process", ["Firefox parent process"]],
+            ["24568", "Firefox socket process", ["Firefox socket process"]],
+            ["24598", "Firefox rdd process", ["Firefox rdd process"]],
+          ],
+        );
+      } else {
+        assert.equal(byPid("24568")?.name, "Firefox socket process (not in Firefox's profile)");
+        assert.deepEqual(byPid("24568").threads.map((t) => t.name), ["Disk reads (kernel)"]);
+        assert.ok(byPid("24493")?.threads.some((t) => t.name === "GeckoMain"), "Firefox's parent, its own threads");
+      }
     });
   }
 });

@@ -5,6 +5,18 @@
 // `main`, `sessionRestored` and other moments in ms since its process start. Pure: no browser.*,
 // no DOM; page/past-sessions.js shows what this returns.
 
+/**
+ * The words of when in its session a ping was written: the host's `written` (its one definition
+ * from the ping's reason, native-host/src/firefox/telemetry.rs `written`, which the CLI's
+ * "written" column words too), never guessed here. A host older than `written`: "unknown".
+ */
+export const WRITTEN_KEYS = {
+  session_end: "pastSessionsWrittenSessionEnd",
+  mid_session: "pastSessionsWrittenMidSession",
+  aborted: "pastSessionsWrittenAborted",
+  unknown: "pastSessionsWrittenUnknown",
+};
+
 /** The columns the table always has; a session without one shows it as missing, never 0. */
 export const MAIN_MILESTONES = ["main", "firstPaint", "firstPaint2", "sessionRestored"];
 
@@ -12,7 +24,7 @@ export const MAIN_MILESTONES = ["main", "firstPaint", "firstPaint2", "sessionRes
  * The host's reply (or its error) → what the page shows:
  * {state, key, params, rows}; `state` is "ready", "empty", "no-archive", "missing-host" or "error";
  * `key`/`params` word the status line; each row is {id, created, version, buildId, reason,
- * milestones: {name: ms | null}, others: [[name, ms]], file}.
+ * written, writtenKey, milestones: {name: ms | null}, others: [[name, ms]], file}.
  */
 export function pastSessionsView({ archive = null, error = null } = {}) {
   if (error) {
@@ -43,6 +55,8 @@ export function pastSessionsView({ archive = null, error = null } = {}) {
       version: session.version ?? null,
       buildId: session.build_id ?? null,
       reason: session.reason ?? null,
+      written: Object.hasOwn(WRITTEN_KEYS, session.written) ? session.written : "unknown",
+      writtenKey: WRITTEN_KEYS[Object.hasOwn(WRITTEN_KEYS, session.written) ? session.written : "unknown"],
       milestones,
       others,
       file: session.file,

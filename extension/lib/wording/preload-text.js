@@ -6,16 +6,25 @@ import { plural } from "./i18n.js";
 const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
 
 /**
- * What a planned preload's plan named: its install part against the install folder, plus the
- * system libraries; from a host older than `bytes_planned_system`, the total alone.
+ * What a planned preload's plan named: its install part against the install folder, plus what
+ * lies outside it (system libraries; the user's profile, for a traced plan); from a host older
+ * than `bytes_planned_system`, the total alone. The folder's part is the host's
+ * `bytes_planned_install` (learn/plan/make.rs, the one the CLI prints), or from a host older than
+ * it the same sum: the total less the system libraries and the profile.
  */
 function plannedText(r, t) {
   if (!isCount(r.bytes_planned_system) || !isCount(r.bytes_planned)) {
     return t("planPreloadDonePlannedTotal", [formatMB(r.bytes_planned), r.order ?? "—"]);
   }
-  const install = Math.max(0, r.bytes_planned - r.bytes_planned_system);
+  const profile = isCount(r.bytes_planned_profile) ? r.bytes_planned_profile : 0;
+  const install = isCount(r.bytes_planned_install)
+    ? r.bytes_planned_install
+    : Math.max(0, r.bytes_planned - r.bytes_planned_system - profile);
   const share = isCount(r.bytes_install) && r.bytes_install > 0 ? install / r.bytes_install : null;
-  return t("planPreloadDonePlanned", [formatMB(install), formatPercent(share), formatMB(r.bytes_install), formatMB(r.bytes_planned_system), r.order ?? "—"]);
+  const figures = [formatMB(install), formatPercent(share), formatMB(r.bytes_install), formatMB(r.bytes_planned_system), r.order ?? "—"];
+  return profile > 0
+    ? t("planPreloadDonePlannedProfile", [...figures, formatMB(profile)])
+    : t("planPreloadDonePlanned", figures);
 }
 
 /**

@@ -104,17 +104,8 @@ pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::R
     if json {
         return print_json(summary);
     }
-    if let (Some(planned), Some(order)) = (summary.bytes_planned, summary.order) {
-        println!(
-            "planned: {} MB of the folder's {} MB, read in {} order",
-            megabytes(planned),
-            megabytes(summary.bytes_install),
-            match order {
-                plan::Order::Disk => "disk",
-                plan::Order::File => "file (no FIEMAP here)",
-                plan::Order::Recorded => "the traced start's",
-            }
-        );
+    if let Some(line) = planned_line(summary) {
+        println!("{line}");
     }
     println!(
         "preloaded {}, {} MB in {} ms ({:.1} MB/s), method {}, {}{}",
@@ -172,6 +163,47 @@ pub(super) fn print_preload(summary: &preload::Summary, json: bool) -> anyhow::R
     Ok(())
 }
 
+/// What a planned preload's plan named, the folder's part set against the folder and what lies
+/// outside it (system libraries, the user's profile) said apart: the same split as the page's
+/// (extension/lib/wording/preload-text.js) and `plan`'s. `None` for a whole-folder preload.
+fn planned_line(summary: &preload::Summary) -> Option<String> {
+    let (planned, order) = (summary.bytes_planned?, summary.order?);
+    let system = summary.bytes_planned_system.unwrap_or(0);
+    let profile = summary.bytes_planned_profile.unwrap_or(0);
+    let install = summary
+        .bytes_planned_install
+        .unwrap_or_else(|| planned.saturating_sub(system).saturating_sub(profile));
+    let share = if summary.bytes_install > 0 {
+        #[allow(clippy::cast_precision_loss)] // a share of byte counts, shown to 1 %
+        let pct = install as f64 * 100.0 / summary.bytes_install as f64;
+        format!(" ({pct:.0} %)")
+    } else {
+        String::new()
+    };
+    let mut outside = Vec::new();
+    if system > 0 {
+        outside.push(format!("{} MB of system libraries", megabytes(system)));
+    }
+    if profile > 0 {
+        outside.push(format!("{} MB of your profile", megabytes(profile)));
+    }
+    Some(format!(
+        "planned: {} MB of the folder's {} MB{share}{}, read in {} order",
+        megabytes(install),
+        megabytes(summary.bytes_install),
+        if outside.is_empty() {
+            String::new()
+        } else {
+            format!(", and outside it {}", outside.join(" and "))
+        },
+        match order {
+            plan::Order::Disk => "disk",
+            plan::Order::File => "file (no FIEMAP here)",
+            plan::Order::Recorded => "the traced start's",
+        }
+    ))
+}
+
 pub(super) fn method_name(method: Method) -> &'static str {
     match method {
         Method::Auto => "auto",
@@ -208,4 +240,46 @@ fn preload_compressed(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 39 #10: the plan named 193.5 MB, 29.2 MB of it system libraries outside the folder:
+    /// the folder's part is 164.3 MB of its 308.4 MB, the rest said apart, never all of it set
+    /// against the folder.
+    #[test]
+    fn the_folders_part_is_set_against_the_folder_and_the_rest_said_apart() {
+        let mut s = preload::Summary::whole_folder(Method::Read, 1, false);
+        assert_eq!(
+            planned_line(&s),
+            None,
+            "a whole-folder preload names no plan"
+        );
+        s.planned = true;
+        s.bytes_planned = Some(193_500_000);
+        s.bytes_planned_system = Some(29_200_000);
+        s.bytes_planned_install = Some(164_300_000);
+        s.bytes_install = 308_400_000;
+        s.order = Some(plan::Order::Disk);
+        assert_eq!(
+            planned_line(&s).unwrap(),
+            "planned: 164.3 MB of the folder's 308.4 MB (53 %), and outside it 29.2 MB of system \
+             libraries, read in disk order"
+        );
+        // A traced plan with the profile: outside the folder too, said apart.
+        s.bytes_planned = Some(200_000_000);
+        s.bytes_planned_profile = Some(6_500_000);
+        assert_eq!(
+            planned_line(&s).unwrap(),
+            "planned: 164.3 MB of the folder's 308.4 MB (53 %), and outside it 29.2 MB of system \
+             libraries and 6.5 MB of your profile, read in disk order"
+        );
+        // An older host's reply without the folder's part: computed the same way.
+        s.bytes_planned_install = None;
+        assert!(planned_line(&s)
+            .unwrap()
+            .starts_with("planned: 164.3 MB of the folder's"));
+    }
 }

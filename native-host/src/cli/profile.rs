@@ -111,28 +111,25 @@ pub fn parse_trace(bytes: &[u8]) -> anyhow::Result<Trace> {
 /// open, the user's own files only); a FILE as named on the command line, bounded.
 pub(super) fn load(arg: Option<&str>, dir: &StateDir) -> anyhow::Result<(Option<String>, Trace)> {
     let stored_id = |id: String| -> anyhow::Result<(Option<String>, Trace)> {
-        let trace = store::read(dir, &id).with_context(|| {
-            format!(
-                "no stored trace {id} in {} (or it is not a trace this host reads): `{}` lists them",
-                dir.path().display(),
-                store::list_command()
-            )
-        })?;
+        let (trace, set_aside) = store::read_or_set_aside(dir, &id);
+        let trace = trace
+            .ok_or_else(|| anyhow::anyhow!(store::unread_error(dir, &id, set_aside.as_ref())))?;
         Ok((Some(id), trace))
     };
     match arg {
-        None => stored_id(
-            store::list(dir)
-                .first()
-                .map(|m| m.id.clone())
-                .with_context(|| {
-                    format!(
-                        "no stored trace in {}: record one with `{}`",
-                        dir.path().display(),
-                        store::record_command()
-                    )
-                })?,
-        ),
+        None => stored_id({
+            let (metas, notes) = store::list_checked(dir);
+            for note in &notes {
+                eprintln!("note: {}", note.english());
+            }
+            metas.first().map(|m| m.id.clone()).with_context(|| {
+                format!(
+                    "no stored trace in {}: record one with `{}`",
+                    dir.path().display(),
+                    store::record_command()
+                )
+            })?
+        }),
         Some(a) if store::valid_id(a) && !Path::new(a).exists() => stored_id(a.to_owned()),
         Some(a) => {
             let path = Path::new(a);

@@ -61,7 +61,7 @@ pub(super) fn telemetry_cmd(args: &TelemetryArgs) -> anyhow::Result<()> {
     }
     println!(
         "past sessions from Firefox's archived Telemetry pings in {} (ms since each process \
-         started; a session is archived when it ends)",
+         started; \"written\" says when in its session each ping was: at its end, or mid-session)",
         folder.display()
     );
     let ms = |s: &telemetry::Session, key: &str| {
@@ -77,7 +77,7 @@ pub(super) fn telemetry_cmd(args: &TelemetryArgs) -> anyhow::Result<()> {
                 s.created.clone().unwrap_or_else(|| "?".into()),
                 s.version.clone().unwrap_or_else(|| "?".into()),
                 s.build_id.clone().unwrap_or_else(|| "?".into()),
-                s.reason.clone().unwrap_or_else(|| "?".into()),
+                telemetry::written_words(s.written, s.reason.as_deref()),
                 ms(s, "main"),
                 ms(s, "firstPaint"),
                 ms(s, "sessionRestored"),
@@ -96,7 +96,7 @@ pub(super) fn telemetry_cmd(args: &TelemetryArgs) -> anyhow::Result<()> {
                 "ping written",
                 "version",
                 "build",
-                "reason",
+                "written",
                 "main",
                 "firstPaint",
                 "sessionRestored",

@@ -32,6 +32,9 @@ pub fn list_cmd(json: bool) -> anyhow::Result<()> {
     if json {
         return print_json(&listing);
     }
+    for note in &listing.note_codes {
+        println!("note: {}", note.english());
+    }
     if listing.traces.is_empty() {
         println!(
             "no stored trace in {}: record one with `{}`",
@@ -86,13 +89,9 @@ pub fn list_cmd(json: bool) -> anyhow::Result<()> {
 /// `trace show ID`.
 pub fn show_cmd(id: &str, json: bool) -> anyhow::Result<()> {
     let dir = traces_dir()?;
-    let trace = store::read(&dir, id).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no stored trace {id} in {} (or not one this host reads): `{}` lists them",
-            dir.path().display(),
-            store::list_command()
-        )
-    })?;
+    let (trace, set_aside) = store::read_or_set_aside(&dir, id);
+    let trace =
+        trace.ok_or_else(|| anyhow::anyhow!(store::unread_error(&dir, id, set_aside.as_ref())))?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, &trace)?;

@@ -179,7 +179,7 @@ fn io_data(m: &IoMarker) -> Value {
 
 /// A thread of our own for a process the profile lacks (or has no GeckoMain for), shaped like
 /// `like` (a thread of the same profile: same table schemas).
-fn own_thread(like: &Value, pid: i32, kind: &str) -> Value {
+fn own_thread(like: &Value, pid: i32, name: &str) -> Value {
     let schema_of = |key: &str| {
         like.pointer(&format!("/{key}/schema"))
             .cloned()
@@ -187,8 +187,8 @@ fn own_thread(like: &Value, pid: i32, kind: &str) -> Value {
     };
     json!({
         "processType": "default",
-        "name": "Disk reads (kernel)",
-        "processName": format!("{} (not in Firefox's profile)", super::view::process_label(kind)),
+        "name": super::view::IO_THREAD,
+        "processName": format!("{name} (not in Firefox's profile)"),
         "registerTime": 0,
         "unregisterTime": null,
         "pid": pid,
@@ -231,7 +231,8 @@ impl Merge<'_> {
         }
         if let Some(Value::Array(cats)) = meta.get_mut("categories") {
             if cats.len() == self.category_index {
-                cats.push(json!({"name": "Disk I/O (kernel)", "color": "orange", "subcategories": ["Other"]}));
+                cats.push(json!({"name": super::view::IO_CATEGORY, "color": "orange", "subcategories": ["Other"]}));
+                cats.push(json!({"name": super::view::MILESTONE_CATEGORY, "color": "green", "subcategories": ["Other"]}));
             }
         }
         let Some(off) = off else { return };
@@ -259,7 +260,7 @@ impl Merge<'_> {
         for (ms_name, t) in &self.view.milestones {
             let name = push_str(main, ms_name);
             let data = json!({"type": schema::MILESTONE.name, "milestone": ms_name});
-            push_marker(main, name, t + off, None, cat, data);
+            push_marker(main, name, t + off, None, cat + 1, data);
         }
         let name = push_str(main, "about:startup trace");
         let data = json!({
@@ -321,7 +322,7 @@ pub fn merge(gecko: &mut Value, trace: &Trace, view: &View) -> Result<(), Export
     let off = offset_ms(zero, parent_mono);
     let mut extra = Vec::new();
     for (pid, pv) in std::mem::take(&mut m.by_pid) {
-        let mut t = own_thread(&like, pid, &pv.kind);
+        let mut t = own_thread(&like, pid, &pv.name);
         let name = push_str(&mut t, "Disk read");
         for mk in &pv.markers {
             let (from, to) = mk.span();

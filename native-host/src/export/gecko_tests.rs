@@ -89,10 +89,34 @@ fn merged_markers_schemas_counters_and_milestones_sit_on_the_parents_main_thread
     );
     let read = disk_read_schema(&g);
     assert_eq!(read["data"][0]["format"], "file-path");
+    // Issue 39 #7: the milestones have their own category, not the disk's.
+    let categories: Vec<&str> = g["meta"]["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        g["meta"]["categories"].as_array().unwrap().last().unwrap()["name"],
-        "Disk I/O (kernel)"
+        categories[categories.len() - 2..],
+        ["Disk I/O (kernel)", "Startup milestones"]
     );
+    // Our markers by their schema (Firefox's own sessionRestored marker is Firefox's "Other").
+    let category_of = |schema: &str| {
+        let rows: Vec<&str> = main["markers"]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r[5]["type"] == schema)
+            .map(|r| categories[usize::try_from(r[4].as_u64().unwrap()).unwrap()])
+            .collect();
+        rows
+    };
+    assert_eq!(
+        category_of(crate::export::schema::MILESTONE.name),
+        ["Startup milestones"]
+    );
+    let reads = category_of(crate::export::schema::DISK_READ.name);
+    assert!(reads.len() == 21 && reads.iter().all(|c| *c == "Disk I/O (kernel)"));
     // One track per file group the fixture's files fall in (firefox-esr, nine other libraries,
     // libxul.so, omni.ja), each named, none in the category the Profiler labels "Bandwidth"
     // whatever the name (test.profiler.js reads the names back with the Profiler's loader).
@@ -176,6 +200,10 @@ fn merged_markers_schemas_counters_and_milestones_sit_on_the_parents_main_thread
         "the socket process (24568), which Firefox's profile lacks"
     );
     assert_eq!(own[0]["pid"], 24568);
+    assert_eq!(
+        own[0]["processName"], "Firefox socket process (not in Firefox's profile)",
+        "named by what it is"
+    );
     assert_eq!(our_markers(own[0]).len(), 3);
     // Module loads and milestones read back on the trace's axis.
     let loads = module_loads(&gecko(), t.zero_mono_ns.unwrap());

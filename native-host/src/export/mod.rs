@@ -125,11 +125,16 @@ pub fn stored(
     id: &str,
 ) -> Result<StoredExport, crate::Error> {
     let io = |what: &str, e: std::io::Error| crate::Error::io(what.to_owned(), e);
-    let trace = crate::trace::store::read(traces, id).ok_or_else(|| {
-        io(
+    let (trace, set_aside) = crate::trace::store::read_or_set_aside(traces, id);
+    let trace = trace.ok_or_else(|| match &set_aside {
+        Some(note) => io(
+            &crate::trace::store::unread_error(traces, id, Some(note)),
+            std::io::ErrorKind::InvalidData.into(),
+        ),
+        None => io(
             &format!("no stored trace {id}"),
             std::io::ErrorKind::NotFound.into(),
-        )
+        ),
     })?;
     let mut firefox_profile_error = None;
     let gecko = match crate::trace::profiles::read(

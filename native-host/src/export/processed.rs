@@ -53,6 +53,8 @@ pub enum V<'a> {
 struct Writer {
     profile: Profile,
     category: CategoryHandle,
+    /// The milestones' own category: they are Firefox's moments, not disk I/O.
+    milestones: CategoryHandle,
     types: Vec<MarkerTypeHandle>,
 }
 
@@ -83,7 +85,11 @@ impl Writer {
         SchemaMarker {
             ty: self.types[i],
             name: self.profile.intern_string(name),
-            category: self.category,
+            category: if schema.name == schema::MILESTONE.name {
+                self.milestones
+            } else {
+                self.category
+            },
             strings,
             numbers,
         }
@@ -107,7 +113,8 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
         SamplingInterval::from_millis(1),
     );
     profile.set_os_name("Linux");
-    let category = profile.add_category("Disk I/O (kernel)", CategoryColor::Orange);
+    let category = profile.add_category(super::view::IO_CATEGORY, CategoryColor::Orange);
+    let milestones = profile.add_category(super::view::MILESTONE_CATEGORY, CategoryColor::Green);
     let types = schema::ALL
         .iter()
         .map(|s| profile.register_marker_type(s.processed()))
@@ -115,6 +122,7 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
     let mut w = Writer {
         profile,
         category,
+        milestones,
         types,
     };
     let mut parent_thread = None;
@@ -122,21 +130,33 @@ pub fn write(trace: &Trace, view: &View) -> serde_json::Result<Vec<u8>> {
     let mut pids: Vec<(i32, String)> = view
         .processes
         .iter()
-        .map(|p| (p.pid, p.kind.clone()))
+        .map(|p| (p.pid, p.name.clone()))
         .collect();
     if !pids.iter().any(|(p, _)| *p == trace.pid) {
-        pids.insert(0, (trace.pid, "parent".into()));
-    }
-    for (pid, kind) in pids {
-        let process = w.profile.add_process(
-            &super::view::process_label(&kind),
-            u32::try_from(pid).unwrap_or(0),
-            ts(0.0),
+        pids.insert(
+            0,
+            (
+                trace.pid,
+                super::view::process_name(
+                    &crate::trace::model::Process {
+                        pid: trace.pid,
+                        kind: "parent".into(),
+                        exe: None,
+                        comm: None,
+                    },
+                    trace.pid,
+                ),
+            ),
         );
+    }
+    for (pid, name) in pids {
+        let process = w
+            .profile
+            .add_process(&name, u32::try_from(pid).unwrap_or(0), ts(0.0));
         let thread = w
             .profile
             .add_thread(process, u32::try_from(pid).unwrap_or(0), ts(0.0), true);
-        w.profile.set_thread_name(thread, "Disk reads (kernel)");
+        w.profile.set_thread_name(thread, super::view::IO_THREAD);
         w.profile.set_thread_show_markers_in_timeline(thread, true);
         if pid == trace.pid {
             parent_thread = Some(thread);
@@ -263,6 +283,41 @@ mod tests {
             .map(|t| t["markers"]["length"].as_u64().unwrap() as usize)
             .sum();
         assert_eq!(markers, 26 + 2, "every read, the milestone, the summary");
+        // Issue 39 #7: each process named by what it is (--trace-only said "Firefox process"
+        // three times), and the milestone in a category of its own, not the disk's.
+        let mut names: Vec<&str> = threads
+            .iter()
+            .map(|t| t["processName"].as_str().unwrap())
+            .collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "Firefox parent process",
+                "Firefox rdd process",
+                "Firefox socket process"
+            ]
+        );
+        let categories: Vec<&str> = p["meta"]["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        let index = |name: &str| categories.iter().position(|c| *c == name).unwrap() as u64;
+        let in_category = |category: u64| -> usize {
+            threads
+                .iter()
+                .flat_map(|t| t["markers"]["category"].as_array().unwrap())
+                .filter(|c| c.as_u64() == Some(category))
+                .count()
+        };
+        assert_eq!(in_category(index("Startup milestones")), 1, "the milestone");
+        assert_eq!(
+            in_category(index("Disk I/O (kernel)")),
+            26 + 1,
+            "the reads, the summary"
+        );
         // One track per file group of the fixture's files (firefox-esr, nine other libraries,
         // libxul.so, omni.ja), each labelled by its own name where the Profiler looks for it
         // (test.profiler.js reads the labels back with the Profiler's loader).

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::trace::code::label;
 use crate::trace::disk_time::{self, DiskTime};
-use crate::trace::model::{Read, Trace};
+use crate::trace::model::{Process, Read, Trace};
 use crate::trace::summary::code;
 use crate::units::megabytes;
 
@@ -53,6 +53,8 @@ pub struct ProcessView {
     pub pid: i32,
     /// parent, tab, gpu, rdd, socket, utility, … (or "process" where unknown).
     pub kind: String,
+    /// Its name in the profile ([`process_name`]): its role, or the program it ran.
+    pub name: String,
     pub markers: Vec<IoMarker>,
 }
 
@@ -77,6 +79,13 @@ pub struct View {
     pub total_bytes: u64,
 }
 
+/// The category of the I/O markers (and of the recording's own), in both writers.
+pub const IO_CATEGORY: &str = "Disk I/O (kernel)";
+/// The category of the milestone markers: Firefox's moments, not disk I/O (issue 39 #7).
+pub const MILESTONE_CATEGORY: &str = "Startup milestones";
+/// The name of the thread that carries a process's I/O markers where Firefox's profile has none.
+pub const IO_THREAD: &str = "Disk reads (kernel)";
+
 /// The width of the bytes-over-time buckets.
 pub const BUCKET_MS: f64 = 10.0;
 /// How many code regions and entries the summaries keep.
@@ -95,13 +104,34 @@ pub fn how(kind: &str) -> &'static str {
     }
 }
 
-/// A process's name in the profile, from its kind ("parent", "tab", "forkserver", …).
+/// A process's name in the profile: what it is, from what the trace knows of it (issue 39 #7:
+/// three processes, two crash helpers and glxtest, were all "Firefox process").
+/// - the traced process (`root`) is Firefox's parent, and the fork server is named so;
+/// - a process running a program that is not Firefox's own binary (`exe`, else its main
+///   thread's `comm` where the sampler never saw it: `crashhelper`, `glxtest`) by that program;
+/// - a Firefox process with a role from its command line (`tab`, `gpu`, `rdd`, `socket`, …) by
+///   that role;
+/// - one the recording never named says so, with its pid, so no two read alike.
 #[must_use]
-pub fn process_label(kind: &str) -> String {
-    match kind {
-        "process" | "" => "Firefox process".to_owned(),
-        "forkserver" => "Firefox fork server".to_owned(),
-        k => format!("Firefox {k} process"),
+pub fn process_name(p: &Process, root: i32) -> String {
+    let firefox_binary = |name: &str| name.starts_with("firefox");
+    let (pid, kind) = (p.pid, p.kind.as_str());
+    if pid == root || kind == "parent" {
+        return "Firefox parent process".to_owned();
+    }
+    if kind == "forkserver" {
+        return "Firefox fork server".to_owned();
+    }
+    let unseen = kind.is_empty() || kind == "process";
+    let program = match (&p.exe, &p.comm) {
+        (Some(exe), _) => Some(exe.as_str()),
+        (None, Some(comm)) if unseen => Some(comm.as_str()),
+        _ => None,
+    };
+    match program {
+        Some(program) if !firefox_binary(program) => format!("{program} (started by Firefox)"),
+        _ if unseen || firefox_binary(kind) => format!("Firefox process {pid} (role not seen)"),
+        _ => format!("Firefox {kind} process"),
     }
 }
 
@@ -187,11 +217,8 @@ fn used(trace: &Trace, e: &Read) -> String {
 /// The view of `trace`, with `milestones` (ms since the process start) where known.
 #[must_use]
 pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
-    let kinds: HashMap<i32, &str> = trace
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.kind.as_str()))
-        .collect();
+    let known: HashMap<i32, &crate::trace::model::Process> =
+        trace.processes.iter().map(|p| (p.pid, p)).collect();
     let mut by_pid: BTreeMap<i32, Vec<IoMarker>> = BTreeMap::new();
     let mut buckets: HashMap<(&'static str, i64), (u64, u32)> = HashMap::new();
     let mut total = 0u64;
@@ -233,9 +260,17 @@ pub fn view(trace: &Trace, milestones: &BTreeMap<String, f64>) -> View {
         .into_iter()
         .map(|(pid, mut markers)| {
             markers.sort_by(|a, b| a.t.total_cmp(&b.t));
+            let unseen = Process {
+                pid,
+                kind: "process".into(),
+                exe: None,
+                comm: None,
+            };
+            let process = known.get(&pid).copied().unwrap_or(&unseen);
             ProcessView {
                 pid,
-                kind: kinds.get(&pid).map_or("process", |k| k).to_owned(),
+                kind: process.kind.clone(),
+                name: process_name(process, trace.pid),
                 markers,
             }
         })
@@ -324,12 +359,82 @@ mod tests {
     use crate::trace::model::tests::fake;
     use crate::trace::model::{CodeSite, EntryRead, Process};
 
+    /// Issue 39 #7: each process is named by what it is, and no two unknown ones alike.
+    #[test]
+    fn processes_are_named_by_role_or_program() {
+        let p = |pid: i32, kind: &str, exe: Option<&str>, comm: Option<&str>| Process {
+            pid,
+            kind: kind.into(),
+            exe: exe.map(Into::into),
+            comm: comm.map(Into::into),
+        };
+        let name = |p: Process| process_name(&p, 10);
+        assert_eq!(name(p(10, "process", None, None)), "Firefox parent process");
+        assert_eq!(
+            name(p(11, "forkserver", Some("firefox-esr"), None)),
+            "Firefox fork server"
+        );
+        assert_eq!(
+            name(p(12, "tab", Some("firefox-esr"), Some("Isolated Web Co"))),
+            "Firefox tab process"
+        );
+        assert_eq!(
+            name(p(13, "firefox-esr", Some("crashhelper"), None)),
+            "crashhelper (started by Firefox)",
+            "a fork seen before its exec is named by what it became"
+        );
+        assert_eq!(
+            name(p(14, "process", None, Some("glxtest"))),
+            "glxtest (started by Firefox)",
+            "one the sampler never saw, by its main thread's name in the trace"
+        );
+        assert_eq!(
+            name(p(15, "process", None, None)),
+            "Firefox process 15 (role not seen)"
+        );
+        assert_eq!(
+            name(p(16, "process", None, Some("firefox-esr"))),
+            "Firefox process 16 (role not seen)"
+        );
+        // A trace of an older host (neither): the role, as before.
+        assert_eq!(name(p(17, "rdd", None, None)), "Firefox rdd process");
+
+        // The view names each process that read from what the trace knows of it.
+        let mut t = fake();
+        t.processes = vec![
+            p(12, "process", None, Some("crashhelper")),
+            p(13, "tab", Some("firefox-esr"), None),
+        ];
+        // Reads 0 and 1 are of libxul.so, 2 of a written file, 3 of omni.ja (fake()).
+        let mut crash = t.events[0].clone();
+        crash.p = 12;
+        t.events.push(crash);
+        t.events[1].p = 13;
+        t.events[3].p = 14;
+        let names: Vec<(i32, String)> = view(&t, &BTreeMap::new())
+            .processes
+            .into_iter()
+            .map(|p| (p.pid, p.name))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (10, "Firefox parent process".to_owned()),
+                (12, "crashhelper (started by Firefox)".to_owned()),
+                (13, "Firefox tab process".to_owned()),
+                (14, "Firefox process 14 (role not seen)".to_owned()),
+            ]
+        );
+    }
+
     #[test]
     fn markers_per_process_with_how_region_use_and_cause() {
         let mut t = fake();
         t.processes = vec![Process {
             pid: 10,
             kind: "parent".into(),
+            exe: None,
+            comm: None,
         }];
         t.files[0].sections = vec![crate::trace::model::Section {
             name: ".text".into(),

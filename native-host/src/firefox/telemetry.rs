@@ -87,6 +87,9 @@ pub struct Session {
     pub created: Option<String>,
     /// `payload.info.reason`: `shutdown` for a session's last ping.
     pub reason: Option<String>,
+    /// When in its session the ping was written, from `reason` ([`written`]): what the CLI and
+    /// the page label the row with, so neither files a mid-session ping under "session ended".
+    pub written: Written,
     pub session_id: Option<String>,
     /// `payload.info.sessionStartDate`: Firefox rounds it to the hour (privacy), so it dates the
     /// session, it does not time it.
@@ -99,6 +102,47 @@ pub struct Session {
     pub milestones: BTreeMap<String, u64>,
     /// The archive file, relative to the profile folder.
     pub file: String,
+}
+
+/// When in its session a `main` ping was written (Firefox's `payload.info.reason`, toolkit's
+/// Telemetry docs "main ping"): the one labelling of a row, shared by `telemetry` (the CLI) and
+/// the page (it words these codes from `_locales`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Written {
+    /// `shutdown` (and the older `saved-session`): when the session ended.
+    SessionEnd,
+    /// `environment-change` (a setting or an add-on changed) or `daily`: during the session,
+    /// which went on after it.
+    MidSession,
+    /// `aborted-session`: saved during the session and kept because it did not end cleanly (a
+    /// crash, a kill): its last save, not its end.
+    Aborted,
+    /// Any other reason, or none.
+    Unknown,
+}
+
+/// When a main ping of `reason` was written in its session.
+#[must_use]
+pub fn written(reason: Option<&str>) -> Written {
+    match reason {
+        Some("shutdown" | "saved-session") => Written::SessionEnd,
+        Some("environment-change" | "daily") => Written::MidSession,
+        Some("aborted-session") => Written::Aborted,
+        _ => Written::Unknown,
+    }
+}
+
+/// The English of [`Written`] for the CLI, with the ping's reason.
+#[must_use]
+pub fn written_words(written: Written, reason: Option<&str>) -> String {
+    let reason = reason.unwrap_or("no reason");
+    match written {
+        Written::SessionEnd => format!("session ended ({reason})"),
+        Written::MidSession => format!("mid-session ({reason})"),
+        Written::Aborted => format!("last save of a session that did not end cleanly ({reason})"),
+        Written::Unknown => format!("unknown ({reason})"),
+    }
 }
 
 /// Numeric keys of `simpleMeasurements` that are not moments of the start (durations, counters,
@@ -180,10 +224,12 @@ pub fn parse_main_ping(json: &[u8], file: &str) -> Option<Session> {
     let info = payload.info;
     let app = ping.application;
     let short = |s: Option<String>| s.filter(|s| s.len() <= MAX_FIELD);
+    let reason = short(info.as_ref().and_then(|i| i.reason.clone()));
     Some(Session {
         ping_id: short(ping.id).unwrap_or_default(),
         created: short(ping.creation_date),
-        reason: short(info.as_ref().and_then(|i| i.reason.clone())),
+        written: written(reason.as_deref()),
+        reason,
         session_id: short(info.as_ref().and_then(|i| i.session_id.clone())),
         session_start: short(info.and_then(|i| i.session_start_date)),
         version: short(
@@ -432,6 +478,7 @@ pub(crate) mod tests {
             ])
         );
         assert_eq!(s.reason.as_deref(), Some("shutdown"));
+        assert_eq!(s.written, Written::SessionEnd);
         assert_eq!(s.version.as_deref(), Some("153.7.0esr"));
         assert_eq!(s.build_id.as_deref(), Some("20261101000000"));
         assert_eq!(s.session_id.as_deref(), Some("s1"));
@@ -442,6 +489,28 @@ pub(crate) mod tests {
             None
         );
         assert_eq!(parse_main_ping(b"not json", "f"), None);
+    }
+
+    /// Issue 39 #6: an `environment-change` ping is written mid-session; the page filed it under
+    /// "Session ended". Its row says when it was written, as the CLI's does, from one definition.
+    #[test]
+    fn a_mid_session_ping_is_labelled_mid_session_not_session_ended() {
+        let mid = PING.replace(r#""reason":"shutdown""#, r#""reason":"environment-change""#);
+        let s = parse_main_ping(mid.as_bytes(), "f").unwrap();
+        assert_eq!(s.written, Written::MidSession);
+        assert_eq!(
+            serde_json::to_value(&s).unwrap()["written"],
+            serde_json::json!("mid_session")
+        );
+        assert_eq!(
+            written_words(s.written, s.reason.as_deref()),
+            "mid-session (environment-change)"
+        );
+        assert_eq!(written(Some("daily")), Written::MidSession);
+        assert_eq!(written(Some("aborted-session")), Written::Aborted);
+        assert_eq!(written(Some("shutdown")), Written::SessionEnd);
+        assert_eq!(written(Some("something new")), Written::Unknown);
+        assert_eq!(written(None), Written::Unknown);
     }
 
     #[test]

@@ -79,8 +79,7 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 }
                 None => {
                     let dir = crate::trace::store::open()?;
-                    let t = crate::trace::store::read(&dir, &trace)
-                        .ok_or_else(|| no_such_trace_error(&trace))?;
+                    let t = read_stored(&dir, &trace)?;
                     crate::trace::summary::summarize_here(&t, opts)
                 }
             };
@@ -274,6 +273,23 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Stored trace `id`; a damaged one is set aside (trace/store.rs `read_or_set_aside`) and the
+/// error says so, with the note, rather than "no stored trace".
+fn read_stored(
+    dir: &crate::state::StateDir,
+    id: &str,
+) -> Result<crate::trace::model::Trace, ReplyError> {
+    match crate::trace::store::read_or_set_aside(dir, id) {
+        (Some(t), _) => Ok(t),
+        (None, Some(note)) => Err(ReplyError::new(
+            ErrorCode::NoSuchTrace,
+            crate::trace::store::unread_error(dir, id, Some(&note)),
+            json!({ "trace": id, "set_aside": note }),
+        )),
+        (None, None) => Err(no_such_trace_error(id)),
+    }
+}
+
 fn no_such_trace_error(trace: &str) -> ReplyError {
     ReplyError::new(
         ErrorCode::NoSuchTrace,
@@ -294,7 +310,7 @@ fn no_such_trace(e: Error, trace: &str) -> ReplyError {
 
 /// Stored trace `id` as it may leave the machine (trace/summary/redact.rs), as JSON text.
 fn redacted_text(dir: &crate::state::StateDir, id: &str) -> Result<Vec<u8>, ReplyError> {
-    let t = crate::trace::store::read(dir, id).ok_or_else(|| no_such_trace_error(id))?;
+    let t = read_stored(dir, id)?;
     let ctx = ProfileContext::locate(&t);
     let parts = crate::trace::summary::profile::parts_of(&t, &ctx);
     let copy = crate::trace::summary::redact::redacted(&t, &parts);

@@ -355,6 +355,7 @@ mod tests {
             planned: true,
             bytes_planned: Some(1000),
             bytes_planned_system: Some(0),
+            bytes_planned_install: Some(1000),
             bytes_planned_profile: None,
             profile_changed_files: None,
             bytes_install: 5000,

@@ -101,6 +101,11 @@ pub struct Summary {
     /// The part of `bytes_planned` outside the install folder (system libraries and fonts), so
     /// that the rest can be set against `bytes_install`; `null` for a whole-folder preload.
     pub bytes_planned_system: Option<u64>,
+    /// The part of `bytes_planned` in the install folder, the one to set against
+    /// `bytes_install`: `bytes_planned` less the system libraries and the user's profile
+    /// (learn/plan/make.rs `Plan::bytes_planned_install`); `null` for a whole-folder preload,
+    /// absent from an older host.
+    pub bytes_planned_install: Option<u64>,
     /// A traced plan: the part of `bytes_planned` in the user's own profile (learn/plan/profile.rs),
     /// and its files skipped because Firefox wrote or replaced them since the traces; absent
     /// elsewhere (and from an older host).
@@ -143,6 +148,7 @@ impl Summary {
             planned: false,
             bytes_planned: None,
             bytes_planned_system: None,
+            bytes_planned_install: None,
             bytes_planned_profile: None,
             profile_changed_files: None,
             bytes_install: 0,

@@ -133,6 +133,22 @@ fn split_at_cpu(line: &str) -> Option<(&str, &str)> {
     None
 }
 
+/// The process and the name of its main thread, from a line whose task is a process's main
+/// thread (its tid is its tgid): `(pid, comm)`. The kernel's `comm` of a main thread is the file
+/// name of the program it runs (cut to 15 bytes), unless the program renamed it (Firefox's
+/// children do: "Web Content", "Socket Process"). `None` for a thread's line or a line without
+/// a tgid.
+#[must_use]
+pub fn main_thread_comm(line: &str) -> Option<(i32, &str)> {
+    let (head, _) = split_at_cpu(line)?;
+    let head = head.trim();
+    let h = head.strip_suffix(')')?;
+    let open = h.rfind('(')?;
+    let tgid: i32 = h[open + 1..].trim().parse().ok()?;
+    let (comm, tid) = h[..open].trim_end().rsplit_once('-')?;
+    (tid.parse::<i32>().ok()? == tgid).then_some((tgid, comm.trim_start()))
+}
+
 /// `comm-tid (tgid)` or `comm-tid`; a tgid of `-------` is unknown.
 fn parse_task(head: &str) -> Option<(i32, Option<i32>)> {
     let head = head.trim();
@@ -298,6 +314,30 @@ mod tests {
         assert_eq!(parse_ts("18446744073.709551615"), Some(u64::MAX));
         assert_eq!(parse_ts("18446744074.0"), None);
         assert_eq!(parse_ts("99999999999999999999"), None);
+    }
+
+    #[test]
+    fn a_main_threads_line_names_its_process() {
+        assert_eq!(
+            main_thread_comm("     crashhelper-25943 (  25943) [001] ..... 3.0: mm_filemap_fault: dev 254:0 ino 1 ofs=0"),
+            Some((25943, "crashhelper"))
+        );
+        assert_eq!(
+            main_thread_comm(
+                " Web Content-7-8 (   7) [000] ..... 3.0: mm_filemap_fault: dev 254:0 ino 1 ofs=0"
+            ),
+            None,
+            "a thread's line"
+        );
+        assert_eq!(
+            main_thread_comm("  Socket Process-9   (  9) [000] ..... 3.0: x: y"),
+            Some((9, "Socket Process"))
+        );
+        assert_eq!(
+            main_thread_comm("glxtest-5 [000] ..... 3.0: x: y"),
+            None,
+            "no tgid"
+        );
     }
 
     #[test]

@@ -166,10 +166,24 @@ pub struct UseCounts {
     pub gone_pages: u64,
 }
 
+/// One process of the traced tree.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Process {
     pub pid: i32,
+    /// Its role from its command line (`parent`, `tab`, `gpu`, `forkserver`, …), the program's
+    /// file name for one that is not a Firefox role (`crashhelper`), or `process` where the
+    /// recording never saw its command line (it ended first).
     pub kind: String,
+    /// The file name of the program it runs (`/proc/<pid>/exe`, the last the sampler read);
+    /// absent where it was never sampled (and in traces of an older host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
+    /// Its main thread's name as the trace's lines carried it last (the kernel's `comm`: the
+    /// program's file name, cut to 15 bytes, unless it renamed itself); absent without tracefs
+    /// lines of its main thread. With `exe`, what names a process the command line did not
+    /// (export/view.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm: Option<String>,
 }
 
 /// One file the start read.

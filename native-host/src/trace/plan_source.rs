@@ -51,18 +51,52 @@ pub struct Traced {
 
 /// Traces of the install `install_dir` (canonical) stored in the state folder `state`, newest
 /// first, with the build each was recorded from. Only tracefs traces (the sampler's have no
-/// pages).
+/// pages). A damaged trace reads as absent and is left where it is (the launch prefetch and the
+/// login preload: nobody reads what they say); [`load_reporting`] sets it aside and says so.
 #[must_use]
 pub fn load(state: &StateDir, install_dir: &Path, limit: usize) -> Vec<(String, Trace)> {
+    load_with(state, install_dir, limit, false).0
+}
+
+/// [`load`] for a reader that reports to someone (`plan --source trace`, the page's
+/// `plan_status`): a damaged trace is set aside, and its note returned, never skipped in silence
+/// (issue 39 #4).
+#[must_use]
+pub fn load_reporting(
+    state: &StateDir,
+    install_dir: &Path,
+    limit: usize,
+) -> (Vec<(String, Trace)>, Vec<crate::note::Note>) {
+    load_with(state, install_dir, limit, true)
+}
+
+fn load_with(
+    state: &StateDir,
+    install_dir: &Path,
+    limit: usize,
+    report: bool,
+) -> (Vec<(String, Trace)>, Vec<crate::note::Note>) {
     let Ok(Some(dir)) = state.sub(store::FOLDER, false) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
+    };
+    let (metas, mut notes) = if report {
+        store::list_checked(&dir)
+    } else {
+        (store::list(&dir), Vec::new())
     };
     let mut out = Vec::new();
-    for meta in store::list(&dir) {
+    for meta in metas {
         if out.len() >= limit || meta.source != Source::Tracefs {
             continue;
         }
-        let Some(trace) = store::read(&dir, &meta.id) else {
+        let trace = if report {
+            let (trace, note) = store::read_or_set_aside(&dir, &meta.id);
+            notes.extend(note);
+            trace
+        } else {
+            store::read(&dir, &meta.id)
+        };
+        let Some(trace) = trace else {
             continue;
         };
         let same = Path::new(&trace.install_dir)
@@ -72,7 +106,7 @@ pub fn load(state: &StateDir, install_dir: &Path, limit: usize) -> Vec<(String, 
             out.push((meta.id, trace));
         }
     }
-    out
+    (out, notes)
 }
 
 /// The newest traces of build `build_id` among `traces` (newest first), at most `limit`, and

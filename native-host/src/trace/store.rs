@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::model::{Source, Trace};
+use crate::note::Note;
 use crate::state::{self, StateDir};
 use crate::Error;
 
@@ -53,6 +54,10 @@ pub struct Listing {
     pub dir: String,
     /// The command that records one (the page shows it when there is none).
     pub record_command: String,
+    /// Stored traces found damaged (cut short, not JSON) and set aside by this listing, one
+    /// [`crate::note::STATE_FILE_SET_ASIDE`] each: said once, as for the other state files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub note_codes: Vec<Note>,
 }
 
 /// The start (clock ticks since boot) of process `pid`.
@@ -79,7 +84,7 @@ pub fn in_state(state: &StateDir) -> Result<StateDir, Error> {
 /// The list with the current process's trace marked.
 #[must_use]
 pub fn listing(dir: &StateDir, current: Option<(i32, u64)>) -> Listing {
-    let traces = list(dir);
+    let (traces, note_codes) = list_checked(dir);
     let current = current.and_then(|(pid, ticks)| {
         traces
             .iter()
@@ -91,6 +96,7 @@ pub fn listing(dir: &StateDir, current: Option<(i32, u64)>) -> Listing {
         current,
         dir: dir.path().to_string_lossy().into_owned(),
         record_command: record_command(),
+        note_codes,
     }
 }
 
@@ -258,6 +264,33 @@ pub fn list(dir: &StateDir) -> Vec<Meta> {
     out
 }
 
+/// [`list`], with each trace whose file is not the size its meta says (cut short, grown) read
+/// through [`read_or_set_aside`]: a damaged one is set aside and said, and left out of the list;
+/// one that reads after all stays. For the readers that report to someone (`trace list`, the
+/// page's `trace_list`, `plan --source trace`): issue 39 #4, a truncated trace was listed, then
+/// "no such trace" to `trace show`, and skipped in silence by the plan.
+#[must_use]
+pub fn list_checked(dir: &StateDir) -> (Vec<Meta>, Vec<Note>) {
+    let mut notes = Vec::new();
+    let metas = list(dir)
+        .into_iter()
+        .filter(|meta| {
+            let size = dir
+                .open_read(&format!("{}.json", meta.id))
+                .ok()
+                .flatten()
+                .map(|(_, size)| size);
+            if size.is_none_or(|size| size == meta.bytes) {
+                return true;
+            }
+            let (trace, note) = read_or_set_aside(dir, &meta.id);
+            notes.extend(note);
+            trace.is_some()
+        })
+        .collect();
+    (metas, notes)
+}
+
 fn sort_newest_first(metas: &mut [Meta]) {
     metas.sort_by(|a: &Meta, b: &Meta| {
         b.recorded_at_ms
@@ -299,7 +332,9 @@ fn no_such_trace() -> Error {
     )
 }
 
-/// Trace `id` whole, at most [`MAX_BYTES`]; `None` if missing, refused or not a trace.
+/// Trace `id` whole, at most [`MAX_BYTES`]; `None` if missing, refused or not a trace. Reads a
+/// damaged one as absent and leaves it where it is (for the readers nobody reads: the launch
+/// prefetch); those that report use [`read_or_set_aside`].
 #[must_use]
 pub fn read(dir: &StateDir, id: &str) -> Option<Trace> {
     if !valid_id(id) {
@@ -307,6 +342,47 @@ pub fn read(dir: &StateDir, id: &str) -> Option<Trace> {
     }
     let bytes = dir.read(&format!("{id}.json"), MAX_BYTES).ok()??;
     serde_json::from_slice(&bytes).ok()
+}
+
+/// Trace `id`, as [`read`]; but a trace file that is not JSON (cut short: `truncate -s 500`, a
+/// disk error) or past [`MAX_BYTES`] is damaged: it is set aside as `<id>.json.corrupt.<ms>`
+/// with its meta file, never deleted, and the note says so (crate::state::aside, as
+/// `working-set.json` and `last-prefetch.json`). JSON that is no trace this host reads (another
+/// version's) is left where it is: `(None, None)`, as a missing one.
+#[must_use]
+pub fn read_or_set_aside(dir: &StateDir, id: &str) -> (Option<Trace>, Option<Note>) {
+    if !valid_id(id) {
+        return (None, None);
+    }
+    let (read, note) =
+        crate::state::aside::read_or_set_aside(dir, &format!("{id}.json"), MAX_BYTES, |bytes| {
+            match serde_json::from_slice::<Trace>(bytes) {
+                Ok(trace) => Some(Some(trace)),
+                Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() => {
+                    Some(None)
+                }
+                Err(_) => None,
+            }
+        });
+    if note.is_some() {
+        // Its meta goes aside with it: the list no longer names a trace that is not there.
+        let _ = dir.set_aside(&format!("{id}.meta.json"));
+    }
+    (read.flatten(), note)
+}
+
+/// The error of a trace a reader asked for by id and did not get: set aside as damaged (the
+/// note's words), else not there.
+#[must_use]
+pub fn unread_error(dir: &StateDir, id: &str, set_aside: Option<&Note>) -> String {
+    match set_aside {
+        Some(note) => format!("trace {id} cannot be read: {}", note.english()),
+        None => format!(
+            "no stored trace {id} in {} (or not one this host reads): `{}` lists them",
+            dir.path().display(),
+            list_command()
+        ),
+    }
 }
 
 /// One page of trace `id` from byte `offset` (on a UTF-8 boundary), at most `CHUNK` bytes.

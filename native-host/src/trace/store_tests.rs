@@ -227,3 +227,95 @@ fn a_planted_meta_file_cannot_make_prune_delete_anything_else() {
     assert!(policies.exists(), "prune deleted {}", policies.display());
     assert_eq!(list(&dir).len(), MAX_TRACES);
 }
+
+/// Issue 39 #4: `truncate -s 500 traces/<id>.json` left the trace in `trace list`, made `trace
+/// show` say there was no such trace, and `plan --source trace` skip it in silence. Now every
+/// reader that reports sets it aside (with its meta) and says so, once, as for the other state
+/// files; the silent readers (the launch prefetch) leave it for them.
+#[test]
+fn a_truncated_trace_is_set_aside_and_said_by_list_show_and_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = StateDir::create_at(&tmp.path().join("state")).unwrap();
+    let dir = in_state(&state).unwrap();
+    let whole = fake();
+    let mut cut = fake();
+    cut.recorded_at_ms = 5;
+    let (whole_id, _) = save(&dir, &whole).unwrap();
+    let (cut_id, cut_path) = save(&dir, &cut).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&cut_path)
+        .unwrap();
+    file.set_len(500).unwrap();
+    drop(file);
+
+    // The silent readers: absent, left where it is.
+    assert!(read(&dir, &cut_id).is_none());
+    assert!(crate::trace::plan_source::load(&state, tmp.path(), MAX_TRACES).is_empty());
+    assert!(dir.exists(&format!("{cut_id}.json")));
+    assert_eq!(list(&dir).len(), 2, "the unchecked list still names it");
+
+    // The list (CLI `trace list`, the page's `trace_list`): left out, set aside, said once.
+    let listed = listing(&dir, None);
+    assert_eq!(
+        listed
+            .traces
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect::<Vec<_>>(),
+        [whole_id.as_str()]
+    );
+    assert_eq!(listed.note_codes.len(), 1, "{listed:?}");
+    let note = &listed.note_codes[0];
+    assert_eq!(note.code, crate::note::STATE_FILE_SET_ASIDE);
+    assert_eq!(note.params["file"], format!("{cut_id}.json"));
+    let moved = note.params["moved_to"].as_str().unwrap().to_owned();
+    assert!(
+        moved.starts_with(&format!("{cut_id}.json.corrupt.")),
+        "{moved}"
+    );
+    assert_eq!(
+        std::fs::metadata(dir.path_of(&moved)).unwrap().len(),
+        500,
+        "kept as it was, never deleted"
+    );
+    assert!(!dir.exists(&format!("{cut_id}.json")));
+    assert!(
+        !dir.exists(&format!("{cut_id}.meta.json")),
+        "its meta went aside with it"
+    );
+    assert!(listing(&dir, None).note_codes.is_empty(), "said once");
+    let wire = serde_json::to_value(&listed).unwrap();
+    assert_eq!(wire["note_codes"][0]["code"], "state_file_set_aside");
+
+    // `trace show` of it now: no such trace; of one cut again: damaged, with the note's words.
+    cut.recorded_at_ms = 6;
+    let (again, _) = save(&dir, &cut).unwrap();
+    std::fs::write(dir.path_of(&format!("{again}.json")), b"{\"version\":").unwrap();
+    let (trace, note) = read_or_set_aside(&dir, &again);
+    assert!(trace.is_none());
+    let words = unread_error(&dir, &again, note.as_ref());
+    assert!(
+        words.starts_with(&format!("trace {again} cannot be read: {again}.json in "))
+            && words.contains("set aside as"),
+        "{words}"
+    );
+    assert!(unread_error(&dir, &again, None).starts_with(&format!("no stored trace {again}")));
+
+    // The plan (`plan --source trace`, the page's plan_status): said, not skipped in silence.
+    cut.recorded_at_ms = 7;
+    let (again, _) = save(&dir, &cut).unwrap();
+    std::fs::write(dir.path_of(&format!("{again}.json")), b"[1, 2").unwrap();
+    let (traces, notes) = crate::trace::plan_source::load_reporting(&state, tmp.path(), MAX_TRACES);
+    assert!(traces.is_empty(), "/ff is not this install");
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].params["file"], format!("{again}.json"));
+
+    // JSON that is no trace of this host's (another version's) is not damaged: left, unsaid.
+    cut.recorded_at_ms = 8;
+    let (other, _) = save(&dir, &cut).unwrap();
+    std::fs::write(dir.path_of(&format!("{other}.json")), b"{\"version\": 99}").unwrap();
+    assert!(matches!(read_or_set_aside(&dir, &other), (None, None)));
+    assert!(dir.exists(&format!("{other}.json")));
+    assert!(read_or_set_aside(&dir, &whole_id).0.is_some());
+}

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { changelogDate, controlFile, copyrightFile, debianChangelog } from "../../../scripts/package.mjs";
+import { changelogDate, controlFile, copyrightFile, debianChangelog, docsNamedBy } from "../../../scripts/package.mjs";
 
 test("the Debian changelog's date is RFC 2822 in UTC, as `date -uR` prints it", () => {
   // `date -uR -d @1795711280` → "Thu, 26 Nov 2026 16:41:20 +0000"
@@ -24,4 +24,13 @@ test("no line of the package's description is longer than lintian's 80 columns",
   const description = control.slice(control.indexOf("Description:")).split("\n").filter(Boolean);
   assert.ok(description.length > 3);
   assert.deepEqual(description.filter((line) => line.length > 80), []);
+});
+
+test("the package ships each document a manual page names, read from roff (issue 39 #9)", () => {
+  // as clap_mangen writes a help text's "docs/PROTOCOL.md" once the host's `manpages` placed it
+  const page = String.raw`see /usr/share/doc/about\-startup/PROTOCOL.md.
+.TP
+(/usr/share/doc/about\-startup/design/privilege.md) and /usr/share/doc/about\-startup/copyright`;
+  assert.deepEqual(docsNamedBy(page).sort(), ["PROTOCOL.md", "design/privilege.md"]);
+  assert.deepEqual(docsNamedBy("no document here"), []);
 });

@@ -65,6 +65,18 @@ pub struct Plan {
     pub folders: Folders,
 }
 
+impl Plan {
+    /// The part of `bytes_planned` in the install folder: what is set against `bytes_install`
+    /// (the system libraries and the user's profile lie outside it). The one definition, for
+    /// `plan`, `preload --plan` and the page.
+    #[must_use]
+    pub fn bytes_planned_install(&self) -> u64 {
+        self.bytes_planned
+            .saturating_sub(self.bytes_planned_system)
+            .saturating_sub(self.profile.as_ref().map_or(0, |p| p.bytes))
+    }
+}
+
 /// Byte ranges `[offset, len]` of the pages `ranges` (`[first, count]`), with gaps shorter than
 /// `gap` joined, clipped to `size`. Pure.
 #[must_use]

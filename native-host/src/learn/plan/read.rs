@@ -168,6 +168,7 @@ pub fn run(
         planned: true,
         bytes_planned: Some(plan.bytes_planned),
         bytes_planned_system: Some(plan.bytes_planned_system),
+        bytes_planned_install: Some(plan.bytes_planned_install()),
         bytes_planned_profile: plan.profile.as_ref().map(|p| p.bytes),
         profile_changed_files: plan.profile.as_ref().map(ProfilePlan::changed_files),
         bytes_install: plan.bytes_install,

@@ -64,7 +64,8 @@ pub struct PlanStatus {
     /// plan then reads the changed files whole, and the next start is learned again.
     pub stale: bool,
     /// What a reader must know: `working-set.json` was damaged and set aside by this request, so
-    /// nothing is learned (crate::state::aside); absent when empty (appended).
+    /// nothing is learned, or (a traced source) a stored trace was, so the plan is made without
+    /// it (crate::state::aside); absent when empty (appended).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub note_codes: Vec<crate::note::Note>,
 }
@@ -100,6 +101,7 @@ pub fn status_of(
     // "Learned" and the count of starts are this install's, not another Firefox's.
     let (state, set_aside) = workingset::load_or_set_aside(state_dir);
     let state = state.for_install(&root);
+    let mut trace_notes = Vec::new();
     let (plan, learned, starts, learned_build_id, stale) = if source == PlanSource::Learned {
         let newest = state.starts.last();
         (
@@ -110,7 +112,9 @@ pub fn status_of(
             newest.is_some_and(|s| start_is_stale(s, &root, build_id.as_deref())),
         )
     } else {
-        let traces = plan_source::load(state_dir, &root, crate::trace::store::MAX_TRACES);
+        let (traces, notes) =
+            plan_source::load_reporting(state_dir, &root, crate::trace::store::MAX_TRACES);
+        trace_notes = notes;
         let pages = if source == PlanSource::TraceReads {
             Pages::Read
         } else {
@@ -145,9 +149,7 @@ pub fn status_of(
         planned_files: if learned { plan.files.len() as u64 } else { 0 },
         install_bytes: plan.bytes_install,
         planned_install_bytes: if learned {
-            plan.bytes_planned
-                - plan.bytes_planned_system
-                - plan.profile.as_ref().map_or(0, |p| p.bytes)
+            plan.bytes_planned_install()
         } else {
             0
         },
@@ -167,7 +169,7 @@ pub fn status_of(
             .map(|files| tag_planned(files, learned.then_some(&plan.files[..]))),
         uncached_files_omitted: 0,
         autostart: crate::learn::autostart::status(state_dir),
-        note_codes: set_aside.into_iter().collect(),
+        note_codes: set_aside.into_iter().chain(trace_notes).collect(),
     })
 }
 

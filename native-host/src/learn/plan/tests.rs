@@ -225,6 +225,9 @@ fn plan_reads_learned_ranges_and_whole_changed_files() {
     assert_eq!(summary.bytes, 0);
     assert_eq!(summary.pace.map_or(0, |p| p.probed_ms + p.yielded_ms), 0);
     assert_eq!((summary.files, summary.planned), (3, true));
+    // All of this plan is of the folder: its part is all of it, set against the folder.
+    assert_eq!(summary.bytes_planned_install, Some(plan.bytes_planned));
+    assert_eq!(plan.bytes_planned_install(), plan.bytes_planned);
     assert!(summary.errors.is_empty() && events >= 1);
     let knobs = Knobs {
         file_order: true,

@@ -10,7 +10,7 @@ use crate::note::{self, Note};
 use crate::os::beneath::Folder;
 use crate::os::clock::{boot_to_clock, clock_ns, now_ms};
 use crate::trace::build::{self, Context};
-use crate::trace::model::{Process, Source, Trace, TRACE_VERSION};
+use crate::trace::model::{Source, Trace, TRACE_VERSION};
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -174,14 +174,8 @@ pub(super) fn finish(
             field_sources.insert(k.into(), v.into());
         }
     }
-    let processes = sampler
-        .kinds
-        .iter()
-        .map(|(p, k)| Process {
-            pid: *p,
-            kind: k.clone(),
-        })
-        .collect();
+    let processes =
+        super::sampler::processes(&sampler.kinds, &sampler.exes, &rec.comms, &built.pids, pid);
     Ok(Trace {
         version: TRACE_VERSION,
         source,

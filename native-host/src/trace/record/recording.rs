@@ -6,7 +6,7 @@ use super::restored::Restored;
 use super::sampler::Sampler;
 use super::spec::{Marker, MIN_MS, SAMPLE_FALLBACK, SAMPLE_TRACED, TICK};
 use crate::os::clock::clock_ns;
-use crate::trace::event::{lost_in_line, parse_line, Line};
+use crate::trace::event::{lost_in_line, main_thread_comm, parse_line, Line};
 use crate::trace::record::{Stop, MAX_SECONDS};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
@@ -17,6 +17,9 @@ pub(super) struct Recording {
     /// Why there is no exact trace: a `note::NO_TRACE_*` code and the error's English.
     pub(super) fallback_reason: Option<(&'static str, String)>,
     pub(super) lines: Vec<Line>,
+    /// Each traced process's main-thread name, the last its lines carried (after an exec, the
+    /// program it became: `crashhelper`, `glxtest`).
+    pub(super) comms: std::collections::BTreeMap<i32, String>,
     pub(super) lost_lines: u64,
     pub(super) armed_ns: u64,
     pub(super) armed_wall: SystemTime,
@@ -37,6 +40,7 @@ impl Recording {
             link: None,
             fallback_reason: None,
             lines: Vec::new(),
+            comms: std::collections::BTreeMap::new(),
             lost_lines: 0,
             armed_ns: 0,
             armed_wall: SystemTime::now(),
@@ -64,6 +68,11 @@ impl Recording {
             if let Some(n) = lost_in_line(&l) {
                 self.lost_lines += n;
             } else if let Some(parsed) = parse_line(&l) {
+                if let Some((pid, comm)) = main_thread_comm(&l) {
+                    if self.comms.get(&pid).map(String::as_str) != Some(comm) {
+                        self.comms.insert(pid, comm.to_owned());
+                    }
+                }
                 self.lines.push(parsed);
             }
         }

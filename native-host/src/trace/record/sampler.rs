@@ -31,6 +31,40 @@ pub fn process_kind(cmdline: &[String], is_root: bool) -> String {
         .map_or_else(|| "other".into(), |n| n.to_string_lossy().into_owned())
 }
 
+/// The processes of a trace: each the sampler saw (its kind from its command line) and each
+/// that caused I/O without being seen (`caused_io`: one that ended between two samples, kind
+/// `process`; the root is `parent` whatever), with the program it runs as the sampler read it
+/// (`exes`, /proc/<pid>/exe) and its main thread's name as the trace's lines carried it
+/// (`comms`). Pure.
+#[must_use]
+pub fn processes(
+    kinds: &BTreeMap<i32, String>,
+    exes: &BTreeMap<i32, String>,
+    comms: &BTreeMap<i32, String>,
+    caused_io: &[i32],
+    root: i32,
+) -> Vec<crate::trace::model::Process> {
+    let mut pids: Vec<i32> = kinds
+        .keys()
+        .copied()
+        .chain(caused_io.iter().copied())
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids.into_iter()
+        .map(|pid| crate::trace::model::Process {
+            pid,
+            kind: match kinds.get(&pid) {
+                Some(kind) => kind.clone(),
+                None if pid == root => "parent".into(),
+                None => "process".into(),
+            },
+            exe: exes.get(&pid).cloned(),
+            comm: comms.get(&pid).cloned(),
+        })
+        .collect()
+}
+
 fn read_cmdline(pid: i32) -> Vec<String> {
     proc::cmdline(pid)
         .map(|b| {
@@ -48,6 +82,9 @@ fn read_cmdline(pid: i32) -> Vec<String> {
 pub(super) struct Sampler {
     pub(super) root: i32,
     pub(super) kinds: BTreeMap<i32, String>,
+    /// The file name of each process's program (`/proc/<pid>/exe`), the last seen: a forked
+    /// helper that then exec'd (crashhelper) is named by what it became.
+    pub(super) exes: BTreeMap<i32, String>,
     pub(super) tids: HashMap<i32, i32>,
     pub(super) read_bytes: HashMap<i32, u64>,
     pub(super) majflt: HashMap<i32, u64>,
@@ -79,6 +116,9 @@ impl Sampler {
             }
             if full {
                 self.scan_tasks_and_paths(pid);
+                if let Some(name) = proc::exe(pid).ok().as_deref().and_then(Path::file_name) {
+                    self.exes.insert(pid, name.to_string_lossy().into_owned());
+                }
             }
         }
         let (rb, mf) = self.totals();
@@ -132,7 +172,45 @@ impl Sampler {
 
 #[cfg(test)]
 mod tests {
-    use super::process_kind;
+    use super::{process_kind, processes};
+    use std::collections::BTreeMap;
+
+    /// Issue 39 #7: three processes the sampler never saw (two crash helpers and glxtest, in
+    /// test.profiler.js's cold start) were all "Firefox process" in the Profiler. They are kept,
+    /// with the name their main thread's lines carried.
+    #[test]
+    fn processes_the_sampler_missed_are_kept_with_their_main_threads_name() {
+        let kinds = BTreeMap::from([(10, "parent".to_owned()), (11, "tab".to_owned())]);
+        let exes = BTreeMap::from([
+            (10, "firefox-esr".to_owned()),
+            (11, "firefox-esr".to_owned()),
+        ]);
+        let comms = BTreeMap::from([
+            (10, "firefox-esr".to_owned()),
+            (12, "crashhelper".to_owned()),
+            (13, "glxtest".to_owned()),
+        ]);
+        let p = processes(&kinds, &exes, &comms, &[10, 12, 13, 14], 10);
+        let got: Vec<(i32, &str, Option<&str>, Option<&str>)> = p
+            .iter()
+            .map(|p| (p.pid, p.kind.as_str(), p.exe.as_deref(), p.comm.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (10, "parent", Some("firefox-esr"), Some("firefox-esr")),
+                (11, "tab", Some("firefox-esr"), None),
+                (12, "process", None, Some("crashhelper")),
+                (13, "process", None, Some("glxtest")),
+                (14, "process", None, None),
+            ]
+        );
+        // The root is the parent even where the sampler never read it.
+        assert_eq!(
+            processes(&BTreeMap::new(), &exes, &comms, &[10], 10)[0].kind,
+            "parent"
+        );
+    }
 
     #[test]
     fn kinds_from_cmdline() {

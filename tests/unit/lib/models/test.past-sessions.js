@@ -15,6 +15,7 @@ const ARCHIVE = {
       ping_id: "b",
       created: "2026-11-23T09:05:14.159Z",
       reason: "shutdown",
+      written: "session_end",
       version: "153.7.0esr",
       build_id: "20261103151912",
       milestones: { main: 53, sessionRestored: 809, delayedStartupFinished: 1200, AMI_startup_begin: 300 },
@@ -39,6 +40,20 @@ test("each session gets every main column; a milestone the ping lacks is null, n
   assert.deepEqual(view.rows[1].milestones, { main: 49, firstPaint: 700, firstPaint2: null, sessionRestored: 1760 });
   assert.equal(view.rows[0].created, Date.parse("2026-11-23T09:05:14.159Z"));
   assert.equal(view.rows[1].version, null);
+});
+
+test("a ping written mid-session is labelled so, from the host's one definition, never 'session ended' (issue 39 #6)", () => {
+  const mid = { ...ARCHIVE.sessions[0], ping_id: "m", reason: "environment-change", written: "mid_session" };
+  const view = pastSessionsView({ archive: { ...ARCHIVE, sessions: [mid, ...ARCHIVE.sessions] } });
+  assert.deepEqual(
+    view.rows.map((r) => [r.id, r.written, r.writtenKey, r.reason]),
+    [
+      ["m", "mid_session", "pastSessionsWrittenMidSession", "environment-change"],
+      ["b", "session_end", "pastSessionsWrittenSessionEnd", "shutdown"],
+      // a host older than `written`, or a code it does not know: unknown, not guessed
+      ["a", "unknown", "pastSessionsWrittenUnknown", null],
+    ],
+  );
 });
 
 test("other milestones are kept, in time order", () => {

@@ -30,6 +30,25 @@ test("a planned preload says what the plan named; failed files are counted", () 
   assert.match(preloadDoneText(null, t), /^residencyPreloadDone\[—\|—\|—\|—\|—\]$/);
 });
 
+test("the folder's part of a plan is set against the folder; system libraries and the profile apart (issue 39 #10)", () => {
+  // 193.5 MB planned, 29.2 MB of system libraries and 6.5 MB of the profile outside the folder:
+  // the folder's part is the host's bytes_planned_install, 157.8 MB of its 308.4 MB.
+  const planned = {
+    ...result,
+    planned: true,
+    order: "disk",
+    bytes_planned: 193_500_000,
+    bytes_planned_system: 29_200_000,
+    bytes_planned_profile: 6_500_000,
+    bytes_planned_install: 157_800_000,
+    bytes_install: 308_400_000,
+  };
+  const text = "popupPreloadDone[308.4 MB|40|9,800 ms|31.5 MB/s] planPreloadDonePlannedProfile[157.8 MB|51%|308.4 MB|29.2 MB|disk|6.5 MB]";
+  assert.equal(preloadDoneText(planned, t, { short: true }), text);
+  // a host without bytes_planned_install: the same sum, the profile not counted as the folder's
+  assert.equal(preloadDoneText({ ...planned, bytes_planned_install: undefined }, t, { short: true }), text);
+});
+
 test("one file and one failure take the One forms (tn)", () => {
   const one = { ...result, files: 1, errors: [{}] };
   assert.equal(preloadDoneText(one, t, { short: true }), "popupPreloadDoneOne[308.4 MB|1|9,800 ms|31.5 MB/s] residencyPreloadErrorsOne[1]");
