@@ -20,8 +20,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { stageInstallCopy } from "../../scripts/lib/install-copy.mjs";
-import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
+import { artifactsFolder, defaultFirefox, privateInstall, waitFor } from "./harness.js";
 import { allowSudo, analyseLog, credsOf, endProcesses, has, makeUser, processes, rootLooksAt, runTraced, stageHost } from "./privilege-helpers.js";
 import { byArea, creds, describe as listOps } from "./strace-log.js";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
@@ -144,9 +143,7 @@ describe("root does only what only root can: the host under sudo, as an ordinary
     // same install keeps its pages in the cache, and the "cold" start then reads a fraction of
     // what one reads), on disk (tmpfs pages cannot be evicted), written through to it (dirty
     // pages cannot be evicted either).
-    s.coldCopy = stageInstallCopy({ parent: "/var/tmp", find: defaultFirefox });
-    assert.ok(s.coldCopy.binary, s.coldCopy.reason);
-    spawnSync("sync", ["-f", s.coldCopy.dir]);
+    s.coldCopy = privateInstall();
     s.logs = path.join(artifactsFolder(), "privilege");
     fs.mkdirSync(s.logs, { recursive: true });
   });

@@ -9,9 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { By } from "selenium-webdriver";
-import { spawnSync } from "node:child_process";
-import { artifactsFolder, defaultFirefox, useFirefox, waitFor } from "./harness.js";
-import { stageInstallCopy } from "../../scripts/lib/install-copy.mjs";
+import { artifactsFolder, privateInstall, useFirefox, waitFor } from "./harness.js";
 import { entriesByBuild } from "../../extension/lib/models/entries-by-build.js";
 import { isRoot } from "../../scripts/lib/users.mjs";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
@@ -45,9 +43,7 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
   // start then reads a fraction of a cold one's), on disk and synced (no dirty page to stay),
   // named with --firefox (without it the host takes the oldest running Firefox's install).
   before(async () => {
-    copy = stageInstallCopy({ parent: "/var/tmp", find: defaultFirefox });
-    assert.ok(copy.binary, copy.reason);
-    spawnSync("sync", ["-f", copy.dir]);
+    copy = privateInstall();
     const out = (await runHostCli(["launch", "--cold", "--trace", "--json", "--firefox", copy.dir, "--", "--headless", "--no-remote", "-profile", profile], env, "trace-launch")).out;
     trace = JSON.parse(out);
     fs.writeFileSync(path.join(artifactsFolder(), "trace-cold-start.json"), out);
