@@ -9,6 +9,11 @@
 //! - `use super::*` outside test code (a file's imports then live in another file),
 //! - `clap` outside `src/cli/`.
 //!
+//! A macro of this crate (`macro_rules!`) is resolved to the file that defines it, and what its
+//! body names (`$crate::…`) counts as named by every file that invokes it, where the code lands:
+//! an exported macro in `lib.rs` expanding to `$crate::trace::…`, invoked from `os/`, is the
+//! back-arrow `os -> trace` ([`a_macro_is_resolved_to_its_file_and_its_body_to_the_caller`]).
+//!
 //! Test code (`#[cfg(test)]` items and the files they include) is left out of the first three:
 //! tests may look at any layer, and `use super::*` is their idiom.
 
@@ -63,6 +68,9 @@ struct SourceFile {
 
 struct Crate {
     files: Vec<SourceFile>,
+    /// Every non-test `macro_rules!` of the crate, by name: the file that defines it and its
+    /// body (several where two files define one of the same name).
+    macros: BTreeMap<String, Vec<(usize, TokenStream)>>,
     /// Every module path (files and inline non-test modules) to the file that holds it.
     modules: BTreeMap<Vec<String>, usize>,
     /// Per file: each name a non-test `use` brings in, to the absolute path it names.
@@ -91,13 +99,24 @@ fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
 }
 
 fn load() -> Crate {
-    let src = src_dir();
+    load_from(&src_dir())
+}
+
+/// The crate whose `lib.rs` is in `src`.
+fn load_from(src: &Path) -> Crate {
     let mut krate = Crate {
         files: Vec::new(),
+        macros: BTreeMap::new(),
         modules: BTreeMap::new(),
         aliases: Vec::new(),
     };
-    load_file(&mut krate, &src, "lib.rs".into(), Vec::new(), false);
+    load_file(&mut krate, src, "lib.rs".into(), Vec::new(), false);
+    for i in 0..krate.files.len() {
+        if !krate.files[i].test {
+            let items = krate.files[i].ast.items.clone();
+            collect_macros(&mut krate.macros, &items, i);
+        }
+    }
     for i in 0..krate.files.len() {
         let aliases = collect_aliases(&krate, i);
         krate.aliases.push(aliases);
@@ -178,6 +197,34 @@ fn collect_mods(
                     collect_mods(inner, &inner_module, t, found);
                 }
             }
+        }
+    }
+}
+
+/// Every non-test `macro_rules!` among `items` (inline modules included) of file `index`.
+fn collect_macros(
+    macros: &mut BTreeMap<String, Vec<(usize, TokenStream)>>,
+    items: &[syn::Item],
+    index: usize,
+) {
+    for item in items {
+        match item {
+            syn::Item::Macro(m)
+                if m.mac.path.is_ident("macro_rules") && !has_cfg_test(&m.attrs) =>
+            {
+                if let Some(name) = &m.ident {
+                    macros
+                        .entry(name.to_string())
+                        .or_default()
+                        .push((index, m.mac.tokens.clone()));
+                }
+            }
+            syn::Item::Mod(m) if !has_cfg_test(&m.attrs) => {
+                if let Some((_, inner)) = &m.content {
+                    collect_macros(macros, inner, index);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -345,6 +392,8 @@ struct UseVisitor<'a> {
     module: Vec<String>,
     uses: Uses,
     collect: Option<Vec<(Vec<String>, syn::ItemUse)>>,
+    /// The crate's macros being expanded here (a macro that invokes itself is walked once).
+    expanding: Vec<String>,
 }
 
 impl<'a> UseVisitor<'a> {
@@ -361,6 +410,7 @@ impl<'a> UseVisitor<'a> {
             module: file.module.clone(),
             uses: Uses::default(),
             collect,
+            expanding: Vec::new(),
         };
         if !file.test {
             v.visit_file(&file.ast);
@@ -385,6 +435,46 @@ impl<'a> UseVisitor<'a> {
         if let Some(file) = defining_file(self.krate, &abs, 0) {
             self.uses.files.insert(file);
         }
+    }
+
+    /// An invocation `segs!(…)`: where it names a macro of this crate (by its bare name, as
+    /// `crate::name!`/`$crate::name!`, or through a module or `use` of the crate), the file that
+    /// defines it is used, and so is everything its body names with `$crate::`/`crate::` (the
+    /// code lands here). A name of another crate's macro (`format!`, `serde::…`) is not ours.
+    fn macro_call(&mut self, segs: &[String]) {
+        if self.collect.is_some() {
+            return;
+        }
+        let Some(name) = segs.last() else { return };
+        let ours = segs.len() == 1
+            || matches!(segs[0].as_str(), "crate" | "$crate" | "self" | "super")
+            || absolute(
+                self.krate,
+                &self.module,
+                &segs[..1],
+                Some(&self.krate.aliases[self.index]),
+            )
+            .is_some();
+        let Some(defs) = self.krate.macros.get(name).filter(|_| ours) else {
+            return;
+        };
+        if self.expanding.contains(name) {
+            return;
+        }
+        // One definition in this very file (a local macro): that one; else every one so named.
+        let here: Vec<&(usize, TokenStream)> =
+            defs.iter().filter(|(f, _)| *f == self.index).collect();
+        let picked: Vec<(usize, TokenStream)> = if here.is_empty() {
+            defs.clone()
+        } else {
+            here.into_iter().cloned().collect()
+        };
+        self.expanding.push(name.clone());
+        for (file, body) in picked {
+            self.uses.files.insert(file);
+            self.tokens_where(body, true);
+        }
+        self.expanding.pop();
     }
 
     /// Paths inside macro bodies and attributes, which syn keeps as tokens: every run of
@@ -417,7 +507,12 @@ impl<'a> UseVisitor<'a> {
                 TokenTree::Ident(id) => {
                     let preceded = i >= 1
                         && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.' || p.as_char() == ':');
-                    if !preceded && (!only_crate || id == "crate") {
+                    // Inside a macro body, a bare name invoking one of the crate's macros.
+                    let invokes = matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!')
+                        && self.krate.macros.contains_key(&id.to_string());
+                    if !preceded && only_crate && invokes {
+                        self.macro_call(&[id.to_string()]);
+                    } else if !preceded && (!only_crate || id == "crate") {
                         let mut segs = vec![id.to_string()];
                         let mut j = i + 1;
                         while j + 2 < trees.len()
@@ -431,7 +526,11 @@ impl<'a> UseVisitor<'a> {
                                 break;
                             }
                         }
-                        self.path(&segs);
+                        if matches!(trees.get(j), Some(TokenTree::Punct(p)) if p.as_char() == '!') {
+                            self.macro_call(&segs);
+                        } else {
+                            self.path(&segs);
+                        }
                         i = j;
                         continue;
                     }
@@ -506,7 +605,16 @@ impl<'ast> Visit<'ast> for UseVisitor<'_> {
     // `pub(in crate::x)` restricts who sees an item; it uses nothing.
     fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        self.path(&segments(&m.path));
+        let segs = segments(&m.path);
+        if self
+            .krate
+            .macros
+            .contains_key(segs.last().map_or("", String::as_str))
+        {
+            self.macro_call(&segs);
+        } else {
+            self.path(&segs);
+        }
         self.tokens(m.tokens.clone());
     }
     fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
@@ -893,6 +1001,7 @@ fn root_lines(krate: &Crate) -> BTreeMap<String, (usize, Vec<String>)> {
                 module: module.clone(),
                 uses: Uses::default(),
                 collect: None,
+                expanding: Vec::new(),
             };
             if is_main {
                 v.visit_item(&up_to_the_entry(&item));
@@ -1077,6 +1186,65 @@ fn every_source_file_is_reached_from_lib_rs() {
         on_disk.is_empty(),
         "files no `mod` reaches, so unchecked: {on_disk:?}"
     );
+}
+
+/// The check itself, against planted defects: a small crate of two layers (`os` below `trace`)
+/// whose `os/` files reach `trace/` only through macros. Each must be found; a macro whose body
+/// stays in `os` must not be.
+#[test]
+fn a_macro_is_resolved_to_its_file_and_its_body_to_the_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let files = [
+        (
+            "lib.rs",
+            "pub mod os;\npub mod trace;\n\
+             #[macro_export]\nmacro_rules! to_trace { () => { $crate::trace::deep() }; }\n\
+             #[macro_export]\nmacro_rules! indirect { () => { $crate::to_trace!() }; }\n\
+             #[macro_export]\nmacro_rules! harmless { () => { $crate::os::e::x() }; }\n",
+        ),
+        (
+            "os/mod.rs",
+            "pub mod a;\npub mod b;\npub mod c;\npub mod d;\npub mod e;\n",
+        ),
+        // An exported macro of lib.rs, by its crate path.
+        ("os/a.rs", "pub fn f() { crate::to_trace!() }\n"),
+        // An exported macro of trace/, by its bare name.
+        ("os/b.rs", "pub fn f() { from_trace!() }\n"),
+        // Invoked inside another macro's tokens.
+        (
+            "os/c.rs",
+            "pub fn f() -> String { format!(\"{:?}\", crate::to_trace!()) }\n",
+        ),
+        // A macro whose body invokes the one that reaches up.
+        ("os/d.rs", "pub fn f() { crate::indirect!() }\n"),
+        // A macro of lib.rs whose body stays in os/: no arrow.
+        (
+            "os/e.rs",
+            "pub fn x() {}\npub fn f() { crate::harmless!() }\n",
+        ),
+        (
+            "trace/mod.rs",
+            "pub fn deep() {}\n\
+             #[macro_export]\nmacro_rules! from_trace { () => { $crate::trace::deep() }; }\n",
+        ),
+    ];
+    for (rel, text) in files {
+        let path = src.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let krate = load_from(src);
+    let found = back_arrows(&krate, &["os", "trace"]);
+    let expected: Vec<String> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|f| {
+            format!(
+                "os -> trace: src/os/{f}.rs uses src/trace/mod.rs (trace is above os in the order)"
+            )
+        })
+        .collect();
+    assert_eq!(found, expected);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //   await ff.openExtensionPage("page/startup.html");
 //   await ff.screenshot("full-mode");
 //   await ff.stop();   // always: quits, kills what is left, removes the temp HOME
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
@@ -23,6 +23,7 @@ import { run } from "../../scripts/lib/run.mjs";
 import { processesWithHome } from "../../scripts/lib/processes.mjs";
 import { freePort } from "../../scripts/lib/ports.mjs";
 import { asUser as userArgv } from "../../scripts/lib/users.mjs";
+import { stageInstallCopy } from "../../scripts/lib/install-copy.mjs";
 
 // Selenium must never try to download a driver or browser (no internet here).
 process.env.SE_OFFLINE = "true";
@@ -95,6 +96,22 @@ export function defaultFirefox() {
   }
   const full = findCandidates().find((i) => i.experiments && (i.kind === "distribution" || i.kind === "tarball"));
   return full ? full.binary : findFirefox();
+}
+
+/**
+ * A copy of the install under test (defaultFirefox()'s) that no other process maps, for a test
+ * whose assertions need a cold start: evict cannot drop pages a running Firefox of the same
+ * install maps (another user's, a leftover), and the start then reads a fraction of a cold
+ * one's. Under /var/tmp (on disk: tmpfs pages cannot be evicted), reachable by every user,
+ * synced (dirty pages cannot be evicted either). {binary, dir, remove()}.
+ */
+export function privateInstall() {
+  const copy = stageInstallCopy({ parent: "/var/tmp", find: defaultFirefox });
+  if (!copy.binary) {
+    throw new Error(`no install folder to copy: ${copy.reason}`);
+  }
+  spawnSync("sync", ["-f", copy.dir]);
+  return copy;
 }
 
 /**

@@ -20,8 +20,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { installFolderOf } from "../../scripts/lib/install-copy.mjs";
-import { artifactsFolder, defaultFirefox, waitFor } from "./harness.js";
+import { artifactsFolder, defaultFirefox, privateInstall, waitFor } from "./harness.js";
 import { allowSudo, analyseLog, credsOf, endProcesses, has, makeUser, processes, rootLooksAt, runTraced, stageHost } from "./privilege-helpers.js";
 import { byArea, creds, describe as listOps } from "./strace-log.js";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
@@ -140,8 +139,11 @@ describe("root does only what only root can: the host under sudo, as an ordinary
       fs.mkdirSync(dir, { mode: 0o755 });
       return dir;
     };
-    s.firefox = installFolderOf(defaultFirefox())?.dir;
-    assert.ok(s.firefox, `the install folder of ${defaultFirefox()}`);
+    // The cold start's own install: a copy no other process maps (another user's Firefox of the
+    // same install keeps its pages in the cache, and the "cold" start then reads a fraction of
+    // what one reads), on disk (tmpfs pages cannot be evicted), written through to it (dirty
+    // pages cannot be evicted either).
+    s.coldCopy = privateInstall();
     s.logs = path.join(artifactsFolder(), "privilege");
     fs.mkdirSync(s.logs, { recursive: true });
   });
@@ -151,6 +153,7 @@ describe("root does only what only root can: the host under sudo, as an ordinary
     await s.user?.remove();
     s.sudo?.remove();
     if (s.dir) fs.rmSync(s.dir, { recursive: true, force: true });
+    s.coldCopy?.remove?.();
   });
 
   /** The analysis of a run's log: roots = the command strace started (root, here). */
@@ -182,7 +185,7 @@ describe("root does only what only root can: the host under sudo, as an ordinary
       r.profileOut = path.join(r.outDir, "planted.profile.json");
       r.log = path.join(s.logs, "sudo-launch.strace");
       r.run = await runTraced(
-        sudoHost("launch", "--cold", "--trace", "--json", "--firefox-profile", "--profile-out", r.profileOut, "--firefox", s.firefox, "--", "--headless", "--no-remote", "-profile", s.profile),
+        sudoHost("launch", "--cold", "--trace", "--json", "--firefox-profile", "--profile-out", r.profileOut, "--firefox", s.coldCopy.dir, "--", "--headless", "--no-remote", "-profile", s.profile),
         { log: r.log, cwd: s.user.home, env: userEnv(), limitMs: HUNG_MS },
       );
       r.stdout = r.run.stdout;
@@ -219,6 +222,10 @@ describe("root does only what only root can: the host under sudo, as an ordinary
       const t = r.trace;
       assert.equal(t.source, "tracefs");
       assert.equal(t.lost_events, 0, "no event lost");
+      // Cold because the test made it so (a private copy of the install, evicted by the launch)
+      // and checked: nothing held the install's pages through the evict.
+      const held = (t.note_codes ?? []).filter((n) => n.code === "cold_held");
+      assert.deepEqual(held, [], "no page of the private install stayed cached through the evict");
       assert.ok(t.tree_read_bytes > 50e6, `a cold start reads tens of MB (read_bytes ${t.tree_read_bytes})`);
       const ratio = t.traced_read_bytes / t.tree_read_bytes;
       console.log(`sudo launch: traced ${t.traced_read_bytes} B, /proc read_bytes ${t.tree_read_bytes} B, ratio ${ratio.toFixed(4)}`);

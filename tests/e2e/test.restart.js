@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { inspectFirefox } from "../../scripts/lib/firefox-kind.mjs";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
-import { defaultFirefox, inChrome, startFirefox, useFirefox, waitFor } from "./harness.js";
+import { inChrome, privateInstall, startFirefox, useFirefox, waitFor } from "./harness.js";
 import { allowSudo, has } from "./privilege-helpers.js";
 import { attachToRestarted, readRestart, restartRecord, restartScreenshot, runAsPrinted, waitForRecord, waitForRestoredPage } from "./restart-helpers.js";
 import { stateDir } from "../../scripts/lib/state-layout.mjs";
@@ -160,7 +160,9 @@ describe("a temporary install: the commands the page prints instead of the butto
 describe("Restart cold in basic mode: the user quits, the host opens the page again", () => {
   it("after a quit the restarted Firefox shows the page, its start cold", { timeout: 240000 }, async () => {
     const basicProfile = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-restart-basic-"));
-    const first = await startFirefox({ profileDir: basicProfile, temporary: false, prefs: PREFS, user: USER, flavour: "basic", experiments: false });
+    // Its own install: a restart cold evicts the install, and nothing else may hold its pages.
+    const own = privateInstall();
+    const first = await startFirefox({ firefox: own.binary, profileDir: basicProfile, temporary: false, prefs: PREFS, user: USER, flavour: "basic", experiments: false });
     let attached = null;
     try {
       await first.openExtensionPage("page/startup.html");
@@ -186,6 +188,7 @@ describe("Restart cold in basic mode: the user quits, the host opens the page ag
       await attached?.stop();
       await first.stop();
       fs.rmSync(basicProfile, { recursive: true, force: true });
+      own.remove();
     }
   });
 });
@@ -196,17 +199,21 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
   let first = null;
   let attached = null;
   let printed = null;
+  // Its own install: the restart evicts it, and a cold start is asserted (privateInstall).
+  let own = null;
   after(async () => {
     await attached?.driver.quit().catch(() => {});
     await attached?.stop();
     await first?.stop();
+    own?.remove();
   });
   it("quits, evicts, starts the same Firefox again, and the restored page shows a cold start", { timeout: 240000 }, async () => {
-    const firefoxBinary = defaultFirefox();
+    own = privateInstall();
+    const firefoxBinary = own.binary;
     const installDir = inspectFirefox(firefoxBinary).dir;
     // The first start hot: Firefox's files read into the cache first.
     spawnSync(HOST_BINARY, ["preload", "--firefox", installDir], { stdio: "ignore" });
-    first = await startFirefox({ profileDir: profile, temporary: false, prefs: PREFS, user: USER });
+    first = await startFirefox({ firefox: firefoxBinary, profileDir: profile, temporary: false, prefs: PREFS, user: USER });
     await first.openExtensionPage("page/startup.html");
     const before = await waitFor(async () => {
       const p = await readRestart(first.driver);

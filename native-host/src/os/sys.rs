@@ -318,9 +318,31 @@ pub fn cached_pages(file: &File, len: u64) -> io::Result<Option<u64>> {
     if len == 0 {
         return Ok(Some(0));
     }
+    Ok(cachestat(file, 0, len)?.map(|c| c.cached))
+}
+
+/// `cachestat(2)`'s answer for a range of a file, in pages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStat {
+    /// In the page cache now.
+    pub cached: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+    /// Not cached, but the kernel keeps a shadow entry for them: they were in the cache and
+    /// reclaim (memory pressure, DAMON's pageout, `MADV_PAGEOUT`) took them out. A drop by
+    /// `POSIX_FADV_DONTNEED` or truncation leaves none (checked on 6.18: it clears the shadows).
+    pub evicted: u64,
+    /// Of `evicted`, those whose return would count as a refault of the working set.
+    pub recently_evicted: u64,
+}
+
+/// `cachestat(2)` (Linux ≥ 6.5) of the bytes `[offset, offset + len)` of `file` (`len` 0: to
+/// the end). `Ok(None)` when the kernel lacks it; EPERM for a file this user neither owns nor
+/// may write, as mincore.
+pub fn cachestat(file: &File, offset: u64, len: u64) -> io::Result<Option<CacheStat>> {
     // struct cachestat_range { __u64 off, len; }; struct cachestat { __u64 nr_cache, nr_dirty,
     // nr_writeback, nr_evicted, nr_recently_evicted; } (one spare word).
-    let range = [0u64, len];
+    let range = [offset, len];
     let mut out = [0u64; 6];
     // SAFETY: both pointers refer to live buffers at least as large as the kernel's structs;
     // the fd is valid for the call's length; flags must be 0.
@@ -334,7 +356,13 @@ pub fn cached_pages(file: &File, len: u64) -> io::Result<Option<u64>> {
         )
     };
     if rc == 0 {
-        return Ok(Some(out[0]));
+        return Ok(Some(CacheStat {
+            cached: out[0],
+            dirty: out[1],
+            writeback: out[2],
+            evicted: out[3],
+            recently_evicted: out[4],
+        }));
     }
     let e = io::Error::last_os_error();
     match e.raw_os_error() {
