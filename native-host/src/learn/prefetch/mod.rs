@@ -201,10 +201,29 @@ fn decide(
         None if traces.is_empty() => Fallback::NoTrace,
         None => Fallback::NoPageUse,
     });
-    // Firefox was updated since its starts were traced (issue 39 #11: every file of the plan
-    // changed, and a launch prefetched nothing until the user traced again). The same files
-    // are read by name, each by its traced ranges cut to its size now, until a start of this
-    // build is traced (then the plan above is this build's own).
+    // What the background learned of this build's own starts renews the plan from the first
+    // start after an update (issue 39 #11: "the plan renews itself from the next start"),
+    // before the older build's traces read by name below.
+    let state = workingset::load(state_dir).for_install(&root);
+    status.learned_stale = state
+        .starts
+        .last()
+        .and_then(|s| s.build_id.as_deref())
+        .zip(build_id.as_deref())
+        .is_some_and(|(then, now)| then != now);
+    let learned_plan = if state.starts.is_empty() {
+        None
+    } else {
+        Some(learned(&state, &root, knobs.unwrap_or_default())?).filter(|p| p.bytes_planned > 0)
+    };
+    if learned_plan.is_some() && !status.learned_stale {
+        status.source = Some(Source::Learned);
+        return Ok((learned_plan, status));
+    }
+    // Firefox was updated since its starts were traced, and nothing of this build was learned
+    // yet (issue 39 #11: every file of the plan changed, and a launch prefetched nothing until
+    // the user traced again). The same files are read by name, each by its traced ranges cut
+    // to its size now, until a start of this build is learned or traced.
     let by_name = old_build
         .as_deref()
         .map(|old| plan_source::of_build(&traces, Some(old).filter(|b| !b.is_empty()), Pages::Used))
@@ -229,20 +248,9 @@ fn decide(
         };
         return Ok((plan, status));
     }
-    let state = workingset::load(state_dir).for_install(&root);
-    status.learned_stale = state
-        .starts
-        .last()
-        .and_then(|s| s.build_id.as_deref())
-        .zip(build_id.as_deref())
-        .is_some_and(|(then, now)| then != now);
-    if state.starts.is_empty() {
+    let Some(plan) = learned_plan else {
         return Ok((None, status));
-    }
-    let plan = learned(&state, &root, knobs.unwrap_or_default())?;
-    if plan.bytes_planned == 0 {
-        return Ok((None, status));
-    }
+    };
     status.source = Some(Source::Learned);
     Ok((Some(plan), status))
 }
