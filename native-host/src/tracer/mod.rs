@@ -8,7 +8,7 @@
 //! - `protocol`: the messages, typed, both directions;
 //! - `who`: the invoking user (PKEXEC_UID, SUDO_UID) and which processes are theirs;
 //! - `arm`: the tracefs instances, made and opened before confinement;
-//! - `confine`: no_new_privs and Landlock (and `session`: no capability once armed);
+//! - `confine`: no_new_privs and Landlock;
 //! - `filter`: which lines are handed over, rewritten how (pure);
 //! - `session`: one recording served over a byte stream;
 //! - `split`: sudo's route: root stays the tracer, a child drops to the user for the command.
@@ -24,7 +24,6 @@ pub mod split;
 pub mod who;
 
 use std::ffi::{OsStr, OsString};
-use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
@@ -109,18 +108,10 @@ fn run(route: Route, uid: u32) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    session::signals(session::on_term);
+    session::signals(session::on_term, false);
     let _ = std::env::set_current_dir("/");
-    let Ok(stdout) = std::io::stdout().as_fd().try_clone_to_owned() else {
-        return ExitCode::from(1);
-    };
-    let who = session::For {
-        uid,
-        invoker: parent,
-        may_override: route == Route::Root,
-        keep: rustix::thread::CapabilitySet::empty(),
-    };
-    session::serve(std::io::stdin(), stdout, &who);
+    let stdout = std::io::stdout().lock();
+    session::serve(std::io::stdin(), stdout, uid, route == Route::Root);
     ExitCode::SUCCESS
 }
 
