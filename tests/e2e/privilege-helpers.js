@@ -52,10 +52,12 @@ export function stageHost(dir) {
 }
 
 /** /etc/sudoers.d/<name>: `user` may run `commands` as root without a password (sudo -n).
- * A name with no dot, or sudo skips the file. Checked with visudo; `remove()` takes it away. */
+ * A name with no dot, or sudo skips the file. Checked with visudo; `remove()` takes it away.
+ * sudo keeps the user's DISPLAY by default; the tests have no display, and Firefox's own
+ * MOZ_HEADLESS (runAsPrinted sets it) stands in for it, kept through sudo the same way. */
 export function allowSudo(name, user, commands) {
   const file = path.join("/etc/sudoers.d", name.replace(/\./g, "-"));
-  fs.writeFileSync(file, `${user} ALL=(root) NOPASSWD: ${commands.join(", ")}\n`, { mode: 0o440 });
+  fs.writeFileSync(file, `Defaults:${user} env_keep += "MOZ_HEADLESS"\n${user} ALL=(root) NOPASSWD: ${commands.join(", ")}\n`, { mode: 0o440 });
   const check = spawnSync("visudo", ["-cf", file], { encoding: "utf8" });
   if (check.status !== 0) {
     fs.rmSync(file, { force: true });

@@ -140,7 +140,10 @@ export async function restartScreenshot(driver, name) {
  */
 export function runAsPrinted(home, command, { uid = process.getuid?.(), env = {} } = {}) {
   const argv = ["sh", "-c", command];
-  const full = asUser(uid, argv, { env: { HOME: home, PATH: process.env.PATH, ...env } });
+  // The page prints commands for a user at a desktop, whose Firefox opens a window; the tests
+  // have no display. MOZ_HEADLESS is Firefox's own switch for that, so the command stays as
+  // printed (a Firefox with no display now fails the command, as it should: issue 39 #3).
+  const full = asUser(uid, argv, { env: { HOME: home, PATH: process.env.PATH, MOZ_HEADLESS: "1", ...env } });
   const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
   const out = { stdout: "", stderr: "" };
   child.stdout.on("data", (d) => (out.stdout += d));
