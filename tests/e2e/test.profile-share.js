@@ -49,9 +49,16 @@ function evict(file) {
   execFileSync("dd", [`if=${file}`, "iflag=nocache", "count=0", "status=none"]);
 }
 
+const DIRTIED = "events/writeback/writeback_dirty_folio";
+
 /**
  * This test's own count of pages entering the page cache, for the inodes `inodes` (a private
- * tracefs instance, filtered by inode in the kernel; removed by stop()).
+ * tracefs instance, filtered by inode in the kernel; removed by stop()), less the pages that
+ * entered it by a write: Firefox writes its profile during the start (SQLite's journal, the
+ * startup cache), and a written page is added to the cache and dirtied at once by the task that
+ * added it, with no read (the kernel's read_bytes does not count it, and neither does the
+ * trace since issue 39 #2). A read page dirtied later is still counted: another add of that
+ * task came between.
  */
 function kernelCount(inodes) {
   const dir = path.join(TRACING, "instances", `e2e-profile-share-${process.pid}`);
@@ -59,7 +66,9 @@ function kernelCount(inodes) {
   const write = (rel, text) => fs.writeFileSync(path.join(dir, rel), text);
   write("buffer_size_kb", "16384");
   write(`${EVENT}/filter`, [...inodes].map((ino) => `i_ino == ${ino}`).join(" || "));
+  write(`${DIRTIED}/filter`, [...inodes].map((ino) => `ino == ${ino}`).join(" || "));
   write(`${EVENT}/enable`, "1");
+  write(`${DIRTIED}/enable`, "1");
   write("tracing_on", "1");
   let removed = false;
   return {
@@ -68,16 +77,34 @@ function kernelCount(inodes) {
       const text = fs.readFileSync(path.join(dir, "trace"), "utf8");
       this.remove();
       const pages = new Map();
+      const written = new Map();
+      const lastAdd = new Map(); // pid -> {ino, index, n}: its last add, not yet dirtied
       const lost = /LOST \d+ EVENTS/.test(text);
-      for (const m of text.matchAll(/dev (\d+):(\d+) ino ([0-9a-f]+) pfn=0x[0-9a-f]+ ofs=\d+ order=(\d+)/g)) {
-        const ino = parseInt(m[3], 16);
-        pages.set(ino, (pages.get(ino) ?? 0) + 2 ** Number(m[4]));
+      for (const line of text.split("\n")) {
+        const pid = Number(/-(\d+)\s+\[\d+\]/.exec(line)?.[1]);
+        const add = /mm_filemap_add_to_page_cache: dev (\d+):(\d+) ino ([0-9a-f]+) pfn=0x[0-9a-f]+ ofs=(\d+) order=(\d+)/.exec(line);
+        if (add) {
+          const [ino, n] = [parseInt(add[3], 16), 2 ** Number(add[5])];
+          pages.set(ino, (pages.get(ino) ?? 0) + n);
+          lastAdd.set(pid, { ino, index: Number(add[4]) / 4096, n });
+          continue;
+        }
+        const dirty = /writeback_dirty_folio: bdi \S+: ino=(\d+) index=(\d+)/.exec(line);
+        const last = dirty && lastAdd.get(pid);
+        if (last && last.ino === Number(dirty[1]) && Number(dirty[2]) >= last.index && Number(dirty[2]) < last.index + last.n) {
+          written.set(last.ino, (written.get(last.ino) ?? 0) + last.n);
+          lastAdd.delete(pid);
+        }
       }
-      return { pages, lost };
+      for (const [ino, n] of written) {
+        pages.set(ino, pages.get(ino) - n);
+      }
+      return { pages, lost, writtenPages: [...written.values()].reduce((a, b) => a + b, 0) };
     },
     remove() {
       if (!removed && fs.existsSync(dir)) {
         write(`${EVENT}/enable`, "0");
+        write(`${DIRTIED}/enable`, "0");
         fs.rmdirSync(dir);
       }
       removed = true;
@@ -215,7 +242,7 @@ describe("the profile's part of a cold start: the page against the kernel's coun
       fs.writeFileSync(path.join(artifactsFolder(), "profile-share-page.png"), Buffer.from(await node.takeScreenshot(true), "base64"));
       const page = Number(shown.profileBytes);
       const ratio = page / expected;
-      console.log(`page: ${page} B of the profile of ${shown.totalBytes} B read; kernel: ${expected} B of the profile's files (ratio ${ratio.toFixed(4)})`);
+      console.log(`page: ${page} B of the profile of ${shown.totalBytes} B read; kernel: ${expected} B of the profile's files (ratio ${ratio.toFixed(4)}; ${kernel.writtenPages * 4096} B entered the cache by a write and are not counted)`);
       assert.ok(ratio >= 0.95 && ratio <= 1.05, `the page's ${page} B against the kernel's ${expected} B: ratio ${ratio}`);
     } finally {
       await ff.stop();
