@@ -128,6 +128,12 @@ describe("the profile's part of a cold start: the page against the kernel's coun
   fs.mkdirSync(home);
   const env = { ...process.env, HOME: home };
   delete env.XDG_STATE_HOME;
+  // Firefox's own temporary folder, private: Firefox keeps an install-wide lock in
+  // $TMPDIR/firefox-esr, made 0700 by whoever started first; behind another user's Firefox
+  // (one a test left running, say) a new one retries that lock for ~5 s reading nothing, and
+  // the recording ended there as "quiet" (CI, 28 Nov: 150 MB read, omni.ja never).
+  env.TMPDIR = path.join(work, "tmp");
+  fs.mkdirSync(env.TMPDIR);
   const model = buildModel({ seed: SEED, presetName: "small", now: Date.parse(`${NOW}T00:00:00Z`), pagesDir: path.join(made, "pages") });
   let trace = null;
   let id = null;

@@ -34,6 +34,12 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
   fs.mkdirSync(profile);
   const env = { ...process.env, HOME: home };
   delete env.XDG_STATE_HOME;
+  // Firefox's own temporary folder, private: Firefox keeps an install-wide lock in
+  // $TMPDIR/firefox-esr, made 0700 by whoever started first; behind another user's Firefox
+  // (one a test left running, say) a new one retries that lock for ~5 s reading nothing, and
+  // the recording ended there as "quiet" (CI, 28 Nov: 150 MB read, omni.ja never).
+  env.TMPDIR = path.join(work, "tmp");
+  fs.mkdirSync(env.TMPDIR);
   let trace = null;
   const shared = globalThis.__aboutStartupTrace ?? (globalThis.__aboutStartupTrace = {});
   shared.work = work;
