@@ -1,16 +1,17 @@
 //! The clap definitions: every command, its flags, and the help text. The library has no clap;
-//! where a flag names a library value (`--method`), the mapping is here.
+//! where a flag names a library value (`--method`), the mapping is in [`super::values`].
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::learn::plan;
-use crate::learn::prefetch::strategy;
-use crate::pagecache::preload::Method;
-use crate::pagecache::{preload, Cache};
+use crate::pagecache::preload;
 use crate::EXTENSION_ID;
+
+pub use super::values::StrategyArg;
+use super::values::{parse_batches, parse_ms, parse_seconds};
+pub(super) use super::values::{CacheArg, MethodArg, SourceArg};
 
 /// The examples under `--help`, with `cmd` (how this user runs this binary, crate::invocation)
 /// in front of each, so they run as printed.
@@ -432,109 +433,6 @@ pub(super) fn value_conflict(cli: &Cli) -> Option<String> {
     }
 }
 
-/// `--batches FIRST:MAX` in MiB.
-fn parse_batches(text: &str) -> Result<(u64, u64), String> {
-    let bad =
-        || format!("{text:?}: give two sizes in MiB, the first and the largest batch, e.g. 4:32");
-    let (first, max) = text.split_once(':').ok_or_else(bad)?;
-    let (first, max): (u64, u64) = (
-        first.parse().map_err(|_| bad())?,
-        max.parse().map_err(|_| bad())?,
-    );
-    if first == 0 || max < first || max > 4096 {
-        return Err(format!(
-            "{text:?}: the sizes must be 1 ≤ FIRST ≤ MAX ≤ 4096 MiB"
-        ));
-    }
-    Ok((first, max))
-}
-
-/// `--seconds N`: a finite number of seconds above zero (`inf`, `NaN` and negative values would
-/// turn off the recording's only bound). Whole days are more than any start takes.
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    let n: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !n.is_finite() || n <= 0.0 || n > 86_400.0 {
-        return Err(format!(
-            "{text:?}: give a number of seconds above 0 and at most 86400"
-        ));
-    }
-    Ok(n)
-}
-
-/// A time in ms since Firefox's process start (`--axis-end`, `--until-ms`): finite, at least 0
-/// and at most a day ([`crate::units::check_ms`], the protocol's rule too).
-fn parse_ms(text: &str) -> Result<f64, String> {
-    let n: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of ms"))?;
-    crate::units::check_ms(n).map_err(|e| format!("{text:?}: {e}"))
-}
-
-/// `launch --strategy`'s values: the CLI's names for [`strategy::Choice`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum StrategyArg {
-    /// First where the disk's readahead window is over 1 MiB, else beside.
-    #[default]
-    Auto,
-    /// Start Firefox at once and read beside it.
-    Beside,
-    /// Read the plan, then start Firefox (30 s at most).
-    First,
-}
-
-impl From<StrategyArg> for strategy::Choice {
-    fn from(arg: StrategyArg) -> Self {
-        match arg {
-            StrategyArg::Auto => strategy::Choice::Auto,
-            StrategyArg::Beside => strategy::Choice::Beside,
-            StrategyArg::First => strategy::Choice::First,
-        }
-    }
-}
-
-/// `--cache` of preload and evict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(super) enum CacheArg {
-    /// The install's files (a squashfs install: their decompressed pages).
-    Files,
-    /// The compressed image behind a squashfs install's loop device.
-    Image,
-    /// Both.
-    All,
-}
-
-impl From<CacheArg> for Cache {
-    fn from(arg: CacheArg) -> Self {
-        match arg {
-            CacheArg::Files => Cache::Files,
-            CacheArg::Image => Cache::Image,
-            CacheArg::All => Cache::All,
-        }
-    }
-}
-
-/// `--source`'s values: the CLI's names for [`plan::PlanSource`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(super) enum SourceArg {
-    Learned,
-    Trace,
-    TraceReads,
-}
-
-impl From<SourceArg> for plan::PlanSource {
-    fn from(arg: SourceArg) -> Self {
-        match arg {
-            SourceArg::Learned => plan::PlanSource::Learned,
-            SourceArg::Trace => plan::PlanSource::Trace,
-            SourceArg::TraceReads => plan::PlanSource::TraceReads,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub(super) struct PlanArgs {
     /// Print one JSON object on stdout instead of sentences.
@@ -638,94 +536,6 @@ pub(super) struct TelemetryArgs {
     pub(super) limit: u16,
 }
 
-/// `--method`'s values: the CLI's names for [`Method`], so the library needs no clap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(super) enum MethodArg {
-    /// The method measured fastest (docs/benchmarks.md).
-    Auto,
-    /// Large read(2) calls into a reused buffer, like `cat`.
-    Read,
-    /// readahead(2) over the whole file.
-    Readahead,
-    /// posix_fadvise(POSIX_FADV_WILLNEED).
-    Fadvise,
-}
-
-impl From<MethodArg> for Method {
-    fn from(arg: MethodArg) -> Self {
-        match arg {
-            MethodArg::Auto => Method::Auto,
-            MethodArg::Read => Method::Read,
-            MethodArg::Readahead => Method::Readahead,
-            MethodArg::Fadvise => Method::Fadvise,
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn clap_definition_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    /// Issue 29: `--seconds inf` (or NaN) turned off every bound of root's recording.
-    #[test]
-    fn seconds_are_finite_and_positive() {
-        assert_eq!(parse_seconds("2.5"), Ok(2.5));
-        for bad in ["inf", "-inf", "NaN", "nan", "-1", "0", "1e300", "x", ""] {
-            assert!(parse_seconds(bad).is_err(), "{bad}");
-        }
-        for argv in [
-            &[
-                "about-startup-host",
-                "launch",
-                "--trace",
-                "--seconds",
-                "inf",
-            ][..],
-            &["about-startup-host", "trace", "--pid", "1", "--seconds=NaN"],
-            &[
-                "about-startup-host",
-                "trace",
-                "--pid",
-                "1",
-                "--seconds",
-                "-1",
-            ],
-        ] {
-            let e = Cli::try_parse_from(argv).unwrap_err();
-            assert_eq!(e.exit_code(), 2, "{argv:?}");
-            assert!(e.to_string().contains("--seconds"), "{e}");
-        }
-    }
-
-    /// Issue 29 #5: the other numbers in ms (`trace summary --axis-end`, `launch --until-ms`)
-    /// refuse `inf`, `NaN` and negative values as `--seconds` does.
-    #[test]
-    fn times_in_ms_are_finite_and_within_a_day() {
-        for (option, argv) in [
-            ("--axis-end", &["trace", "summary", "--axis-end"][..]),
-            ("--until-ms", &["launch", "--prefetch", "--until-ms"][..]),
-        ] {
-            for bad in ["inf", "NaN", "-1", "1e300"] {
-                let mut all = vec!["about-startup-host"];
-                all.extend_from_slice(argv);
-                all.push(bad);
-                let e = Cli::try_parse_from(&all).unwrap_err();
-                assert_eq!(e.exit_code(), 2, "{all:?}");
-                assert!(
-                    e.to_string().contains(option) && e.to_string().contains("a time in ms"),
-                    "{e}"
-                );
-            }
-            let mut good = vec!["about-startup-host"];
-            good.extend_from_slice(argv);
-            good.push("1351.5");
-            assert!(Cli::try_parse_from(&good).is_ok(), "{good:?}");
-        }
-    }
-}
+#[path = "args_tests.rs"]
+mod tests;

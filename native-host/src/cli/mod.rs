@@ -31,6 +31,7 @@ mod target;
 mod telemetry;
 mod trace;
 mod traces;
+mod values;
 
 use std::ffi::OsString;
 
