@@ -8,8 +8,6 @@
 
 mod reply;
 mod request;
-#[cfg(test)]
-mod tests;
 pub use reply::*;
 
 pub use request::{

@@ -220,3 +220,7 @@ pub struct BenchWritten {
     #[serde(flatten, with = "crate::path_text::path")]
     pub path: PathBuf,
 }
+
+#[cfg(test)]
+#[path = "reply_tests.rs"]
+mod tests;

@@ -435,3 +435,7 @@ fn decode_command(request: Value) -> Result<Command, ReplyError> {
         command => Ok(command),
     }
 }
+
+#[cfg(test)]
+#[path = "request_tests.rs"]
+mod tests;
