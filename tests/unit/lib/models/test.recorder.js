@@ -100,6 +100,8 @@ test("full mode with the host: Firefox's milestones, the host's I/O and kernel",
     notes: [],
     // no getStartCosts (an experiment without it): no costs, and why
     costs: { unavailable: "no-experiment-api" },
+    // no startup reason from this experiment: the background's guess (onStartup came)
+    addonStart: { later: false, reason: null, source: "onStartup" },
   });
 });
 
@@ -342,4 +344,32 @@ test("a start the add-on began with is told by Firefox's startup reason, not by 
   assert.deepEqual((await build("ADDON_INSTALL", false)).record.costs, { unavailable: "addon-started-later" });
   // An older reading without the reason: the background's guess.
   assert.deepEqual((await build(undefined, true)).record.costs, { unavailable: "addon-started-later" });
+});
+
+// The recorder's `late` used the background's one-second guess alone: a start Firefox says the
+// add-on began with (APP_STARTUP) was classed late when onStartup came after that second, and a
+// start of an add-on installed mid-run (ADDON_INSTALL) was not when the guess missed it.
+test("late is decided by Firefox's startup reason where the experiment gives it, and the record says whose word it was", async () => {
+  const build = (reason, startedLater) =>
+    buildRecord({
+      getStartupInfo: async () => ({ process: P, main: P + 310, sessionRestored: P + 1400 }),
+      getStartCosts: async () => ({ ...costsReading(1), selfStartupReason: reason }),
+      requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+      addonStartedLater: () => startedLater,
+      now: fakeClock(P + 1400 + LATE_MS + 1000).now,
+      sleep: async () => {},
+    });
+  const installed = (await build("ADDON_INSTALL", false)).record;
+  assert.equal(installed.coldness.class, "late", "Firefox says installed mid-run; the guess missed it");
+  assert.deepEqual(installed.notes, [NOTES.addonStartedLater]);
+  assert.deepEqual(installed.addonStart, { later: true, reason: "ADDON_INSTALL", source: "startupReason" });
+  const withFirefox = (await build("APP_STARTUP", true)).record;
+  assert.equal(withFirefox.coldness.class, "cold", "Firefox says it started with it; the guess was wrong");
+  assert.deepEqual(withFirefox.notes, []);
+  assert.deepEqual(withFirefox.addonStart, { later: false, reason: "APP_STARTUP", source: "startupReason" });
+  // An older experiment without the reason: the background's guess, said as such.
+  const guessed = (await build(undefined, true)).record;
+  assert.equal(guessed.coldness.class, "late");
+  assert.deepEqual(guessed.addonStart, { later: true, reason: null, source: "onStartup" });
+  assert.ok([installed, withFirefox, guessed].every(isRecord));
 });
