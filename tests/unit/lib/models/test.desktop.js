@@ -54,16 +54,26 @@ test("a Firefox update makes the traced plan stale: the page says so and what th
   // the command to record a trace of this build is the host's, by the path that runs it here
   const record = "sudo /home/me/about-startup/native-host/target/release/about-startup-host launch --cold --trace";
   const named = byId(desktopLines(view, englishMessage, { recordCommand: record }));
-  assert.ok(named.stale.includes(`(${record})`), named.stale);
+  assert.ok(named.stale.includes(`: ${record})`), named.stale);
   // Once a start of this build is learned: the learned plan, and the command for a trace.
   const relearned = byId(desktopLines(desktopView({ ...STALE, prefetch: { ...STALE.prefetch, learned_stale: false } }), englishMessage, { recordCommand: record }));
   assert.ok(relearned.plan.includes(`record one with ${record})`), relearned.plan);
+  // The stale line no longer says that only a traced cold start renews the plan (the plan
+  // precedence fix: a start the background learns renews what a launch reads): renewed, said.
+  assert.equal(
+    relearned.stale,
+    "The traced plan is stale: it was traced on Firefox build 20261103151912, and this is build 20261201120000 (Firefox was updated). A start of this build, learned by this add-on, has renewed what a launch reads:",
+  );
   // Issue 39 #11: the host of today reads the old traces' files by name after an update (the
   // recording's state, answered by that host): the page says whose plan and how, after the
   // stale line, and that the next traced start renews it.
   const byName = { ...STALE, prefetch: { ...STALE.prefetch, source: "trace", traces: 2 } };
   const renewed = byId(desktopLines(desktopView(byName), englishMessage, { recordCommand: record }));
-  assert.match(renewed.stale, /The next traced cold start of this build renews it \(sudo .* launch --cold --trace\); until then:$/);
+  assert.match(
+    renewed.stale,
+    /The next start of this build renews what a launch reads, as this add-on learns it once the start is over \(a traced cold start renews the traced plan itself: sudo .* launch --cold --trace\); until then:$/,
+  );
+  assert.doesNotMatch(renewed.stale, /next traced cold start of this build renews it/);
   assert.equal(
     renewed.plan,
     "A launch reads the files of that plan by name (2 traced starts of build 20261103151912) beside Firefox, each by its traced parts cut to its size now: an update changes the files, not much of what a start needs of them.",
