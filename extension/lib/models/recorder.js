@@ -8,7 +8,7 @@
 // process start to measure from, so nothing is recorded (status "no-process-start").
 import { classifyStart, needOf } from "./coldness.js";
 import { addRecord } from "./history.js";
-import { ioFromHost, NOTES, prefetchFromHost, recordId } from "./record.js";
+import { ioFromHost, NOTES, prefetchFromHost, preloadFromHost, recordId } from "./record.js";
 import { COSTS_READING_KEY, costsFromReading, UNAVAILABLE } from "./start-costs.js";
 
 /**
@@ -154,6 +154,7 @@ export async function buildRecord({
   }
   const io = ioFromHost(firefox?.io, recordedAt - processStart);
   const prefetch = prefetchFromHost(firefox?.prefetched);
+  const preload = preloadFromHost(firefox?.preloaded);
   const record = {
     id: recordId(mode, processStart),
     recordedAt,
@@ -169,6 +170,7 @@ export async function buildRecord({
     io,
     coldness: classifyStart(io, needOf({ plannedBytes: plan?.planned_bytes ?? null, installBytes: plan?.install_bytes ?? null }), {
       prefetched: prefetch !== null,
+      preloaded: preload !== null,
       late,
     }),
     precision,
@@ -178,6 +180,9 @@ export async function buildRecord({
   };
   if (prefetch) {
     record.prefetch = prefetch;
+  }
+  if (preload) {
+    record.preload = preload;
   }
   return { record, costsReading };
 }

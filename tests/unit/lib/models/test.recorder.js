@@ -6,7 +6,7 @@ import { HISTORY_KEY } from "../../../../extension/lib/models/history.js";
 import { isRecord, NOTES } from "../../../../extension/lib/models/record.js";
 import { FALLBACK_NEED_BYTES } from "../../../../extension/lib/models/coldness.js";
 import { fakeStorage } from "../../fakes.js";
-import { recordedHello } from "../../host-replies.js";
+import { recordedHello, recordedReply } from "../../host-replies.js";
 
 const P = 1_763_768_000_123;
 
@@ -247,6 +247,35 @@ test("a start the launch prefetch read for is prefetched, however much it read, 
     assert.equal(plain.coldness.class, "cold");
     assert.equal("prefetch" in plain, false);
   }
+});
+
+// A start after a preload read little and was filed "hot" (issue 39: preloaded is a class of its
+// own). The host's `firefox` reply names the preload the start followed (learn/last_preload.rs),
+// made here from the record a real `preload` wrote (tests/fixtures/host/last-preload.json).
+test("a start that followed a preload is preloaded, keeps what the preload read, and a prefetch outranks it", async () => {
+  const last = recordedReply("last-preload").reply;
+  const preloaded = { at_ms: last.at_ms, bytes: last.bytes, planned: last.planned };
+  const quiet = { ...FIREFOX.io, read_bytes: 1_000_000, tree_read_bytes: 4_100_000 };
+  const build = (firefox) =>
+    buildRecord({
+      getStartupInfo: async () => ({ process: P, sessionRestored: P + 700 }),
+      requestHost: host({ hello: HELLO, firefox: { ...firefox, io: quiet } }),
+      now: fakeClock().now,
+      sleep: fakeClock().sleep,
+    }).then((r) => r.record);
+  const record = await build({ ...FIREFOX, preloaded });
+  assert.ok(isRecord(record), JSON.stringify(record));
+  assert.equal(record.coldness.class, "preloaded");
+  assert.equal(record.coldness.treeReadBytes, 4_100_000, "the figures stay as read");
+  assert.deepEqual(record.preload, { at: last.at_ms, bytes: 308_438_507, planned: false });
+  // None named (null, or an older host): classed by what it read, hot here.
+  for (const firefox of [{ ...FIREFOX, preloaded: null }, FIREFOX]) {
+    const plain = await build(firefox);
+    assert.equal(plain.coldness.class, "hot");
+    assert.equal("preload" in plain, false);
+  }
+  const both = await build({ ...FIREFOX, preloaded, prefetched: { at_ms: P + 5, strategy: "first", bytes_planned: 1, bytes_read: 1 } });
+  assert.equal(both.coldness.class, "prefetched");
 });
 
 // Issue 39 #5: the add-on installed into a running Firefox recorded its start 10 minutes late
