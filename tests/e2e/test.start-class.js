@@ -48,6 +48,11 @@ function readHistory(driver) {
               current: tr.classList.contains("current"),
               text: tr.querySelector("td.coldness")?.textContent.trim() ?? "",
               notes: tr.querySelector("td.detail")?.textContent.trim() ?? "",
+              // In em of the cell's own font: a note squeezed to a letter a line is unreadable.
+              notesEm: (() => {
+                const cell = tr.querySelector("td.detail");
+                return cell ? cell.getBoundingClientRect().width / parseFloat(getComputedStyle(cell).fontSize) : 0;
+              })(),
             })),
           };
         });
@@ -168,6 +173,9 @@ describe("a start the add-on recorded more than a minute after sessionRestored (
       assert.equal(current.group, "late");
       assert.equal(current.text, "recorded late", "the class shown on the row");
       assert.match(current.notes, /Recorded late/, "the row's note says why");
+      // A late start has every milestone Firefox reported by then: the row is wide, and its note
+      // was squeezed to a letter a line (the table scrolls instead).
+      assert.ok(current.notesEm >= 15, `the note is readable, not a letter a line: ${current.notesEm.toFixed(1)} em wide`);
       assert.equal(history.groups.find((g) => g.coldness === "late").mean, "false", "no mean of late starts");
     } finally {
       await ff.stop();
