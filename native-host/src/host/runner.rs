@@ -147,6 +147,7 @@ fn run(
                 return Err(Error::Cancelled.into());
             }
             let mut summary = evict::evict(&folders, &selected);
+            crate::learn::last_preload::forget_here(); // the next start follows no preload
             summary.cache = used;
             Ok(Reply::Evict(summary))
         }

@@ -6,7 +6,8 @@
 //!
 //! The rule, one for the CLI, the host and the page: a start is **preloaded** when the last
 //! preload read the install it runs from, of the same build, in this boot, ended before the
-//! start's process began, and no earlier start claimed it. The first start asked about claims
+//! start's process began, no evict came after it (every evict of the host forgets the record:
+//! `launch --cold`, "Restart cold", `evict`), and no earlier start claimed it. The first start asked about claims
 //! it (its pid and start time are written into the record), so only the next start after a
 //! preload is preloaded, and asking again about that start gives the same answer.
 
@@ -108,6 +109,18 @@ pub fn write(state: &StateDir, install_dir: &std::path::Path, bytes: u64, planne
 fn save(state: &StateDir, record: &LastPreload) {
     if let Ok(bytes) = serde_json::to_vec(record) {
         let _ = state.write(LAST_PRELOAD_FILE, &bytes);
+    }
+}
+
+/// Forget the last preload: an evict undid it (best effort, as [`write`]).
+pub fn forget(state: &StateDir) {
+    let _ = state.remove(LAST_PRELOAD_FILE);
+}
+
+/// [`forget`] in the user's state folder, where there is one.
+pub fn forget_here() {
+    if let Ok(state) = crate::state::open() {
+        forget(&state);
     }
 }
 
@@ -265,6 +278,13 @@ mod tests {
             "asked again"
         );
         assert_eq!(claim(&state, &start(43, 2_000_000)), None);
+        save(&state, &record());
+        forget(&state);
+        assert_eq!(
+            claim(&state, &start(42, 1_060_000)),
+            None,
+            "an evict came after it"
+        );
         std::fs::write(dir.path().join(LAST_PRELOAD_FILE), b"{\"at_ms\": 1").unwrap();
         assert_eq!(read(&state), None, "a damaged record is no preload");
     }
