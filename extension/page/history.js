@@ -86,7 +86,7 @@ export const COLDNESS_KEYS = CLASS_KEYS;
 
 /**
  * Each class's marker shape (not colour alone): cold a square, warm a triangle, hot a circle,
- * prefetched a triangle pointing down, recorded late and unknown a hollow diamond (dashed). An
+ * prefetched a triangle pointing down, preloaded a plus, recorded late and unknown a hollow diamond (dashed). An
  * SVG path centred on 0,0 for radius `r`.
  */
 export function markerPath(coldness, r = 4) {
@@ -99,6 +99,10 @@ export function markerPath(coldness, r = 4) {
       return `M${-r},0a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0`;
     case "prefetched":
       return `M0,${r * 1.2}L${r * 1.15},${-r * 0.9}H${-r * 1.15}z`;
+    case "preloaded": {
+      const a = r * 0.4;
+      return `M${-a},${-r}h${2 * a}v${r - a}h${r - a}v${2 * a}h${a - r}v${r - a}h${-2 * a}v${a - r}h${a - r}v${-2 * a}h${r - a}z`;
+    }
     default:
       return `M0,${-r * 1.3}L${r * 1.3},0L0,${r * 1.3}L${-r * 1.3},0z`;
   }

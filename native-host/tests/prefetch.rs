@@ -1117,3 +1117,46 @@ fn a_database_firefox_may_be_writing_is_only_read_never_locked_advised_away_or_w
     );
     only_reads(&cmd, &log, &profile, "preload --plan --source trace");
 }
+
+/// Issue 39 #4, left: `preload --plan --source trace` read a truncated trace as no trace at all
+/// and said only "no stored trace of this Firefox", leaving the damaged file where it was. It
+/// names the damaged trace, sets it aside as `trace list` does, and fails with that.
+#[test]
+fn a_damaged_trace_is_named_by_preload_plan_source_trace_not_passed_over() {
+    let (fx, state) = fixture_with_trace(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let traces = state.join("about-startup").join(store::FOLDER);
+    let stored: Vec<PathBuf> = std::fs::read_dir(&traces)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.to_str().unwrap().ends_with(".json") && !p.to_str().unwrap().ends_with(".meta.json")
+        })
+        .collect();
+    let [trace] = &stored[..] else {
+        panic!("one stored trace: {stored:?}")
+    };
+    let id = trace.file_stem().unwrap().to_str().unwrap().to_owned();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(trace)
+        .unwrap()
+        .set_len(500)
+        .unwrap();
+    let done = Command::new(BIN)
+        .args(["preload", "--plan", "--source", "trace", "--firefox"])
+        .arg(&fx.ff)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{said}");
+    assert!(said.contains(&id), "the damaged trace is named: {said}");
+    assert!(
+        said.contains("set aside"),
+        "and what was done with it: {said}"
+    );
+    assert!(
+        !traces.join(format!("{id}.json")).exists(),
+        "set aside, not left to be passed over again"
+    );
+}

@@ -267,7 +267,7 @@ function assertClassesAgree(exported, rows, { page, popup }) {
   assert.equal(exported.current.coldness.class, page.answer.coldness, "export = answer line");
   assert.equal(exported.current.coldness.class, popup.last.coldness, "export = popup");
   assert.deepEqual(Object.fromEntries(exported.history.map((r) => [r.id, r.coldness?.class])), rows, "export = history rows, start by start");
-  assert.ok(!["prefetched", "late"].includes(page.answer.coldness), `a plain start with the add-on there from the start: ${page.answer.text}`);
+  assert.ok(!["prefetched", "preloaded", "late"].includes(page.answer.coldness), `a plain start with the add-on there from the start: ${page.answer.text}`);
   assert.equal("prefetch" in exported.current, false, "no prefetch read for this start");
   assert.doesNotMatch(page.answer.text, /Recorded late|prefetched/);
 }

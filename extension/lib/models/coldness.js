@@ -3,19 +3,21 @@
 // learned plan's planned bytes, else the install folder, else FALLBACK_NEED_BYTES).
 // docs/design/coldness.md gives the thresholds and why. Two facts of how a start came about
 // outrank its reads (issue 39): a start the launch prefetch read for is `prefetched` (its reads
-// are the prefetch's as much as Firefox's), and a start recorded by an add-on that started
+// are the prefetch's as much as Firefox's), a start that followed a preload is `preloaded` (what
+// it did not read, the preload read before it), and a start recorded by an add-on that started
 // later (installed or enabled during the run) is `late` (what was read by then is not the
 // start's). Pure: no browser.*, no DOM.
 
-export const CLASSES = ["cold", "warm", "hot", "prefetched", "late", "unknown"];
-export const COLDNESS = { cold: "cold", warm: "warm", hot: "hot", prefetched: "prefetched", late: "late", unknown: "unknown" };
+export const CLASSES = ["cold", "warm", "hot", "prefetched", "preloaded", "late", "unknown"];
+export const COLDNESS = { cold: "cold", warm: "warm", hot: "hot", prefetched: "prefetched", preloaded: "preloaded", late: "late", unknown: "unknown" };
 
-/** The _locales message key of each class's word (cold, warm, hot, prefetched, recorded late, unknown). */
+/** The _locales message key of each class's word (cold, warm, hot, prefetched, preloaded, recorded late, unknown). */
 export const CLASS_KEYS = {
   cold: "coldnessCold",
   warm: "coldnessWarm",
   hot: "coldnessHot",
   prefetched: "coldnessPrefetched",
+  preloaded: "coldnessPreloaded",
   late: "coldnessLate",
   unknown: "coldnessUnknown",
 };
@@ -98,15 +100,21 @@ export function classify(io, need = needOf()) {
  * more. `late`: the add-on started after Firefox (installed or enabled during the run), so its
  * figures are from then, not from the start. `prefetched`: the launch prefetch read for this
  * start (the host's `firefox` reply names it), so what it read is not a cold start's however
- * much it was. The figures stay as classify gives them.
+ * much it was. `preloaded`: the start followed a preload (the host's `firefox` reply names it:
+ * the last preload of this install and build, in this boot, ended before the process began,
+ * claimed by no earlier start), so how little it read is the preload's doing. In that order:
+ * late, then prefetched, then preloaded. The figures stay as classify gives them.
  */
-export function classifyStart(io, need = needOf(), { prefetched = false, late = false } = {}) {
+export function classifyStart(io, need = needOf(), { prefetched = false, preloaded = false, late = false } = {}) {
   const coldness = classify(io, need);
   if (late) {
     return { ...coldness, class: COLDNESS.late };
   }
   if (prefetched) {
     return { ...coldness, class: COLDNESS.prefetched };
+  }
+  if (preloaded) {
+    return { ...coldness, class: COLDNESS.preloaded };
   }
   return coldness;
 }

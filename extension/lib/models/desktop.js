@@ -141,7 +141,16 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
   }
   const { plan } = view;
   if (plan.fallback === "other_build") {
-    lines.push({ id: "stale", text: t("desktopPlanStale", [plan.tracedBuild ?? "—", plan.buildId ?? "—", recordCommand]) });
+    // The plan a launch reads renews itself from the next start the background learns (the
+    // learned plan of this build comes before the old traces read by name); a traced cold
+    // start renews the traced plan itself. Once a start is learned, the stale line says so.
+    const renewed = plan.source === "learned" && !plan.learnedStale;
+    lines.push({
+      id: "stale",
+      text: renewed
+        ? t("desktopPlanStaleRenewed", [plan.tracedBuild ?? "—", plan.buildId ?? "—"])
+        : t("desktopPlanStale", [plan.tracedBuild ?? "—", plan.buildId ?? "—", recordCommand]),
+    });
   }
   if (plan.source === "trace" && plan.fallback === "other_build") {
     // Updated since traced: the old plan's files, read by name (issue 39 #11).

@@ -149,6 +149,21 @@ export function ioFromHost(io, sampledAt = null) {
 }
 
 /**
+ * The host's word on the preload this start followed (`firefox`'s `preloaded`) in the record's
+ * naming: {at, bytes, planned}; null when it followed none.
+ */
+export function preloadFromHost(preloaded) {
+  if (!isObject(preloaded) || !isFiniteNumber(preloaded.at_ms)) {
+    return null;
+  }
+  return {
+    at: preloaded.at_ms,
+    bytes: isCount(preloaded.bytes) ? preloaded.bytes : null,
+    planned: preloaded.planned === true,
+  };
+}
+
+/**
  * The host's word on the launch prefetch that read for this start (`firefox`'s `prefetched`) in
  * the record's naming: {at, strategy, bytesPlanned, bytesRead}; null when there was none.
  */

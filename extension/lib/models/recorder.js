@@ -8,7 +8,7 @@
 // process start to measure from, so nothing is recorded (status "no-process-start").
 import { classifyStart, needOf } from "./coldness.js";
 import { addRecord } from "./history.js";
-import { ioFromHost, NOTES, prefetchFromHost, recordId } from "./record.js";
+import { ioFromHost, NOTES, prefetchFromHost, preloadFromHost, recordId } from "./record.js";
 import { COSTS_READING_KEY, costsFromReading, UNAVAILABLE } from "./start-costs.js";
 
 /**
@@ -141,17 +141,20 @@ export async function buildRecord({
   const browserInfo = (await orNull(getBrowserInfo())) ?? {};
   const platform = (await orNull(getPlatformInfo())) ?? {};
   const recordedAt = now();
+  const { costs, costsReading, addonStart } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, startedLater });
   // An add-on installed or enabled during this run of Firefox records its start late: in
   // basic mode always (it saw no moment of the start), in full mode when that was more than
   // LATE_MS after the start was over (issue 39 #5: 10 minutes, "A warm start" with no note).
-  // Then what the processes read by now is not the start's: said, and classed `late`.
-  const late = startedLater && (mode === "basic" || recordedAt - processStart - (milestones.sessionRestored ?? 0) > LATE_MS);
+  // Then what the processes read by now is not the start's: said, and classed `late`. Whether
+  // the add-on started after Firefox is Firefox's own word where the experiment gives it
+  // (addonStart.source "startupReason"), else the background's one-second guess ("onStartup").
+  const late = addonStart.later && (mode === "basic" || recordedAt - processStart - (milestones.sessionRestored ?? 0) > LATE_MS);
   if (late && mode === "full") {
     notes.push(NOTES.addonStartedLater);
   }
   const io = ioFromHost(firefox?.io, recordedAt - processStart);
   const prefetch = prefetchFromHost(firefox?.prefetched);
-  const { costs, costsReading } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, addonStartedLater });
+  const preload = preloadFromHost(firefox?.preloaded);
   const record = {
     id: recordId(mode, processStart),
     recordedAt,
@@ -167,42 +170,60 @@ export async function buildRecord({
     io,
     coldness: classifyStart(io, needOf({ plannedBytes: plan?.planned_bytes ?? null, installBytes: plan?.install_bytes ?? null }), {
       prefetched: prefetch !== null,
+      preloaded: preload !== null,
       late,
     }),
     precision,
     notes,
     costs,
+    addonStart,
   };
   if (prefetch) {
     record.prefetch = prefetch;
+  }
+  if (preload) {
+    record.preload = preload;
   }
   return { record, costsReading };
 }
 
 /**
- * This start's costs (lib/models/start-costs.js) and the raw reading to keep for the next start.
- * Basic mode, an add-on started mid-run, or a failed read: {unavailable} with why.
+ * Whether this add-on started after Firefox (installed or enabled during the run), and who says
+ * so: Firefox's startup reason of this extension (`selfStartupReason` of the experiment's
+ * reading: APP_STARTUP when it started with Firefox), else the background's guess (`startedLater`:
+ * no runtime.onStartup within its one-second wait), which a sibling add-on busy in the shared
+ * extension process can delay past that second (found with the benchmark's costly add-on).
+ * {later, reason, source: "startupReason" | "onStartup"}.
  */
-async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, addonStartedLater }) {
+export function addonStartOf(reading, startedLater) {
+  const reason = typeof reading?.selfStartupReason === "string" ? reading.selfStartupReason : null;
+  return reason === null
+    ? { later: Boolean(startedLater), reason: null, source: "onStartup" }
+    : { later: reason !== "APP_STARTUP", reason, source: "startupReason" };
+}
+
+/**
+ * This start's costs (lib/models/start-costs.js), the raw reading to keep for the next start,
+ * and whether the add-on started after Firefox (addonStartOf). Basic mode, an add-on started
+ * mid-run, or a failed read: costs {unavailable} with why.
+ */
+async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, startedLater }) {
   if (mode !== "full" || typeof getStartCosts !== "function") {
-    return { costs: { unavailable: UNAVAILABLE.noExperimentApi }, costsReading: null };
+    return { costs: { unavailable: UNAVAILABLE.noExperimentApi }, costsReading: null, addonStart: addonStartOf(null, startedLater) };
   }
   let reading;
   try {
     reading = await getStartCosts();
   } catch {
-    return { costs: { unavailable: UNAVAILABLE.readFailed }, costsReading: null };
+    return { costs: { unavailable: UNAVAILABLE.readFailed }, costsReading: null, addonStart: addonStartOf(null, startedLater) };
   }
-  // Firefox's own word on why this add-on started (APP_STARTUP: with Firefox), else the
-  // background's guess, which a sibling add-on busy in the shared extension process can delay
-  // past its one-second wait (found with the benchmark's costly add-on).
-  const later = typeof reading?.selfStartupReason === "string" ? reading.selfStartupReason !== "APP_STARTUP" : addonStartedLater();
-  if (later) {
+  const addonStart = addonStartOf(reading, startedLater);
+  if (addonStart.later) {
     // The start's samples were taken before this add-on ran: keep the reading as the next
     // start's baseline, but name no figure for this start.
-    return { costs: { unavailable: UNAVAILABLE.addonStartedLater }, costsReading: reading };
+    return { costs: { unavailable: UNAVAILABLE.addonStartedLater }, costsReading: reading, addonStart };
   }
-  return { costs: costsFromReading(reading, previousCostsReading, { processStart, selfId }), costsReading: reading };
+  return { costs: costsFromReading(reading, previousCostsReading, { processStart, selfId }), costsReading: reading, addonStart };
 }
 
 /**

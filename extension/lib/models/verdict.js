@@ -112,6 +112,7 @@ const ANSWER_KEYS = {
   timeNoneBasic: "answerTimeNoneBasic",
   class: "answerClass",
   classPrefetched: "answerClassPrefetched",
+  classPreloaded: "answerClassPreloaded",
   classLate: "answerClassLate",
   classUnknown: "answerClassUnknown",
   means: "answerMeans",
@@ -146,6 +147,16 @@ export function answerSentences(answer, t, { locale = undefined } = {}) {
     kind = {
       key: ANSWER_KEYS.classPrefetched,
       figures: [formatBytes(prefetch?.bytesRead ?? null, locale), formatBytes(answer.readBytes, locale)],
+    };
+  } else if (answer.coldness === COLDNESS.preloaded) {
+    const preload = answer.record.preload ?? null;
+    kind = {
+      key: ANSWER_KEYS.classPreloaded,
+      figures: [
+        formatBytes(preload?.bytes ?? null, locale),
+        formatDuration(typeof preload?.at === "number" ? Math.max(0, answer.record.processStart - preload.at) : null, locale),
+        formatBytes(answer.readBytes, locale),
+      ],
     };
   }
   const mean = (m) => (m ? t("answerMean", [formatSeconds(m.mean, locale), String(m.n)]) : t("answerNoMean"));

@@ -20,6 +20,7 @@ pub(super) fn evict_cmd(args: &EvictArgs) -> anyhow::Result<()> {
     let (folders, selected, used) =
         select_cache(&install, target, args.cache.map_or(default, Cache::from))?;
     let mut summary = evict::evict(&folders, &selected);
+    crate::learn::last_preload::forget_here(); // the next start follows no preload
     summary.cache = used;
     if target.json {
         return print_json(&summary);

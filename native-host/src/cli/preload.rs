@@ -88,6 +88,12 @@ pub(super) fn preload_cmd(args: &PreloadArgs) -> anyhow::Result<()> {
     }
     let mut summary = summary?;
     summary.cache = used;
+    // The next start follows this preload (learn/last_preload.rs): the whole install only.
+    if args.target.paths.is_empty() {
+        if let Ok(state) = crate::state::open() {
+            crate::learn::last_preload::write(&state, &install.dir, summary.bytes, false);
+        }
+    }
     print_preload(&summary, args.target.json)?;
     if used == crate::pagecache::Cache::Files && install.kind.image.is_some() && !args.target.json {
         println!(

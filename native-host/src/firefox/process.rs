@@ -43,6 +43,21 @@ pub struct FirefoxInfo {
     /// pid and start time: a start it read for is no cold start, whatever it read (the reads of
     /// a prefetch run first are this process's own, before it became Firefox).
     pub prefetched: Option<Prefetched>,
+    /// The preload this start followed (learn/last_preload.rs: the last preload of this install
+    /// and build, in this boot, ended before this process began, claimed by no earlier start),
+    /// or `None` (appended). Filled in by the host from `last-preload.json`.
+    pub preloaded: Option<Preloaded>,
+}
+
+/// The preload a start followed (from the learned record, in this layer's words).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Preloaded {
+    /// Wall clock (ms since the epoch) when the preload ended.
+    pub at_ms: u64,
+    /// Bytes it read (cached ones included).
+    pub bytes: u64,
+    /// Whether it read the plan (else the whole install folder).
+    pub planned: bool,
 }
 
 /// What the launch prefetch did for a start (from the learned record, in this layer's words).
@@ -149,6 +164,7 @@ pub fn inspect(pid: i32) -> Result<FirefoxInfo, Error> {
         io: process_io(pid, &stat),
         install_kind: kind::describe(&install_dir),
         prefetched: None,
+        preloaded: None,
     })
 }
 

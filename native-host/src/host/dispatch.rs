@@ -260,9 +260,25 @@ fn inspect_firefox(ctx: &Context) -> Result<Reply, ReplyError> {
     };
     let mut info = process::inspect(pid)?;
     // Best effort: no state folder, no record, or a record of another start is "not prefetched".
-    info.prefetched = crate::state::open().ok().and_then(|state| {
-        crate::learn::prefetch::record::read(&state)
+    let state = crate::state::open().ok();
+    info.prefetched = state.as_ref().and_then(|state| {
+        crate::learn::prefetch::record::read(state)
             .and_then(|last| last.for_start(info.pid, info.started_at_ms))
+    });
+    // Same: the preload this start followed, claimed by it (learn/last_preload.rs).
+    let install_dir = info.install_dir.to_string_lossy().into_owned();
+    let boot_id = crate::os::proc::boot_id();
+    info.preloaded = state.as_ref().and_then(|state| {
+        crate::learn::last_preload::claim(
+            state,
+            &crate::learn::last_preload::Start {
+                pid: info.pid,
+                started_at_ms: info.started_at_ms,
+                install_dir: &install_dir,
+                build_id: info.build_id.as_deref(),
+                boot_id: boot_id.as_deref(),
+            },
+        )
     });
     Ok(Reply::Firefox(info))
 }

@@ -123,6 +123,13 @@ fn run(
             let mut summary =
                 preload::preload(&folders, &selected, &opts, cancel, &mut on_progress)?;
             summary.cache = used;
+            // The next start follows this preload (learn/last_preload.rs): the whole install
+            // only, not a few files picked on the page.
+            if files.is_none() {
+                if let Ok(state) = crate::state::open() {
+                    crate::learn::last_preload::write(&state, &install.dir, summary.bytes, false);
+                }
+            }
             Ok(Reply::Preload(summary))
         }
         Command::Evict { files, cache } => {
@@ -140,6 +147,7 @@ fn run(
                 return Err(Error::Cancelled.into());
             }
             let mut summary = evict::evict(&folders, &selected);
+            crate::learn::last_preload::forget_here(); // the next start follows no preload
             summary.cache = used;
             Ok(Reply::Evict(summary))
         }

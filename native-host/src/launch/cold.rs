@@ -94,6 +94,7 @@ pub fn mappers(install_dir: &Path) -> Vec<Mapper> {
 pub fn evict(install_dir: &Path) -> Result<Evicted, Error> {
     let selected = crate::firefox::install::select(install_dir, &[])?;
     let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
+    crate::learn::last_preload::forget_here(); // the next start follows no preload
     let mut out = Evicted {
         files: summary.files.len() as u64,
         pages_dropped: summary.pages_dropped,

@@ -66,6 +66,7 @@ pub fn run(req: &Request) -> anyhow::Error {
         match files::select(&req.dir, &[]) {
             Ok(selected) => {
                 let summary = crate::pagecache::evict::evict(&selected.folder, &selected.files);
+                crate::learn::last_preload::forget_here();
                 eprintln!(
                     "evicted {} pages of {} files (a cold start)",
                     summary.pages_dropped,

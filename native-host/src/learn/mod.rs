@@ -7,6 +7,7 @@
 
 pub mod autostart;
 pub mod desktop;
+pub mod last_preload;
 pub mod last_run;
 pub mod pack;
 pub mod plan;

@@ -281,6 +281,7 @@ pub fn preload_planned(
     };
     let summary = run(&plan, idle, cancel, on_progress)?;
     crate::learn::last_run::write(state_dir, &summary);
+    crate::learn::last_preload::write(state_dir, install_dir, summary.bytes, true);
     Ok(summary)
 }
 

@@ -195,6 +195,15 @@ pub fn traced_plan(install_dir: &Path, state: &StateDir, knobs: Knobs) -> Result
     };
     let picked = plan_source::of_build(&traces, build_id.as_deref(), pages);
     if picked.is_empty() {
+        // None to plan from: a damaged trace may be why. Named and set aside here, as `trace
+        // list` does, rather than read as no trace at all (issue 39 #4: a truncated trace gave
+        // "no stored trace of this Firefox" and stayed to be passed over again).
+        let (_, damaged) =
+            plan_source::load_reporting(state, &root, crate::trace::store::MAX_TRACES);
+        let damaged: String = damaged
+            .iter()
+            .map(|note| format!("{}; ", note.english()))
+            .collect();
         let why = match plan_source::other_build(&traces, build_id.as_deref()) {
             Some(old) => format!(
                 "the stored traces are of Firefox build {old}, this one is build {}",
@@ -205,7 +214,7 @@ pub fn traced_plan(install_dir: &Path, state: &StateDir, knobs: Knobs) -> Result
         };
         return Err(Error::io(
             format!(
-                "{why}; record one: {}",
+                "{damaged}{why}; record one: {}",
                 crate::trace::store::record_command()
             ),
             io::Error::from(io::ErrorKind::NotFound),

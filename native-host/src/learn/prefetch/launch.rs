@@ -227,39 +227,23 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
                 image_read.bytes_outside as f64 / 1e6,
             );
         }
+        let outcome = run::Outcome {
+            bytes_read: image_read.bytes_image_read,
+            elapsed_ms: image_read.elapsed_ms,
+            ended: image_read.ended,
+            ..run::Outcome::default()
+        };
         let record = LastPrefetch {
-            plan: status,
-            bytes_planned: plan.bytes_planned,
-            plan_ms,
-            profile: plan.profile.clone(),
-            outcome: run::Outcome {
-                bytes_read: image_read.bytes_image_read,
-                elapsed_ms: image_read.elapsed_ms,
-                ended: image_read.ended,
-                ..run::Outcome::default()
-            },
             compressed: Some(c),
             image_read: Some(image_read),
-            ..base
+            ..planned(base, status, &plan, plan_ms, outcome)
         };
         record::write(&state, &record);
         return;
     }
     let mut cache = KernelCache::new(&plan);
     let mut io = KernelIo::new(p.paced);
-    let mut last_look = Instant::now();
-    let mut stop = || {
-        if begun.elapsed() > limit {
-            return Some(Ended::TimeLimit);
-        }
-        if last_look.elapsed() >= WATCH_EVERY {
-            last_look = Instant::now();
-            if !alive(pid, start_ticks) {
-                return Some(Ended::FirefoxExited);
-            }
-        }
-        None
-    };
+    let mut stop = stop_when(pid, start_ticks, &begun, limit);
     let mut outcome = run::run(&plan, p.knobs.ahead, &mut cache, &mut io, &mut stop);
     outcome.files_exact = cache.exact;
     outcome.files_probed = cache.probed;
@@ -286,15 +270,50 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
             );
         }
     }
-    let record = LastPrefetch {
+    record::write(&state, &planned(base, status, &plan, plan_ms, outcome));
+}
+
+/// The record of a launch that had a plan and read it (the install's files or the image's),
+/// from what every record of the launch says (`base`). The one place both paths fill it in.
+fn planned(
+    base: LastPrefetch,
+    status: super::PrefetchStatus,
+    plan: &super::PrefetchPlan,
+    plan_ms: u64,
+    outcome: run::Outcome,
+) -> LastPrefetch {
+    LastPrefetch {
         plan: status,
         bytes_planned: plan.bytes_planned,
         plan_ms,
         outcome,
         profile: plan.profile.clone(),
         ..base
-    };
-    record::write(&state, &record);
+    }
+}
+
+/// When a prefetch stops before its plan is read: at the time limit, or once Firefox (`pid`,
+/// started at `start_ticks`) has exited, looked at every [`WATCH_EVERY`]. One rule for the
+/// install's files and the image.
+fn stop_when<'a>(
+    pid: i32,
+    start_ticks: Option<u64>,
+    begun: &'a Instant,
+    limit: Duration,
+) -> impl FnMut() -> Option<Ended> + 'a {
+    let mut last_look = Instant::now();
+    move || {
+        if begun.elapsed() > limit {
+            return Some(Ended::TimeLimit);
+        }
+        if last_look.elapsed() >= WATCH_EVERY {
+            last_look = Instant::now();
+            if !alive(pid, start_ticks) {
+                return Some(Ended::FirefoxExited);
+            }
+        }
+        None
+    }
 }
 
 /// The compressed install's prefetch: the plan mapped to image ranges, read raw in image order
@@ -308,19 +327,7 @@ fn read_image(
     begun: &Instant,
     limit: Duration,
 ) -> ImageOutcome {
-    let mut last_look = Instant::now();
-    let mut stop = || {
-        if begun.elapsed() > limit {
-            return Some(Ended::TimeLimit);
-        }
-        if last_look.elapsed() >= WATCH_EVERY {
-            last_look = Instant::now();
-            if !alive(pid, start_ticks) {
-                return Some(Ended::FirefoxExited);
-            }
-        }
-        None
-    };
+    let mut stop = stop_when(pid, start_ticks, begun, limit);
     image::prefetch(plan, c, p.knobs.gap, p.knobs.ahead, &mut stop)
 }
 

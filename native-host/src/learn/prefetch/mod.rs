@@ -182,15 +182,7 @@ fn decide(
     };
     if !picked.is_empty() {
         status.source = Some(Source::Trace);
-        let plan = match make {
-            Some((knobs, launched)) => {
-                let dir = plan_source::profile_dir(&picked);
-                let (scope, profile) = profile::scope_for(dir.as_deref(), launched, sys::geteuid());
-                let files = first_use::first_use(&picked);
-                Some(traced(&files, &root, scope.as_ref(), profile, knobs)?)
-            }
-            None => None,
-        };
+        let plan = of_traces(&picked, &root, make, Replaced::LeftOut)?;
         return Ok((plan, status));
     }
     let old_build = plan_source::other_build(&traces, build_id.as_deref());
@@ -231,21 +223,7 @@ fn decide(
     if !by_name.is_empty() {
         status.source = Some(Source::Trace);
         status.traces = by_name.len();
-        let plan = match make {
-            Some((knobs, launched)) => {
-                let dir = plan_source::profile_dir(&by_name);
-                let (scope, profile) = profile::scope_for(dir.as_deref(), launched, sys::geteuid());
-                let files = first_use::first_use(&by_name);
-                Some(traced_by_name(
-                    &files,
-                    &root,
-                    scope.as_ref(),
-                    profile,
-                    knobs,
-                )?)
-            }
-            None => None,
-        };
+        let plan = of_traces(&by_name, &root, make, Replaced::ReadByName)?;
         return Ok((plan, status));
     }
     let Some(plan) = learned_plan else {
@@ -266,42 +244,47 @@ struct Chosen {
     ranges: Vec<(u64, u64, f64)>,
 }
 
-/// The traced plan: pieces of install files still as traced (same inode and size), of
-/// unchanged system files and of the profile's files still as traced (inode, size and time:
-/// learn/plan/profile.rs), with their first-use times. `profile`: what the plan says of the
-/// profile so far (left out, and why), completed here.
+/// What a traced plan does with an install or system file replaced since it was traced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replaced {
+    /// Left to the start (an update during the launch): the traces are of this build.
+    LeftOut,
+    /// Read by name all the same, by the traced ranges cut to its size now: the traces are of
+    /// an older build (Firefox was updated since; an update changes most files a little, and
+    /// the start still needs much the same parts of them). The profile's files keep their rules.
+    ReadByName,
+}
+
+/// The traced plan of `picked` (traces of one build, newest first), made when `make` asks for
+/// it: the one path of this build's traces and of an older build's read by name.
+fn of_traces(
+    picked: &[&(String, crate::trace::model::Trace)],
+    root: &Path,
+    make: Option<(Knobs, &Launched)>,
+    replaced: Replaced,
+) -> Result<Option<PrefetchPlan>, Error> {
+    let Some((knobs, launched)) = make else {
+        return Ok(None);
+    };
+    let dir = plan_source::profile_dir(picked);
+    let (scope, profile) = profile::scope_for(dir.as_deref(), launched, sys::geteuid());
+    let files = first_use::first_use(picked);
+    traced(&files, root, scope.as_ref(), profile, knobs, replaced).map(Some)
+}
+
+/// The traced plan: pieces of install files still as traced (same inode and size, or by name:
+/// [`Replaced`]), of unchanged system files and of the profile's files still as traced (inode,
+/// size and time: learn/plan/profile.rs), with their first-use times. `profile`: what the plan
+/// says of the profile so far (left out, and why), completed here.
 fn traced(
-    files: &[TimedFile],
-    root: &Path,
-    scope: Option<&Scope>,
-    profile: Option<ProfilePlan>,
-    knobs: Knobs,
-) -> Result<PrefetchPlan, Error> {
-    traced_plan(files, root, scope, profile, knobs, false)
-}
-
-/// [`traced`] from the traces of an older build (Firefox was updated since): Firefox's and the
-/// system's files replaced since are read by name all the same, by the traced ranges cut to
-/// their size now (an update changes most files a little, and the start still needs much the
-/// same parts of them). The profile's files keep their rules.
-fn traced_by_name(
-    files: &[TimedFile],
-    root: &Path,
-    scope: Option<&Scope>,
-    profile: Option<ProfilePlan>,
-    knobs: Knobs,
-) -> Result<PrefetchPlan, Error> {
-    traced_plan(files, root, scope, profile, knobs, true)
-}
-
-fn traced_plan(
     files: &[TimedFile],
     root: &Path,
     scope: Option<&Scope>,
     mut profile: Option<ProfilePlan>,
     knobs: Knobs,
-    by_name: bool,
+    replaced: Replaced,
 ) -> Result<PrefetchPlan, Error> {
+    let by_name = replaced == Replaced::ReadByName;
     const TRACE_PAGE: u64 = 4096; // tracefs offsets are 4 KiB pages (trace/event.rs)
     let (_, mut empty) = empty_plan(root)?;
     if let Some(scope) = scope {

@@ -171,6 +171,15 @@ pub fn cmdline(pid: i32) -> io::Result<Vec<u8>> {
     read(pid, "cmdline", LARGE_BYTES)
 }
 
+/// This boot's random id (`/proc/sys/kernel/random/boot_id`): what was cached before another
+/// boot is not cached now.
+#[must_use]
+pub fn boot_id() -> Option<String> {
+    let text = read_system("sys/kernel/random/boot_id", 128).ok()?;
+    let id = String::from_utf8_lossy(&text).trim().to_owned();
+    (!id.is_empty()).then_some(id)
+}
+
 /// The boot time, seconds since the epoch (`btime` of /proc/stat).
 #[must_use]
 pub fn boot_time() -> Option<u64> {

@@ -6,7 +6,7 @@ import { HISTORY_KEY } from "../../../../extension/lib/models/history.js";
 import { isRecord, NOTES } from "../../../../extension/lib/models/record.js";
 import { FALLBACK_NEED_BYTES } from "../../../../extension/lib/models/coldness.js";
 import { fakeStorage } from "../../fakes.js";
-import { recordedHello } from "../../host-replies.js";
+import { recordedHello, recordedReply } from "../../host-replies.js";
 
 const P = 1_763_768_000_123;
 
@@ -100,6 +100,8 @@ test("full mode with the host: Firefox's milestones, the host's I/O and kernel",
     notes: [],
     // no getStartCosts (an experiment without it): no costs, and why
     costs: { unavailable: "no-experiment-api" },
+    // no startup reason from this experiment: the background's guess (onStartup came)
+    addonStart: { later: false, reason: null, source: "onStartup" },
   });
 });
 
@@ -247,6 +249,35 @@ test("a start the launch prefetch read for is prefetched, however much it read, 
   }
 });
 
+// A start after a preload read little and was filed "hot" (issue 39: preloaded is a class of its
+// own). The host's `firefox` reply names the preload the start followed (learn/last_preload.rs),
+// made here from the record a real `preload` wrote (tests/fixtures/host/last-preload.json).
+test("a start that followed a preload is preloaded, keeps what the preload read, and a prefetch outranks it", async () => {
+  const last = recordedReply("last-preload").reply;
+  const preloaded = { at_ms: last.at_ms, bytes: last.bytes, planned: last.planned };
+  const quiet = { ...FIREFOX.io, read_bytes: 1_000_000, tree_read_bytes: 4_100_000 };
+  const build = (firefox) =>
+    buildRecord({
+      getStartupInfo: async () => ({ process: P, sessionRestored: P + 700 }),
+      requestHost: host({ hello: HELLO, firefox: { ...firefox, io: quiet } }),
+      now: fakeClock().now,
+      sleep: fakeClock().sleep,
+    }).then((r) => r.record);
+  const record = await build({ ...FIREFOX, preloaded });
+  assert.ok(isRecord(record), JSON.stringify(record));
+  assert.equal(record.coldness.class, "preloaded");
+  assert.equal(record.coldness.treeReadBytes, 4_100_000, "the figures stay as read");
+  assert.deepEqual(record.preload, { at: last.at_ms, bytes: 308_438_507, planned: false });
+  // None named (null, or an older host): classed by what it read, hot here.
+  for (const firefox of [{ ...FIREFOX, preloaded: null }, FIREFOX]) {
+    const plain = await build(firefox);
+    assert.equal(plain.coldness.class, "hot");
+    assert.equal("preload" in plain, false);
+  }
+  const both = await build({ ...FIREFOX, preloaded, prefetched: { at_ms: P + 5, strategy: "first", bytes_planned: 1, bytes_read: 1 } });
+  assert.equal(both.coldness.class, "prefetched");
+});
+
 // Issue 39 #5: the add-on installed into a running Firefox recorded its start 10 minutes late
 // with no note in full mode: "A warm start: it read 51.3 MB".
 test("full mode: an add-on that started after Firefox records the start as recorded late, with the note", async () => {
@@ -342,4 +373,32 @@ test("a start the add-on began with is told by Firefox's startup reason, not by 
   assert.deepEqual((await build("ADDON_INSTALL", false)).record.costs, { unavailable: "addon-started-later" });
   // An older reading without the reason: the background's guess.
   assert.deepEqual((await build(undefined, true)).record.costs, { unavailable: "addon-started-later" });
+});
+
+// The recorder's `late` used the background's one-second guess alone: a start Firefox says the
+// add-on began with (APP_STARTUP) was classed late when onStartup came after that second, and a
+// start of an add-on installed mid-run (ADDON_INSTALL) was not when the guess missed it.
+test("late is decided by Firefox's startup reason where the experiment gives it, and the record says whose word it was", async () => {
+  const build = (reason, startedLater) =>
+    buildRecord({
+      getStartupInfo: async () => ({ process: P, main: P + 310, sessionRestored: P + 1400 }),
+      getStartCosts: async () => ({ ...costsReading(1), selfStartupReason: reason }),
+      requestHost: host({ hello: HELLO, firefox: FIREFOX }),
+      addonStartedLater: () => startedLater,
+      now: fakeClock(P + 1400 + LATE_MS + 1000).now,
+      sleep: async () => {},
+    });
+  const installed = (await build("ADDON_INSTALL", false)).record;
+  assert.equal(installed.coldness.class, "late", "Firefox says installed mid-run; the guess missed it");
+  assert.deepEqual(installed.notes, [NOTES.addonStartedLater]);
+  assert.deepEqual(installed.addonStart, { later: true, reason: "ADDON_INSTALL", source: "startupReason" });
+  const withFirefox = (await build("APP_STARTUP", true)).record;
+  assert.equal(withFirefox.coldness.class, "cold", "Firefox says it started with it; the guess was wrong");
+  assert.deepEqual(withFirefox.notes, []);
+  assert.deepEqual(withFirefox.addonStart, { later: false, reason: "APP_STARTUP", source: "startupReason" });
+  // An older experiment without the reason: the background's guess, said as such.
+  const guessed = (await build(undefined, true)).record;
+  assert.equal(guessed.coldness.class, "late");
+  assert.deepEqual(guessed.addonStart, { later: true, reason: null, source: "onStartup" });
+  assert.ok([installed, withFirefox, guessed].every(isRecord));
 });

@@ -238,3 +238,22 @@ test("prefetched and late starts: their own class on the answer line, never in t
     "Recorded late: this add-on started 10 min after Firefox (installed or enabled while it ran), so the 51.3 MB read from disk by then are not this start's, and how cold it was is unknown.",
   );
 });
+
+// Issue 39's class list: a start that followed a preload read little and was filed "hot",
+// pulling the hot mean down; it is "preloaded", said with what the preload read and when.
+test("a preloaded start: its own class on the answer line, with the preload's bytes and how long before, never in the hot mean", () => {
+  const t = englishMessage;
+  const hots = [start("hot", 500), start("hot", 520), start("hot", 480)];
+  const preloaded = {
+    ...start("preloaded", 700),
+    coldness: { class: "preloaded", treeReadBytes: 4_100_000 },
+  };
+  preloaded.preload = { at: preloaded.processStart - 150_000, bytes: 308_438_507, planned: false };
+  const records = [...hots, preloaded];
+  assert.deepEqual([coldHotVerdict(records).hot.n, coldHotVerdict(records).hot.mean], [3, 500]);
+  const { kind } = answerSentences(thisStartAnswer(records, preloaded.id), t, { locale: "en" });
+  assert.equal(
+    t(kind.key, kind.figures),
+    "A preloaded start: it followed a preload that read 308.4 MB of Firefox's files 3 min before it, and it read 4.1 MB from disk by the time it was recorded.",
+  );
+});

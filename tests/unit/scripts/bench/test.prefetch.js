@@ -11,25 +11,25 @@ import { stateDir } from "../../../../scripts/lib/state-layout.mjs";
 
 // last-prefetch.json as the host wrote it after a launch through the desktop entry
 // (tests/fixtures/host/last-prefetch.json, scripts/record-host-replies.mjs): the traced plan of
-// one cold start, read first on this 8 MiB-readahead disk, for Firefox 1423.
+// one cold start, read first on this 8 MiB-readahead disk, for Firefox 2441.
 const written = recordedReply("last-prefetch").reply;
-const PID = 1423;
+const PID = 2441;
 
 test("the prefetch's figures are those of this Firefox's launch only", () => {
   assert.deepEqual(prefetchFigures(written, PID), {
     source: "trace",
     fallback: null,
     traces: 1,
-    bytesPlanned: 210_078_348,
-    bytesRead: 210_078_348,
-    bytesCached: 0,
+    bytesPlanned: 210_492_366,
+    bytesRead: 210_484_174,
+    bytesCached: 8_192,
     batches: 27,
-    ms: 190,
-    planMs: 4,
+    ms: 1085,
+    planMs: 10,
     strategy: "first",
     readAheadKb: 8192,
     ended: "done",
-    filesExact: 23,
+    filesExact: 24,
     filesProbed: 0,
     errors: 0,
     // recorded with a profile other than the plan's: nothing of it planned, and why
@@ -52,7 +52,7 @@ test("readPrefetch waits for the record of its pid, and gives up with null", asy
   const file = path.join(stateDir(state), "last-prefetch.json");
   fs.writeFileSync(file, JSON.stringify({ ...written, firefox_pid: 1 }));
   setTimeout(() => fs.writeFileSync(file, JSON.stringify(written)), 100);
-  assert.equal((await readPrefetch(state, PID, { timeoutMs: 3000 })).bytesRead, 210_078_348);
+  assert.equal((await readPrefetch(state, PID, { timeoutMs: 3000 })).bytesRead, 210_484_174);
   assert.equal(await readPrefetch(state, 999, { timeoutMs: 100 }), null);
 });
 
@@ -81,6 +81,6 @@ test("the run's table shows the prefetch beside the start and what stayed cached
   const keys = metrics(records).map((m) => m.key);
   assert.ok(keys.includes("prefetch") && keys.includes("prefetchBytes") && keys.includes("stillCached"), keys.join(","));
   const bytes = metrics(records).find((m) => m.key === "prefetchBytes");
-  assert.equal(bytes.value(records[0]), 210.078348);
+  assert.equal(bytes.value(records[0]), 210.484174);
   assert.equal(bytes.value(records[1]), undefined);
 });
