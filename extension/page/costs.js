@@ -4,7 +4,9 @@
 import { t } from "../lib/wording/i18n.js";
 import { formatBytes, formatCount, formatMs } from "../lib/wording/format.js";
 import { addonTrends, causesOf, largestActionable, MISSING, SOURCES, UNAVAILABLE } from "../lib/models/start-costs.js";
+import { measuredSaving } from "../lib/models/ab-saving.js";
 import { historyState, onHistoryChange } from "./history.js";
+import { IMPORTS_EVENT } from "./preload-verdict.js";
 import { $, el } from "./dom.js";
 
 const UNAVAILABLE_KEYS = {
@@ -23,7 +25,10 @@ const MISSING_KEYS = {
 const SOURCE_KEYS = {
   [SOURCES.glean]: "costsSourceGlean",
   [SOURCES.gleanDelta]: "costsSourceGleanDelta",
+  "glean-session-restore": "costsSourceSessionRestore",
 };
+/** Imported exports ([{name, records}], page/compare.js): their A/B runs make a figure a saving. */
+const state = { imports: [] };
 const ADVICE_KEYS = {
   "disable-addon": "costsAdviceDisableAddon",
   "restore-on-demand": "costsAdviceRestoreOnDemand",
@@ -51,13 +56,23 @@ function figureCells(figure, format = ms) {
   return [el("td", { text: t("costsMissing"), className: "num missing", attrs: { title: why } }), el("td", { text: why, className: "detail" })];
 }
 
+/**
+ * The largest cause the user can act on, by name (and version), its figure and its source; a
+ * saving only where an imported A/B run measured taking that cause away and agreed with the
+ * figure (lib/models/ab-saving.js), else busy time, not all of it on the start's path.
+ */
 function answerLine(costs) {
   const cause = largestActionable(costs);
   if (!cause) {
     return t("costsAnswerNone");
   }
   const what = cause.kind === "addon" ? t("costsCauseAddon", [cause.name, cause.version ?? "?"]) : t("costsCauseSessionRestore");
-  return `${t("costsAnswer", [what, ms(cause.ms)])} ${t(ADVICE_KEYS[cause.advice], [cause.name ?? ""])}`;
+  const source = t(SOURCE_KEYS[cause.source] ?? "costsSourceGlean");
+  const saving = measuredSaving(cause, state.imports);
+  const line = saving
+    ? t("costsAnswerSaving", [what, ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nHot} + ${saving.nArm}`, saving.from ?? "?", ms(cause.ms), source])
+    : t("costsAnswer", [what, ms(cause.ms), source]);
+  return `${line} ${t(ADVICE_KEYS[cause.advice], [cause.name ?? ""])}`;
 }
 
 function addonTable(costs) {
@@ -139,7 +154,7 @@ function render() {
   } else {
     section.dataset.state = "ready";
     parts.push(
-      el("p", { text: answerLine(costs), className: "answer", attrs: { "data-testid": "costs-answer" } }),
+      el("p", { text: answerLine(costs), className: "answer", attrs: { "data-testid": "costs-answer", "data-saving": String(measuredSaving(largestActionable(costs), state.imports) !== null) } }),
       el("p", { text: t("costsBusyNotSaving"), className: "detail" }),
       addonTable(costs),
       el("h3", { text: t("costsSessionHeading") }),
@@ -154,6 +169,10 @@ function render() {
 }
 
 export function initCosts() {
+  document.addEventListener(IMPORTS_EVENT, (event) => {
+    state.imports = Array.isArray(event.detail) ? event.detail : [];
+    render();
+  });
   onHistoryChange(render);
   render();
 }
