@@ -2,11 +2,13 @@
 // record's `costs` (lib/models/start-costs.js), and each add-on's startup by version across the
 // history. Advice only: nothing here changes a setting.
 import { t } from "../lib/wording/i18n.js";
-import { formatBytes, formatCount, formatMs } from "../lib/wording/format.js";
+import { formatBytes, formatCount, formatMs, formatPercent } from "../lib/wording/format.js";
 import { addonTrends, causesOf, largestActionable, MISSING, SOURCES, UNAVAILABLE } from "../lib/models/start-costs.js";
 import { measuredSaving } from "../lib/models/ab-saving.js";
+import { aboveBaseline } from "../lib/models/above-baseline.js";
 import { historyState, onHistoryChange } from "./history.js";
 import { IMPORTS_EVENT } from "./preload-verdict.js";
+import { HOST_TRACE_EVENT, hostSummary } from "./trace.js";
 import { $, el } from "./dom.js";
 
 const UNAVAILABLE_KEYS = {
@@ -73,6 +75,38 @@ function answerLine(costs) {
     ? t("costsAnswerSaving", [what, ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nHot} + ${saving.nArm}`, saving.from ?? "?", ms(cause.ms), source])
     : t("costsAnswer", [what, ms(cause.ms), source]);
   return `${line} ${t(ADVICE_KEYS[cause.advice], [cause.name ?? ""])}`;
+}
+
+/**
+ * Firefox's own baseline (an empty profile of this build, from an imported benchmark run), how
+ * far this start is above it, the disk, and the share of that the A/B benchmark's measured
+ * savings attribute to named causes (lib/models/above-baseline.js). `blockMs`: the trace's block
+ * time where the host traced this very start.
+ */
+function baselineLines(record, blockMs) {
+  const result = aboveBaseline(record, state.imports, { blockMs });
+  const lines = [];
+  if (result.baseline && result.sessionRestored !== null) {
+    lines.push(
+      t("costsBaseline", [ms(result.baseline.ms), String(result.baseline.n), result.baseline.from ?? "?", ms(result.sessionRestored), ms(result.aboveMs)]),
+    );
+    lines.push(
+      result.measuredShare !== null
+        ? t("costsAttributed", [formatPercent(result.measuredShare), ms(result.measuredMs), ms(result.aboveMs)])
+        : t("costsAttributedNone"),
+    );
+  } else {
+    lines.push(t("costsBaselineMissing"));
+  }
+  if (result.disk) {
+    const bytes = result.disk.readBytes === null ? t("costsMissing") : formatBytes(result.disk.readBytes);
+    lines.push(result.disk.ms !== null ? t("costsDiskTraced", [ms(result.disk.ms), bytes]) : t("costsDiskRead", [bytes]));
+  }
+  return el(
+    "div",
+    { attrs: { "data-testid": "costs-baseline", "data-share": result.measuredShare === null ? "none" : String(result.measuredShare) } },
+    ...lines.map((text) => el("p", { text, className: "detail" })),
+  );
 }
 
 function addonTable(costs) {
@@ -156,6 +190,7 @@ function render() {
     parts.push(
       el("p", { text: answerLine(costs), className: "answer", attrs: { "data-testid": "costs-answer", "data-saving": String(measuredSaving(largestActionable(costs), state.imports) !== null) } }),
       el("p", { text: t("costsBusyNotSaving"), className: "detail" }),
+      baselineLines(record, record.id === currentId ? (hostSummary()?.profile?.block_ms?.total ?? null) : null),
       addonTable(costs),
       el("h3", { text: t("costsSessionHeading") }),
       sessionTable(costs),
@@ -173,6 +208,7 @@ export function initCosts() {
     state.imports = Array.isArray(event.detail) ? event.detail : [];
     render();
   });
+  document.addEventListener(HOST_TRACE_EVENT, render);
   onHistoryChange(render);
   render();
 }
