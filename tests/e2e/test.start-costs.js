@@ -118,7 +118,8 @@ describe("where the time went: a real add-on's startup figure under the right ad
         { name: TEST_NAME, version: "1.0", builtIn: false, startupMs: { value: expected, source: "glean-delta" } },
       );
       // The first start's record keeps no figure of its own (about:startup came later there).
-      assert.deepEqual(history.records.find((r) => r.id === firstStartId).costs, { unavailable: "addon-started-later" });
+      // Firefox's reason is kept: the harness installs about:startup after Firefox started.
+      assert.deepEqual(history.records.find((r) => r.id === firstStartId).costs, { unavailable: "addon-started-later", startupReason: "ADDON_INSTALL" });
 
       // On the page: the row of that add-on, and no other row with its figure.
       const row = shown.rows.find((r) => r.id === TEST_ID);
@@ -149,7 +150,7 @@ describe("where the time went: a real add-on's startup figure under the right ad
         const json = JSON.parse(cli(["--json"]));
         assert.equal(json.start.id, shown.startId, "the CLI shows the page's start");
         assert.deepEqual(json.costs, record.costs, "CLI --json = export = the page's history");
-        assert.deepEqual(JSON.parse(cli(["--json", "--start", firstStartId])).costs, { unavailable: "addon-started-later" });
+        assert.deepEqual(JSON.parse(cli(["--json", "--start", firstStartId])).costs, history.records.find((r) => r.id === firstStartId).costs);
         // Each page row's startup figure is the CLI's, add-on by add-on.
         for (const row of shown.rows) {
           const figure = json.costs.addons.find((a) => a.id === row.id)?.startupMs;
@@ -157,6 +158,8 @@ describe("where the time went: a real add-on's startup figure under the right ad
           const pageText = "value" in figure ? new Intl.NumberFormat("en", { style: "unit", unit: "millisecond", maximumFractionDigits: 1 }).format(figure.value) : "missing";
           assert.equal(row.cells[3], pageText, `${row.id}: page = CLI`);
         }
+        // The baseline paragraph: no benchmark imported here, so no baseline and no share.
+        assert.match(await second.driver.executeScript(() => document.querySelector('[data-testid="costs-baseline"]')?.textContent ?? ""), /baseline \(what an empty profile of this build takes\) is not measured here/);
         // The table: the test add-on's row with its name, version and figure.
         const line = cli([]).split("\n").find((l) => l.startsWith(TEST_NAME));
         assert.ok(line, "the table has the test add-on's row");

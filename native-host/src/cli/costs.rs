@@ -60,6 +60,9 @@ struct Addon {
 enum Costs {
     Unavailable {
         unavailable: String,
+        /// Firefox's reason for starting about:startup where it was not APP_STARTUP.
+        #[serde(default, rename = "startupReason")]
+        startup_reason: Option<String>,
     },
     Ready {
         addons: Vec<Addon>,
@@ -260,8 +263,14 @@ fn print_tables(shown: &StartCosts) -> anyhow::Result<()> {
     let costs: Costs = serde_json::from_value(shown.costs.clone())
         .map_err(|e| anyhow::anyhow!("{}: this start's costs are malformed ({e})", shown.file))?;
     let (addons, session) = match costs {
-        Costs::Unavailable { unavailable } => {
-            println!("no figures: {}", unavailable_words(&unavailable));
+        Costs::Unavailable {
+            unavailable,
+            startup_reason,
+        } => {
+            let reason = startup_reason
+                .map(|r| format!(" (Firefox started about:startup with reason {r})"))
+                .unwrap_or_default();
+            println!("no figures: {}{reason}", unavailable_words(&unavailable));
             return Ok(());
         }
         Costs::Ready {
