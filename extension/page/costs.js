@@ -2,9 +2,13 @@
 // record's `costs` (lib/models/start-costs.js), and each add-on's startup by version across the
 // history. Advice only: nothing here changes a setting.
 import { t } from "../lib/wording/i18n.js";
-import { formatBytes, formatCount, formatMs } from "../lib/wording/format.js";
+import { formatBytes, formatCount, formatMs, formatPercent } from "../lib/wording/format.js";
 import { addonTrends, causesOf, largestActionable, MISSING, SOURCES, UNAVAILABLE } from "../lib/models/start-costs.js";
+import { measuredSaving } from "../lib/models/ab-saving.js";
+import { aboveBaseline } from "../lib/models/above-baseline.js";
 import { historyState, onHistoryChange } from "./history.js";
+import { IMPORTS_EVENT } from "./preload-verdict.js";
+import { HOST_TRACE_EVENT, hostSummary } from "./trace.js";
 import { $, el } from "./dom.js";
 
 const UNAVAILABLE_KEYS = {
@@ -23,7 +27,10 @@ const MISSING_KEYS = {
 const SOURCE_KEYS = {
   [SOURCES.glean]: "costsSourceGlean",
   [SOURCES.gleanDelta]: "costsSourceGleanDelta",
+  "glean-session-restore": "costsSourceSessionRestore",
 };
+/** Imported exports ([{name, records}], page/compare.js): their A/B runs make a figure a saving. */
+const state = { imports: [] };
 const ADVICE_KEYS = {
   "disable-addon": "costsAdviceDisableAddon",
   "restore-on-demand": "costsAdviceRestoreOnDemand",
@@ -51,13 +58,55 @@ function figureCells(figure, format = ms) {
   return [el("td", { text: t("costsMissing"), className: "num missing", attrs: { title: why } }), el("td", { text: why, className: "detail" })];
 }
 
+/**
+ * The largest cause the user can act on, by name (and version), its figure and its source; a
+ * saving only where an imported A/B run measured taking that cause away and agreed with the
+ * figure (lib/models/ab-saving.js), else busy time, not all of it on the start's path.
+ */
 function answerLine(costs) {
   const cause = largestActionable(costs);
   if (!cause) {
     return t("costsAnswerNone");
   }
   const what = cause.kind === "addon" ? t("costsCauseAddon", [cause.name, cause.version ?? "?"]) : t("costsCauseSessionRestore");
-  return `${t("costsAnswer", [what, ms(cause.ms)])} ${t(ADVICE_KEYS[cause.advice], [cause.name ?? ""])}`;
+  const source = t(SOURCE_KEYS[cause.source] ?? "costsSourceGlean");
+  const saving = measuredSaving(cause, state.imports);
+  const line = saving
+    ? t("costsAnswerSaving", [what, ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nHot} + ${saving.nArm}`, saving.from ?? "?", ms(cause.ms), source])
+    : t("costsAnswer", [what, ms(cause.ms), source]);
+  return `${line} ${t(ADVICE_KEYS[cause.advice], [cause.name ?? ""])}`;
+}
+
+/**
+ * Firefox's own baseline (an empty profile of this build, from an imported benchmark run), how
+ * far this start is above it, the disk, and the share of that the A/B benchmark's measured
+ * savings attribute to named causes (lib/models/above-baseline.js). `blockMs`: the trace's block
+ * time where the host traced this very start.
+ */
+function baselineLines(record, blockMs) {
+  const result = aboveBaseline(record, state.imports, { blockMs });
+  const lines = [];
+  if (result.baseline && result.sessionRestored !== null) {
+    lines.push(
+      t("costsBaseline", [ms(result.baseline.ms), String(result.baseline.n), result.baseline.from ?? "?", ms(result.sessionRestored), ms(result.aboveMs)]),
+    );
+    lines.push(
+      result.measuredShare !== null
+        ? t("costsAttributed", [formatPercent(result.measuredShare), ms(result.measuredMs), ms(result.aboveMs)])
+        : t("costsAttributedNone"),
+    );
+  } else {
+    lines.push(t("costsBaselineMissing"));
+  }
+  if (result.disk) {
+    const bytes = result.disk.readBytes === null ? t("costsMissing") : formatBytes(result.disk.readBytes);
+    lines.push(result.disk.ms !== null ? t("costsDiskTraced", [ms(result.disk.ms), bytes]) : t("costsDiskRead", [bytes]));
+  }
+  return el(
+    "div",
+    { attrs: { "data-testid": "costs-baseline", "data-share": result.measuredShare === null ? "none" : String(result.measuredShare) } },
+    ...lines.map((text) => el("p", { text, className: "detail" })),
+  );
 }
 
 function addonTable(costs) {
@@ -139,8 +188,9 @@ function render() {
   } else {
     section.dataset.state = "ready";
     parts.push(
-      el("p", { text: answerLine(costs), className: "answer", attrs: { "data-testid": "costs-answer" } }),
+      el("p", { text: answerLine(costs), className: "answer", attrs: { "data-testid": "costs-answer", "data-saving": String(measuredSaving(largestActionable(costs), state.imports) !== null) } }),
       el("p", { text: t("costsBusyNotSaving"), className: "detail" }),
+      baselineLines(record, record.id === currentId ? (hostSummary()?.profile?.block_ms?.total ?? null) : null),
       addonTable(costs),
       el("h3", { text: t("costsSessionHeading") }),
       sessionTable(costs),
@@ -154,6 +204,11 @@ function render() {
 }
 
 export function initCosts() {
+  document.addEventListener(IMPORTS_EVENT, (event) => {
+    state.imports = Array.isArray(event.detail) ? event.detail : [];
+    render();
+  });
+  document.addEventListener(HOST_TRACE_EVENT, render);
   onHistoryChange(render);
   render();
 }

@@ -11,11 +11,11 @@
 // The pure parts (the add-on's files, the table) are exported for the unit tests.
 import fs from "node:fs";
 import path from "node:path";
-import { causesOf } from "../../extension/lib/models/start-costs.js";
-import { welchTest } from "../../extension/lib/models/stats.js";
+import { AB_ARMS, abRows, COSTLY_ADDON_ID } from "../../extension/lib/models/ab-saving.js";
 
-export const COSTLY_ADDON_ID = "costly-startup@bench.startup-lab.dev";
-export const AB_ARMS = ["hot-without-costly-addon", "hot-session-restore-off"];
+// The arms, the measured saving and its agreement with the page's figure are the extension's
+// model (the page words a cause as a saving only where an imported A/B run agrees).
+export { AB_ARMS, abRows, COSTLY_ADDON_ID };
 /**
  * Prefs of an A/B run's profile: Glean records only while telemetry upload is on, and Debian's
  * firefox-esr turns it off (/etc/firefox-esr/firefox-esr.js), so the page's figures would all be
@@ -65,40 +65,6 @@ export function appendUserPref(profile, name, value) {
 
 /** Where an arm's own template profile lives (only the add-on arm has one). */
 export const armTemplate = (root, arm) => path.join(root, `template-${arm}`);
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length === 0 ? null : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
-/** The page's figure for what an arm removes, per `hot` record: the busy ms it shows. */
-function predicted(record, arm, addonId) {
-  const causes = causesOf(record.costs);
-  if (arm === "hot-without-costly-addon") {
-    return causes.find((c) => c.kind === "addon" && c.id === addonId)?.ms ?? null;
-  }
-  return causes.find((c) => c.kind === "session-restore")?.ms ?? null;
-}
-
-/**
- * Per arm: the measured saving on sessionRestored (hot mean − arm mean, 95% CI by Welch), the
- * page's prediction (median of the hot records' figure, and how many had one) and whether they
- * agree within 25 % of the prediction. Pure.
- */
-export function abRows(records, { addonId = COSTLY_ADDON_ID } = {}) {
-  const by = (scenario) => records.filter((r) => r.bench?.scenario === scenario);
-  const hot = by("hot");
-  const sr = (rs) => rs.map((r) => r.milestones?.sessionRestored).filter((v) => typeof v === "number");
-  return AB_ARMS.filter((arm) => by(arm).length > 0).map((arm) => {
-    const test = welchTest(sr(by(arm)), sr(hot)); // diff = hot − arm: the saving
-    const figures = hot.map((r) => predicted(r, arm, addonId)).filter((v) => v !== null);
-    const prediction = median(figures);
-    const saving = test ? { ms: test.diff, low: test.ci.low, high: test.ci.high, p: test.p, nArm: test.a.n, nHot: test.b.n } : null;
-    const agrees = saving && prediction !== null && prediction > 0 ? Math.abs(saving.ms - prediction) <= 0.25 * prediction : null;
-    return { arm, saving, prediction, predictionN: figures.length, agrees };
-  });
-}
 
 const int = (v) => Math.round(v).toLocaleString("en-US");
 

@@ -50,9 +50,20 @@ export function benchPaths(root) {
   };
 }
 
-export function copyTree(from, to) {
+/**
+ * A fresh copy of `from` at `to`, every time to the nanosecond. By `cp`, not fs.cpSync: Node sets
+ * a copy's times through a double of seconds, which moved about half the files' mtimes to
+ * another millisecond; Firefox keeps each add-on's .xpi mtime in ms and took such a copy for a
+ * changed file, starting its add-ons as ADDON_UPGRADE at every launch from the template (found
+ * by the A/B arms' startup reason, issue 40 #8).
+ */
+export function copyTree(from, to, { exec = spawnSync } = {}) {
   fs.rmSync(to, { recursive: true, force: true });
-  fs.cpSync(from, to, { recursive: true, preserveTimestamps: true });
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  const result = exec("cp", ["-rT", "--no-dereference", "--preserve=mode,timestamps", from, to], { encoding: "utf8" });
+  if (result.status !== 0) {
+    throw new Error(`copying ${from} to ${to} failed: cp: ${result.error?.message ?? result.stderr.trim()}`);
+  }
 }
 
 /**

@@ -477,6 +477,35 @@ export async function readStartupPage(driver) {
 }
 
 /**
+ * The export the page's Export button makes, as it hands it to Firefox: the object URL's blob,
+ * caught on its way, and the download link's one click held back (no file left in the test
+ * user's downloads).
+ */
+export async function readExport(driver) {
+  await driver.executeScript(() => {
+    const make = URL.createObjectURL.bind(URL);
+    window.e2eExported = null;
+    URL.createObjectURL = (blob) => {
+      window.e2eExported = blob;
+      return make(blob);
+    };
+    const click = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function () {
+      HTMLAnchorElement.prototype.click = click;
+      if (!this.hasAttribute("download")) {
+        click.call(this);
+      }
+    };
+  });
+  await driver.executeScript(() => document.getElementById("export-button").click());
+  const text = await waitFor(() => driver.executeAsyncScript((done) => (window.e2eExported ? window.e2eExported.text().then(done) : done(null))), {
+    timeout: 20000,
+    message: "the export the button made",
+  });
+  return JSON.parse(text);
+}
+
+/**
  * Runs `script` (a function body; `arguments` as in executeAsyncScript, the last one is the
  * callback `done`) in the chrome context and switches back to content. It may use Services,
  * ChromeUtils, gBrowser. Example: inChrome(driver, "arguments[0](Services.appinfo.version)").

@@ -23,7 +23,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { By } from "selenium-webdriver";
-import { artifactsFolder, inChrome, useFirefox, waitFor } from "./harness.js";
+import { artifactsFolder, inChrome, readExport, useFirefox, waitFor } from "./harness.js";
 import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
 import { NOBODY, asUser, switchUserSkip } from "../../scripts/lib/users.mjs";
 import os from "node:os";
@@ -220,35 +220,6 @@ async function readAll(ff, handles, installDir) {
     await sleep(2000);
   }
   assert.fail(`the cache never held still for one reading of page, popup and CLI: ${JSON.stringify(last?.page.residency)} / ${JSON.stringify(last?.again.residency)}`);
-}
-
-/**
- * The export the page's Export button makes, as it hands it to Firefox: the object URL's blob,
- * caught on its way, and the download link's one click held back (no file left in the test
- * user's downloads).
- */
-async function readExport(driver) {
-  await driver.executeScript(() => {
-    const make = URL.createObjectURL.bind(URL);
-    window.e2eExported = null;
-    URL.createObjectURL = (blob) => {
-      window.e2eExported = blob;
-      return make(blob);
-    };
-    const click = HTMLAnchorElement.prototype.click;
-    HTMLAnchorElement.prototype.click = function () {
-      HTMLAnchorElement.prototype.click = click;
-      if (!this.hasAttribute("download")) {
-        click.call(this);
-      }
-    };
-  });
-  await driver.executeScript(() => document.getElementById("export-button").click());
-  const text = await waitFor(() => driver.executeAsyncScript((done) => (window.e2eExported ? window.e2eExported.text().then(done) : done(null))), {
-    timeout: 20000,
-    message: "the export the button made",
-  });
-  return JSON.parse(text);
 }
 
 /** Each start's class in the history table (record id → class), as the page shows it. */

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { inChrome, startFirefox, waitFor, waitForPageReady } from "./harness.js";
+import { spawnSync } from "node:child_process";
+import { inChrome, readExport, startFirefox, waitFor, waitForPageReady } from "./harness.js";
 import { packXpi } from "../../scripts/profile/extensions.mjs";
 
 const TEST_ID = "costly-start@test.startup-lab.dev";
@@ -117,7 +118,8 @@ describe("where the time went: a real add-on's startup figure under the right ad
         { name: TEST_NAME, version: "1.0", builtIn: false, startupMs: { value: expected, source: "glean-delta" } },
       );
       // The first start's record keeps no figure of its own (about:startup came later there).
-      assert.deepEqual(history.records.find((r) => r.id === firstStartId).costs, { unavailable: "addon-started-later" });
+      // Firefox's reason is kept: the harness installs about:startup after Firefox started.
+      assert.deepEqual(history.records.find((r) => r.id === firstStartId).costs, { unavailable: "addon-started-later", startupReason: "ADDON_INSTALL" });
 
       // On the page: the row of that add-on, and no other row with its figure.
       const row = shown.rows.find((r) => r.id === TEST_ID);
@@ -132,6 +134,39 @@ describe("where the time went: a real add-on's startup figure under the right ad
       // The test add-on is the one a user can turn off: the answer names it, or session restore
       // when that was busier; never a built-in add-on.
       assert.match(shown.answer, new RegExp(`^Largest cause you can act on: (the add-on ${TEST_NAME.replace(/[()]/g, "\\$&")} 1\\.0|session restore)`));
+
+      // The CLI says the same figures as the page and the export (issue 40 #5): the page's own
+      // Export, read by `about-startup-host costs`, for this start and for the first one.
+      const exported = await readExport(second.driver);
+      assert.deepEqual(exported.current.costs, record.costs, "export = the page's history");
+      const file = path.join(profile, "..", `${path.basename(profile)}-export.json`);
+      fs.writeFileSync(file, JSON.stringify(exported));
+      try {
+        const cli = (args) => {
+          const run = spawnSync(second.host, ["costs", file, ...args], { encoding: "utf8" });
+          assert.equal(run.status, 0, run.stderr);
+          return run.stdout;
+        };
+        const json = JSON.parse(cli(["--json"]));
+        assert.equal(json.start.id, shown.startId, "the CLI shows the page's start");
+        assert.deepEqual(json.costs, record.costs, "CLI --json = export = the page's history");
+        assert.deepEqual(JSON.parse(cli(["--json", "--start", firstStartId])).costs, history.records.find((r) => r.id === firstStartId).costs);
+        // Each page row's startup figure is the CLI's, add-on by add-on.
+        for (const row of shown.rows) {
+          const figure = json.costs.addons.find((a) => a.id === row.id)?.startupMs;
+          assert.ok(figure, `the CLI has ${row.id}`);
+          const pageText = "value" in figure ? new Intl.NumberFormat("en", { style: "unit", unit: "millisecond", maximumFractionDigits: 1 }).format(figure.value) : "missing";
+          assert.equal(row.cells[3], pageText, `${row.id}: page = CLI`);
+        }
+        // The baseline paragraph: no benchmark imported here, so no baseline and no share.
+        assert.match(await second.driver.executeScript(() => document.querySelector('[data-testid="costs-baseline"]')?.textContent ?? ""), /baseline \(what an empty profile of this build takes\) is not measured here/);
+        // The table: the test add-on's row with its name, version and figure.
+        const line = cli([]).split("\n").find((l) => l.startsWith(TEST_NAME));
+        assert.ok(line, "the table has the test add-on's row");
+        assert.match(line, new RegExp(`^${TEST_NAME.replace(/[()]/g, "\\$&")}\\s+1\\.0\\s+installed\\s+${expected.toFixed(1)}\\s+glean-delta\\b`));
+      } finally {
+        fs.rmSync(file, { force: true });
+      }
 
       // Glean records here because geckodriver puts FOG in its test mode (port -1), as in the
       // fixtures; Debian's firefox-esr with telemetry off records nothing (docs/design/start-costs.md).

@@ -221,7 +221,10 @@ async function readCosts({ mode, getStartCosts, previousCostsReading, processSta
   if (addonStart.later) {
     // The start's samples were taken before this add-on ran: keep the reading as the next
     // start's baseline, but name no figure for this start.
-    return { costs: { unavailable: UNAVAILABLE.addonStartedLater }, costsReading: reading, addonStart };
+    // Firefox's reason is kept (ADDON_INSTALL, ADDON_ENABLE, …): a benchmark arm whose starts
+    // came out so says why (docs/design/start-costs.md).
+    const reason = typeof reading?.selfStartupReason === "string" ? { startupReason: reading.selfStartupReason } : {};
+    return { costs: { unavailable: UNAVAILABLE.addonStartedLater, ...reason }, costsReading: reading, addonStart };
   }
   return { costs: costsFromReading(reading, previousCostsReading, { processStart, selfId }), costsReading: reading, addonStart };
 }

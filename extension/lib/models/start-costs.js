@@ -235,7 +235,7 @@ const valueOf = (figure) => (isObject(figure) && isFiniteNumber(figure.value) ? 
 
 /**
  * This start's causes, largest first: [{kind: "addon"|"session-restore", id, name, version,
- * ms, actionable, advice}]. Every ms is busy time (the spans overlap each other and the start),
+ * ms, source, actionable, advice}]. Every ms is busy time (the spans overlap each other and the start),
  * never a saving: what removing it would save is measured by `npm run bench -- ab`, not here.
  */
 export function causesOf(costs) {
@@ -254,6 +254,7 @@ export function causesOf(costs) {
       name: addon.name ?? addon.id,
       version: addon.version,
       ms,
+      source: addon.startupMs.source,
       backgroundPageLoadMs: valueOf(addon.backgroundPageLoadMs),
       // Firefox's own built-in add-ons cannot be turned off from about:addons; about:startup is
       // what measures the rest.
@@ -275,6 +276,7 @@ export function causesOf(costs) {
       name: null,
       version: null,
       ms: Math.round(srMs * 10) / 10,
+      source: "glean-session-restore", // the sum of Glean's session restore metrics
       fileSizeBytes: valueOf(sr.fileSizeBytes),
       actionable: onDemandOff || costs.settings?.restoresSession === true,
       advice: onDemandOff ? "restore-on-demand" : costs.settings?.restoresSession ? "restore-session-off" : null,

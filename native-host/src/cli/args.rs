@@ -135,6 +135,9 @@ pub(super) enum Cmd {
     /// `sessionRestored` and other moments in ms since its process start. The source of
     /// milestones on a Firefox without the experiment API (Release).
     Telemetry(TelemetryArgs),
+    /// Show where a recorded start's time went beyond the disk: each add-on's startup and
+    /// session restore, as the page recorded them (from the file the page's Export wrote).
+    Costs(super::costs::CostsArgs),
     /// Install the native-messaging manifest so Firefox can start this host.
     Install {
         /// Install for every user (/usr/lib/mozilla/native-messaging-hosts; needs root).
@@ -409,6 +412,7 @@ impl Cmd {
                 Some(TraceAction::Summary(_)) => true,
             },
             Cmd::Telemetry(a) => a.json,
+            Cmd::Costs(a) => a.json,
             Cmd::Install { .. }
             | Cmd::Uninstall { .. }
             | Cmd::Manifest { .. }

@@ -6,7 +6,7 @@
 //! - one file per command or small group: [`residency`], [`preload`], [`evict`], [`learn`] (with
 //!   `plan`), [`autostart`], [`desktop`], [`install`] (`install`, `uninstall`), [`trace`] (`launch`, `trace`)
 //!   and [`launch`] (`launch --prefetch`); [`traces`] (`trace list`, `trace show`: the stored
-//!   traces);
+//!   traces); [`costs`] (a recorded start's add-ons and session restore, from an export);
 //! - [`profile`]: `trace export --format firefox-profiler` and `launch --firefox-profile`'s
 //!   collection of Firefox's own profile;
 //! - [`target`]: which Firefox and which files (`--firefox`, the paths);
@@ -15,6 +15,7 @@
 
 mod args;
 mod autostart;
+mod costs;
 mod desktop;
 mod evict;
 mod install;
@@ -109,6 +110,7 @@ fn dispatch(command: Cmd) -> anyhow::Result<()> {
             _ => trace::trace_cmd(&args),
         },
         Cmd::Telemetry(args) => telemetry::telemetry_cmd(&args),
+        Cmd::Costs(args) => costs::costs_cmd(&args),
         Cmd::Install {
             system,
             extension_id,

@@ -4,7 +4,7 @@
 //! the mount it is on, [`mount`], with a Snap's loop image), the running Firefox's process tree
 //! and `/proc` figures ([`process`]), which Firefox the host serves when its parent is not
 //! Firefox ([`served`]), and past sessions' milestones from the profile's archived Telemetry
-//! pings ([`telemetry`]); the parts of a user's profile a start reads ([`profile_parts`]: the
+//! pings ([`telemetry`], their mozlz4 files [`mozlz4`]); the parts of a user's profile a start reads ([`profile_parts`]: the
 //! session, places, each add-on, the startup cache…) and what the profile says about its
 //! add-ons and session ([`profile_facts`], read as the profile's owner); the entries of its `omni.ja` archives ([`omni`], a bounded zip directory
 //! parser) and its own startup profile ([`startup_profile`]: the Gecko profiler's environment, the
@@ -19,6 +19,7 @@ pub mod install;
 pub mod kind;
 pub mod manifest;
 pub mod mount;
+pub mod mozlz4;
 pub mod omni;
 pub mod packed;
 pub mod process;

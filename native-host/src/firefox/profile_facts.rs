@@ -18,8 +18,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::mozlz4::decode_mozlz4;
 use super::profile_parts::Addons;
-use super::telemetry::decode_mozlz4;
 use crate::os::beneath::Folder;
 
 /// The largest `extensions.json` or `prefs.js` read (a profile with hundreds of add-ons has an
@@ -283,7 +283,7 @@ mod tests {
         let session = br#"{"windows":[{"tabs":[{},{},{"pinned":true}]}]}"#;
         std::fs::write(
             p.join("sessionstore.jsonlz4"),
-            crate::firefox::telemetry::tests::mozlz4(session),
+            crate::firefox::mozlz4::tests::mozlz4(session),
         )
         .unwrap();
         let facts = read(p);

@@ -370,7 +370,7 @@ test("a start the add-on began with is told by Firefox's startup reason, not by 
     });
   // A sibling add-on kept the extension process busy: onStartup came late, but Firefox says APP_STARTUP.
   assert.equal((await build("APP_STARTUP", true)).record.costs.addons.length, costsReading(1).addons.length);
-  assert.deepEqual((await build("ADDON_INSTALL", false)).record.costs, { unavailable: "addon-started-later" });
+  assert.deepEqual((await build("ADDON_INSTALL", false)).record.costs, { unavailable: "addon-started-later", startupReason: "ADDON_INSTALL" });
   // An older reading without the reason: the background's guess.
   assert.deepEqual((await build(undefined, true)).record.costs, { unavailable: "addon-started-later" });
 });

@@ -1,0 +1,73 @@
+// What the benchmark's A/B mode measured removing a cause saves (issue 40, item 3), and whether
+// it agrees with the busy time the page showed for it. Pure; shared by the benchmark
+// (scripts/bench/ab.mjs writes the table of docs/benchmarks.md) and the page (its answer line
+// words a cause as a saving only where an imported A/B run agrees, page/costs.js).
+//   hot-without-costly-addon  the same profile without the benchmark's deliberately costly
+//                             add-on (COSTLY_ADDON_ID)
+//   hot-session-restore-off   the same profile with no session restored
+import { causesOf } from "./start-costs.js";
+import { welchTest } from "./stats.js";
+
+export const COSTLY_ADDON_ID = "costly-startup@bench.startup-lab.dev";
+/** Each arm and what it takes away: the cause whose saving it measures. */
+export const AB_ARM_REMOVES = {
+  "hot-without-costly-addon": { kind: "addon", id: COSTLY_ADDON_ID },
+  "hot-session-restore-off": { kind: "session-restore", id: "session-restore" },
+};
+export const AB_ARMS = Object.keys(AB_ARM_REMOVES);
+/** How close the measured saving must come to the page's figure to call that figure a saving. */
+export const AGREEMENT = 0.25;
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length === 0 ? null : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** The page's figure for what an arm removes, in one `hot` record: the busy ms it shows. */
+function predicted(record, arm, addonId) {
+  const removes = AB_ARM_REMOVES[arm];
+  const id = removes.kind === "addon" ? addonId : removes.id;
+  return causesOf(record.costs).find((c) => c.kind === removes.kind && c.id === id)?.ms ?? null;
+}
+
+/**
+ * Per arm: the measured saving on sessionRestored (hot mean − arm mean, 95% CI by Welch), the
+ * page's prediction (median of the hot records' figure, and how many had one) and whether they
+ * agree within 25 % of the prediction.
+ */
+export function abRows(records, { addonId = COSTLY_ADDON_ID } = {}) {
+  const by = (scenario) => records.filter((r) => r.bench?.scenario === scenario);
+  const hot = by("hot");
+  const sr = (rs) => rs.map((r) => r.milestones?.sessionRestored).filter((v) => typeof v === "number");
+  return AB_ARMS.filter((arm) => by(arm).length > 0).map((arm) => {
+    const test = welchTest(sr(by(arm)), sr(hot)); // diff = hot − arm: the saving
+    const figures = hot.map((r) => predicted(r, arm, addonId)).filter((v) => v !== null);
+    const prediction = median(figures);
+    const saving = test ? { ms: test.diff, low: test.ci.low, high: test.ci.high, p: test.p, nArm: test.a.n, nHot: test.b.n } : null;
+    const agrees = saving && prediction !== null && prediction > 0 ? Math.abs(saving.ms - prediction) <= AGREEMENT * prediction : null;
+    return { arm, saving, prediction, predictionN: figures.length, agrees };
+  });
+}
+
+/**
+ * The measured saving of `cause` (a causesOf entry) from imported benchmark exports
+ * (`imports`: [{name, records}], newest last), where an A/B arm removed that very cause and its
+ * saving agreed with the page's figure: {ms, low, high, nHot, nArm, from (the import's name)};
+ * else null (the page then calls the figure busy time, not a saving).
+ */
+export function measuredSaving(cause, imports) {
+  if (!cause) {
+    return null;
+  }
+  for (const item of [...(imports ?? [])].reverse()) {
+    for (const row of abRows(item.records ?? [])) {
+      const removes = AB_ARM_REMOVES[row.arm];
+      if (row.agrees === true && removes.kind === cause.kind && removes.id === cause.id) {
+        const { ms, low, high, nHot, nArm } = row.saving;
+        return { ms, low, high, nHot, nArm, from: item.name ?? null };
+      }
+    }
+  }
+  return null;
+}
