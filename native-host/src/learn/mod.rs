@@ -9,6 +9,7 @@ pub mod autostart;
 pub mod desktop;
 pub mod last_run;
 pub mod pack;
+pub mod packing;
 pub mod plan;
 pub mod prefetch;
 pub mod workingset;
