@@ -86,14 +86,7 @@ fn a_fifo_a_symlink_or_another_filesystem_is_never_taken_for_the_image() {
     squash(&fx.ff, &image);
     // A FIFO: refused at once (opened non-blocking: nothing hangs).
     let fifo = fx.root.path().join("fifo.snap");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    fixture::mkfifo(&fifo, 0o644);
     let refused = |path: &Path| match compressed::open_image(path, &fx.ff, Format::Squashfs) {
         Err(Access::Refused { why }) => why,
         other => panic!("{} was not refused: {other:?}", path.display()),
