@@ -10,9 +10,10 @@
 
 #[path = "support/install_fixture.rs"]
 mod fixture;
+#[path = "support/traced_start.rs"]
+mod started;
 
-use std::collections::BTreeMap;
-use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -21,9 +22,6 @@ use about_startup_host::firefox::compressed::{self, Access, Format, LeftOff, Ver
 use about_startup_host::firefox::mount::MountEntry;
 use about_startup_host::os::sys;
 use about_startup_host::pagecache::evict;
-use about_startup_host::state::StateDir;
-use about_startup_host::trace::model::{FileEntry, Read, Source, Trace, UseCounts, TRACE_VERSION};
-use about_startup_host::trace::store;
 use fixture::Fixture;
 use serde_json::Value;
 
@@ -88,14 +86,7 @@ fn a_fifo_a_symlink_or_another_filesystem_is_never_taken_for_the_image() {
     squash(&fx.ff, &image);
     // A FIFO: refused at once (opened non-blocking: nothing hangs).
     let fifo = fx.root.path().join("fifo.snap");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    fixture::mkfifo(&fifo, 0o644);
     let refused = |path: &Path| match compressed::open_image(path, &fx.ff, Format::Squashfs) {
         Err(Access::Refused { why }) => why,
         other => panic!("{} was not refused: {other:?}", path.display()),
@@ -134,78 +125,115 @@ fn a_fifo_a_symlink_or_another_filesystem_is_never_taken_for_the_image() {
     assert_eq!(compressed::detect_in(&ext4, sys_block.path(), None), None);
 }
 
-// ---- On a real loop mount (root) ----
-
-fn file(path: &Path, used: Vec<[u64; 2]>) -> FileEntry {
-    let meta = std::fs::metadata(path).unwrap();
-    FileEntry {
-        path: path.to_str().unwrap().into(),
-        path_b64: None,
-        resolved: true,
-        dev: "0:0".into(),
-        ino: meta.ino(),
-        size: Some(meta.len()),
-        mtime_ns: Some(meta.mtime() * 1_000_000_000 + meta.mtime_nsec()),
-        bytes_read: 0,
-        requests: 0,
-        first_ms: 0.0,
-        last_ms: 0.0,
-        written: false,
-        sections: vec![],
-        extents: vec![],
-        used: Some(used),
-        entries: None,
+/// `pack --status --json` of an install never packed: this machine's traced start, plain and
+/// compressed, counted from the trace and the install's own bytes. The fixture's libxul.so is
+/// noise but for its first MiB (text, which compresses): the traced pages 0-255 and 512-767 are
+/// the 128 KiB blocks 0-7 and 16-23; the estimate must be LZ4 of blocks 0-7 plus blocks 16-23
+/// stored as they are (noise does not shrink), and the sentence must say the same figures.
+#[test]
+fn what_packing_would_save_is_the_traced_blocks_compressed_against_the_plain_bytes() {
+    let fx = Fixture::new();
+    let libxul = fx.ff.join("libxul.so");
+    let text: Vec<u8> = b"the quick brown fox jumps over the lazy dog 0123456789 "
+        .iter()
+        .copied()
+        .cycle()
+        .take(1 << 20)
+        .collect();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&libxul)
+        .unwrap();
+    f.write_all_at(&text, 0).unwrap();
+    f.sync_all().unwrap();
+    let state = fx.root.path().join("state");
+    let trace = started::trace(
+        &fx.ff,
+        vec![started::file(&libxul, vec![[0, 256], [512, 256]])],
+        vec![
+            started::read(5.0, 0, 512, 256, "sync"),
+            started::read(50.0, 0, 0, 256, "sync"),
+        ],
+    );
+    started::save(&state, &trace);
+    let status = |json: bool| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["pack", "--status", "--firefox", fx.ff.to_str().unwrap()])
+            .env("XDG_STATE_HOME", &state);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let reply: Value = serde_json::from_str(&status(true)).unwrap();
+    assert_eq!(reply["packed"], Value::Null);
+    let s = &reply["saving"];
+    let data = std::fs::read(&libxul).unwrap();
+    let block = 131_072usize;
+    let text_blocks: u64 = (0..8)
+        .map(|b| lz4_flex::block::compress(&data[b * block..(b + 1) * block]).len() as u64)
+        .sum();
+    assert!(
+        text_blocks < 8 * 131_072 / 10,
+        "text compresses: {text_blocks}"
+    );
+    assert_eq!(s["basis"], "estimate");
+    assert_eq!(
+        (s["compressor"].as_str(), s["block_size"].as_u64()),
+        (Some("lz4"), Some(131_072))
+    );
+    assert_eq!(s["build_id"], started::BUILD);
+    assert_eq!(s["traces"], 1);
+    assert_eq!(s["files"], 1);
+    assert_eq!(s["bytes_plain"], 512 * PAGE);
+    assert_eq!(s["bytes_blocks"], 16 * 131_072);
+    assert_eq!(s["bytes_compressed"], text_blocks + 8 * 131_072);
+    assert_eq!(
+        (s["bytes_unmapped"].as_u64(), s["bytes_outside"].as_u64()),
+        (Some(0), Some(0))
+    );
+    // The sentence says the same figures (MB rounded as everywhere).
+    let said = status(false);
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    for figure in [
+        mb(512 * PAGE),
+        mb(16 * 131_072),
+        mb(text_blocks + 8 * 131_072),
+    ] {
+        assert!(said.contains(&figure), "{figure} not in: {said}");
     }
+    assert!(said.contains("(100% of the bytes it needs"), "{said}");
+    // Kept in the state folder for the next look; another trace (another plan) renews it.
+    assert!(state.join("about-startup/packing.json").is_file());
+    let mut more = trace.clone();
+    more.recorded_at_ms = 2;
+    started::save(&state, &more);
+    let again: Value = serde_json::from_str(&status(true)).unwrap();
+    assert_eq!(again["saving"]["traces"], 2, "made anew, not the kept one");
 }
+
+// ---- On a real loop mount (root) ----
 
 /// A traced cold start of the mounted install: libxul.so pages 512-767 at 5 ms, 0-255 at 50 ms.
 fn store_trace(state: &Path, mnt: &Path) {
-    let read = |t: f64, o: u64, n: u64| Read {
-        t,
-        f: 0,
-        o,
-        n,
-        p: 1,
-        k: "sync".into(),
-        c: None,
-    };
-    let trace = Trace {
-        version: TRACE_VERSION,
-        source: Source::Tracefs,
-        field_sources: BTreeMap::new(),
-        pid: 1,
-        process_start_ticks: 1,
-        install_dir: mnt.to_str().unwrap().into(),
-        install_dir_b64: None,
-        firefox_version: Some("153.7.0".into()),
-        build_id: Some("20261103151912".into()),
-        recorded_at_ms: 1,
-        zero: "fork".into(),
-        zero_mono_ns: None,
-        attached_ms: 0.0,
-        ended_ms: 100.0,
-        ended_by: "quiet".into(),
-        ended_by_code: None,
-        lost_events: 0,
-        tree_read_bytes: None,
-        traced_read_bytes: 0,
-        written_bytes: 0,
-        processes: vec![],
-        files: vec![file(&mnt.join("libxul.so"), vec![[0, 256], [512, 256]])],
-        events: vec![read(5.0, 512, 256), read(50.0, 0, 512)],
-        block: vec![],
-        samples: vec![],
-        notes: vec![],
-        note_codes: vec![],
-        use_counts: Some(UseCounts::default()),
-        code: vec![],
-        milestones: None,
-        profile: None,
-        session_restored_reached: None,
-    };
-    let state = StateDir::create_at(&state.join("about-startup")).unwrap();
-    let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
-    store::save(&traces, &trace).unwrap();
+    let trace = started::trace(
+        mnt,
+        vec![started::file(
+            &mnt.join("libxul.so"),
+            vec![[0, 256], [512, 256]],
+        )],
+        vec![
+            started::read(5.0, 0, 512, 256, "sync"),
+            started::read(50.0, 0, 0, 512, "sync"),
+        ],
+    );
+    started::save(state, &trace);
 }
 
 fn resident(path: &Path) -> usize {

@@ -222,14 +222,7 @@ fn a_symlinked_mount_point_or_a_swapped_image_is_refused_and_the_plain_install_s
     // The image replaced by a FIFO: never opened for the mount (nothing hangs).
     let image = env.pack_dir().join("firefox.squashfs");
     std::fs::remove_file(&image).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &image,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    fixture::mkfifo(&image, 0o600);
     let (ran, said) = env.launch();
     assert_eq!(
         ran,

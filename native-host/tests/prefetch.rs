@@ -6,25 +6,24 @@
 
 #[path = "support/install_fixture.rs"]
 mod fixture;
+#[path = "support/traced_start.rs"]
+mod started;
 #[path = "support/syscalls.rs"]
 mod syscalls;
 
-use std::collections::BTreeMap;
-use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use about_startup_host::os::sys;
 use about_startup_host::pagecache::evict;
-use about_startup_host::state::StateDir;
-use about_startup_host::trace::model::{FileEntry, Read, Source, Trace, UseCounts, TRACE_VERSION};
-use about_startup_host::trace::store;
+use about_startup_host::trace::model::Trace;
 use fixture::Fixture;
 use serde_json::Value;
+use started::{file, read, save as save_trace, BUILD};
 
 const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
-const BUILD: &str = "20261103151912"; // the fixture's application.ini
 const PAGE: u64 = 4096;
 
 /// A `firefox` that writes its pid and arguments to `$FAKE_FIREFOX_OUT`, copies the prefetch
@@ -41,40 +40,6 @@ fn fake_firefox(dir: &Path) {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-fn file(path: &Path, used: Vec<[u64; 2]>) -> FileEntry {
-    let meta = std::fs::metadata(path).unwrap();
-    FileEntry {
-        path: path.to_str().unwrap().into(),
-        path_b64: None,
-        resolved: true,
-        dev: "0:0".into(),
-        ino: meta.ino(),
-        size: Some(meta.len()),
-        mtime_ns: Some(meta.mtime() * 1_000_000_000 + meta.mtime_nsec()),
-        bytes_read: 0,
-        requests: 0,
-        first_ms: 0.0,
-        last_ms: 0.0,
-        written: false,
-        sections: vec![],
-        extents: vec![],
-        used: Some(used),
-        entries: None,
-    }
-}
-
-fn read(t: f64, f: u32, o: u64, n: u64, k: &str) -> Read {
-    Read {
-        t,
-        f,
-        o,
-        n,
-        p: 1,
-        k: k.into(),
-        c: None,
-    }
-}
-
 /// A traced cold start of the fixture: libxul.so pages 512-767 needed at 5 ms, 0-255 at 50 ms
 /// (pages 256-511 read ahead, never used), omni.ja pages 0-63 asked for by Firefox's own
 /// readahead(2) at 1 ms. Stored in `<state>/about-startup/traces` as `launch --trace` would.
@@ -82,56 +47,20 @@ fn store_trace(state: &Path, ff: &Path) {
     save_trace(state, &trace_of(ff));
 }
 
-/// Store `trace` in `<state>/about-startup/traces` as `launch --trace` would.
-fn save_trace(state: &Path, trace: &Trace) {
-    let state = StateDir::create_at(&state.join("about-startup")).unwrap();
-    let traces = state.sub(store::FOLDER, true).unwrap().unwrap();
-    store::save(&traces, trace).unwrap();
-}
-
 /// The trace [`store_trace`] stores.
 fn trace_of(ff: &Path) -> Trace {
-    Trace {
-        version: TRACE_VERSION,
-        source: Source::Tracefs,
-        field_sources: BTreeMap::new(),
-        pid: 1,
-        process_start_ticks: 1,
-        install_dir: ff.to_str().unwrap().into(),
-        install_dir_b64: None,
-        firefox_version: Some("153.7.0".into()),
-        build_id: Some(BUILD.into()),
-        recorded_at_ms: 1,
-        zero: "fork".into(),
-        zero_mono_ns: None,
-        attached_ms: 0.0,
-        ended_ms: 100.0,
-        ended_by: "quiet".into(),
-        ended_by_code: None,
-        lost_events: 0,
-        tree_read_bytes: None,
-        traced_read_bytes: 0,
-        written_bytes: 0,
-        processes: vec![],
-        files: vec![
+    started::trace(
+        ff,
+        vec![
             file(&ff.join("libxul.so"), vec![[0, 256], [512, 256]]),
             file(&ff.join("browser/omni.ja"), vec![]),
         ],
-        events: vec![
+        vec![
             read(1.0, 1, 0, 64, "forced"),
             read(5.0, 0, 512, 256, "sync"),
             read(50.0, 0, 0, 512, "sync"),
         ],
-        block: vec![],
-        samples: vec![],
-        notes: vec![],
-        note_codes: vec![],
-        use_counts: Some(UseCounts::default()),
-        code: vec![],
-        milestones: None,
-        profile: None,
-        session_restored_reached: None,
-    }
+    )
 }
 
 /// Run `launch --prefetch --firefox <ff> -- <args>`; returns (its pid, exit code).

@@ -55,14 +55,18 @@ const OLD_BUILD = "19990101000000";
 /** The BuildID of the Firefox under test, read from its application.ini. */
 const BUILD_ID = /^BuildID=(\d+)$/m.exec(fs.readFileSync(path.join(installDir, "application.ini"), "utf8"))?.[1];
 
-/** Stores the recorded trace as one of this install, of build OLD_BUILD, as `launch --trace` stores one. */
-function storeOldTrace(stateHome) {
+/**
+ * Stores the recorded trace as one of this install, of build `build` (OLD_BUILD: stale), as
+ * `launch --trace` stores one; `later` ms after the recording (another id).
+ */
+function storeOldTrace(stateHome, build = OLD_BUILD, later = 0) {
   const trace = JSON.parse(fs.readFileSync(RECORDED_TRACE, "utf8"));
   assert.notEqual(BUILD_ID, OLD_BUILD);
   const recordedDir = trace.install_dir;
   trace.install_dir = installDir;
   delete trace.install_dir_b64;
-  trace.build_id = OLD_BUILD;
+  trace.build_id = build;
+  trace.recorded_at_ms += later;
   const kept = new Map();
   const mtimes = new Map();
   trace.files.forEach((file, index) => {
@@ -264,5 +268,21 @@ describe("launching from the desktop through the prefetch, from the page", () =>
     assert.equal(fs.existsSync(userEntry), false, "the copy is gone");
     assert.deepEqual(fs.readdirSync(path.dirname(userEntry)), [], "nothing else was written there");
     assert.equal(fs.readFileSync(systemEntry, "utf8"), SYSTEM_TEXT, "the system's entry byte for byte");
+
+    // What packing would save: unknown while the only trace is of another build; with a trace
+    // of this build, the page says the host's figures (the traced plan's bytes of the install,
+    // and what an lz4 image of those blocks holds), as `desktop status --json` gives them.
+    assert.equal(off.lines.packing, "What packing would save here: unknown until a traced start of this Firefox build.");
+    assert.equal(status().packing, null);
+    storeOldTrace(stateHome, BUILD_ID, 1);
+    await driver.navigate().refresh();
+    const saved = await settled(driver, (d) => d.state === "off" && d.lines.packing && !d.lines.packing.includes("unknown"), "the packing line of a traced start of this build", 60000);
+    const packing = status().packing;
+    assert.equal(packing.basis, "estimate");
+    assert.ok(packing.bytes_plain > 0 && packing.bytes_compressed > 0, JSON.stringify(packing));
+    const mbOf = (b) => `${(Math.floor((b + 5e4) / 1e5) / 10).toFixed(1)} MB`;
+    const ratio = (packing.bytes_compressed / packing.bytes_plain).toFixed(2);
+    assert.ok(saved.lines.packing.startsWith(`What packing would save here: this machine's traced start needs ${mbOf(packing.bytes_plain)} of the install's files`), saved.lines.packing);
+    assert.ok(saved.lines.packing.includes(`would hold them in ${mbOf(packing.bytes_compressed)} (${ratio}x the bytes)`), `${saved.lines.packing} / ${JSON.stringify(packing)}`);
   });
 });

@@ -3,7 +3,7 @@
 // (stale after a Firefox update) and what the last launch's prefetch did. Pure: the host's
 // reply comes in, lines of words go out through `t(key, subs)`. No browser.*, no DOM.
 import { HOST_DISCONNECTED, HOST_MISSING } from "../transport/host-client.js";
-import { formatDateTime, formatMB, formatSeconds } from "../wording/format.js";
+import { formatDateTime, formatMB, formatNumber, formatSeconds, formatShare } from "../wording/format.js";
 import { hostErrorText, hostNoteText } from "../wording/host-notes.js";
 import { setAsideNotes } from "./plan.js";
 import { plural } from "../wording/i18n.js";
@@ -63,7 +63,73 @@ export function desktopView(status) {
           profile: profileView(last),
         }
       : null,
+    // What packing would save (learn/packing.rs): null when the host has no traced plan of this
+    // build; undefined from a host older than the field.
+    packing: status && "packing" in status ? packingView(status.packing) : undefined,
+    packed: packedView(status?.packed),
   };
+}
+
+/**
+ * `desktop`'s `packing`: this machine's traced start, its bytes of the install's files and what
+ * a compressed image holds of them (missing stays null: never 0).
+ */
+function packingView(p) {
+  if (!p || typeof p !== "object") {
+    return null;
+  }
+  const count = (v) => (isCount(v) ? v : null);
+  return {
+    basis: p.basis === "image" ? "image" : "estimate",
+    compressor: text(p.compressor),
+    blockSize: count(p.block_size),
+    plain: count(p.bytes_plain),
+    blocks: count(p.bytes_blocks),
+    compressed: count(p.bytes_compressed),
+    unmapped: count(p.bytes_unmapped) ?? 0,
+    outside: count(p.bytes_outside) ?? 0,
+    leftOff: text(p.left_off),
+  };
+}
+
+/** `desktop`'s `packed`: the user's packed image of this install, or null. */
+function packedView(p) {
+  if (!p || typeof p !== "object") {
+    return null;
+  }
+  return {
+    compressor: text(p.compressor),
+    bytesImage: isCount(p.bytes_image) ? p.bytes_image : null,
+    bytesInstall: isCount(p.bytes_install) ? p.bytes_install : null,
+    current: p.current === true,
+    notUsed: text(p.not_used),
+  };
+}
+
+/** The lines on packing: the packed image, if any, and what this machine's traced start needs. */
+function packingLines(view, t, locale) {
+  const lines = [];
+  const { packed, packing } = view;
+  if (packed) {
+    const subs = [formatMB(packed.bytesImage, locale), packed.compressor ?? "—", formatMB(packed.bytesInstall, locale)];
+    lines.push({ id: "packed", text: packed.current ? t("desktopPacked", subs) : t("desktopPackedNotUsed", [...subs, packed.notUsed ?? "—"]) });
+  }
+  if (packing === null) {
+    lines.push({ id: "packing", text: t("desktopPackingNone") });
+  } else if (packing) {
+    const needed = packing.plain === null ? null : packing.plain + packing.unmapped;
+    const all = needed === null ? null : needed + packing.outside;
+    const head = [formatMB(packing.plain, locale), formatShare(needed, all, locale), formatMB(packing.outside, locale)];
+    if (packing.compressed === null) {
+      lines.push({ id: "packing", text: t("desktopPackingHidden", head) });
+    } else {
+      const ratio = packing.plain > 0 ? `${formatNumber(packing.compressed / packing.plain, locale, { fractionDigits: 2 })}x` : "—";
+      const kib = packing.blockSize === null ? "—" : String(packing.blockSize / 1024);
+      const key = packing.basis === "image" ? "desktopPackingImage" : "desktopPackingEstimate";
+      lines.push({ id: "packing", text: t(key, [...head, packing.compressor ?? "—", kib, formatMB(packing.compressed, locale), ratio]) });
+    }
+  }
+  return lines;
 }
 
 /**
@@ -188,6 +254,7 @@ export function desktopLines(view, t, { when = (ms) => formatDateTime(ms), local
       lines.push({ id: "last-profile", text: profile });
     }
   }
+  lines.push(...packingLines(view, t, locale));
   return lines;
 }
 

@@ -44,7 +44,7 @@ export const LEFT_OFF_KEYS = {
 };
 
 /**
- * For an install on a compressed mount (a Snap, a packed Firefox; firefox/compressed.rs): what
+ * For an install on a compressed mount (a Snap, a packed Firefox; firefox/compressed/): what
  * the prefetch and the login preload do there, or null for a plain install (or an older host).
  */
 export function compressedText(compressed, t) {

@@ -499,7 +499,8 @@ pub(super) struct PackArgs {
     /// Firefox's install folder (the one holding application.ini), instead of finding it.
     #[arg(long, value_name = "DIR")]
     pub(super) firefox: Option<PathBuf>,
-    /// Only say what is packed, of which build, whether it is current and what it costs.
+    /// Only say what is packed, of which build, whether it is current and what it costs, and what
+    /// packing saves on this machine's traced start (bytes needed from the image vs plain).
     #[arg(long)]
     pub(super) status: bool,
     /// mksquashfs's compressor: gzip, lzo, lz4, xz, zstd, lzma.

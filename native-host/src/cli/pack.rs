@@ -2,10 +2,11 @@
 
 use crate::firefox::install;
 use crate::learn::pack::{self, Options, Packed};
+use crate::learn::packing::{self, Basis, Saving};
 use crate::state::StateDir;
 
 use super::args::PackArgs;
-use super::render::{megabytes, print_json};
+use super::render::{megabytes, print_json, share};
 
 fn seconds(ms: u64) -> String {
     format!("{:.1}", ms as f64 / 1000.0)
@@ -60,16 +61,100 @@ fn print_packed(p: &Packed, current: Result<(), pack::NotUsed>) {
     print_costs(p);
 }
 
+/// One sentence on what this machine's traced start needs plain and from an image.
+#[must_use]
+pub fn saving_line(s: &Saving) -> String {
+    let share = share(
+        s.bytes_plain + s.bytes_unmapped,
+        s.bytes_plain + s.bytes_unmapped + s.bytes_outside,
+    );
+    let head = format!(
+        "this machine's traced start of build {} ({} trace{}) needs {} MB of the install's files \
+         ({share} of the bytes it needs; {} MB elsewhere: system libraries, the profile)",
+        s.build_id.as_deref().unwrap_or("unknown"),
+        s.traces,
+        if s.traces == 1 { "" } else { "s" },
+        megabytes(s.bytes_plain),
+        megabytes(s.bytes_outside),
+    );
+    let unmapped = if s.bytes_unmapped > 0 {
+        format!(
+            "; {} MB not counted (files replaced since the trace, fragment tails)",
+            megabytes(s.bytes_unmapped)
+        )
+    } else {
+        String::new()
+    };
+    let Some(c) = s.bytes_compressed else {
+        let why = s
+            .left_off
+            .and_then(|l| serde_json::to_value(l).ok())
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "unknown".to_owned());
+        return format!(
+            "{head}; what its compressed image holds of them is missing ({why}: the image is not read here){unmapped}"
+        );
+    };
+    let ratio = s
+        .ratio()
+        .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"));
+    let from = match s.basis {
+        Basis::Image => format!(
+            "its squashfs image ({}, {} KiB blocks) holds them in {} MB",
+            s.compressor,
+            s.block_size / 1024,
+            megabytes(c)
+        ),
+        Basis::Estimate => format!(
+            "a squashfs image ({}, {} KiB blocks; {} MB of whole blocks, each compressed here) would hold them in {} MB, at most: zstd, pack's default, needs less",
+            s.compressor,
+            s.block_size / 1024,
+            megabytes(s.bytes_blocks.unwrap_or(0)),
+            megabytes(c)
+        ),
+    };
+    format!("{head}; {from}: {ratio}x the bytes{unmapped}")
+}
+
+fn print_saving(saving: Option<&Saving>) {
+    match saving {
+        Some(s) => println!("  {}", saving_line(s)),
+        None => println!(
+            "  what packing saves on reads: unknown until a traced start (`launch --cold --trace`) of this build"
+        ),
+    }
+}
+
+/// What packing saves for `install_dir` (the traced start's bytes, plain and compressed).
+fn saving_of(
+    state: &StateDir,
+    install_dir: &std::path::Path,
+    packed: Option<&Packed>,
+) -> Option<Saving> {
+    let on_mount = crate::firefox::compressed::detect(
+        install_dir,
+        crate::firefox::packed::image_for(install_dir).as_deref(),
+    );
+    packing::saving(state, install_dir, on_mount.as_ref(), packed)
+}
+
 pub(super) fn pack_cmd(args: &PackArgs) -> anyhow::Result<()> {
     let state = crate::state::open()?;
     if args.status {
-        let Some(p) = pack::read(&state) else {
+        let packed = pack::read(&state);
+        let install_dir = match &packed {
+            Some(p) if args.firefox.is_none() => p.install_dir.clone(),
+            _ => install::locate(args.firefox.as_deref(), None)?.dir,
+        };
+        let saving = saving_of(&state, &install_dir, packed.as_ref());
+        let Some(p) = packed else {
             if args.json {
-                return print_json(&serde_json::json!({ "packed": null }));
+                return print_json(&serde_json::json!({ "packed": null, "saving": saving }));
             }
             println!(
                 "not packed: `about-startup-host pack` packs your Firefox into a compressed image"
             );
+            print_saving(saving.as_ref());
             return Ok(());
         };
         let current = pack::check(&p, &p.install_dir);
@@ -79,9 +164,11 @@ pub(super) fn pack_cmd(args: &PackArgs) -> anyhow::Result<()> {
                 "current": current.is_ok(),
                 "not_used": current.as_ref().err().map(ToString::to_string),
                 "mounted": pack::is_mounted_at(&p.mount_point),
+                "saving": saving,
             }));
         }
         print_packed(&p, current);
+        print_saving(saving.as_ref());
         return Ok(());
     }
     let found = install::locate(args.firefox.as_deref(), None)?;
@@ -99,45 +186,14 @@ pub(super) fn pack_cmd(args: &PackArgs) -> anyhow::Result<()> {
         );
     }
     let p = pack::pack(&state, &found.dir, &opts)?;
-    let saving = needed(&state, &p);
+    let saving = saving_of(&state, &p.install_dir, Some(&p));
     if args.json {
-        return print_json(&serde_json::json!({ "packed": p, "traced_start": saving }));
+        return print_json(&serde_json::json!({ "packed": p, "saving": saving }));
     }
     print_packed(&p, pack::check(&p, &p.install_dir));
-    match saving {
-        Some(s) => println!(
-            "  this machine's traced start read {} MB of the install's files; from the image it needs {} MB ({:.2}x the bytes){}",
-            megabytes(s.bytes_files_mapped),
-            megabytes(s.bytes_image_planned),
-            if s.bytes_files_mapped == 0 { 0.0 } else { s.bytes_image_planned as f64 / s.bytes_files_mapped as f64 },
-            if s.bytes_unmapped > 0 { format!(", {} MB not mapped (fragments)", megabytes(s.bytes_unmapped)) } else { String::new() }
-        ),
-        None => println!("  what it saves on reads: unknown until a traced start (`launch --cold --trace`) of this build"),
-    }
+    print_saving(saving.as_ref());
     println!("  `about-startup-host unpack` removes it all");
     Ok(())
-}
-
-/// The traced start's file bytes against the image bytes they need (the plan mapped through
-/// the new image's blocks), or `None` without a traced plan of this build.
-fn needed(state: &StateDir, p: &Packed) -> Option<crate::learn::prefetch::image::ImageOutcome> {
-    use crate::learn::prefetch::{self, image, Source};
-    let launched = crate::learn::plan::profile::Launched::Default;
-    let (plan, status) =
-        prefetch::choose(&p.install_dir, state, prefetch::Knobs::default(), &launched).ok()?;
-    let plan = plan.filter(|_| status.source == Some(Source::Trace))?;
-    let mut out = image::ImageOutcome::default();
-    let mut blocks_of =
-        |rel: &std::path::Path| crate::firefox::compressed::file_blocks(&p.image, rel);
-    image::map_plan(
-        &plan,
-        &p.install_dir,
-        u64::from(p.block_size),
-        prefetch::GAP,
-        &mut blocks_of,
-        &mut out,
-    );
-    (out.files_mapped > 0).then_some(out)
 }
 
 pub(super) fn unpack_cmd(json: bool) -> anyhow::Result<()> {

@@ -220,7 +220,7 @@ pub(super) fn method_name(method: Method) -> &'static str {
 }
 
 /// `preload --plan` of an install on a compressed mount: its image's ranges raw, or nothing
-/// (firefox/compressed.rs says which and why).
+/// (firefox/compressed/ says which and why).
 fn preload_compressed(
     dir: &std::path::Path,
     state: &crate::state::StateDir,

@@ -69,7 +69,7 @@ pub struct InstallKind {
     /// the `image` group, and `preload`/`evict` act on it with `cache: "image"`.
     pub image: Option<LoopImage>,
     /// The folder is on a compressed mount (a Snap, a packed image): its format, its image, and
-    /// what a prefetch and the login preload do there (firefox/compressed.rs); absent otherwise.
+    /// what a prefetch and the login preload do there (firefox/compressed/); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compressed: Option<crate::firefox::compressed::Compressed>,
 }

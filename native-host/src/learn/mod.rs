@@ -10,6 +10,7 @@ pub mod desktop;
 pub mod last_preload;
 pub mod last_run;
 pub mod pack;
+pub mod packing;
 pub mod plan;
 pub mod prefetch;
 pub mod workingset;

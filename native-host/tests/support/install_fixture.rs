@@ -87,3 +87,16 @@ impl Fixture {
         Folder::open(&self.ff).unwrap()
     }
 }
+
+/// A FIFO at `path` (what a hostile user plants where an image or a file should be: opening it
+/// for reading blocks until a writer comes, unless the opener asks not to).
+pub fn mkfifo(path: &Path, mode: u32) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(mode),
+        0,
+    )
+    .unwrap();
+}

@@ -125,6 +125,25 @@ pub struct DesktopStatus {
     /// entries users wrote in their home folders): launching Firefox from the desktop runs
     /// nothing (appended).
     pub entry_host_missing: bool,
+    /// What packing would save on this machine: the traced start's bytes plain and compressed
+    /// (learn/packing.rs); `None` without a traced plan of this build (appended).
+    pub packing: Option<crate::learn::packing::Saving>,
+    /// `pack`'s image of this install, if any: compressor, sizes, and whether launches use it
+    /// (appended).
+    pub packed: Option<PackedView>,
+}
+
+/// `pack`'s image as the page shows it (`desktop`'s `packed`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PackedView {
+    pub compressor: String,
+    pub block_size: u32,
+    pub bytes_image: u64,
+    pub bytes_install: u64,
+    /// Launches start Firefox from it (the install's build is the image's).
+    pub current: bool,
+    /// Why not, in English; `None` when current.
+    pub not_used: Option<String>,
 }
 
 /// A small text file, read without following a final symlink and never from a FIFO.
@@ -287,6 +306,27 @@ pub fn status(
         .and_then(|s| prefetch::status(install_dir, s).ok())
         .unwrap_or_else(none);
     let (last, set_aside) = state.map_or((None, None), prefetch::record::read_or_set_aside);
+    let packed = state
+        .and_then(crate::learn::pack::read)
+        .filter(|p| p.install_dir == install_dir);
+    let on_mount = crate::firefox::compressed::detect(
+        install_dir,
+        crate::firefox::packed::image_for(install_dir).as_deref(),
+    );
+    let packing = state.and_then(|s| {
+        crate::learn::packing::saving(s, install_dir, on_mount.as_ref(), packed.as_ref())
+    });
+    let packed = packed.map(|p| {
+        let used = crate::learn::pack::check(&p, install_dir);
+        PackedView {
+            compressor: p.compressor.clone(),
+            block_size: p.block_size,
+            bytes_image: p.bytes_image,
+            bytes_install: p.bytes_install,
+            current: used.is_ok(),
+            not_used: used.err().map(|e| e.to_string()),
+        }
+    });
     DesktopStatus {
         enabled: ours,
         entry,
@@ -300,6 +340,8 @@ pub fn status(
         note_codes: set_aside.into_iter().collect(),
         entry_host,
         entry_host_missing,
+        packing,
+        packed,
     }
 }
 

@@ -1,4 +1,4 @@
-//! The prefetch of a compressed install (firefox/compressed.rs): the plan's ranges of the
+//! The prefetch of a compressed install (firefox/compressed/): the plan's ranges of the
 //! mount's files, mapped to the squashfs image's data blocks (rdsquashfs `--stat`), merged and
 //! read raw from the image in image order. Reading the image fills the page cache the loop
 //! device reads through, so the mount's decompressor then finds its input cached, and nothing

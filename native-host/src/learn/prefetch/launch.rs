@@ -55,7 +55,7 @@ pub struct Prefetch {
     /// are prefetched (learn/plan/profile.rs).
     pub launched: crate::learn::plan::profile::Launched,
     /// The image behind the install's mount when the kernel names none (a FUSE mount of
-    /// `pack`'s own image): firefox/compressed.rs.
+    /// `pack`'s own image): firefox/compressed/.
     pub known_image: Option<PathBuf>,
 }
 

@@ -41,7 +41,7 @@ pub struct LastPrefetch {
     /// Set when the plan could not be made (the launch went on without a prefetch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
-    /// The install is on a compressed mount (firefox/compressed.rs): what the prefetch did there
+    /// The install is on a compressed mount (firefox/compressed/): what the prefetch did there
     /// (read the image's ranges, or left off and why); absent for a plain install.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compressed: Option<crate::firefox::compressed::Compressed>,

@@ -146,3 +146,44 @@ test("the last launch's prefetch with the user's profile in its plan: held, read
   assert.equal(withLast(older)["last-profile"], undefined);
   assert.equal(withLast({ ...recorded, failed: "no plan" })["last-profile"], undefined);
 });
+
+// `desktop`'s `packing` as the host printed it on this machine (about-startup-host desktop status
+// --json after one traced cold start of Firefox ESR 153.8, build 20261117185949, 28 Nov 2026).
+const PACKING = {
+  basis: "estimate",
+  compressor: "lz4",
+  block_size: 131072,
+  build_id: "20261117185949",
+  traces: 1,
+  files: 22,
+  bytes_plain: 212040930,
+  bytes_blocks: 232184570,
+  bytes_compressed: 122035579,
+  bytes_unmapped: 0,
+  bytes_outside: 0,
+};
+
+test("what packing would save: the traced start's bytes plain and compressed, as the host counted them", () => {
+  const got = byId(lines({ ...OFF, packing: PACKING, packed: null }));
+  assert.equal(
+    got.packing,
+    "What packing would save here: this machine's traced start needs 212.0 MB of the install's files (100% of the bytes it needs; 0.0 MB elsewhere: system libraries, the profile). A squashfs image (lz4, 128 KiB blocks, estimated by compressing those blocks here) would hold them in 122.0 MB (0.58x the bytes), at most: zstd, the packer's default, needs less.",
+  );
+  assert.equal(got.packed, undefined);
+  // Through a real image (a packed install), with bytes elsewhere and some not counted.
+  const image = { ...PACKING, basis: "image", compressor: "zstd", bytes_blocks: null, bytes_compressed: 101_200_000, bytes_unmapped: 1_000_000, bytes_outside: 71_000_000 };
+  assert.match(byId(lines({ ...OFF, packing: image })).packing, /needs 212\.0 MB of the install's files \(75% of the bytes it needs; 71\.0 MB elsewhere.*Its squashfs image \(zstd, 128 KiB blocks\) holds them in 101\.2 MB \(0\.48x the bytes\)\.$/);
+  // A Snap's image nobody may read: the compressed figure is hidden, never 0.
+  const hidden = { ...PACKING, basis: "image", compressor: "unknown", block_size: 0, bytes_blocks: null, bytes_compressed: null, left_off: "image_not_readable" };
+  assert.match(byId(lines({ ...OFF, packing: hidden })).packing, /What its compressed image holds of them is hidden: you may not read the image\.$/);
+  // No traced start of this build: said; an older host (no field): nothing said.
+  assert.equal(byId(lines({ ...OFF, packing: null })).packing, "What packing would save here: unknown until a traced start of this Firefox build.");
+  assert.equal(byId(lines(OFF)).packing, undefined);
+});
+
+test("a packed image: used, or not used and why (a Firefox update)", () => {
+  const packed = { compressor: "zstd", block_size: 131072, bytes_image: 101_200_000, bytes_install: 308_000_000, current: true, not_used: null };
+  assert.equal(byId(lines({ ...OFF, packed })).packed, "Packed: a 101.2 MB image (zstd) of the install's 308.0 MB; launches start Firefox from it (about-startup-host unpack removes it).");
+  const why = "the packed image is of build 1, the install is now build 2 (an update): starting the plain install; `about-startup-host pack` renews the image";
+  assert.equal(byId(lines({ ...OFF, packed: { ...packed, current: false, not_used: why } })).packed, `Packed: a 101.2 MB image (zstd) of the install's 308.0 MB, not used: ${why}.`);
+});
