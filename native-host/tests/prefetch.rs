@@ -1053,7 +1053,9 @@ fn a_database_firefox_may_be_writing_is_only_read_never_locked_advised_away_or_w
 #[test]
 fn a_damaged_trace_is_named_by_preload_plan_source_trace_not_passed_over() {
     let (fx, state) = fixture_with_trace(Path::new(env!("CARGO_TARGET_TMPDIR")));
-    let traces = state.join("about-startup").join(store::FOLDER);
+    let traces = state
+        .join("about-startup")
+        .join(about_startup_host::trace::store::FOLDER);
     let stored: Vec<PathBuf> = std::fs::read_dir(&traces)
         .unwrap()
         .map(|e| e.unwrap().path())
