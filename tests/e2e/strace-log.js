@@ -334,8 +334,10 @@ export function fileOp(call, cwd) {
 // ---------------------------------------------------------------------------------------------
 // Where root may touch files.
 
-/** tracefs, where the privileged part arms its instance. */
+/** tracefs, where the privileged part arms its instances, and their names' beginning
+ * (native-host/src/tracer/arm.rs PREFIX): the only folders there root may write beneath. */
 const TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+const INSTANCE_PREFIX = "about-startup-";
 /** The C library's name service (the invoking user's groups, read before dropping to them under
  * sudo): nsswitch.conf, the files it names, and the folders systemd's NSS module looks in for
  * user records. World-readable system files no user can change; read only. The folders are the
@@ -349,7 +351,8 @@ const under = (p, dir) => p === dir || p.startsWith(`${dir}/`);
 const aboveNameService = (p) => [...NAME_SERVICE, ...NAME_SERVICE_DIRS].some((n) => p === "/" || n.startsWith(`${p}/`));
 
 /**
- * Whether root may touch `path` this way, and the area it falls in: tracefs (anything), /proc and
+ * Whether root may touch `path` this way, and the area it falls in: tracefs (read; write only
+ * beneath its own instances, `instances/about-startup-*`, or mount it), /proc and
  * the rest of sysfs (read), /dev/null, the name service (read; the folders above it O_PATH),
  * `/etc/ld.so.cache` (read), the loader's own libraries (`loaderFiles`, read, and only while the
  * loader maps them: `loading`, see analyse), entering "/" (chdir). Everything else is the user's
@@ -363,7 +366,10 @@ export function rootMay(kind, { path: p, write, pathOnly = false }, { loaderFile
     return { ok: false, area: "exec" }; // root's part execs nothing
   }
   if (TRACEFS.some((d) => under(p, d))) {
-    return { ok: true, area: "tracefs" };
+    // Written only beneath the tracer's own instances (issue 38: a global event's `enable`
+    // written by root passed before), or mounted where it is absent.
+    const own = TRACEFS.some((d) => p.startsWith(`${d}/instances/${INSTANCE_PREFIX}`));
+    return { ok: !write || own || (kind === "mount" && TRACEFS.includes(p)), area: "tracefs" };
   }
   if (kind === "chdir") {
     return { ok: p === "/" || under(p, "/proc") || under(p, "/sys"), area: "chdir" };

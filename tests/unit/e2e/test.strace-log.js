@@ -249,8 +249,14 @@ describe("what root did outside its part (today's main: all of the user's work)"
     assert.deepEqual(result.rootOps, []);
   });
 
-  it("the rule itself: tracefs is root's to write; /proc and sysfs only to read; the user's files never", () => {
-    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/instances/x/tracing_on", write: true }).ok, true);
+  it("the rule itself: tracefs is root's to write beneath its own instances; /proc and sysfs only to read; the user's files never", () => {
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/instances/about-startup-0-u1000/tracing_on", write: true }).ok, true);
+    assert.equal(rootMay("rmdir", { path: "/sys/kernel/tracing/instances/about-startup-0", write: true }).ok, true);
+    // Written outside its own instances (issue 38): a global event, another tool's instance.
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/events/sched/sched_process_exec/enable", write: true }).ok, false);
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/instances/x/tracing_on", write: true }).ok, false);
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/trace_pipe", write: false }).ok, true);
+    assert.equal(rootMay("mount", { path: "/sys/kernel/tracing", write: true }).ok, true);
     assert.equal(rootMay("open", { path: "/proc/sys/vm/drop_caches", write: true }).ok, false);
     assert.equal(rootMay("open", { path: "/sys/block/vda/queue/read_ahead_kb", write: true }).ok, false);
     assert.equal(rootMay("open", { path: "/sys/block/vda/queue/read_ahead_kb", write: false }).ok, true);
