@@ -381,21 +381,40 @@ impl Armed {
         let _ = self.system.set_on(false);
     }
 
-    /// The `/proc/kpageflags` word of page frame `pfn`, where it shows a page of the page cache
-    /// still (on an LRU list, up to date; not anonymous, swap-backed, free, slab, KSM, a page
-    /// table, offline or the zero page): a frame the tree's page left since and someone's
-    /// anonymous memory or the kernel took says nothing (`None`). Another file's page in the
-    /// same frame cannot be told apart (docs/design/privilege.md).
+    /// The `/proc/kpageflags` words of page frames `frames` (`(pfn, token)`), by token, where
+    /// the frame still shows a page of the page cache ([`cache_page`]). Read in windows of
+    /// [`FLAGS_WINDOW`] frames, one read each: a start's frames are many (~50,000) and mostly
+    /// near each other, and a read per frame made the end of a session take tens of seconds
+    /// where each system call costs more (a machine under load, or strace).
     #[must_use]
-    pub fn page_flags(&self, pfn: u64) -> Option<u64> {
-        const NEEDED: u64 = 1 << 3 | 1 << 5;
-        const NOT: u64 = 1 << 7 | 1 << 10 | 1 << 12 | 1 << 13 | 1 << 14 | 1 << 20 | 1 << 21;
-        const NOT_EITHER: u64 = 1 << 23 | 1 << 24 | 1 << 26;
-        let mut word = [0u8; 8];
-        let file = self.kpageflags.as_ref()?;
-        file.read_exact_at(&mut word, pfn.checked_mul(8)?).ok()?;
-        let w = u64::from_ne_bytes(word);
-        (w & NEEDED == NEEDED && w & (NOT | NOT_EITHER) == 0).then_some(w)
+    pub fn page_flags(&self, frames: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
+        let Some(file) = self.kpageflags.as_ref() else {
+            return Vec::new();
+        };
+        frames.sort_unstable();
+        let mut window = vec![0u8; FLAGS_WINDOW * 8];
+        let (mut base, mut have) = (0u64, 0usize);
+        let mut out = Vec::new();
+        for &(pfn, token) in frames.iter() {
+            if pfn < base || pfn - base >= have as u64 {
+                base = pfn;
+                have = pfn
+                    .checked_mul(8)
+                    .and_then(|at| file.read_at(&mut window, at).ok())
+                    .map_or(0, |n| n / 8);
+            }
+            // After the read above, `pfn - base` is below `have` unless the read gave nothing.
+            let Some(i) = usize::try_from(pfn - base).ok().filter(|i| *i < have) else {
+                continue;
+            };
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&window[i * 8..i * 8 + 8]);
+            let w = u64::from_ne_bytes(word);
+            if cache_page(w) {
+                out.push((token, w));
+            }
+        }
+        out
     }
 
     /// Remove the three instances; the folders that could not be removed.
@@ -405,6 +424,22 @@ impl Armed {
             .filter_map(Instance::remove)
             .collect()
     }
+}
+
+/// Page frames whose `/proc/kpageflags` words one read fetches (4 KiB).
+const FLAGS_WINDOW: usize = 512;
+
+/// Whether a `/proc/kpageflags` word shows a page of the page cache still (on an LRU list, up
+/// to date; not anonymous, swap-backed, free, slab, KSM, a page table, offline or the zero
+/// page): a frame the tree's page left since and someone's anonymous memory or the kernel took
+/// says nothing. Another file's page in the same frame cannot be told apart
+/// (docs/design/privilege.md). Pure.
+#[must_use]
+pub fn cache_page(w: u64) -> bool {
+    const NEEDED: u64 = 1 << 3 | 1 << 5;
+    const NOT: u64 = 1 << 7 | 1 << 10 | 1 << 12 | 1 << 13 | 1 << 14 | 1 << 20 | 1 << 21;
+    const NOT_EITHER: u64 = 1 << 23 | 1 << 24 | 1 << 26;
+    w & NEEDED == NEEDED && w & (NOT | NOT_EITHER) == 0
 }
 
 #[cfg(test)]

@@ -37,8 +37,15 @@ pub const IDLE_LIMIT: Duration = Duration::from_secs(2 * 3600);
 pub const MAX_FORWARDED: u64 = 512 << 20;
 /// Page-frame flags per `PageFlags` frame (about 25 bytes each).
 const FLAGS_PER_FRAME: usize = 20_000;
-/// How long the last messages may take once the session has ended.
+/// How long each message may wait for room outside the recording (`Ready`, the last lines, the
+/// page frames' flags, `Done`): a reader that stops reading holds the tracer up this long…
 const LAST_WORDS: Duration = Duration::from_secs(2);
+/// …and all of the session's end (its last lines read, its page frames' flags read and sent,
+/// `Done`) at most this long. The deadline of a write starts when the write does: the work
+/// before it (tens of thousands of flags read where each system call is slow) once ate the whole
+/// of a deadline set when the recording ended, the user's side was taken as gone, and no
+/// `Done` was sent.
+const ENDING: Duration = Duration::from_secs(20);
 
 /// Set by SIGTERM and SIGHUP on pkexec's and root's own route.
 static TERMINATED: AtomicBool = AtomicBool::new(false);
@@ -103,6 +110,8 @@ struct Out {
     deadline: Instant,
     /// Whether SIGTERM or SIGHUP end a write (not the last words).
     recording: bool,
+    /// Outside the recording: when the session's end must be over.
+    ends_by: Option<Instant>,
 }
 
 impl Out {
@@ -115,10 +124,15 @@ impl Out {
             gone: false,
             deadline: Instant::now() + LAST_WORDS,
             recording: false,
+            ends_by: None,
         }
     }
 
     fn send(&mut self, reply: &Reply) {
+        if !self.recording {
+            let each = Instant::now() + LAST_WORDS;
+            self.deadline = self.ends_by.map_or(each, |end| each.min(end));
+        }
         if !self.gone {
             self.gone = !self.write(&encode(&protocol::encode(reply)));
         }
@@ -223,12 +237,10 @@ pub fn serve(input: impl Read + Send + 'static, output: OwnedFd, who: &For) -> E
             return Ended::Refused;
         }
     };
-    out.deadline = Instant::now() + LAST_WORDS;
     out.send(&Reply::Ready {
         version: protocol::VERSION,
     });
     let ended = record(&mut armed, &reader(input), &mut out, who);
-    out.deadline = Instant::now() + LAST_WORDS;
     out.send(&Reply::Done {
         lost_events: armed.tree.lost() + armed.exec.lost() + armed.system.lost(),
         ended,
@@ -305,7 +317,7 @@ fn record(armed: &mut Armed, rx: &Receiver<Input>, out: &mut Out, who: &For) -> 
     };
     armed.stop();
     out.recording = false;
-    out.deadline = Instant::now() + LAST_WORDS;
+    out.ends_by = Some(Instant::now() + ENDING);
     if let (Some(f), Ended::Stop | Ended::Limit | Ended::Signal) = (following.as_mut(), ended) {
         f.pump(armed, out);
         if f.filter.broken() {
@@ -447,11 +459,8 @@ impl Following {
     /// Each page frame's `/proc/kpageflags` word, by token, where the frame still shows a page
     /// of the page cache ([`Armed::page_flags`]).
     fn send_flags(&self, armed: &Armed, out: &mut Out) {
-        let all: Vec<(u64, u64)> = self
-            .filter
-            .frames()
-            .filter_map(|(pfn, token)| Some((token, armed.page_flags(pfn)?)))
-            .collect();
+        let mut frames: Vec<(u64, u64)> = self.filter.frames().collect();
+        let all = armed.page_flags(&mut frames);
         for chunk in all.chunks(FLAGS_PER_FRAME) {
             out.send(&Reply::PageFlags {
                 flags: chunk.to_vec(),

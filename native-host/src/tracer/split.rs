@@ -70,7 +70,7 @@ pub fn split(uid: u32) -> Result<(UnixStream, Account), ExitCode> {
     CHILD.store(child, Ordering::SeqCst);
     session::signals(forward);
     let _ = std::env::set_current_dir("/");
-    if let Ok(reader) = parent_end.try_clone() {
+    if let (Ok(reader), Ok(closer)) = (parent_end.try_clone(), parent_end.try_clone()) {
         let writer = OwnedFd::from(parent_end);
         let who = session::For {
             uid,
@@ -79,6 +79,10 @@ pub fn split(uid: u32) -> Result<(UnixStream, Account), ExitCode> {
             keep: CapabilitySet::KILL,
         };
         session::serve(reader, writer, &who);
+        // The session is over, but this process lives on until the child ends, and the
+        // session's reader thread still holds the socket: shut it down, so that the child's
+        // side reads its end now (it waited for it, and the child for it, for good).
+        let _ = closer.shutdown(std::net::Shutdown::Both);
     }
     std::process::exit(wait(child))
 }
