@@ -351,14 +351,30 @@ const under = (p, dir) => p === dir || p.startsWith(`${dir}/`);
 const aboveNameService = (p) => [...NAME_SERVICE, ...NAME_SERVICE_DIRS].some((n) => p === "/" || n.startsWith(`${p}/`));
 
 /**
+ * The /proc files root's part may read (issue 38): the listing of processes and each one's
+ * `status`, `stat` and `task` folder (the tree is found from every process's parent: the tracer
+ * reads no more of another process), anything of its own (`self`, its own pid: the C library
+ * and Rust's runtime read `maps`), `/proc/kpageflags`, Yama's `ptrace_scope` and
+ * `cap_last_cap` (capability code reads it). Never another
+ * process's `environ`, `mem`, `maps`, `cmdline`, nor `/proc/kcore` and the like.
+ */
+function procRootMayRead(p, self) {
+  if (["/proc", "/proc/kpageflags", "/proc/sys/kernel/yama/ptrace_scope", "/proc/sys/kernel/cap_last_cap"].includes(p)) {
+    return true;
+  }
+  const own = /^\/proc\/(self|thread-self)(\/|$)/.test(p) || (self !== null && under(p, `/proc/${self}`));
+  return own || /^\/proc\/\d+\/(status|stat|task(\/\d+(\/status)?)?)$/.test(p);
+}
+
+/**
  * Whether root may touch `path` this way, and the area it falls in: tracefs (read; write only
- * beneath its own instances, `instances/about-startup-*`, or mount it), /proc and
- * the rest of sysfs (read), /dev/null, the name service (read; the folders above it O_PATH),
+ * beneath its own instances, `instances/about-startup-*`, or mount it), /proc (read: only what
+ * `procRootMayRead` lists; `self` is the task's pid), no other sysfs, /dev/null, the name service (read; the folders above it O_PATH),
  * `/etc/ld.so.cache` (read), the loader's own libraries (`loaderFiles`, read, and only while the
  * loader maps them: `loading`, see analyse), entering "/" (chdir). Everything else is the user's
  * business or nobody's. `kind` is fileOp's.
  */
-export function rootMay(kind, { path: p, write, pathOnly = false }, { loaderFiles = new Set(), loading = false } = {}) {
+export function rootMay(kind, { path: p, write, pathOnly = false }, { loaderFiles = new Set(), loading = false, self = null } = {}) {
   if (p === null) {
     return { ok: false, area: "unknown path" };
   }
@@ -375,10 +391,11 @@ export function rootMay(kind, { path: p, write, pathOnly = false }, { loaderFile
     return { ok: p === "/" || under(p, "/proc") || under(p, "/sys"), area: "chdir" };
   }
   if (under(p, "/proc")) {
-    return { ok: !write, area: "proc" };
+    return { ok: !write && procRootMayRead(p, self), area: "proc" };
   }
   if (under(p, "/sys")) {
-    return { ok: !write, area: "sysfs" };
+    // Root's part reads nothing of sysfs but tracefs (above).
+    return { ok: false, area: "sysfs" };
   }
   if (p === "/dev/null") {
     return { ok: true, area: "device" };
@@ -505,7 +522,7 @@ export function analyse(calls, { roots, hostImages = new Set(), setuidRoot = new
         // The loader maps a program's libraries right after its execve, each after
         // /etc/ld.so.cache (also for a later dlopen: the name service's modules); the same
         // file opened at another time is not the loader's.
-        const mays = op.paths.map((p) => rootMay(op.kind, p, { loaderFiles, loading: task.loading }));
+        const mays = op.paths.map((p) => rootMay(op.kind, p, { loaderFiles, loading: task.loading, self: task.pid }));
         if (task.ours && isRoot(task)) {
           op.paths.forEach((p, i) => {
             rootOps.push({ pid: task.pid, image: task.image, syscall: e.name, kind: op.kind, path: p.path, write: p.write, ok: mays[i].ok, area: mays[i].area, failed: !ok, confined: task.confined, text: e.text });
