@@ -10,10 +10,12 @@ use about_startup_host::tracer;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    // Root's part is all inside `entry`: it returns only where the CLI or the host runs next,
-    // as the user (the sudo split's child, after its drop, with the tracer's socket) or as
-    // whoever ran it.
-    match tracer::entry(&args) {
+    // Root's part is all inside `entry` (and the line above): it returns only where the CLI or
+    // the host runs next, as the user (the sudo split's child, after its drop, with the tracer's
+    // socket) or as whoever ran it. tests/layering.rs counts what runs as root from `main`'s
+    // first line to this statement.
+    let started = tracer::entry(&args);
+    match started {
         Err(code) => return code,
         Ok(Some((socket, user))) => {
             about_startup_host::os::account::adopt_environment(&user);

@@ -334,8 +334,10 @@ export function fileOp(call, cwd) {
 // ---------------------------------------------------------------------------------------------
 // Where root may touch files.
 
-/** tracefs, where the privileged part arms its instance. */
+/** tracefs, where the privileged part arms its instances, and their names' beginning
+ * (native-host/src/tracer/arm.rs PREFIX): the only folders there root may write beneath. */
 const TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+const INSTANCE_PREFIX = "about-startup-";
 /** The C library's name service (the invoking user's groups, read before dropping to them under
  * sudo): nsswitch.conf, the files it names, and the folders systemd's NSS module looks in for
  * user records. World-readable system files no user can change; read only. The folders are the
@@ -349,13 +351,30 @@ const under = (p, dir) => p === dir || p.startsWith(`${dir}/`);
 const aboveNameService = (p) => [...NAME_SERVICE, ...NAME_SERVICE_DIRS].some((n) => p === "/" || n.startsWith(`${p}/`));
 
 /**
- * Whether root may touch `path` this way, and the area it falls in: tracefs (anything), /proc and
- * the rest of sysfs (read), /dev/null, the name service (read; the folders above it O_PATH),
+ * The /proc files root's part may read (issue 38): the listing of processes and each one's
+ * `status`, `stat` and `task` folder (the tree is found from every process's parent: the tracer
+ * reads no more of another process), anything of its own (`self`, its own pid: the C library
+ * and Rust's runtime read `maps`), `/proc/kpageflags`, Yama's `ptrace_scope` and
+ * `cap_last_cap` (capability code reads it). Never another
+ * process's `environ`, `mem`, `maps`, `cmdline`, nor `/proc/kcore` and the like.
+ */
+function procRootMayRead(p, self) {
+  if (["/proc", "/proc/kpageflags", "/proc/sys/kernel/yama/ptrace_scope", "/proc/sys/kernel/cap_last_cap"].includes(p)) {
+    return true;
+  }
+  const own = /^\/proc\/(self|thread-self)(\/|$)/.test(p) || (self !== null && under(p, `/proc/${self}`));
+  return own || /^\/proc\/\d+\/(status|stat|task(\/\d+(\/status)?)?)$/.test(p);
+}
+
+/**
+ * Whether root may touch `path` this way, and the area it falls in: tracefs (read; write only
+ * beneath its own instances, `instances/about-startup-*`, or mount it), /proc (read: only what
+ * `procRootMayRead` lists; `self` is the task's pid), no other sysfs, /dev/null, the name service (read; the folders above it O_PATH),
  * `/etc/ld.so.cache` (read), the loader's own libraries (`loaderFiles`, read, and only while the
  * loader maps them: `loading`, see analyse), entering "/" (chdir). Everything else is the user's
  * business or nobody's. `kind` is fileOp's.
  */
-export function rootMay(kind, { path: p, write, pathOnly = false }, { loaderFiles = new Set(), loading = false } = {}) {
+export function rootMay(kind, { path: p, write, pathOnly = false }, { loaderFiles = new Set(), loading = false, self = null } = {}) {
   if (p === null) {
     return { ok: false, area: "unknown path" };
   }
@@ -363,16 +382,20 @@ export function rootMay(kind, { path: p, write, pathOnly = false }, { loaderFile
     return { ok: false, area: "exec" }; // root's part execs nothing
   }
   if (TRACEFS.some((d) => under(p, d))) {
-    return { ok: true, area: "tracefs" };
+    // Written only beneath the tracer's own instances (issue 38: a global event's `enable`
+    // written by root passed before), or mounted where it is absent.
+    const own = TRACEFS.some((d) => p.startsWith(`${d}/instances/${INSTANCE_PREFIX}`));
+    return { ok: !write || own || (kind === "mount" && TRACEFS.includes(p)), area: "tracefs" };
   }
   if (kind === "chdir") {
     return { ok: p === "/" || under(p, "/proc") || under(p, "/sys"), area: "chdir" };
   }
   if (under(p, "/proc")) {
-    return { ok: !write, area: "proc" };
+    return { ok: !write && procRootMayRead(p, self), area: "proc" };
   }
   if (under(p, "/sys")) {
-    return { ok: !write, area: "sysfs" };
+    // Root's part reads nothing of sysfs but tracefs (above).
+    return { ok: false, area: "sysfs" };
   }
   if (p === "/dev/null") {
     return { ok: true, area: "device" };
@@ -499,7 +522,7 @@ export function analyse(calls, { roots, hostImages = new Set(), setuidRoot = new
         // The loader maps a program's libraries right after its execve, each after
         // /etc/ld.so.cache (also for a later dlopen: the name service's modules); the same
         // file opened at another time is not the loader's.
-        const mays = op.paths.map((p) => rootMay(op.kind, p, { loaderFiles, loading: task.loading }));
+        const mays = op.paths.map((p) => rootMay(op.kind, p, { loaderFiles, loading: task.loading, self: task.pid }));
         if (task.ours && isRoot(task)) {
           op.paths.forEach((p, i) => {
             rootOps.push({ pid: task.pid, image: task.image, syscall: e.name, kind: op.kind, path: p.path, write: p.write, ok: mays[i].ok, area: mays[i].area, failed: !ok, confined: task.confined, text: e.text });

@@ -17,11 +17,11 @@ fuzz_target!(|data: &[u8]| {
         let _ = lost_in_line(line);
     }
     let _ = parse_lost(&text);
-    let mut filter = Filter::new(&[1, 2, 3], &[4]);
+    let mut filter = Filter::new(&[1, 2, 3]);
     let lines: Vec<&[u8]> = data.split(|b| *b == b'\n').collect();
-    filter.learn_forks(&lines);
+    filter.exec_lines(&lines, &mut |pid| pid % 2 == 0);
     for line in &lines {
-        filter.system_line(line, &mut |pid| pid % 2 == 0);
+        filter.system_line(line);
         let _ = filter.tree_line(line);
     }
     let _ = filter.matched_completions();

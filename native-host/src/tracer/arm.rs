@@ -1,17 +1,23 @@
-//! Root's part of the kernel's tracing: two private tracefs instances made before the tracer
+//! Root's part of the kernel's tracing: three private tracefs instances made before the tracer
 //! confines itself, with every file it will later write or read already open (Landlock checks a
 //! path when it is opened, not each write to an open descriptor). Paths are root's and fixed;
-//! nothing here comes from the user.
+//! nothing here comes from the user but the uid in one name.
 //!
-//! - `about-startup-<pid>` (the *tree*): the page-cache, readahead, block-issue, fork and (with
-//!   `faults`) user-fault events, recorded only for the pids written to `set_event_pid` and
-//!   what they fork (`options/event-fork`);
-//! - `about-startup-<pid>-system`: `block_rq_complete` and `sched_process_exec` of every task,
-//!   unfiltered: a completion fires in interrupt context, in whatever task was running (checked
-//!   here: `.Ns..` lines in a shell's name), and an exec's line carries a file name of the
-//!   user's choosing. Neither is forwarded as such (tracer/filter.rs).
+//! Slot `k` of [`MAX_SESSIONS`] (the machine-wide cap; `mkdir` is the lock, atomic):
+//! - `about-startup-<k>` (the *system*): `block_rq_complete` of every task, unfiltered (a
+//!   completion fires in interrupt context, in whatever task was running); only matched to the
+//!   tree's issues and made anonymous (tracer/filter.rs);
+//! - `about-startup-<k>-u<uid>` (the *tree*): the page-cache, readahead, block-issue, fork, exit
+//!   and (with `faults`) user-fault events, recorded for the pids written to `set_event_pid` and
+//!   what they fork (`options/event-fork`); the uid in the name is the one-session-per-user lock;
+//! - `about-startup-<k>-exec`: `sched_process_exec` of the same pids, apart because an exec's
+//!   file name is text of the user's choosing (newlines included) that must never sit among the
+//!   tree's lines; it only ever makes the tracer drop a task (tracer/filter.rs).
 //!
-//! Both are removed when the recording ends ([`Armed::teardown`]), and a half-made one at once.
+//! Every buffer is the kernel's smallest until `Follow` ([`Armed::follow`] grows them): a
+//! session waiting for its `Follow` holds a few pages. All are removed when the recording ends
+//! ([`Armed::teardown`]), a half-made one at once, and one a dead tracer left at the next start
+//! (an instance with an open file cannot be removed, so a live tracer's stay).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -25,23 +31,38 @@ use super::protocol::Refusal;
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// The instances' folder (the one place the confined tracer may remove a folder).
 pub const INSTANCES: &str = "/sys/kernel/tracing/instances";
+/// Every instance of this tracer is named so.
+pub const PREFIX: &str = "about-startup-";
+/// Sessions at once on the machine (one per user): each holds 36 MiB per CPU while it records.
+pub const MAX_SESSIONS: usize = 4;
 
 /// The tree's events (checked on kernel 6.18). One this kernel lacks is left out, but for the
-/// first, without which there is no trace. The last, which instruction faulted (issue 21: every
-/// user page fault, ~100k in a start), is enabled only on request.
-pub const TREE_EVENTS: [&str; 9] = [
+/// first and the two the tree's membership is kept by (fork, exit), without which there is no
+/// trace. The last, which instruction faulted (issue 21: every user page fault, ~100k in a
+/// start), is enabled only on request.
+pub const TREE_EVENTS: [&str; 10] = [
     "filemap/mm_filemap_add_to_page_cache",
+    "sched/sched_process_fork",
+    "sched/sched_process_exit",
     "filemap/mm_filemap_fault",
     "readahead/page_cache_sync_ra",
     "readahead/page_cache_async_ra",
     "readahead/page_cache_ra_unbounded",
     "readahead/page_cache_ra_order",
     "block/block_rq_issue",
-    "sched/sched_process_fork",
     "exceptions/page_fault_user",
 ];
-/// The system instance's events.
-pub const SYSTEM_EVENTS: [&str; 2] = ["block/block_rq_complete", "sched/sched_process_exec"];
+/// The events the tracer needs (the first three of [`TREE_EVENTS`]).
+const NEEDED: usize = 3;
+/// The exec instance's event.
+pub const EXEC_EVENTS: [&str; 1] = ["sched/sched_process_exec"];
+/// The system instance's event.
+pub const SYSTEM_EVENTS: [&str; 1] = ["block/block_rq_complete"];
+/// Per-CPU buffers once following (KiB): the tree's 32 MiB hold a cold start's ~100k events
+/// between two drains; execs and completions are few.
+const TREE_KB: &str = "32768";
+const EXEC_KB: &str = "1024";
+const SYSTEM_KB: &str = "4096";
 
 /// Why tracing could not be armed: the refusal's code and its words.
 pub type Failure = (Refusal, String);
@@ -55,8 +76,9 @@ fn failed(what: impl std::fmt::Display) -> impl FnOnce(io::Error) -> Failure {
 pub struct Instance {
     dir: PathBuf,
     /// `trace_pipe`, non-blocking.
-    pipe: File,
+    pub pipe: File,
     tracing_on: File,
+    buffer_size_kb: File,
     set_event_pid: Option<File>,
     /// Each event's `enable`, by name.
     enables: Vec<(&'static str, File)>,
@@ -65,36 +87,28 @@ pub struct Instance {
 }
 
 impl Instance {
-    /// Make instance `name` with per-CPU buffers of `buffer_kb` and open what will be needed
-    /// (`set_event_pid` where `filtered`); enable nothing. A failure removes what was made.
+    /// Make instance `name` with the smallest buffers and open what will be needed
+    /// (`set_event_pid` where `filtered`); enable nothing. A failure removes what was made;
+    /// `Ok(None)`: the name is taken.
     fn create(
         name: &str,
-        buffer_kb: &str,
         events: &[&'static str],
         filtered: bool,
-    ) -> Result<Self, Failure> {
+    ) -> Result<Option<Self>, Failure> {
         let dir = Path::new(INSTANCES).join(name);
-        if let Err(e) = std::fs::create_dir(&dir) {
-            return Err(if e.kind() == io::ErrorKind::AlreadyExists {
-                let d = dir.display();
-                (Refusal::InstanceTaken, format!("the tracefs instance {d} already exists: another about-startup-host tracer is running (or a crashed one left it: `rmdir {d}` as root once none runs)"))
-            } else {
-                failed(format!("create {}", dir.display()))(e)
-            });
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(None),
+            Err(e) => return Err(failed(format!("create {}", dir.display()))(e)),
+            Ok(()) => {}
         }
-        let made = Self::open(&dir, buffer_kb, events, filtered);
+        let made = Self::open(&dir, events, filtered);
         if made.is_err() {
             let _ = std::fs::remove_dir(&dir);
         }
-        made
+        made.map(Some)
     }
 
-    fn open(
-        dir: &Path,
-        buffer_kb: &str,
-        events: &[&'static str],
-        filtered: bool,
-    ) -> Result<Self, Failure> {
+    fn open(dir: &Path, events: &[&'static str], filtered: bool) -> Result<Self, Failure> {
         let open = |name: &str, options: &mut OpenOptions| {
             options
                 .open(dir.join(name))
@@ -104,7 +118,7 @@ impl Instance {
         let settings = [
             ("tracing_on", "0"),
             ("trace_clock", "mono"),
-            ("buffer_size_kb", buffer_kb),
+            ("buffer_size_kb", "1"),
             ("options/record-tgid", "1"),
             ("options/irq-info", "1"),
             ("options/event-fork", if filtered { "1" } else { "0" }),
@@ -134,6 +148,7 @@ impl Instance {
                 OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK),
             )?,
             tracing_on: open("tracing_on", &mut write())?,
+            buffer_size_kb: open("buffer_size_kb", &mut write())?,
             set_event_pid: filtered
                 .then(|| open("set_event_pid", &mut write()))
                 .transpose()?,
@@ -149,6 +164,24 @@ impl Instance {
             .map_err(failed("write tracing_on"))
     }
 
+    /// Grow the buffers, write `pids` to the filter (one write: each adds to what is there),
+    /// enable the events `which` picks.
+    fn arm(&mut self, kb: &str, pids: &str, which: impl Fn(&str) -> bool) -> Result<(), Failure> {
+        self.buffer_size_kb
+            .write_all(kb.as_bytes())
+            .map_err(failed("write buffer_size_kb"))?;
+        if let Some(filter) = self.set_event_pid.as_mut() {
+            filter
+                .write_all(pids.as_bytes())
+                .map_err(failed("write set_event_pid"))?;
+        }
+        for (event, file) in self.enables.iter_mut().filter(|(e, _)| which(e)) {
+            file.write_all(b"1")
+                .map_err(failed(format!("enable {event}")))?;
+        }
+        Ok(())
+    }
+
     /// Append what the pipe holds now to `buf` (it never blocks).
     pub fn drain(&mut self, buf: &mut Vec<u8>) -> Result<(), Failure> {
         match self.pipe.read_to_end(buf) {
@@ -158,7 +191,8 @@ impl Instance {
     }
 
     /// Events the ring buffers dropped: per CPU `overrun` + `dropped events`.
-    fn lost(&self) -> u64 {
+    #[must_use]
+    pub fn lost(&self) -> u64 {
         let mut text = [0u8; 4096];
         let mut lost = 0;
         for file in &self.stats {
@@ -200,18 +234,43 @@ pub fn parse_lost(stats: &str) -> u64 {
         .sum()
 }
 
-/// Both instances, made and open.
+/// The three instances, made and open.
 #[derive(Debug)]
 pub struct Armed {
     pub tree: Instance,
+    pub exec: Instance,
     pub system: Instance,
     kpageflags: Option<File>,
 }
 
+/// Remove every instance of this tracer that no live tracer holds open (a dead tracer's).
+fn remove_stale() {
+    let Ok(dir) = std::fs::read_dir(INSTANCES) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(PREFIX) {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// Whether another instance of user `uid`'s than `ours` exists.
+fn users_other(uid: u32, ours: &str) -> bool {
+    let mark = format!("-u{uid}");
+    std::fs::read_dir(INSTANCES).is_ok_and(|dir| {
+        dir.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(PREFIX) && name.ends_with(&mark) && name != ours
+        })
+    })
+}
+
 impl Armed {
-    /// Mount tracefs if it is not (mount(2), no `mount` program), make both instances (named
-    /// after this process), open what will be needed, enable nothing. Root only.
-    pub fn prepare() -> Result<Armed, Failure> {
+    /// Mount tracefs if it is not (mount(2), no `mount` program), remove what dead tracers
+    /// left, take a free slot, make its three instances for user `uid` (refused where another
+    /// session of theirs runs), open what will be needed, enable nothing. Root only.
+    pub fn prepare(uid: u32) -> Result<Armed, Failure> {
         if !Path::new(INSTANCES).is_dir() {
             let flags = rustix::mount::MountFlags::empty();
             rustix::mount::mount("nodev", TRACEFS, "tracefs", flags, None).map_err(|e| {
@@ -220,61 +279,91 @@ impl Armed {
                 (Refusal::NoTracefs, why)
             })?;
         }
-        let name = format!("about-startup-{}", std::process::id());
-        let tree = Instance::create(&name, "32768", &TREE_EVENTS, true)?;
-        if tree.enables.first().map(|e| e.0) != Some(TREE_EVENTS[0]) {
-            tree.remove();
-            let why = format!("this kernel has no {} event", TREE_EVENTS[0]);
+        remove_stale();
+        let taken = |why: String| (Refusal::InstanceTaken, why);
+        let (slot, system) = (0..MAX_SESSIONS)
+            .find_map(|k| {
+                let made = Instance::create(&format!("{PREFIX}{k}"), &SYSTEM_EVENTS, false);
+                made.transpose().map(|m| m.map(|i| (k, i)))
+            })
+            .transpose()?
+            .ok_or_else(|| {
+                taken(format!(
+                    "{MAX_SESSIONS} traces are being recorded on this machine already, the most \
+                     at once; try again when one has ended"
+                ))
+            })?;
+        let name = format!("{PREFIX}{slot}-u{uid}");
+        let made = Instance::create(&name, &TREE_EVENTS, true).and_then(|tree| {
+            let tree = tree.ok_or_else(|| taken(format!("{name} exists")))?;
+            match Instance::create(&format!("{PREFIX}{slot}-exec"), &EXEC_EVENTS, true) {
+                Ok(Some(exec)) => Ok((tree, exec)),
+                other => {
+                    tree.remove();
+                    Err(other
+                        .err()
+                        .unwrap_or_else(|| taken(format!("slot {slot} exists"))))
+                }
+            }
+        });
+        let (tree, exec) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                system.remove();
+                return Err(e);
+            }
+        };
+        let kpageflags = File::open("/proc/kpageflags").ok();
+        let armed = Armed {
+            tree,
+            exec,
+            system,
+            kpageflags,
+        };
+        // Made first, looked for second: of two sessions of one user starting together, at
+        // least the second refuses (both may), never neither.
+        if users_other(uid, &name) {
+            armed.teardown();
+            return Err(taken(format!(
+                "another trace of yours (uid {uid}) is being recorded; one at a time"
+            )));
+        }
+        let found: Vec<&str> = armed.tree.enables.iter().map(|e| e.0).collect();
+        if let Some(missing) = TREE_EVENTS[..NEEDED].iter().find(|e| !found.contains(e)) {
+            armed.teardown();
+            let why = format!("this kernel has no {missing} event");
             return Err((Refusal::Unavailable, why));
         }
-        // The system instance's events are few: 4 MiB per CPU; the tree's 32 MiB hold a cold
-        // start's ~100k events between two drains.
-        match Instance::create(&format!("{name}-system"), "4096", &SYSTEM_EVENTS, false) {
-            Ok(system) => Ok(Armed {
-                tree,
-                system,
-                kpageflags: File::open("/proc/kpageflags").ok(),
-            }),
-            Err(e) => {
-                tree.remove();
-                Err(e)
-            }
+        if armed.exec.enables.is_empty() {
+            armed.teardown();
+            let why = format!("this kernel has no {} event", EXEC_EVENTS[0]);
+            return Err((Refusal::Unavailable, why));
         }
+        Ok(armed)
     }
 
-    /// Follow `pids`, enable the events (the fault event only with `faults`), turn both
-    /// instances on. Nothing is enabled unless the pid filter took the pids: an empty filter
-    /// would record every task.
+    /// Grow the buffers, follow `pids` (in the tree's and the exec instance's filters), enable
+    /// the events (the fault event only with `faults`), turn the three instances on. Nothing is
+    /// enabled unless the pid filter took the pids: an empty filter would record every task.
     pub fn follow(&mut self, pids: &[i32], faults: bool) -> Result<(), Failure> {
         if pids.is_empty() {
             return Err((Refusal::Unavailable, "no task to follow".into()));
         }
-        self.add(pids)?;
+        let text: Vec<String> = pids.iter().map(ToString::to_string).collect();
+        let text = format!("{}\n", text.join(" "));
         let fault = TREE_EVENTS[TREE_EVENTS.len() - 1];
-        let enables = self.tree.enables.iter_mut().chain(&mut self.system.enables);
-        for (event, file) in enables.filter(|(e, _)| faults || *e != fault) {
-            file.write_all(b"1")
-                .map_err(failed(format!("enable {event}")))?;
-        }
+        self.exec.arm(EXEC_KB, &text, |_| true)?;
+        self.tree.arm(TREE_KB, &text, |e| faults || e != fault)?;
+        self.system.arm(SYSTEM_KB, "", |_| true)?;
+        self.exec.set_on(true)?;
         self.tree.set_on(true)?;
         self.system.set_on(true)
     }
 
-    /// Add tasks to the tree's pid filter, in one write (each write adds to what is there).
-    pub fn add(&mut self, pids: &[i32]) -> Result<(), Failure> {
-        let (Some(filter), false) = (self.tree.set_event_pid.as_mut(), pids.is_empty()) else {
-            return Ok(());
-        };
-        let text: Vec<String> = pids.iter().map(ToString::to_string).collect();
-        filter
-            .write_all(format!("{}\n", text.join(" ")).as_bytes())
-            .map_err(failed("write set_event_pid"))
-    }
-
-    /// Wait up to `timeout` (under a second) for the system instance to have a line.
-    pub fn wait_system(&self, timeout: Duration) {
+    /// Wait up to `timeout` (under a second) for the exec instance to have a line.
+    pub fn wait_exec(&self, timeout: Duration) {
         use rustix::event::{poll, PollFd, PollFlags, Timespec};
-        let mut fds = [PollFd::new(&self.system.pipe, PollFlags::IN)];
+        let mut fds = [PollFd::new(&self.exec.pipe, PollFlags::IN)];
         let nanos = i64::from(timeout.subsec_nanos());
         let _ = poll(
             &mut fds,
@@ -287,33 +376,70 @@ impl Armed {
 
     /// Stop recording (the buffers stay readable).
     pub fn stop(&mut self) {
+        let _ = self.exec.set_on(false);
         let _ = self.tree.set_on(false);
         let _ = self.system.set_on(false);
     }
 
-    /// Events the kernel's buffers dropped, both instances.
+    /// The `/proc/kpageflags` words of page frames `frames` (`(pfn, token)`), by token, where
+    /// the frame still shows a page of the page cache ([`cache_page`]). Read in windows of
+    /// [`FLAGS_WINDOW`] frames, one read each: a start's frames are many (~50,000) and mostly
+    /// near each other, and a read per frame made the end of a session take tens of seconds
+    /// where each system call costs more (a machine under load, or strace).
     #[must_use]
-    pub fn lost(&self) -> u64 {
-        self.tree.lost() + self.system.lost()
+    pub fn page_flags(&self, frames: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
+        let Some(file) = self.kpageflags.as_ref() else {
+            return Vec::new();
+        };
+        frames.sort_unstable();
+        let mut window = vec![0u8; FLAGS_WINDOW * 8];
+        let (mut base, mut have) = (0u64, 0usize);
+        let mut out = Vec::new();
+        for &(pfn, token) in frames.iter() {
+            if pfn < base || pfn - base >= have as u64 {
+                base = pfn;
+                have = pfn
+                    .checked_mul(8)
+                    .and_then(|at| file.read_at(&mut window, at).ok())
+                    .map_or(0, |n| n / 8);
+            }
+            // After the read above, `pfn - base` is below `have` unless the read gave nothing.
+            let Some(i) = usize::try_from(pfn - base).ok().filter(|i| *i < have) else {
+                continue;
+            };
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&window[i * 8..i * 8 + 8]);
+            let w = u64::from_ne_bytes(word);
+            if cache_page(w) {
+                out.push((token, w));
+            }
+        }
+        out
     }
 
-    /// The `/proc/kpageflags` word of page frame `pfn`.
-    #[must_use]
-    pub fn page_flags(&self, pfn: u64) -> Option<u64> {
-        let mut word = [0u8; 8];
-        let file = self.kpageflags.as_ref()?;
-        file.read_exact_at(&mut word, pfn.checked_mul(8)?).ok()?;
-        Some(u64::from_ne_bytes(word))
-    }
-
-    /// Remove both instances; the folders that could not be removed.
+    /// Remove the three instances; the folders that could not be removed.
     pub fn teardown(self) -> Vec<PathBuf> {
-        drop(self.kpageflags);
-        [self.tree, self.system]
+        [self.tree, self.exec, self.system]
             .into_iter()
             .filter_map(Instance::remove)
             .collect()
     }
+}
+
+/// Page frames whose `/proc/kpageflags` words one read fetches (4 KiB).
+const FLAGS_WINDOW: usize = 512;
+
+/// Whether a `/proc/kpageflags` word shows a page of the page cache still (on an LRU list, up
+/// to date; not anonymous, swap-backed, free, slab, KSM, a page table, offline or the zero
+/// page): a frame the tree's page left since and someone's anonymous memory or the kernel took
+/// says nothing. Another file's page in the same frame cannot be told apart
+/// (docs/design/privilege.md). Pure.
+#[must_use]
+pub fn cache_page(w: u64) -> bool {
+    const NEEDED: u64 = 1 << 3 | 1 << 5;
+    const NOT: u64 = 1 << 7 | 1 << 10 | 1 << 12 | 1 << 13 | 1 << 14 | 1 << 20 | 1 << 21;
+    const NOT_EITHER: u64 = 1 << 23 | 1 << 24 | 1 << 26;
+    w & NEEDED == NEEDED && w & (NOT | NOT_EITHER) == 0
 }
 
 #[cfg(test)]

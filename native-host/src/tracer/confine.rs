@@ -5,13 +5,14 @@
 //! instances at the end (docs/design/privilege.md says why that and not an unconfined parent).
 //! Writes to the control files it opened before still work: Landlock checks at open.
 //!
-//! Without Landlock (a kernel before 5.13, or built or booted without it) the tracer refuses to
-//! run, unless root's own environment says `ABOUT_STARTUP_TRACER_WITHOUT_LANDLOCK=1`; pkexec
+//! Without Landlock at ABI 3 at least (Linux 6.2: truncate is covered from there; below it a
+//! descriptor-less truncate of any file would stay allowed), or built or booted without it, the
+//! tracer refuses to run, unless root's own environment says `ABOUT_STARTUP_TRACER_WITHOUT_LANDLOCK=1`; pkexec
 //! clears the environment, and the pkexec route does not look at it anyway, so only root itself
 //! or a sudo rule that passes the variable can.
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    path_beneath_rules, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr,
     ABI,
 };
 
@@ -40,11 +41,12 @@ pub fn confine(may_override: bool) -> Result<(), String> {
         .and_then(|r| r.restrict_self())
         .map_err(landlock)?;
     let allowed = may_override && std::env::var_os(WITHOUT_LANDLOCK).is_some_and(|v| v == "1");
-    if status.ruleset == RulesetStatus::NotEnforced && !allowed {
+    let enough = matches!(status.landlock, LandlockStatus::Available { effective_abi, .. } if effective_abi >= ABI::V3);
+    if !enough && !allowed {
         return Err(format!(
-            "this kernel does not enforce Landlock, and the tracer does not run unconfined; \
-             on a kernel without Landlock, root may run it with {WITHOUT_LANDLOCK}=1 in its own \
-             environment (docs/design/privilege.md)"
+            "this kernel does not enforce Landlock at ABI 3 (Linux 6.2) or later, and the \
+             tracer does not run less confined; on such a kernel, root may run it with \
+             {WITHOUT_LANDLOCK}=1 in its own environment (docs/design/privilege.md)"
         ));
     }
     Ok(())

@@ -7,16 +7,28 @@
 //! aligned in 16 columns (`%16s-%-7d`). So the `-` before the pid is always byte 16, and a name
 //! the user chose (spaces, dashes, brackets, a newline) can neither move the pid nor make a
 //! line of its own: the rest of a name cut by a newline is at most 14 bytes long before its
-//! `-`. The only long free text a process controls, an exec's file name, is never in this
-//! stream: exec events come from the system instance (tracer/arm.rs), where they are only
-//! triggers for a look at `/proc/<pid>/status`, never forwarded nor trusted for a page frame.
+//! `-`. The only long free text a process controls, an exec's file name, is never in the tree's
+//! stream: exec lines come from an instance of their own (tracer/arm.rs), where a line can only
+//! make the tracer drop a task, never follow one.
 //!
-//! Per line of the tree's instance (the kernel's pid filter: only the followed tree's tasks):
-//! - not in that layout, or not an event the tracer armed: dropped (counted as lost);
+//! **Fails closed.** A line of the tree's instance is handed over only if its task is *proven*
+//! of the tree at that point of the ring buffer's order: one of the tasks the tracer listed and
+//! proved alive from before it wrote the kernel's pid filter until recording had begun
+//! (tracer/who.rs), or the child of a `sched_process_fork` line of a proven task; a task's
+//! `sched_process_exit` line ends its proof (a stranger that gets its number later is no one
+//! the tracer knows). The kernel's own pid filter only narrows what is recorded; it is never
+//! trusted (a number it holds outlives the task it was written for). And:
+//! - not an event the tracer armed: dropped;
+//! - not in that layout (a task named with a newline), or an exec line that is not exactly one:
+//!   nothing more is handed over, as for a lost line (which task forked, exited or exec'd is
+//!   unknown);
 //! - recorded in hard or soft interrupt context (the third flag is `h`, `H`, `s`, `z` or `Z`):
 //!   dropped, it is someone else's I/O that interrupted a task of the tree;
-//! - from a task that became another user (setuid/setgid/capabilities at an exec: each exec is
-//!   looked at as soon as it is read) or descends from one: dropped;
+//! - from a task whose exec made it another user or undumpable (setuid/setgid/capabilities: the
+//!   exec instance is read, and each exec looked at, before the tree's lines recorded after it
+//!   are handed over), or forked by one after that: dropped, for the rest of the session;
+//! - any line lost in the tree's ring buffer (`[LOST n EVENTS]`): nothing more is handed over,
+//!   the proof is gone (the session ends, tracer/session.rs);
 //! - `pfn=0x…` (mm_filemap_add_to_page_cache) replaced by a token, one per distinct frame;
 //! - `block_rq_issue` remembered by device and sector, so that the system instance's
 //!   `block_rq_complete` of the same request is forwarded, with the interrupted task's name and
@@ -43,6 +55,8 @@ pub struct Head<'a> {
     /// `None` where the kernel printed `(-------)`.
     pub tgid: Option<i32>,
     pub flags: &'a [u8],
+    /// When it was recorded, in µs of the trace clock.
+    pub ts: u64,
     pub event: &'a [u8],
     pub payload: &'a [u8],
     /// The line from the CPU column on (` [001] …`).
@@ -99,6 +113,12 @@ pub fn split(line: &[u8]) -> Option<Head<'_>> {
     if !number(cpu, false) || !number(ts, true) {
         return None;
     }
+    let (secs, micros) = std::str::from_utf8(ts).ok()?.split_once('.')?;
+    let ts = secs
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000)?
+        .checked_add(micros.parse::<u64>().ok()?)?;
     let rest = rest[colon + 1..].strip_prefix(b" ")?;
     // `event: payload`, or `sys_execve -> 0x0` for a syscall's exit.
     let end = rest.iter().position(|c| *c == b':' || *c == b' ')?;
@@ -109,6 +129,7 @@ pub fn split(line: &[u8]) -> Option<Head<'_>> {
         tid,
         tgid,
         flags,
+        ts,
         event: &rest[..end],
         payload,
         context,
@@ -158,6 +179,24 @@ pub fn fork_child(payload: &[u8]) -> Option<i32> {
     }
 }
 
+/// The new and the old pid of a `sched_process_exec` payload (`filename=… pid=N old_pid=M`),
+/// read from its end: the file name before them is the user's text.
+#[must_use]
+pub fn exec_pids(payload: &[u8]) -> Option<(i32, i32)> {
+    const OLD: &[u8] = b" old_pid=";
+    const PID: &[u8] = b" pid=";
+    let at = payload.windows(OLD.len()).rposition(|w| w == OLD)?;
+    let (old, []) = digits(&payload[at + OLD.len()..])? else {
+        return None;
+    };
+    let head = &payload[..at];
+    let p = head.windows(PID.len()).rposition(|w| w == PID)?;
+    let (pid, []) = digits(&head[p + PID.len()..])? else {
+        return None;
+    };
+    Some((pid, old))
+}
+
 /// A set that forgets its oldest entries beyond `MAX`: what the filter remembers of what
 /// others do is bounded.
 #[derive(Debug, Default)]
@@ -186,10 +225,10 @@ impl<T: Hash + Eq + Clone, const MAX: usize> Bounded<T, MAX> {
 /// The filter's state over one recording.
 #[derive(Debug, Default)]
 pub struct Filter {
-    /// Every task known to be of the followed tree (the pids the tracer wrote, and every child
-    /// a task of the tree forked).
+    /// The tasks proven of the followed tree now, in the ring buffer's order.
     tree: HashSet<i32>,
-    /// Tasks (and processes) that became someone else, and what they forked since.
+    /// Task numbers whose exec made them someone else (or could not be looked at), and what
+    /// they forked since: dropped for the rest of the session (at most `pid_max` numbers).
     dropped: HashSet<i32>,
     tokens: HashMap<u64, u64>,
     /// Block requests the tree issued (device, first sector), for their completions.
@@ -197,63 +236,78 @@ pub struct Filter {
     /// Completions (the line to hand over, their request) waiting for their issue, and for how
     /// many more drains.
     pending: Vec<(String, (Vec<u8>, u64), u8)>,
-    /// Tasks not known (yet) to be of the tree whose exec made them someone else: their fork
-    /// may be read after their exec (the two instances are read apart).
-    others: Bounded<i32, { 1 << 14 }>,
+    /// Where a task exec'd twice in one read, the first program's time (from its exec to the
+    /// next, µs): the look at the task was of the later one, so its lines then are dropped.
+    spans: HashMap<i32, Vec<(u64, u64)>>,
+    /// The time of the last tree line read (spans before it are of no more use).
+    last_ts: u64,
     /// Lines not delivered since the last [`Filter::take_lost`].
     lost: u64,
+    /// The tree's ring buffer lost lines: no proof holds after them.
+    broken: bool,
 }
 
 impl Filter {
-    /// Start with the tasks written to the kernel's pid filter, and those left out of it (not
-    /// wholly the user's: their lines never come, and nothing they fork is followed).
+    /// Start with the tasks proven of the tree when recording began.
     #[must_use]
-    pub fn new(tree: &[i32], dropped: &[i32]) -> Self {
+    pub fn new(proven: &[i32]) -> Self {
         Filter {
-            tree: tree.iter().copied().collect(),
-            dropped: dropped.iter().copied().collect(),
+            tree: proven.iter().copied().collect(),
             ..Filter::default()
         }
     }
 
-    /// Learn the tree's new tasks from a batch of its lines before it is forwarded (so an exec
-    /// of a task forked in the same batch counts, whichever was read first).
-    pub fn learn_forks(&mut self, lines: &[&[u8]]) {
-        for h in lines.iter().filter_map(|l| split(l)) {
-            self.adopt(&h);
-        }
+    /// Whether the tree's ring buffer lost lines (nothing is handed over after that).
+    #[must_use]
+    pub fn broken(&self) -> bool {
+        self.broken
     }
 
-    /// The child of a fork line is of the tree: dropped with its parent, or when its exec made
-    /// it someone else before its fork was read.
-    fn adopt(&mut self, h: &Head<'_>) {
-        if let (b"sched_process_fork", Some(child)) = (h.event, fork_child(h.payload)) {
-            self.tree.insert(child);
-            if self.is_dropped(h) || self.others.remove(&child) {
-                self.dropped.insert(child);
+    /// The exec instance's lines read since the last call (read after the tree's lines they
+    /// are applied to: an exec recorded before a line of its task is among them). For each
+    /// exec, `still_yours` looks at the task now; where it is not the user's any more, or gone,
+    /// its number is dropped, and the number an exec from a thread left behind too. A task that
+    /// exec'd again in the same lines: the look is of the later program, so the lines of the
+    /// earlier one (from its exec to the next, by the trace clock) are dropped. Any line that is not
+    /// exactly one exec line (a file name or a task name with a newline) breaks the proof: which
+    /// task exec'd is unknown. A line forged in a file name can only drop a task or break.
+    pub fn exec_lines(&mut self, lines: &[&[u8]], still_yours: &mut dyn FnMut(i32) -> bool) {
+        let mut execs = Vec::new();
+        for line in lines {
+            if let Some(n) = lost_count(line) {
+                self.lost += n;
+                self.broken = true;
+                continue;
+            }
+            match split(line).filter(|h| h.event == b"sched_process_exec") {
+                Some(h) => match exec_pids(h.payload) {
+                    Some((pid, old)) if pid == h.tid => execs.push((pid, old, h.ts)),
+                    _ => self.broken = true,
+                },
+                None => self.broken = true,
+            }
+        }
+        let last = self.last_ts;
+        self.spans.retain(|_, v| {
+            v.retain(|s| s.1 >= last);
+            !v.is_empty()
+        });
+        for (i, (pid, old, ts)) in execs.iter().enumerate() {
+            if old != pid {
+                self.dropped.insert(*old);
+            }
+            if let Some((_, _, next)) = execs[i + 1..].iter().find(|(p, _, _)| p == pid) {
+                self.spans.entry(*pid).or_default().push((*ts, *next));
+            } else if self.dropped.contains(old) || !still_yours(*pid) {
+                self.dropped.insert(*pid);
             }
         }
     }
 
-    fn is_dropped(&self, h: &Head<'_>) -> bool {
-        self.dropped.contains(&h.tid) || h.tgid.is_some_and(|g| self.dropped.contains(&g))
-    }
-
-    /// A line of the system instance: an exec makes `still_yours` look at the task that exec'd
-    /// at once (the session reads this instance as soon as it has a line); one that is not the
-    /// user's any more is dropped from then on, or, not known yet to be of the tree, remembered
-    /// for its fork. A block completion waits for its issue.
-    pub fn system_line(&mut self, line: &[u8], still_yours: &mut dyn FnMut(i32) -> bool) {
+    /// A line of the system instance: a block completion waits for its issue.
+    pub fn system_line(&mut self, line: &[u8]) {
         let Some(h) = split(line) else { return };
-        if h.event == b"sched_process_exec" {
-            if !self.dropped.contains(&h.tid) && !still_yours(h.tid) {
-                if self.tree.contains(&h.tid) {
-                    self.dropped.insert(h.tid);
-                } else {
-                    self.others.insert(h.tid);
-                }
-            }
-        } else if h.event == b"block_rq_complete" && self.pending.len() < MAX_PENDING {
+        if h.event == b"block_rq_complete" && self.pending.len() < MAX_PENDING {
             if let Some(key) = block_key(h.payload) {
                 // The interrupted task's name and pid (someone else's, often) are replaced.
                 let context = String::from_utf8_lossy(h.context);
@@ -263,24 +317,51 @@ impl Filter {
         }
     }
 
-    /// A line of the tree's instance: the line to forward, if any.
+    /// A line of the tree's instance, in the ring buffer's order: the line to forward, if any.
     pub fn tree_line(&mut self, line: &[u8]) -> Option<String> {
         if let Some(n) = lost_count(line) {
             self.lost += n;
+            self.broken = true;
             return None;
         }
+        if self.broken {
+            return None;
+        }
+        // A line that is not in the layout (a task name with a newline) may be any task's exit
+        // or fork: the proof is gone.
         let Some(h) = split(line) else {
             self.lost += 1;
+            self.broken = true;
             return None;
         };
         let armed = |e: &&str| e.rsplit('/').next().map(str::as_bytes) == Some(h.event);
-        if !TREE_EVENTS.iter().any(armed) {
+        if !TREE_EVENTS.iter().any(armed) || !self.tree.contains(&h.tid) {
             return None;
         }
-        // Again as it is handed over: what a task dropped since it was learned forks is dropped
-        // with it, from this line on.
-        self.adopt(&h);
-        if in_interrupt(h.flags) || self.is_dropped(&h) {
+        match (h.event, fork_child(h.payload)) {
+            (b"sched_process_exit", _) => {
+                self.tree.remove(&h.tid);
+                self.spans.remove(&h.tid);
+                return None;
+            }
+            (b"sched_process_fork", Some(child)) => {
+                self.tree.insert(child);
+                if self.dropped.contains(&h.tid) {
+                    self.dropped.insert(child);
+                }
+            }
+            (b"sched_process_fork", None) => {
+                self.broken = true;
+                return None;
+            }
+            _ => {}
+        }
+        self.last_ts = h.ts;
+        let spanned = self.spans.get(&h.tid).into_iter().flatten();
+        if in_interrupt(h.flags)
+            || self.dropped.contains(&h.tid)
+            || spanned.into_iter().any(|(a, b)| (*a..=*b).contains(&h.ts))
+        {
             return None;
         }
         if let (b"block_rq_issue", Some(key)) = (h.event, block_key(h.payload)) {

@@ -8,7 +8,7 @@
 //! - `protocol`: the messages, typed, both directions;
 //! - `who`: the invoking user (PKEXEC_UID, SUDO_UID) and which processes are theirs;
 //! - `arm`: the tracefs instances, made and opened before confinement;
-//! - `confine`: no_new_privs and Landlock;
+//! - `confine`: no_new_privs and Landlock (and `session`: no capability once armed);
 //! - `filter`: which lines are handed over, rewritten how (pure);
 //! - `session`: one recording served over a byte stream;
 //! - `split`: sudo's route: root stays the tracer, a child drops to the user for the command.
@@ -24,6 +24,7 @@ pub mod split;
 pub mod who;
 
 use std::ffi::{OsStr, OsString};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
@@ -108,10 +109,18 @@ fn run(route: Route, uid: u32) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    session::signals(session::on_term, false);
+    session::signals(session::on_term);
     let _ = std::env::set_current_dir("/");
-    let stdout = std::io::stdout().lock();
-    session::serve(std::io::stdin(), stdout, uid, route == Route::Root);
+    let Ok(stdout) = std::io::stdout().as_fd().try_clone_to_owned() else {
+        return ExitCode::from(1);
+    };
+    let who = session::For {
+        uid,
+        invoker: parent,
+        may_override: route == Route::Root,
+        keep: rustix::thread::CapabilitySet::empty(),
+    };
+    session::serve(std::io::stdin(), stdout, &who);
     ExitCode::SUCCESS
 }
 

@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped when a message changes incompatibly; the user's side refuses a tracer of another
 /// version (the packaged tracer and a host built from source may differ). 2: `ready` without
-/// `uid`, `armed` without fields.
-pub const VERSION: u32 = 2;
+/// `uid`, `armed` without fields. 3: `done.ended` may be `lost`; `page_flags` only for frames
+/// that still show a page of the page cache.
+pub const VERSION: u32 = 3;
 
 /// The largest request frame the tracer reads: a request is a few dozen bytes.
 pub const MAX_REQUEST: usize = 4096;
@@ -44,6 +45,9 @@ pub enum Ended {
     Signal,
     /// A request was refused.
     Refused,
+    /// The kernel's buffers lost lines the proof of which task is the tree's depends on: nothing
+    /// recorded after them was handed over.
+    Lost,
 }
 
 /// Why a request was refused (`Refused.code`; append-only).
@@ -62,7 +66,7 @@ pub enum Refusal {
     Unavailable,
     /// tracefs is not there and could not be mounted.
     NoTracefs,
-    /// The tracer's instance exists already (another tracer, or a crashed one left it).
+    /// Another trace of the same user is being recorded, or the machine's most at once are.
     InstanceTaken,
 }
 
@@ -87,7 +91,7 @@ pub enum Reply {
         lost: u64,
     },
     /// After `Stop`: each page frame token's `/proc/kpageflags` word (possibly in several
-    /// frames).
+    /// frames), for the frames that still show a page of the page cache.
     PageFlags {
         flags: Vec<(u64, u64)>,
     },

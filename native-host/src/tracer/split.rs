@@ -8,9 +8,12 @@
 //! (a ring buffer of 32 MiB per CPU takes a moment). A command that traces nothing closes its
 //! end, and the instances are removed.
 
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
+
+use rustix::thread::CapabilitySet;
 
 use super::session;
 use crate::os::account::{self, Account};
@@ -18,7 +21,8 @@ use crate::os::account::{self, Account};
 /// The child, for the signal handler.
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
-/// SIGTERM and SIGHUP are passed on to the child (its end closing then ends the session).
+/// SIGTERM and SIGHUP are passed on to the child (its end closing then ends the session): the
+/// one capability the parent keeps once armed is CAP_KILL, for this.
 extern "C" fn forward(signal: libc::c_int) {
     let child = CHILD.load(Ordering::SeqCst);
     if child > 0 {
@@ -64,10 +68,21 @@ pub fn split(uid: u32) -> Result<(UnixStream, Account), ExitCode> {
     }
     drop(child_end);
     CHILD.store(child, Ordering::SeqCst);
-    session::signals(forward, true);
+    session::signals(forward);
     let _ = std::env::set_current_dir("/");
-    if let Ok(reader) = parent_end.try_clone() {
-        session::serve(reader, &parent_end, uid, true);
+    if let (Ok(reader), Ok(closer)) = (parent_end.try_clone(), parent_end.try_clone()) {
+        let writer = OwnedFd::from(parent_end);
+        let who = session::For {
+            uid,
+            invoker: child,
+            may_override: true,
+            keep: CapabilitySet::KILL,
+        };
+        session::serve(reader, writer, &who);
+        // The session is over, but this process lives on until the child ends, and the
+        // session's reader thread still holds the socket: shut it down, so that the child's
+        // side reads its end now (it waited for it, and the child for it, for good).
+        let _ = closer.shutdown(std::net::Shutdown::Both);
     }
     std::process::exit(wait(child))
 }

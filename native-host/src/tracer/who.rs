@@ -1,8 +1,12 @@
 //! Whom the tracer works for, and which processes are theirs: the invoking user from the
 //! variables pkexec and sudo set (never from an argument), their process tree from `/proc`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
+
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::process::{pidfd_open, Pid, PidfdFlags};
 
 use crate::os::proc::{self, parse::Credentials};
 
@@ -57,33 +61,116 @@ pub fn credentials(pid: i32) -> Option<Credentials> {
     proc::parse::parse_credentials(&text)
 }
 
-/// The tasks to follow for process `root` (its threads, and every descendant process's
-/// threads, from `/proc`), and those left out because their process is not wholly the user's
-/// (a setuid program the tree ran), with what it started. `gid`: the group of `root`.
+/// A task of the tree, held by a pidfd opened before its process was looked at: while the pidfd
+/// says it has not exited, its number is this task's (a number is free for reuse only once its
+/// task is gone).
+#[derive(Debug)]
+pub struct Held {
+    pub tid: i32,
+    fd: OwnedFd,
+}
+
+impl Held {
+    /// Whether the task has not exited (a pidfd of a thread, `PIDFD_THREAD`, polls readable
+    /// once it has).
+    #[must_use]
+    pub fn alive(&self) -> bool {
+        let mut fds = [PollFd::new(&self.fd, PollFlags::IN)];
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        matches!(poll(&mut fds, Some(&zero)), Ok(0))
+    }
+}
+
+/// Who the kernel says owns process `pid`'s files: its effective uid while it is dumpable, root
+/// (task_dump_owner) while it is not. The folder `/proc/<pid>` itself always shows the
+/// effective uid, so a file in it is asked.
 #[must_use]
-pub fn tree(root: i32, uid: u32, gid: u32) -> (Vec<i32>, Vec<i32>) {
-    let mut yours = HashMap::new();
+pub fn dump_owner(pid: i32) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let status = std::fs::symlink_metadata(format!("/proc/{pid}/status")).ok()?;
+    Some(status.uid())
+}
+
+/// `PIDFD_THREAD` (Linux 6.9): a pidfd of one thread.
+const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
+
+/// Whether user `uid` could ptrace process `pid` as the kernel decides it for them
+/// (PTRACE_MODE_ATTACH, as opening `/proc/<pid>/mem` asks): the process is dumpable (the kernel
+/// gives its `/proc` files to root otherwise: ssh-agent and gpg-agent make themselves so, and
+/// so does a setuid or setgid exec) and Yama allows it (`ptrace_scope` 1: only a descendant of
+/// the user's process `invoker`, the one that asked; 2 and 3: no one but root). Root itself
+/// may (CAP_SYS_PTRACE).
+#[must_use]
+pub fn traceable(pid: i32, uid: u32, invoker: i32, yama: u8) -> bool {
+    if uid == 0 {
+        return true;
+    }
+    let descends = || {
+        let mut p = pid;
+        for _ in 0..4096 {
+            if p == invoker {
+                return true;
+            }
+            match credentials(p) {
+                Some(c) if c.ppid > 1 => p = c.ppid,
+                _ => return false,
+            }
+        }
+        false
+    };
+    dump_owner(pid) == Some(uid) && (yama == 0 || (yama == 1 && descends()))
+}
+
+/// Yama's `ptrace_scope` (0 without Yama; 3 where unreadable).
+#[must_use]
+pub fn yama_scope() -> u8 {
+    match proc::read_system("sys/kernel/yama/ptrace_scope", 16) {
+        Ok(text) => String::from_utf8_lossy(&text).trim().parse().unwrap_or(3),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(_) => 3,
+    }
+}
+
+/// The tasks to follow for process `root` (its threads, and every descendant process's
+/// threads, from `/proc`), each held (a pidfd opened, then its process looked at again: wholly
+/// the user's, `gid` its group, and traceable by them). A process that is not is left out with
+/// what it started.
+#[must_use]
+pub fn tree(root: i32, uid: u32, gid: u32, invoker: i32) -> Vec<Held> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for pid in proc::pids() {
         if let Some(c) = credentials(pid) {
-            yours.insert(pid, wholly(&c, uid, Some(gid)));
             children.entry(c.ppid).or_default().push(pid);
         }
     }
-    let (mut follow, mut left_out) = (Vec::new(), Vec::new());
-    let mut queue = vec![(root, true)];
-    while let Some((pid, parent_yours)) = queue.pop() {
-        // `remove`: each process once, even if pids reused during the look made a loop.
-        let Some(own) = yours.remove(&pid) else {
+    let yama = yama_scope();
+    let (mut follow, mut seen) = (Vec::new(), HashSet::new());
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        // Each process once, even if pids reused during the look made a loop.
+        if !seen.insert(pid) {
             continue;
-        };
-        let tasks = proc::tasks(pid).unwrap_or_default();
-        let ok = parent_yours && own;
-        if ok { &mut follow } else { &mut left_out }.extend(tasks);
-        let kids = children.get(&pid).into_iter().flatten();
-        queue.extend(kids.map(|child| (*child, ok)));
+        }
+        let flags = PidfdFlags::from_bits_retain(PIDFD_THREAD);
+        let held: Vec<Held> = proc::tasks(pid)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|tid| {
+                let fd = pidfd_open(Pid::from_raw(tid)?, flags).ok()?;
+                Some(Held { tid, fd })
+            })
+            .collect();
+        let own = credentials(pid).is_some_and(|c| wholly(&c, uid, Some(gid)))
+            && traceable(pid, uid, invoker, yama);
+        if own {
+            follow.extend(held);
+            queue.extend(children.get(&pid).into_iter().flatten());
+        }
     }
-    (follow, left_out)
+    follow
 }
 
 #[cfg(test)]

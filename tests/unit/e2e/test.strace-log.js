@@ -196,6 +196,32 @@ describe("the privilege split (priv): root's part and the user's, from the split
     assert.equal(task(18253).confined, false, "the user's side is not Landlock-confined (it needs not be)");
   });
 
+  it("defects planted in the real log of the tracer (issue 38) are violations: another's environ and maps, /proc/kcore, sysfs, a global event's enable", () => {
+    const text = fs.readFileSync(path.join(FIXTURES, "sudo-trace-pid-split.strace"), "utf8");
+    const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, "sudo-trace-pid-split.json"), "utf8"));
+    const planted = [
+      '18252 open("/proc/1/environ", O_RDONLY|O_CLOEXEC) = 27</proc/1/environ>',
+      '18252 open("/proc/18157/maps", O_RDONLY|O_CLOEXEC) = 27</proc/18157/maps>',
+      '18252 open("/proc/kcore", O_RDONLY|O_CLOEXEC) = 27</proc/kcore>',
+      '18252 open("/sys/block/vda/queue/read_ahead_kb", O_RDONLY|O_CLOEXEC) = 27</sys/block/vda/queue/read_ahead_kb>',
+      '18252 openat(AT_FDCWD</>, "/sys/kernel/tracing/events/sched/sched_process_exec/enable", O_WRONLY|O_CLOEXEC) = 27</sys/kernel/tracing/events/sched/sched_process_exec/enable>',
+    ];
+    const lines = text.split("\n");
+    // Right after the tracer's last honest look at the followed process.
+    const at = lines.findLastIndex((l) => l.startsWith('18252 open("/proc/18157/stat"'));
+    lines.splice(at + 1, 0, ...planted);
+    const analysed = (t) =>
+      analyse(parseLog(t), {
+        roots: facts.roots.map((r) => ({ ...r, creds: creds(r.creds.uid, r.creds.gid, r.creds.groups) })),
+        hostImages: new Set(facts.hostImages),
+        setuidRoot: new Set(facts.setuidRoot),
+        loaderFiles: new Set(facts.loaderFiles),
+      });
+    assert.deepEqual(analysed(text).violations, [], "the real log alone passes");
+    const bad = analysed(lines.join("\n")).violations.map((v) => v.path);
+    assert.deepEqual(bad, ["/proc/1/environ", "/proc/18157/maps", "/proc/kcore", "/sys/block/vda/queue/read_ahead_kb", "/sys/kernel/tracing/events/sched/sched_process_exec/enable"]);
+  });
+
   it("without the landlock_restrict_self line (a tracer that did not confine itself) the same looks are unconfined", () => {
     const text = fs.readFileSync(path.join(FIXTURES, "sudo-trace-pid-split.strace"), "utf8");
     const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, "sudo-trace-pid-split.json"), "utf8"));
@@ -249,11 +275,30 @@ describe("what root did outside its part (today's main: all of the user's work)"
     assert.deepEqual(result.rootOps, []);
   });
 
-  it("the rule itself: tracefs is root's to write; /proc and sysfs only to read; the user's files never", () => {
-    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/instances/x/tracing_on", write: true }).ok, true);
+  it("the rule itself: tracefs is root's to write beneath its own instances; /proc and sysfs only to read; the user's files never", () => {
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/instances/about-startup-0-u1000/tracing_on", write: true }).ok, true);
+    assert.equal(rootMay("rmdir", { path: "/sys/kernel/tracing/instances/about-startup-0", write: true }).ok, true);
+    // Written outside its own instances (issue 38): a global event, another tool's instance.
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/events/sched/sched_process_exec/enable", write: true }).ok, false);
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/instances/x/tracing_on", write: true }).ok, false);
+    assert.equal(rootMay("open", { path: "/sys/kernel/tracing/trace_pipe", write: false }).ok, true);
+    assert.equal(rootMay("mount", { path: "/sys/kernel/tracing", write: true }).ok, true);
     assert.equal(rootMay("open", { path: "/proc/sys/vm/drop_caches", write: true }).ok, false);
     assert.equal(rootMay("open", { path: "/sys/block/vda/queue/read_ahead_kb", write: true }).ok, false);
-    assert.equal(rootMay("open", { path: "/sys/block/vda/queue/read_ahead_kb", write: false }).ok, true);
+    // Reads narrowed to what the tracer needs (issue 38): every process's status and task
+    // folder, its own files, kpageflags, Yama; never another's environ, memory or maps, nor
+    // /proc/kcore, nor sysfs outside tracefs.
+    assert.equal(rootMay("open", { path: "/sys/block/vda/queue/read_ahead_kb", write: false }).ok, false);
+    assert.equal(rootMay("open", { path: "/proc/4242/status", write: false }).ok, true);
+    assert.equal(rootMay("open", { path: "/proc/4242/task", write: false }).ok, true);
+    assert.equal(rootMay("open", { path: "/proc/kpageflags", write: false }).ok, true);
+    assert.equal(rootMay("open", { path: "/proc/sys/kernel/yama/ptrace_scope", write: false }).ok, true);
+    assert.equal(rootMay("open", { path: "/proc/self/maps", write: false }).ok, true);
+    assert.equal(rootMay("open", { path: "/proc/77/maps", write: false }, { self: 77 }).ok, true, "its own maps");
+    assert.equal(rootMay("open", { path: "/proc/78/maps", write: false }, { self: 77 }).ok, false, "another's maps");
+    assert.equal(rootMay("open", { path: "/proc/1/environ", write: false }).ok, false);
+    assert.equal(rootMay("open", { path: "/proc/1/mem", write: false }).ok, false);
+    assert.equal(rootMay("open", { path: "/proc/kcore", write: false }).ok, false);
     assert.equal(rootMay("chdir", { path: "/home/u", write: false }).ok, false);
     assert.equal(rootMay("exec", { path: "/bin/mount", write: false }).ok, false, "root's part execs nothing");
     assert.equal(rootMay("open", { path: "/etc/shadow", write: false }).ok, false);

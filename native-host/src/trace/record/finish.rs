@@ -30,6 +30,22 @@ pub(super) fn finish(
 ) -> anyhow::Result<Trace> {
     let ended_ns = clock_ns();
     let stopped = rec.stop();
+    // A tracer that ended before it was told to stop handed over part of the start: no trace
+    // is made of a part, and the user is told why (never a wait, never a trace that looks whole).
+    let early = rec.tracer_ended.take().or_else(|| {
+        let ended = stopped.as_ref()?.ended;
+        match ended {
+            Some(crate::tracer::protocol::Ended::Stop) => None,
+            Some(e) => Some(super::link::ended_early(e).to_owned()),
+            None => Some("it ended without its last word (Done)".to_owned()),
+        }
+    });
+    if let Some(why) = early {
+        anyhow::bail!(
+            "the tracer ended its session before the start was over: {why}; what Firefox read \
+             after that is in no trace, so none is made of this start"
+        );
+    }
     let lost = rec.lost_lines;
     let source = if rec.traced {
         Source::Tracefs

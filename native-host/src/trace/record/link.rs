@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::process::Child;
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::time::Duration;
 
 use crate::framing::{read_frame, write_frame, ReadOutcome};
 use crate::tracer::protocol::{self, Ended, Refusal, Reply, Request};
@@ -43,6 +44,24 @@ impl LinkError {
 enum Msg {
     Reply(Reply),
     Closed(String),
+}
+
+/// How long the tracer may take from `Stop` to `Done` (its last lines, the page frames' flags,
+/// the instances removed: a second or two); past it the tracer is taken as gone, and the
+/// recording ends with what it has.
+const LAST_WORDS: Duration = Duration::from_secs(30);
+
+/// Why a session that ended before it was told to stop did, in words for the user.
+#[must_use]
+pub fn ended_early(ended: Ended) -> &'static str {
+    match ended {
+        Ended::Lost => "the kernel's ring buffer lost events of the traced tree, so which tasks are Firefox's could no longer be proven, and the tracer hands over nothing it cannot prove",
+        Ended::Limit => "it reached its hard limit (180 s of recording, or 512 MiB of trace text)",
+        Ended::Signal => "it was told to end (SIGTERM or SIGHUP)",
+        Ended::Refused => "it refused a request of this side",
+        Ended::Eof => "its connection to this side ended",
+        Ended::Stop => "it was told to stop",
+    }
 }
 
 fn spawn_reader(mut input: impl Read + Send + 'static) -> Receiver<Msg> {
@@ -87,7 +106,11 @@ pub struct Link {
     process: Option<Child>,
     /// Set once the tracer sent `Done` (it ends; nothing more comes).
     pub ended: Option<Ended>,
+    /// Where the tracer's end closed before its `Done`: why (then `ended` is `Eof`).
+    pub closed: Option<String>,
     lost_lines: u64,
+    /// `Done.lost_events`, where it came in [`Link::poll`].
+    lost_events: u64,
 }
 
 impl std::fmt::Debug for Link {
@@ -109,7 +132,9 @@ impl Link {
             rx: spawn_reader(reader),
             process,
             ended: None,
+            closed: None,
             lost_lines: 0,
+            lost_events: 0,
         };
         match link.next()? {
             Reply::Ready { version } if version == protocol::VERSION => Ok(link),
@@ -160,10 +185,20 @@ impl Link {
                     lines.extend(l);
                     self.lost_lines += lost;
                 }
-                Ok(Msg::Reply(Reply::Done { ended, .. })) => self.ended = Some(ended),
+                Ok(Msg::Reply(Reply::Done { ended, lost_events })) => {
+                    self.ended = Some(ended);
+                    self.lost_events = lost_events;
+                    return;
+                }
                 Ok(Msg::Reply(_)) => {}
-                Ok(Msg::Closed(_)) | Err(TryRecvError::Disconnected) => {
+                Ok(Msg::Closed(why)) => {
                     self.ended.get_or_insert(Ended::Eof);
+                    self.closed.get_or_insert(why);
+                    return;
+                }
+                Err(TryRecvError::Disconnected) => {
+                    self.ended.get_or_insert(Ended::Eof);
+                    self.closed.get_or_insert("its end closed".into());
                     return;
                 }
                 Err(TryRecvError::Empty) => return,
@@ -171,14 +206,22 @@ impl Link {
         }
     }
 
-    /// Stop: the last lines, the page frames' flags, the counts; the tracer then ends.
+    /// Stop: the last lines, the page frames' flags, the counts; the tracer then ends. A
+    /// tracer that has ended already (its `Done` or its end's close came in [`Link::poll`])
+    /// has nothing more to say: nothing is waited for. Its `Done` is waited for at most
+    /// [`LAST_WORDS`].
     pub fn stop(mut self) -> Stopped {
-        let mut out = Stopped::default();
+        let mut out = Stopped {
+            lost_events: self.lost_events,
+            ..Stopped::default()
+        };
         if self.ended.is_none() && self.send(&Request::Stop {}).is_err() {
             self.ended = Some(Ended::Eof);
         }
-        loop {
-            match self.rx.recv() {
+        let until = std::time::Instant::now() + LAST_WORDS;
+        while self.ended.is_none() {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.rx.recv_timeout(left) {
                 Ok(Msg::Reply(Reply::Lines { lines, lost })) => {
                     out.lines.extend(lines);
                     self.lost_lines += lost;
@@ -190,7 +233,11 @@ impl Link {
                     break;
                 }
                 Ok(Msg::Reply(_)) => {}
-                Ok(Msg::Closed(_)) | Err(_) => break,
+                Ok(Msg::Closed(_)) | Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    eprintln!("about-startup-host: warning: the tracer did not end within {} s of Stop; recording ends with what it handed over", LAST_WORDS.as_secs());
+                    break;
+                }
             }
         }
         out.lost_lines = self.lost_lines;

@@ -161,3 +161,6 @@ impl Recorder {
         Ok(trace)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -24,8 +24,9 @@ pub(super) struct Recording {
     pub(super) armed_ns: u64,
     pub(super) armed_wall: SystemTime,
     pub(super) traced: bool,
-    /// Set when the tracer ended before it was told to stop (its hard limit).
-    pub(super) tracer_ended: bool,
+    /// Why the tracer ended before it was told to stop, in words (then the recording ends at
+    /// once, and no trace is made of it: what Firefox read after that is missing).
+    pub(super) tracer_ended: Option<String>,
 }
 
 impl Recording {
@@ -45,7 +46,7 @@ impl Recording {
             armed_ns: 0,
             armed_wall: SystemTime::now(),
             traced: false,
-            tracer_ended: false,
+            tracer_ended: None,
         };
         match tracer {
             Ok(mut link) => match link.follow(pid, faults) {
@@ -84,8 +85,13 @@ impl Recording {
         };
         let mut text = Vec::new();
         link.poll(&mut text);
-        if link.ended.is_some() {
-            self.tracer_ended = true;
+        if let Some(ended) = link.ended {
+            self.tracer_ended = Some(match &link.closed {
+                Some(why) => {
+                    format!("its end closed without a word ({why}): it was killed, or failed")
+                }
+                None => super::link::ended_early(ended).to_owned(),
+            });
         }
         self.take(text);
     }
@@ -102,6 +108,9 @@ impl Recording {
         Some(stopped)
     }
 }
+
+/// How `run_loop` says the tracer ended first (Recorder::finish then fails with why).
+pub(super) const TRACER_ENDED: &str = "the tracer ended";
 
 /// The code of a `run_loop` ending (Trace::ended_by_code).
 pub(super) fn ended_by_code(ended_by: &str) -> &'static str {
@@ -157,8 +166,8 @@ pub(super) fn run_loop(
         if interrupted.load(Ordering::SeqCst) {
             return "interrupted".into();
         }
-        if rec.tracer_ended {
-            return "limit".into();
+        if rec.tracer_ended.is_some() {
+            return TRACER_ENDED.into();
         }
         // The marker is taken (read for its sessionRestored, and removed) once the trace is made.
         if stop.seconds.is_none() && marker.as_ref().is_some_and(|(dir, m)| dir.exists(m)) {
