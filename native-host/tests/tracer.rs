@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -108,6 +108,33 @@ fn cold_file(dir: &Path, name: &str, mb: usize) -> std::path::PathBuf {
     f.sync_all().unwrap();
     fadvise(&f, 0, 0, Advice::DontNeed).unwrap();
     path
+}
+
+/// Every instance the tracer made is gone: it tears down on every way out.
+fn assert_removed(made: &[std::path::PathBuf]) {
+    for dir in made {
+        assert!(!dir.exists(), "{} left behind", dir.display());
+    }
+}
+
+/// A process of root's own to follow, ended when the test ends, however it ends.
+struct Sleeper(std::process::Child);
+
+impl Sleeper {
+    fn start() -> Self {
+        Sleeper(Command::new("sleep").arg("30").spawn().unwrap())
+    }
+
+    fn pid(&self) -> i32 {
+        i32::try_from(self.0.id()).unwrap()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The tracefs instances tracer `pid` holds open now (read from its descriptors).
@@ -308,9 +335,7 @@ fn only_the_followed_tree_is_handed_over_without_page_frames_and_it_ends_on_eof(
         );
     }
     // Its instances are gone.
-    for dir in made {
-        assert!(!dir.exists(), "{} left behind", dir.display());
-    }
+    assert_removed(&made);
 }
 
 #[test]
@@ -322,19 +347,15 @@ fn it_ends_and_removes_its_instances_when_its_caller_goes_away() {
     assert!(matches!(tracer.next(), Some(Reply::Ready { .. })));
     let made = instances_of(tracer.child.id());
     assert_eq!(made.len(), 3, "armed: {made:?}");
-    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let sleeper = Sleeper::start();
     tracer.send(&Request::Follow {
-        pid: i32::try_from(sleeper.id()).unwrap(),
+        pid: sleeper.pid(),
         faults: true,
     });
     assert_eq!(tracer.next(), Some(Reply::Armed));
     drop(tracer.to.take()); // the caller goes away
     assert!(tracer.wait().success());
-    for dir in made {
-        assert!(!dir.exists(), "{} left behind", dir.display());
-    }
-    let _ = sleeper.kill();
-    let _ = sleeper.wait();
+    assert_removed(&made);
 }
 
 #[test]
@@ -393,9 +414,7 @@ fn another_users_process_and_anything_but_a_request_are_refused() {
         "{replies:?}"
     );
     assert!(tracer.wait().success());
-    for dir in made {
-        assert!(!dir.exists(), "{} left behind", dir.display());
-    }
+    assert_removed(&made);
 }
 
 /// Every line handed over in `replies`.
@@ -447,24 +466,41 @@ fn evict(path: &Path) {
 fn a_setgid_program_of_the_tree_is_not_handed_over_among_a_flood_of_execs() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
-    // chage is setgid shadow: run by root (the invoking user here, gid 0) it reads /etc/shadow
-    // as group shadow, someone else. The same read by `cat`, as root itself, is the control:
-    // had the tracer handed chage's lines over, the file's page would be there.
-    let shadow = Path::new("/etc/shadow");
-    let key = file_key(shadow);
-    evict(shadow);
-    let control = handed_over(&trace_script("cat /etc/shadow > /dev/null"));
+    // A setgid program of the tree reads a file as a group the invoking user does not have: a
+    // private copy of `cat`, setgid to group shadow (42), and a private file readable by that
+    // group only. Both are the test's own, so no other process on the machine (sudo reads
+    // /etc/shadow, chage's file) can cache the page between the evict and the read. The same read
+    // by plain `cat`, as root itself, is the control: had the tracer handed the setgid program's
+    // lines over, the file's page would be there.
+    let tmp = tempfile::Builder::new()
+        .prefix("about-startup-tracer-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let secret = cold_file(tmp.path(), "secret", 1);
+    std::os::unix::fs::chown(&secret, Some(0), Some(42)).unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let sgcat = tmp.path().join("sgcat");
+    std::fs::copy("/bin/cat", &sgcat).unwrap();
+    std::os::unix::fs::chown(&sgcat, Some(0), Some(42)).unwrap();
+    std::fs::set_permissions(&sgcat, std::fs::Permissions::from_mode(0o2755)).unwrap();
+    let key = file_key(&secret);
+    let control = handed_over(&trace_script(&format!(
+        "cat {} > /dev/null",
+        secret.display()
+    )));
     assert!(control.iter().any(|l| l.contains(&key)), "the control read");
-    evict(shadow);
+    evict(&secret);
     // Among 2,000 short execs of the tree (the exec instance fills faster than it is read, or
-    // not: either way no line of chage comes).
-    let replies = trace_script(
-        "i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done & chage -l root > /dev/null; wait",
-    );
+    // not: either way no line of the setgid program comes).
+    let replies = trace_script(&format!(
+        "i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done & {} {} > /dev/null; wait",
+        sgcat.display(),
+        secret.display()
+    ));
     let lines = handed_over(&replies);
     assert!(
         !lines.iter().any(|l| l.contains(&key)),
-        "a setgid program's read of /etc/shadow handed over"
+        "a setgid program's read of a file of its group handed over"
     );
     match replies.last() {
         Some(Reply::Done {
@@ -506,9 +542,7 @@ fn a_reader_that_stops_reading_holds_up_neither_sigterm_nor_the_teardown() {
     std::thread::sleep(Duration::from_millis(500));
     signal(tracer.child.id(), libc::SIGTERM);
     assert!(tracer.wait().success());
-    for dir in made {
-        assert!(!dir.exists(), "{} left behind", dir.display());
-    }
+    assert_removed(&made);
 }
 
 #[test]
@@ -524,9 +558,9 @@ fn the_terminals_signals_are_ignored_or_end_it_and_it_keeps_no_capability() {
     assert_eq!(status_field(id, "CapEff"), "0000000000000000");
     assert_eq!(status_field(id, "CapPrm"), "0000000000000000");
     assert_eq!(status_field(id, "NoNewPrivs"), "1");
-    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let sleeper = Sleeper::start();
     tracer.send(&Request::Follow {
-        pid: i32::try_from(sleeper.id()).unwrap(),
+        pid: sleeper.pid(),
         faults: false,
     });
     assert_eq!(tracer.next(), Some(Reply::Armed));
@@ -560,11 +594,7 @@ fn the_terminals_signals_are_ignored_or_end_it_and_it_keeps_no_capability() {
         replies.last()
     );
     assert!(tracer.wait().success());
-    for dir in made {
-        assert!(!dir.exists(), "{} left behind", dir.display());
-    }
-    let _ = sleeper.kill();
-    let _ = sleeper.wait();
+    assert_removed(&made);
 }
 
 #[test]
@@ -594,9 +624,9 @@ fn one_session_per_user_and_what_a_killed_tracer_left_goes_at_the_next_start() {
         "the first's instances stay"
     );
     // The first, armed, killed with no teardown: its instances stay armed…
-    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let sleeper = Sleeper::start();
     first.send(&Request::Follow {
-        pid: i32::try_from(sleeper.id()).unwrap(),
+        pid: sleeper.pid(),
         faults: false,
     });
     assert_eq!(first.next(), Some(Reply::Armed));
@@ -613,11 +643,7 @@ fn one_session_per_user_and_what_a_killed_tracer_left_goes_at_the_next_start() {
     );
     drop(next.to.take());
     assert!(next.wait().success());
-    for dir in made {
-        assert!(!dir.exists(), "{} left behind", dir.display());
-    }
-    let _ = sleeper.kill();
-    let _ = sleeper.wait();
+    assert_removed(&made);
 }
 
 #[test]
