@@ -102,11 +102,13 @@ export function defaultFirefox() {
  * A copy of the install under test (defaultFirefox()'s) that no other process maps, for a test
  * whose assertions need a cold start: evict cannot drop pages a running Firefox of the same
  * install maps (another user's, a leftover), and the start then reads a fraction of a cold
- * one's. Under /var/tmp (on disk: tmpfs pages cannot be evicted), reachable by every user,
- * synced (dirty pages cannot be evicted either). {binary, dir, remove()}.
+ * one's. Under /var/tmp (on disk: tmpfs pages cannot be evicted), in the test file's own
+ * folder there where the runner gave it one (E2E_VAR_TMPDIR: what runs from it is the file's,
+ * scripts/lib/leftovers.mjs), reachable by every user, synced (dirty pages cannot be evicted
+ * either). {binary, dir, remove()}.
  */
 export function privateInstall() {
-  const copy = stageInstallCopy({ parent: "/var/tmp", find: defaultFirefox });
+  const copy = stageInstallCopy({ parent: process.env.E2E_VAR_TMPDIR ?? "/var/tmp", find: defaultFirefox });
   if (!copy.binary) {
     throw new Error(`no install folder to copy: ${copy.reason}`);
   }
