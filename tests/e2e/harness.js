@@ -367,13 +367,26 @@ async function openExtensionPage(driver, url) {
       }
       return null;
     },
-    { timeout: 15000, message: `a tab with ${url}` },
+    { timeout: PAGE_READY_MS, message: `a tab with ${url}` },
   );
-  await waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
-    timeout: 15000,
-    message: `${url} to finish loading (body[data-ready])`,
-  });
+  await waitForPageReady(driver, url);
   return handle;
+}
+
+/**
+ * How long a page may take to finish its first render: a limit, not a measure. The page sets
+ * body[data-ready] once every section's first host answer is in (a residency scan among them),
+ * which on a 2-core machine loaded by builds took over 15 s (test.consistency.js, CI).
+ */
+const PAGE_READY_MS = 120000;
+
+/** The page's sections and their data-state, to say what a page that never got ready waited for. */
+function pageStates(driver) {
+  return driver
+    .executeScript(() =>
+      [...document.querySelectorAll("[data-state]")].map((e) => `${e.id || e.dataset.testid || e.tagName.toLowerCase()}=${e.dataset.state}`).join(", "),
+    )
+    .catch((error) => `(could not read it: ${error.message})`);
 }
 
 async function screenshot(driver, name) {
@@ -492,10 +505,18 @@ export async function inChrome(driver, script, ...args) {
   }
 }
 
-/** Waits until the current tab's page has finished its first render (body[data-ready]). */
-export function waitForPageReady(driver, what = "the page") {
-  return waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
-    timeout: 15000,
-    message: `${what} to finish loading (body[data-ready])`,
-  });
+/**
+ * Waits until the current tab's page has finished its first render (body[data-ready]); on
+ * timeout says the state of each of its sections (which host answer it still waited for).
+ */
+export async function waitForPageReady(driver, what = "the page") {
+  try {
+    return await waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
+      timeout: PAGE_READY_MS,
+      message: `${what} to finish loading (body[data-ready])`,
+    });
+  } catch (error) {
+    error.message += `; its sections: ${await pageStates(driver)}`;
+    throw error;
+  }
 }
