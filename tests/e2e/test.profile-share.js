@@ -22,6 +22,7 @@ import { isRoot } from "../../scripts/lib/users.mjs";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
 import { partName } from "../../extension/lib/wording/profile-text.js";
 import { englishMessage } from "../unit/fakes.js";
+import { endProcessesWithHome } from "./processes.js";
 
 const PAGE = "page/startup.html";
 const skip = isRoot ? false : "tracefs needs root (the host's trace and this test's own count): run the e2e suite as root (CI does)";
@@ -169,7 +170,7 @@ describe("the profile's part of a cold start: the page against the kernel's coun
     const traces = path.join(homeStateDir(home), "traces");
     id = fs.readdirSync(traces).find((n) => n.endsWith(".meta.json")).replace(/\.meta\.json$/, "");
   });
-  after(() => {
+  after(async () => {
     if (trace?.pid) {
       for (const pid of [trace.pid, ...trace.processes.map((p) => p.pid)]) {
         try {
@@ -179,6 +180,8 @@ describe("the profile's part of a cold start: the page against the kernel's coun
         }
       }
     }
+    // A launch that failed after it started Firefox named no pid: its HOME does.
+    await endProcessesWithHome(home, "what the cold launch left running");
   });
 
   /**

@@ -18,7 +18,7 @@ import { artifactsFolder, defaultFirefox } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { NOBODY, asUser, isRoot, switchUserSkip } from "../../scripts/lib/users.mjs";
 import { PROFILER_CLI, profilerNode } from "../../scripts/lib/setup.mjs";
-import { endProcess, runHostCli } from "./processes.js";
+import { endProcess, endProcessesWithHome, runHostCli } from "./processes.js";
 
 // Installed on demand by npm test's setup (scripts/lib/setup.mjs), with the Node ≥ 24 it needs.
 const CLI = PROFILER_CLI;
@@ -284,6 +284,8 @@ describe("the Firefox Profiler loads what launch --firefox-profile and trace exp
     if (trace?.pid) {
       await endProcess(trace.pid, { what: "Firefox" });
     }
+    // A launch that failed after it started Firefox named no pid: its HOME does.
+    await endProcessesWithHome(home, "what the launch left running");
     // The files worth keeping were copied to the artifacts; the rest is 100 MB or so.
     fs.rmSync(work, { recursive: true, force: true });
   });
@@ -539,6 +541,8 @@ describe("as an ordinary user: Firefox's own profile with the /proc read figures
     if (trace?.pid) {
       await endProcess(trace.pid, { what: "Firefox" });
     }
+    // A launch that failed after it started Firefox named no pid: its HOME does.
+    await endProcessesWithHome(home, "what the launch as nobody left running");
     fs.rmSync(stage, { recursive: true, force: true });
   });
 

@@ -13,7 +13,7 @@ import { artifactsFolder, privateInstall, useFirefox, waitFor } from "./harness.
 import { entriesByBuild } from "../../extension/lib/models/entries-by-build.js";
 import { isRoot } from "../../scripts/lib/users.mjs";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
-import { endProcess, runHostCli } from "./processes.js";
+import { endProcess, endProcessesWithHome, runHostCli } from "./processes.js";
 
 const PAGE = "page/startup.html";
 const INSTANCES = "/sys/kernel/tracing/instances";
@@ -59,6 +59,8 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
     if (trace?.pid) {
       await endProcess(trace.pid, { what: `Firefox ${trace.pid}` });
     }
+    // A launch that failed after it started Firefox named no pid: its HOME does.
+    await endProcessesWithHome(home, "what the cold launch left running");
   });
 
   it("agrees with /proc read_bytes within ±10 %, or reports lost events", () => {
