@@ -554,7 +554,9 @@ function suite(mode) {
       assert.ok(age > LATE_MS);
       assert.ok("startupCrashDetectionEnd" in read.page.milestones, "Firefox has reported startupCrashDetectionEnd by now");
       assert.ok(read.page.timeline.later.includes("startupCrashDetectionEnd"), "listed at the edge");
-      assert.ok(read.page.timeline.axisMax < read.page.milestones.startupCrashDetectionEnd.since / 4, "not stretched to it");
+      // Not stretched to it: the axis ends at sessionRestored and reaches less than twice that
+      // (assertChartFits). A quarter of startupCrashDetectionEnd was a timing threshold: it
+      // failed when the start itself took 10.4 s under load (axis 12 s, the milestone ~40 s).
       assertAgree(read, mode);
       assertChartFits(read.page);
       await screenshots(ctx.ff, handles, `consistency-${mode}-late`);
