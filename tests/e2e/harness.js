@@ -238,7 +238,10 @@ export async function startFirefox({
     }
 
     const port = await freePort();
-    const logFile = path.join(artifactsFolder(), `firefox-${n}-${flavour}.log`);
+    // Named by the test file too: the runner runs each file in a process of its own, whose
+    // session count starts again at 1 (one log must not overwrite another file's).
+    const file = path.basename(process.argv[1] ?? "e2e", ".js");
+    const logFile = path.join(artifactsFolder(), `firefox-${file}-${n}-${flavour}.log`);
     state.log = fs.createWriteStream(logFile);
     const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1" };
     for (const [name, value] of Object.entries(extraEnv)) {
