@@ -26,17 +26,23 @@ if (!fs.existsSync(CLI)) {
   throw new Error(`${CLI} is missing: node scripts/test.mjs --only e2e installs it (with the Node ≥ 24 it needs)`);
 }
 
+/** How long one query of the loader may take: a limit, not a measure (a busy machine). */
+const QUERY_LIMIT_MS = 600000;
+
 /** The Profiler's loader: `profiler-cli ARGS --json` in session `session`, parsed. */
 function pq(sessionDir, session, ...args) {
   const r = spawnSync(profilerNode(), [CLI, ...args, "--session", session], {
     env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessionDir },
     encoding: "utf8",
-    timeout: 120000,
+    // A limit, not a measure: listing every read marker of a cold start took over the 120 s
+    // this was on a machine loaded by builds (killed, and the error said nothing).
+    timeout: QUERY_LIMIT_MS,
     // A listing of every marker of a 128 KiB-readahead start is several MB of JSON.
     maxBuffer: 512 * 1024 * 1024,
   });
   if (r.status !== 0) {
-    throw new Error(`profiler-cli ${args.join(" ")}: ${r.stderr || r.stdout}`);
+    const how = r.error ? `${r.error.message}${r.error.code === "ETIMEDOUT" ? ` (the ${QUERY_LIMIT_MS / 1000} s limit)` : ""}` : r.signal ? `killed by ${r.signal}` : `exit ${r.status}`;
+    throw new Error(`profiler-cli ${args.join(" ")}: ${how}: ${r.stderr || r.stdout}`);
   }
   return args.includes("--json") ? JSON.parse(r.stdout) : r.stdout;
 }
