@@ -4,8 +4,12 @@
 //   node scripts/test.mjs                 all stages
 //   node scripts/test.mjs --only unit,e2e only the named stages (names as printed)
 //   node scripts/test.mjs --only e2e --files tests/e2e/test.popup.js   only these test files
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { randomUUID } from "node:crypto";
 import { HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
+import { describeLeftovers, endLeftovers, leftovers, MARKER } from "./lib/leftovers.mjs";
 import { run } from "./lib/run.mjs";
 import { rootOnlyRustTestFiles, testFiles } from "./lib/test-files.mjs";
 import { eslint, webExtLint } from "./lint.mjs";
@@ -66,7 +70,7 @@ const STAGES = [
   ["web-ext-lint", "web-ext lint (full --privileged, basic)", webExtLint],
   ["unit", "node --test tests/unit", nodeTest("tests/unit")],
   ["host-release", "cargo build --release (the e2e tests use the real host)", buildHost],
-  ["e2e", "node --test --test-concurrency=1 tests/e2e", nodeTest("tests/e2e", ["--test-concurrency=1"], e2eEnv)],
+  ["e2e", "node --test tests/e2e, one file at a time, each checked for what it left running", e2eFiles],
 ];
 
 // One artifacts folder per run (screenshots, Firefox/geckodriver logs), named up front so it can
@@ -94,6 +98,73 @@ function e2eEnv() {
   });
   console.log(`e2e: on a copy of ${copy.original}'s install folder: ${copy.dir} (removed afterwards)`);
   return { ...process.env, E2E_ARTIFACTS_DIR: artifacts, FIREFOX: copy.binary };
+}
+
+/** The e2e files this run takes (--files picks some). */
+function e2eFileList() {
+  const all = testFiles(path.join(ROOT, "tests/e2e"));
+  return onlyFiles ? all.filter((file) => onlyFiles.has(file)) : all;
+}
+
+/**
+ * Runs one e2e file in its own `node --test`, marked and given private temporary folders
+ * (TMPDIR, and E2E_VAR_TMPDIR for the harness's privateInstall), then looks for what it left:
+ * a process or mount of the file's still there after it ended is the file's failure, named,
+ * and is ended then (scripts/lib/leftovers.mjs). Another user's Firefox is not the file's.
+ * Returns the reasons it failed (none: passed).
+ */
+async function e2eFile(file, env) {
+  const name = path.basename(file);
+  const marker = `${name}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `about-startup-e2e-${name}-`));
+  // Like /tmp: the tests hand folders in it to other users (nobody).
+  fs.chmodSync(tmp, 0o1777);
+  const varTmp = fs.mkdtempSync(path.join("/var/tmp", `about-startup-e2e-${name}-`));
+  fs.chmodSync(varTmp, 0o1777);
+  const dirs = [tmp, varTmp];
+  const failures = [];
+  try {
+    await run(process.execPath, ["--test", "--test-concurrency=1", file], {
+      cwd: ROOT,
+      env: { ...env, TMPDIR: tmp, E2E_VAR_TMPDIR: varTmp, [MARKER]: marker },
+    });
+  } catch {
+    failures.push("tests failed");
+  }
+  // What is still ending by itself (a Firefox told to quit as the file ended) gets 5 s.
+  let found = leftovers({ marker, dirs });
+  for (let i = 0; i < 25 && found.processes.length > 0 && found.mounts.length + found.loops.length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    found = leftovers({ marker, dirs });
+  }
+  const lines = describeLeftovers(found);
+  if (lines.length > 0) {
+    console.error(`\ne2e: ${name} left running when it ended (a failure of ${name}; ended now):\n  ${lines.join("\n  ")}`);
+    failures.push(`left ${lines.length} running: ${lines.join("; ")}`);
+    await endLeftovers(found);
+  }
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  return failures;
+}
+
+async function e2eFiles() {
+  const files = e2eFileList();
+  if (files.length === 0) {
+    if (onlyFiles) {
+      console.log("no --files under tests/e2e: stage left out");
+      return;
+    }
+    throw new Error("no test.*.js files under tests/e2e");
+  }
+  const env = e2eEnv();
+  const failed = [];
+  for (const file of files) {
+    const failures = await e2eFile(file, env);
+    if (failures.length > 0) failed.push(`${path.relative(ROOT, file)} (${failures.join("; ")})`);
+  }
+  if (failed.length > 0) {
+    throw new Error(`${failed.length} of ${files.length} e2e files failed:\n  ${failed.join("\n  ")}`);
+  }
 }
 
 function seconds(ms) {

@@ -46,7 +46,20 @@ export function reclaimingKdamonds({ fsApi = fs, admin = ADMIN } = {}) {
 }
 
 /** Pause them; returns {paused: [dirs], restore()}. Without root or DAMON it pauses nothing. */
-export function pauseProactiveReclaim({ fsApi = fs, admin = ADMIN } = {}) {
+/**
+ * Where each pause says, while it lasts, who holds kdamonds off: `<pid>.json` with its pid, its
+ * memory cgroup and the kdamonds. under-load.mjs keeps its own kdamond on against other people's
+ * pauses (a benchmark of another user, whose cache ours never touches) but not against a pause
+ * of a test it runs (test.consistency.js, test.residency.js: the cache must hold still there).
+ */
+export const PAUSE_MARKS = "/run/about-startup-damon-pauses";
+
+/**
+ * Turns the running reclaiming kdamonds off; `{paused, restore()}` (restore also runs on exit).
+ * With the real file system, marks the pause in PAUSE_MARKS until restored (`marks`: another
+ * folder, or null for none; a fake fsApi marks nothing unless given one).
+ */
+export function pauseProactiveReclaim({ fsApi = fs, admin = ADMIN, marks = fsApi === fs ? PAUSE_MARKS : null, pid = process.pid, cgroupText = null } = {}) {
   const paused = [];
   for (const dir of reclaimingKdamonds({ fsApi, admin })) {
     try {
@@ -54,6 +67,16 @@ export function pauseProactiveReclaim({ fsApi = fs, admin = ADMIN } = {}) {
       paused.push(dir);
     } catch (error) {
       console.error(`could not pause DAMON reclaim ${dir}: ${error.message}`);
+    }
+  }
+  const mark = marks && paused.length > 0 ? path.join(marks, `${pid}.json`) : null;
+  if (mark) {
+    try {
+      fsApi.mkdirSync?.(marks, { recursive: true });
+      const memcg = memoryCgroupOf(cgroupText ?? fsApi.readFileSync("/proc/self/cgroup", "utf8"));
+      fsApi.writeFileSync(mark, JSON.stringify({ pid, memcg, kdamonds: paused }));
+    } catch (error) {
+      console.error(`could not mark the DAMON pause in ${marks}: ${error.message}`);
     }
   }
   let restored = false;
@@ -67,9 +90,39 @@ export function pauseProactiveReclaim({ fsApi = fs, admin = ADMIN } = {}) {
         console.error(`could not turn DAMON reclaim ${dir} back on: ${error.message} (echo on > ${dir}/state)`);
       }
     }
+    if (mark) {
+      try {
+        fsApi.rmSync(mark, { force: true });
+      } catch {
+        // gone already
+      }
+    }
   };
   process.on("exit", restore);
   return { paused, restore };
+}
+
+/**
+ * The pauses (PAUSE_MARKS) of live processes in memory cgroup `memcg` or below it:
+ * [{pid, memcg, kdamonds}]. `alive(pid)` says whether a pid still runs.
+ */
+export function pausesWithin(memcg, { fsApi = fs, marks = PAUSE_MARKS, alive = (pid) => fsApi.existsSync(`/proc/${pid}`) } = {}) {
+  let names;
+  try {
+    names = fsApi.readdirSync(marks).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  const inside = (cg) => memcg === "/" || cg === memcg || cg.startsWith(`${memcg}/`);
+  return names
+    .map((n) => {
+      try {
+        return JSON.parse(fsApi.readFileSync(path.join(marks, n), "utf8"));
+      } catch {
+        return null;
+      }
+    })
+    .filter((m) => m && typeof m.memcg === "string" && inside(m.memcg) && alive(m.pid));
 }
 
 // ---- A kdamond of our own, to prove the test suite under one (issue 37) ----

@@ -102,11 +102,13 @@ export function defaultFirefox() {
  * A copy of the install under test (defaultFirefox()'s) that no other process maps, for a test
  * whose assertions need a cold start: evict cannot drop pages a running Firefox of the same
  * install maps (another user's, a leftover), and the start then reads a fraction of a cold
- * one's. Under /var/tmp (on disk: tmpfs pages cannot be evicted), reachable by every user,
- * synced (dirty pages cannot be evicted either). {binary, dir, remove()}.
+ * one's. Under /var/tmp (on disk: tmpfs pages cannot be evicted), in the test file's own
+ * folder there where the runner gave it one (E2E_VAR_TMPDIR: what runs from it is the file's,
+ * scripts/lib/leftovers.mjs), reachable by every user, synced (dirty pages cannot be evicted
+ * either). {binary, dir, remove()}.
  */
 export function privateInstall() {
-  const copy = stageInstallCopy({ parent: "/var/tmp", find: defaultFirefox });
+  const copy = stageInstallCopy({ parent: process.env.E2E_VAR_TMPDIR ?? "/var/tmp", find: defaultFirefox });
   if (!copy.binary) {
     throw new Error(`no install folder to copy: ${copy.reason}`);
   }
@@ -236,7 +238,10 @@ export async function startFirefox({
     }
 
     const port = await freePort();
-    const logFile = path.join(artifactsFolder(), `firefox-${n}-${flavour}.log`);
+    // Named by the test file too: the runner runs each file in a process of its own, whose
+    // session count starts again at 1 (one log must not overwrite another file's).
+    const file = path.basename(process.argv[1] ?? "e2e", ".js");
+    const logFile = path.join(artifactsFolder(), `firefox-${file}-${n}-${flavour}.log`);
     state.log = fs.createWriteStream(logFile);
     const env = { ...process.env, HOME: home, TMPDIR: tmp, MOZ_REMOTE_ALLOW_SYSTEM_ACCESS: "1" };
     for (const [name, value] of Object.entries(extraEnv)) {
@@ -365,13 +370,26 @@ async function openExtensionPage(driver, url) {
       }
       return null;
     },
-    { timeout: 15000, message: `a tab with ${url}` },
+    { timeout: PAGE_READY_MS, message: `a tab with ${url}` },
   );
-  await waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
-    timeout: 15000,
-    message: `${url} to finish loading (body[data-ready])`,
-  });
+  await waitForPageReady(driver, url);
   return handle;
+}
+
+/**
+ * How long a page may take to finish its first render: a limit, not a measure. The page sets
+ * body[data-ready] once every section's first host answer is in (a residency scan among them),
+ * which on a 2-core machine loaded by builds took over 15 s (test.consistency.js, CI).
+ */
+const PAGE_READY_MS = 120000;
+
+/** The page's sections and their data-state, to say what a page that never got ready waited for. */
+function pageStates(driver) {
+  return driver
+    .executeScript(() =>
+      [...document.querySelectorAll("[data-state]")].map((e) => `${e.id || e.dataset.testid || e.tagName.toLowerCase()}=${e.dataset.state}`).join(", "),
+    )
+    .catch((error) => `(could not read it: ${error.message})`);
 }
 
 async function screenshot(driver, name) {
@@ -519,10 +537,18 @@ export async function inChrome(driver, script, ...args) {
   }
 }
 
-/** Waits until the current tab's page has finished its first render (body[data-ready]). */
-export function waitForPageReady(driver, what = "the page") {
-  return waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
-    timeout: 15000,
-    message: `${what} to finish loading (body[data-ready])`,
-  });
+/**
+ * Waits until the current tab's page has finished its first render (body[data-ready]); on
+ * timeout says the state of each of its sections (which host answer it still waited for).
+ */
+export async function waitForPageReady(driver, what = "the page") {
+  try {
+    return await waitFor(() => driver.executeScript("return document.body?.dataset.ready === 'true'"), {
+      timeout: PAGE_READY_MS,
+      message: `${what} to finish loading (body[data-ready])`,
+    });
+  } catch (error) {
+    error.message += `; its sections: ${await pageStates(driver)}`;
+    throw error;
+  }
 }

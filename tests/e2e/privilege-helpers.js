@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { signal } from "../../scripts/lib/processes.mjs";
 import { analyse, creds, execvePaths, parseLog, straceArgs } from "./strace-log.js";
+import { MARKER } from "../../scripts/lib/leftovers.mjs";
 import { waitFor } from "./harness.js";
 
 export const has = (cmd, args = ["--version"]) => spawnSync(cmd, args, { stdio: "ignore" }).status === 0;
@@ -57,7 +58,9 @@ export function stageHost(dir) {
  * MOZ_HEADLESS (runAsPrinted sets it) stands in for it, kept through sudo the same way. */
 export function allowSudo(name, user, commands) {
   const file = path.join("/etc/sudoers.d", name.replace(/\./g, "-"));
-  fs.writeFileSync(file, `Defaults:${user} env_keep += "MOZ_HEADLESS"\n${user} ALL=(root) NOPASSWD: ${commands.join(", ")}\n`, { mode: 0o440 });
+  // The test runner's marker too (scripts/lib/leftovers.mjs): what the sudo'd command starts
+  // and leaves running is then known as the test file's.
+  fs.writeFileSync(file, `Defaults:${user} env_keep += "MOZ_HEADLESS ${MARKER}"\n${user} ALL=(root) NOPASSWD: ${commands.join(", ")}\n`, { mode: 0o440 });
   const check = spawnSync("visudo", ["-cf", file], { encoding: "utf8" });
   if (check.status !== 0) {
     fs.rmSync(file, { force: true });

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
+import { processesWithHome } from "../../scripts/lib/processes.mjs";
 import { artifactsFolder, waitFor } from "./harness.js";
 
 /**
@@ -55,4 +56,13 @@ export async function endProcess(pid, { timeout = 20000, what = `process ${pid}`
       // gone meanwhile
     }
   });
+}
+
+/**
+ * Ends every process whose HOME is `home` (a folder the test made for the Firefox it started:
+ * that Firefox, its children, a host it started), for a test whose command failed before
+ * saying which Firefox it left running. For clean-up only: it never fails.
+ */
+export async function endProcessesWithHome(home, what = `the processes with HOME=${home}`) {
+  await Promise.all(processesWithHome(home).map((pid) => endProcess(pid, { what: `${what}: ${pid}` })));
 }

@@ -12,6 +12,7 @@ import { findGeckodriver } from "../../scripts/lib/firefox.mjs";
 import { artifactsFolder, EXTENSION_ORIGIN, waitFor } from "./harness.js";
 import { asUser } from "../../scripts/lib/users.mjs";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
+import { MARKER } from "../../scripts/lib/leftovers.mjs";
 
 /** The page's restart section and this start's record, as the page holds them. */
 export function readRestart(driver) {
@@ -143,7 +144,10 @@ export function runAsPrinted(home, command, { uid = process.getuid?.(), env = {}
   // The page prints commands for a user at a desktop, whose Firefox opens a window; the tests
   // have no display. MOZ_HEADLESS is Firefox's own switch for that, so the command stays as
   // printed (a Firefox with no display now fails the command, as it should: issue 39 #3).
-  const full = asUser(uid, argv, { env: { HOME: home, PATH: process.env.PATH, MOZ_HEADLESS: "1", ...env } });
+  // The test runner's marker (scripts/lib/leftovers.mjs) is passed on too: what the command
+  // starts and leaves running is then known as this file's.
+  const marker = process.env[MARKER] ? { [MARKER]: process.env[MARKER] } : {};
+  const full = asUser(uid, argv, { env: { HOME: home, PATH: process.env.PATH, MOZ_HEADLESS: "1", ...marker, ...env } });
   const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
   const out = { stdout: "", stderr: "" };
   child.stdout.on("data", (d) => (out.stdout += d));

@@ -167,7 +167,18 @@ async function assertNotOurPage(driver) {
   const handle = await driver.getWindowHandle();
   await driver.switchTo().newWindow("tab");
   const error = await tryGet(driver, ABOUT);
-  const page = await readAboutPage(driver);
+  // The navigation's answer may come before the tab holds its outcome (an error page, or our
+  // page if it were registered): read it once the tab is no longer the blank one it opened on,
+  // not at once (under load the read saw the blank tab or a document on its way out).
+  let page = null;
+  await waitFor(
+    async () => {
+      page = await readAboutPage(driver);
+      return page.documentURI !== "about:blank";
+    },
+    { timeout: 60000, message: `the tab to show what ${ABOUT} gives (${error?.message})` },
+  ).catch(() => {});
+  page ??= await readAboutPage(driver);
   assert.equal(page.ours, false, `about:startup still shows the page (${page.documentURI})`);
   assert.notEqual(page.title, "about:startup");
   assert.match(page.documentURI, /^about:neterror/, `error page expected, got ${page.documentURI} (${error?.message})`);

@@ -18,12 +18,12 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { By } from "selenium-webdriver";
-import { artifactsFolder, inChrome, readExport, useFirefox, waitFor } from "./harness.js";
+import { artifactsFolder, inChrome, privateInstall, readExport, useFirefox, waitFor } from "./harness.js";
 import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
 import { NOBODY, asUser, switchUserSkip } from "../../scripts/lib/users.mjs";
 import os from "node:os";
@@ -419,10 +419,39 @@ async function screenshots(ff, handles, name) {
   await fs.writeFile(path.join(artifactsFolder(), `${name}-popup.png`), Buffer.from(popup, "base64"));
 }
 
+/**
+ * The main processes (parent not the same binary: content processes are its children) of the
+ * Firefoxes running `binary`: their pids, sorted. Its helpers (crashhelper) run other binaries.
+ */
+function firefoxMainsOf(binary) {
+  const fromDir = new Map();
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readlinkSync(`/proc/${pid}/exe`) === binary) {
+        fromDir.set(pid, /^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+      }
+    } catch {
+      // gone meanwhile, or a kernel thread
+    }
+  }
+  return [...fromDir].filter(([, ppid]) => !fromDir.has(ppid)).map(([pid]) => Number(pid)).sort((a, b) => a - b);
+}
+
 function suite(mode) {
   const asUser = mode === "hidden" ? NOBODY : null;
   describe(`one figure per fact, ${mode} residency (${mode === "exact" ? "root" : "the ordinary user nobody"})`, { skip }, () => {
-    const ctx = useFirefox(() => ({ experiments: true, installHost: true, flavour: "full", asUser }));
+    // Its own install copy: the CLI's residency (`--firefox DIR`) counts the pages mapped by the
+    // oldest Firefox of that install the user may read, the page's host those of its own
+    // Firefox. Another Firefox of the same install and user (under-load's second one, as
+    // nobody) made them two Firefoxes' figures (159.3 MB on the page, 143.5 MB in the CLI).
+    // Hooks run in the order registered: the copy is made before useFirefox starts Firefox on
+    // it, removed after useFirefox has stopped it.
+    let own = null;
+    before(() => {
+      own = privateInstall();
+    });
+    const ctx = useFirefox(() => ({ experiments: true, installHost: true, flavour: "full", asUser, firefox: own.binary }));
+    after(() => own?.remove());
     const handles = {};
     let reclaim = null;
     let installDir = null;
@@ -439,6 +468,10 @@ function suite(mode) {
         message: "the host's word on which Firefox this is",
       });
       installDir = path.dirname(exe);
+      assert.equal(installDir, path.dirname(own.binary), "the page's Firefox runs from the test's own copy");
+      // The one Firefox of that copy is this session's: the CLI and the page see the same one.
+      const pid = (await ctx.ff.driver.getCapabilities()).get("moz:processID");
+      assert.deepEqual(firefoxMainsOf(exe), [pid], "no other Firefox runs from the test's copy");
       // A cache that holds still and is not all there (issue 19's popup said 100% whatever it
       // was): the whole folder read in, then the files a running Firefox never opens dropped.
       // (Evicting everything instead left Firefox faulting pages back in between the readings.)
@@ -492,7 +525,9 @@ function suite(mode) {
       assert.ok(age > LATE_MS);
       assert.ok("startupCrashDetectionEnd" in read.page.milestones, "Firefox has reported startupCrashDetectionEnd by now");
       assert.ok(read.page.timeline.later.includes("startupCrashDetectionEnd"), "listed at the edge");
-      assert.ok(read.page.timeline.axisMax < read.page.milestones.startupCrashDetectionEnd.since / 4, "not stretched to it");
+      // Not stretched to it: the axis ends at sessionRestored and reaches less than twice that
+      // (assertChartFits). A quarter of startupCrashDetectionEnd was a timing threshold: it
+      // failed when the start itself took 10.4 s under load (axis 12 s, the milestone ~40 s).
       assertAgree(read, mode);
       assertChartFits(read.page);
       await screenshots(ctx.ff, handles, `consistency-${mode}-late`);

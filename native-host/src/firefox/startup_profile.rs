@@ -159,6 +159,16 @@ fn open_dump(pid: i32) -> Option<PathBuf> {
     })
 }
 
+/// Whether a dump whose size has held for `held` is whole. With the gathering log (written
+/// after the child processes' profiles), once it held a moment. Without it, only for a Firefox
+/// with no child process, once it held for [`SETTLE`]: the children answer after the parent's
+/// part is closed, on a loaded machine later than any settle time (CI, issue 37: a 43.8 MB
+/// parent-only dump was taken after its size held 5 s, and the merged profile had no child
+/// process). Pure.
+fn finished(held: Duration, gathered: bool, children: bool) -> bool {
+    (gathered && held >= Duration::from_millis(300)) || (!children && held >= SETTLE)
+}
+
 /// Ask Firefox `pid` (running as `uid`, home `home`) for its profile and wait until it is
 /// written; returns the dump's path.
 pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, ProfileError> {
@@ -205,13 +215,12 @@ pub fn request(pid: i32, home: &Path, wait: Duration) -> Result<PathBuf, Profile
         seen = Some(p.clone());
         // Firefox writes the dump in two steps (checked on ESR 153): the parent's profile,
         // closed, then the child processes' appended once they answer, ending with
-        // `profileGatheringLog`. Done when that member is there and the size holds, or when
-        // the size has held for `SETTLE` (a Firefox without children or without the log).
+        // `profileGatheringLog`.
         let size = std::fs::symlink_metadata(&p).map(|m| m.len()).unwrap_or(0);
         match stable {
             Some((s, since)) if s == size => {
-                let held = since.elapsed();
-                if held >= SETTLE || (held >= Duration::from_millis(300) && gathered(&p)) {
+                let children = crate::firefox::process::process_tree(pid).len() > 1;
+                if finished(since.elapsed(), gathered(&p), children) {
                     return Ok(p);
                 }
             }
@@ -323,6 +332,19 @@ pub fn remove(path: &Path, uid: u32) -> Result<(), ProfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dump_is_whole_with_the_gathering_log_or_when_no_child_process_is_left_to_answer() {
+        let moment = Duration::from_millis(300);
+        // The parent's part alone, held long past SETTLE, while children run: not whole.
+        assert!(!finished(SETTLE * 4, false, true));
+        // The gathering log is there: whole once it held a moment.
+        assert!(finished(moment, true, true));
+        assert!(!finished(Duration::from_millis(100), true, true));
+        // No child process: the size holding for SETTLE is all there is.
+        assert!(finished(SETTLE, false, false));
+        assert!(!finished(SETTLE - moment, false, false));
+    }
 
     #[test]
     fn dump_names() {

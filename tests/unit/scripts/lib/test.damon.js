@@ -6,6 +6,7 @@ import {
   memoryCgroupOf,
   pageoutKdamondWrites,
   pauseProactiveReclaim,
+  pausesWithin,
   reclaimingKdamonds,
   startPageoutKdamond,
   stopOwnKdamond,
@@ -54,6 +55,26 @@ test("pause turns the reclaiming kdamond off and restore turns it on once", () =
     [`${ADMIN}/0/state`, "off"],
     [`${ADMIN}/0/state`, "on"],
   ]);
+});
+
+test("a pause is marked with its pid and memory cgroup while it lasts, and found by cgroup", () => {
+  const fsApi = fakeSysfs({ [`${ADMIN}/nr_kdamonds`]: "1\n", ...kdamond(0) });
+  fsApi.rmSync = (p) => delete fsApi.files[p];
+  const marks = "/run/marks";
+  const cgroupText = "4:memory:/process_api/abc\n0::/\n";
+  const { restore } = pauseProactiveReclaim({ fsApi, marks, pid: 42, cgroupText });
+  assert.deepEqual(JSON.parse(fsApi.files[`${marks}/42.json`]), { pid: 42, memcg: "/process_api/abc", kdamonds: [`${ADMIN}/0`] });
+  const alive = (pid) => pid === 42;
+  // Our own cgroup's test holds it off; a parent cgroup sees it too; another cgroup does not.
+  assert.deepEqual(pausesWithin("/process_api/abc", { fsApi, marks, alive }).map((m) => m.pid), [42]);
+  assert.deepEqual(pausesWithin("/process_api", { fsApi, marks, alive }).map((m) => m.pid), [42]);
+  assert.deepEqual(pausesWithin("/process_api/ab", { fsApi, marks, alive }), []);
+  assert.deepEqual(pausesWithin("/other", { fsApi, marks, alive }), []);
+  // A mark of a process that died without restoring counts for nothing.
+  assert.deepEqual(pausesWithin("/process_api/abc", { fsApi, marks, alive: () => false }), []);
+  restore();
+  assert.equal(fsApi.files[`${marks}/42.json`], undefined, "removed with the pause");
+  assert.equal(fsApi.files[`${ADMIN}/0/state`], "on");
 });
 
 // /proc/iomem as root reads it on this project's VMs (cut down), and as a user does (all zeros).
