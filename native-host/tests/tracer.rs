@@ -79,6 +79,15 @@ impl Tracer {
         }
     }
 
+    /// Its first reply is Ready; anything else (another tracer session of root's on the machine
+    /// is refused: one per user) fails the test with what the tracer said.
+    fn ready(&mut self) {
+        match self.next() {
+            Some(Reply::Ready { .. }) => {}
+            other => panic!("the tracer did not answer Ready: {other:?}"),
+        }
+    }
+
     /// Every reply until the tracer's output ends.
     fn rest(&mut self) -> Vec<Reply> {
         std::iter::from_fn(|| self.next()).collect()
@@ -239,10 +248,7 @@ fn only_the_followed_tree_is_handed_over_without_page_frames_and_it_ends_on_eof(
         .spawn()
         .unwrap();
     let mut tracer = Tracer::start(&[]);
-    assert!(
-        matches!(tracer.next(), Some(Reply::Ready { .. })),
-        "no Ready"
-    );
+    tracer.ready();
     // The tree waits for a byte on its stdin, then reads its file (through a child: followed
     // too); another process reads another file at the same time.
     let mut tree = Command::new("sh")
@@ -344,7 +350,7 @@ fn it_ends_and_removes_its_instances_when_its_caller_goes_away() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
     let mut tracer = Tracer::start(&[]);
-    assert!(matches!(tracer.next(), Some(Reply::Ready { .. })));
+    tracer.ready();
     let made = instances_of(tracer.child.id());
     assert_eq!(made.len(), 3, "armed: {made:?}");
     let sleeper = Sleeper::start();
@@ -376,7 +382,7 @@ fn another_users_process_and_anything_but_a_request_are_refused() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let mut tracer = Tracer::start(&[]);
-    assert!(matches!(tracer.next(), Some(Reply::Ready { .. })));
+    tracer.ready();
     tracer.send(&Request::Follow {
         pid: i32::try_from(nobody.id()).unwrap(),
         faults: false,
@@ -397,7 +403,7 @@ fn another_users_process_and_anything_but_a_request_are_refused() {
     let _ = nobody.wait();
     // A request of another protocol: refused, and the session ends.
     let mut tracer = Tracer::start(&[]);
-    assert!(matches!(tracer.next(), Some(Reply::Ready { .. })));
+    tracer.ready();
     let made = instances_of(tracer.child.id());
     tracer.send_raw(&encode(
         br#"{"type":"follow","pid":1,"faults":false,"path":"/etc/shadow"}"#,
@@ -437,7 +443,7 @@ fn signal(pid: u32, signal: libc::c_int) {
 /// every reply.
 fn trace_script(script: &str) -> Vec<Reply> {
     let mut tracer = Tracer::start(&[]);
-    assert!(matches!(tracer.next(), Some(Reply::Ready { .. })));
+    tracer.ready();
     let mut tree = Command::new("sh")
         .args(["-c", &format!("read go; {script}")])
         .stdin(Stdio::piped())
@@ -525,7 +531,7 @@ fn a_reader_that_stops_reading_holds_up_neither_sigterm_nor_the_teardown() {
         .unwrap();
     let big = cold_file(tmp.path(), "big.bin", 64);
     let mut tracer = Tracer::start(&[]);
-    assert!(matches!(tracer.next(), Some(Reply::Ready { .. })));
+    tracer.ready();
     let made = instances_of(tracer.child.id());
     let mut tree = Command::new("sh")
         .args(["-c", "read go; cat \"$1\" > /dev/null", "sh"])
@@ -551,7 +557,7 @@ fn the_terminals_signals_are_ignored_or_end_it_and_it_keeps_no_capability() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
     let mut tracer = Tracer::start(&[]);
-    assert!(matches!(tracer.next(), Some(Reply::Ready { .. })));
+    tracer.ready();
     let id = tracer.child.id();
     let made = instances_of(id);
     // Armed and confined: root without a capability, no new privileges.
@@ -603,7 +609,7 @@ fn one_session_per_user_and_what_a_killed_tracer_left_goes_at_the_next_start() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
     let mut first = Tracer::start(&[]);
-    assert!(matches!(first.next(), Some(Reply::Ready { .. })));
+    first.ready();
     let made = instances_of(first.child.id());
     // A second session of the same user: refused while the first runs.
     let mut second = Tracer::start(&[]);
@@ -636,7 +642,7 @@ fn one_session_per_user_and_what_a_killed_tracer_left_goes_at_the_next_start() {
     assert!(made.iter().all(|d| on(d).trim() == "1"), "left armed");
     // …until the next start removes them (it may make new ones of the same names: off).
     let mut next = Tracer::start(&[]);
-    assert!(matches!(next.next(), Some(Reply::Ready { .. })));
+    next.ready();
     assert!(
         made.iter().all(|d| on(d).trim() != "1"),
         "a dead tracer's instances still armed"
