@@ -1016,7 +1016,7 @@ fn root_lines(krate: &Crate) -> BTreeMap<String, (usize, Vec<String>)> {
 
 /// The most code lines root's part may have before this test asks for a look (docs/design/
 /// privilege.md quotes the count this test prints).
-const ROOT_LINES_BUDGET: usize = 1580;
+const ROOT_LINES_BUDGET: usize = 1670;
 
 #[test]
 fn what_main_runs_before_the_entry_is_counted_as_roots() {

@@ -564,12 +564,23 @@ fn the_terminals_signals_are_ignored_or_end_it_and_it_keeps_no_capability() {
     assert_eq!(status_field(id, "CapEff"), "0000000000000000");
     assert_eq!(status_field(id, "CapPrm"), "0000000000000000");
     assert_eq!(status_field(id, "NoNewPrivs"), "1");
+    // …and held to its allow-list of system calls (seccomp's filter mode, tracer/syscalls.rs).
+    assert_eq!(status_field(id, "Seccomp"), "2");
     let sleeper = Sleeper::start();
     tracer.send(&Request::Follow {
         pid: sleeper.pid(),
         faults: false,
     });
     assert_eq!(tracer.next(), Some(Reply::Armed));
+    // Every thread, the session's reader among them, is held to it.
+    let tasks: Vec<_> = std::fs::read_dir(format!("/proc/{id}/task"))
+        .unwrap()
+        .map(|t| std::fs::read_to_string(t.unwrap().path().join("status")).unwrap())
+        .collect();
+    assert!(tasks.len() >= 2, "{tasks:?}");
+    for status in &tasks {
+        assert!(status.lines().any(|l| l == "Seccomp:\t2"), "{status}");
+    }
     // ^C, ^\, ^Z and a background job's reads and writes: ignored.
     for sig in [
         libc::SIGINT,

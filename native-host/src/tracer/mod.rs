@@ -9,6 +9,7 @@
 //! - `who`: the invoking user (PKEXEC_UID, SUDO_UID) and which processes are theirs;
 //! - `arm`: the tracefs instances, made and opened before confinement;
 //! - `confine`: no_new_privs and Landlock (and `session`: no capability once armed);
+//! - `syscalls`: the seccomp allow-list of the system calls the armed tracer makes;
 //! - `filter`: which lines are handed over, rewritten how (pure);
 //! - `session`: one recording served over a byte stream;
 //! - `split`: sudo's route: root stays the tracer, a child drops to the user for the command.
@@ -21,6 +22,7 @@ pub mod filter;
 pub mod protocol;
 pub mod session;
 pub mod split;
+pub mod syscalls;
 pub mod who;
 
 use std::ffi::{OsStr, OsString};

@@ -17,7 +17,7 @@ use rustix::thread::{set_capabilities, CapabilitySet, CapabilitySets};
 use super::arm::{Armed, Failure};
 use super::filter::Filter;
 use super::protocol::{self, Ended, Refusal, Reply, Request, LINES_PER_FRAME_BYTES};
-use super::{confine, who};
+use super::{confine, syscalls, who};
 use crate::framing::{encode, read_frame, ReadOutcome};
 
 /// The tracer hands the tree's lines over this often.
@@ -193,17 +193,23 @@ fn errno() -> i32 {
 /// Arm (before confinement: Landlock checks a path when it is opened), confine, then give up
 /// every capability but `keep`: what the tracer does from here on (read its open descriptors
 /// and `/proc`, remove its instances, which root owns) needs none; the sudo split's parent
-/// keeps CAP_KILL to pass SIGTERM on to its child, the user's.
-fn arm_and_confine(uid: u32, may_override: bool, keep: CapabilitySet) -> Result<Armed, Failure> {
-    let armed = Armed::prepare(uid)?;
+/// keeps CAP_KILL to pass SIGTERM on to its child, the user's. Last, the system calls it makes
+/// from here on are the only ones it may (syscalls.rs).
+fn arm_and_confine(who: &For) -> Result<Armed, Failure> {
+    // The allow-list is made before arming (the kill rule names the child, if any).
+    let child = (!who.keep.is_empty()).then_some(who.invoker);
+    let program = syscalls::program(child).map_err(|e| (Refusal::Unavailable, e.to_string()))?;
+    let armed = Armed::prepare(who.uid)?;
     let sets = CapabilitySets {
-        effective: keep,
-        permitted: keep,
+        effective: who.keep,
+        permitted: who.keep,
         inheritable: CapabilitySet::empty(),
     };
-    let confined = confine::confine(may_override).and_then(|()| {
-        set_capabilities(None, sets).map_err(|e| format!("giving up capabilities: {e}"))
-    });
+    let confined = confine::confine(who.may_override)
+        .and_then(|()| {
+            set_capabilities(None, sets).map_err(|e| format!("giving up capabilities: {e}"))
+        })
+        .and_then(|()| syscalls::lock(&program));
     match confined {
         Ok(()) => Ok(armed),
         Err(e) => {
@@ -226,7 +232,7 @@ pub struct For {
 /// Arm, confine and serve one recording. Call while this process has one thread.
 pub fn serve(input: impl Read + Send + 'static, output: OwnedFd, who: &For) -> Ended {
     let mut out = Out::new(output);
-    let mut armed = match arm_and_confine(who.uid, who.may_override, who.keep) {
+    let mut armed = match arm_and_confine(who) {
         Ok(armed) => armed,
         Err((code, message)) => {
             out.send(&Reply::Refused { code, message });
