@@ -48,3 +48,16 @@ export function costsExport() {
     exportedAt: readings.at(-1).readAt + 1000,
   });
 }
+
+/**
+ * One start's costs from two recorded readings, with the webcompat add-on taken as the
+ * benchmark's costly one (`id`: its id; built in no more): what the A/B tests of the bench and
+ * the page measure a saving against.
+ */
+export function costlyAddonCosts(id) {
+  const [one, two] = [reading(1), reading(2)];
+  for (const r of [one, two]) {
+    Object.assign(r.addons.find((a) => a.id === "webcompat@mozilla.org"), { id, builtIn: false });
+  }
+  return costsFromReading(two, one);
+}

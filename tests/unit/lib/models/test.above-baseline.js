@@ -1,21 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { aboveBaseline, baselineOf, diskOf } from "../../../../extension/lib/models/above-baseline.js";
 import { COSTLY_ADDON_ID } from "../../../../extension/lib/models/ab-saving.js";
-import { costsFromReading } from "../../../../extension/lib/models/start-costs.js";
+import { costlyAddonCosts } from "../../costs-export.js";
 
 // This start's costs from two real getStartCosts readings (tests/fixtures/start-costs/), the
 // webcompat add-on taken as the benchmark's costly one (id changed, builtIn off).
-const reading = (n) => JSON.parse(readFileSync(new URL(`../../../fixtures/start-costs/reading-${n}.json`, import.meta.url), "utf8"));
-function costs() {
-  const [one, two] = [reading(1), reading(2)];
-  for (const r of [one, two]) {
-    Object.assign(r.addons.find((a) => a.id === "webcompat@mozilla.org"), { id: COSTLY_ADDON_ID, builtIn: false });
-  }
-  return costsFromReading(two, one);
-}
-const COSTS = costs();
+const COSTS = costlyAddonCosts(COSTLY_ADDON_ID);
 const BUILD = "20261117185949";
 const busy = COSTS.addons.find((a) => a.id === COSTLY_ADDON_ID).startupMs.value;
 const start = { firefox: { buildId: BUILD }, milestones: { sessionRestored: 4000 }, io: { readBytes: 5_000_000, treeReadBytes: 7_000_000 }, costs: COSTS };

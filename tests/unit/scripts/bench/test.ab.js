@@ -1,20 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { abRows, abTable, COSTLY_ADDON_ID, costlyAddonFiles } from "../../../../scripts/bench/ab.mjs";
-import { costsFromReading } from "../../../../extension/lib/models/start-costs.js";
+import { costlyAddonCosts } from "../../costs-export.js";
 
 // The page's figures come from real getStartCosts readings (tests/fixtures/start-costs/), with
 // one add-on taken as the costly one (its id changed, builtIn off: the fixtures hold Firefox's own).
-const reading = (n) => JSON.parse(readFileSync(new URL(`../../../fixtures/start-costs/reading-${n}.json`, import.meta.url), "utf8"));
-function costs() {
-  const [one, two] = [reading(1), reading(2)];
-  for (const r of [one, two]) {
-    Object.assign(r.addons.find((a) => a.id === "webcompat@mozilla.org"), { id: COSTLY_ADDON_ID, builtIn: false });
-  }
-  return costsFromReading(two, one);
-}
-const COSTS = costs();
+const COSTS = costlyAddonCosts(COSTLY_ADDON_ID);
 const addonMs = COSTS.addons.find((a) => a.id === COSTLY_ADDON_ID).startupMs.value;
 const record = (scenario, sessionRestored, withCosts = true) => ({
   milestones: { sessionRestored },
