@@ -232,6 +232,7 @@ function renderTable(records, currentId) {
   }
   table.append(...bodies);
   table.hidden = records.length === 0;
+  $("history-caption").hidden = table.hidden;
   $("history-basic-legend").hidden = !records.some((r) => r.mode === "basic");
 }
 
