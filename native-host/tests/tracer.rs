@@ -25,7 +25,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use about_startup_host::framing::{encode, read_frame, ReadOutcome};
-use about_startup_host::os::sys::{fadvise, Advice};
+use about_startup_host::os::sys::{self, fadvise, Advice};
 use about_startup_host::tracer::protocol::{Ended, Refusal, Reply, Request};
 
 const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
@@ -215,6 +215,21 @@ fn cold_file(dir: &Path, name: &str, mb: usize) -> std::path::PathBuf {
     path
 }
 
+/// Pages of `path` (this test's own file) brought into the page cache since it was dropped:
+/// cached, or cached and since reclaimed (cachestat's evicted count; the drop by
+/// `POSIX_FADV_DONTNEED` leaves none). Without cachestat (Linux < 6.5), the pages cached.
+fn brought_in(path: &Path) -> u64 {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len();
+    if sys::cachestat_available() {
+        let c = sys::cachestat(&f, 0, len).unwrap().unwrap();
+        return c.cached + c.evicted;
+    }
+    let mut core = Vec::new();
+    sys::mincore_file(&f, len, &mut core).unwrap();
+    core.iter().filter(|b| *b & 1 != 0).count() as u64
+}
+
 /// Every instance the tracer made is gone: it tears down on every way out.
 fn assert_removed(made: &[std::path::PathBuf]) {
     for dir in made {
@@ -346,9 +361,13 @@ fn only_the_followed_tree_is_handed_over_without_page_frames_and_it_ends_on_eof(
     let mut tracer = Tracer::start(uid);
     tracer.ready();
     // The tree waits for a byte on its stdin, then reads its file (through a child: followed
-    // too); another process reads another file at the same time.
+    // too); another process reads another file at the same time. The child, `cat`, then reads
+    // its stdin until the test closes it, after Stop: the tracer looks at every exec of the tree
+    // before it hands the exec'd program's lines over and drops them where the program is gone
+    // by then (fail closed: it can no longer tell whose it was), and on a loaded machine a `cat`
+    // that ended at once was gone before the tracer looked.
     let mut tree = as_user(uid, "sh")
-        .args(["-c", "read go; cat \"$1\" > /dev/null", "sh"])
+        .args(["-c", "read go; cat \"$1\" - > /dev/null", "sh"])
         .arg(&ours)
         .stdin(Stdio::piped())
         .spawn()
@@ -359,11 +378,18 @@ fn only_the_followed_tree_is_handed_over_without_page_frames_and_it_ends_on_eof(
     assert_eq!(tracer.next(), Some(Reply::Armed), "not armed");
     let made = instances_of(tracer.pid());
     assert_eq!(made.len(), 3, "{made:?}");
-    tree.stdin.take().unwrap().write_all(b"go\n").unwrap();
-    assert!(tree.wait().unwrap().success());
+    let mut input = tree.stdin.take().unwrap();
+    input.write_all(b"go\n").unwrap();
+    let until = Instant::now() + HUNG;
+    while brought_in(&ours) < 2048 {
+        assert!(Instant::now() < until, "the tree did not read its file");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::thread::sleep(Duration::from_millis(300));
     tracer.send(&Request::Stop {});
     let replies = tracer.rest();
+    drop(input);
+    assert!(tree.wait().unwrap().success());
     let lines: Vec<&String> = replies
         .iter()
         .flat_map(|r| match r {
@@ -587,9 +613,12 @@ fn a_setgid_program_of_the_tree_is_not_handed_over_among_a_flood_of_execs() {
     std::os::unix::fs::chown(&sgcat, Some(0), Some(42)).unwrap();
     std::fs::set_permissions(&sgcat, std::fs::Permissions::from_mode(0o2755)).unwrap();
     let key = file_key(&secret);
+    // The control reads with the shell's own `read`, not a program it execs: a short-lived
+    // `cat` can be gone before the tracer looks at its exec, and its lines are then dropped
+    // (fail closed; the control failed so on a loaded machine).
     let control = handed_over(&trace_script(
         uid,
-        &format!("cat {} > /dev/null", secret.display()),
+        &format!("read -r line < {}", secret.display()),
     ));
     assert!(control.iter().any(|l| l.contains(&key)), "the control read");
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o640)).unwrap();
