@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
-import { describeLeftovers, endLeftovers, leftovers, MARKER } from "./lib/leftovers.mjs";
+import { describeLeftovers, endLeftovers, fileCgroup, leftovers, MARKER } from "./lib/leftovers.mjs";
 import { run } from "./lib/run.mjs";
 import { rootOnlyRustTestFiles, testFiles } from "./lib/test-files.mjs";
 import { eslint, webExtLint } from "./lint.mjs";
@@ -122,20 +122,26 @@ async function e2eFile(file, env) {
   const varTmp = fs.mkdtempSync(path.join("/var/tmp", `about-startup-e2e-${name}-`));
   fs.chmodSync(varTmp, 0o1777);
   const dirs = [tmp, varTmp];
+  // A cgroup of the file's own (root): what pkexec starts keeps it, though not the marker.
+  const group = fileCgroup(`${name}-${marker.split(":").slice(1).join("-")}`);
   const failures = [];
   try {
-    await run(process.execPath, ["--test", "--test-concurrency=1", file], {
+    const command = [process.execPath, "--test", "--test-concurrency=1", file];
+    // Moved in before node starts: everything the file starts is born there.
+    const [program, args] = group ? ["/bin/sh", ["-c", 'echo $$ > "$0" || echo "e2e: not moved into $0: what pkexec starts is not found as the file\'s" >&2; exec "$@"', group.procs, ...command]] : [command[0], command.slice(1)];
+    await run(program, args, {
       cwd: ROOT,
       env: { ...env, TMPDIR: tmp, E2E_VAR_TMPDIR: varTmp, [MARKER]: marker },
     });
   } catch {
     failures.push("tests failed");
   }
+  const cgroup = group?.path ?? null;
   // What is still ending by itself (a Firefox told to quit as the file ended) gets 5 s.
-  let found = leftovers({ marker, dirs });
+  let found = leftovers({ marker, dirs, cgroup });
   for (let i = 0; i < 25 && found.processes.length > 0 && found.mounts.length + found.loops.length === 0; i++) {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    found = leftovers({ marker, dirs });
+    found = leftovers({ marker, dirs, cgroup });
   }
   const lines = describeLeftovers(found);
   if (lines.length > 0) {
@@ -144,6 +150,7 @@ async function e2eFile(file, env) {
     await endLeftovers(found);
   }
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  group?.remove();
   return failures;
 }
 

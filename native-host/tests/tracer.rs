@@ -8,6 +8,14 @@
 //! reports them as ignored, never as passed); `npm test` runs them with `--ignored` as root
 //! (scripts/test.mjs ROOT_TEST_FILES). The files read are made under /var/tmp (on disk: tmpfs
 //! pages cannot be evicted).
+//!
+//! The tracer allows one session per invoking user. Root's own route (uid 0) would make these
+//! tests fail whenever another tracer session of root's runs on the machine (another checkout's
+//! root stage, a root `launch --cold --trace`: refused, `InstanceTaken`). So each test is a user
+//! of its own, a uid no account has ([`user`]), and reaches the tracer by pkexec's route as
+//! pkexec leaves it: the tracer runs as root with `PKEXEC_UID`, its parent a process wholly that
+//! user's ([`Tracer::start`]); what it follows runs as that user too ([`as_user`]). Nothing of
+//! the tracer changes for the tests.
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -17,7 +25,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use about_startup_host::framing::{encode, read_frame, ReadOutcome};
-use about_startup_host::os::sys::{fadvise, Advice};
+use about_startup_host::os::sys::{self, fadvise, Advice};
 use about_startup_host::tracer::protocol::{Ended, Refusal, Reply, Request};
 
 const BIN: &str = env!("CARGO_BIN_EXE_about-startup-host");
@@ -28,7 +36,8 @@ fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-/// One session per user at a time: these tests, all root's, take turns.
+/// These tests take turns (a flood of execs or 64 MiB of lines beside another test's recording
+/// would only slow both), though each is a user of its own.
 static SESSION: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn turn() -> std::sync::MutexGuard<'static, ()> {
@@ -37,28 +46,103 @@ fn turn() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The invoking user of test `n`: a uid of its own that no account has (the tracer needs no
+/// account: it checks processes' credentials), so no other session on the machine is theirs.
+const fn user(n: u32) -> u32 {
+    3_700_000_000 + n
+}
+
+/// `program` run as user `uid`, group `uid`, no other group (its arguments to be added):
+/// setpriv execs it, so the child's pid is the program's.
+fn as_user(uid: u32, program: &str) -> Command {
+    let mut cmd = Command::new("setpriv");
+    cmd.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .args(["--clear-groups", "--", program]);
+    cmd
+}
+
+/// Wait until `child` (started by [`as_user`]) is the user's program: setpriv has changed its
+/// ids and exec'd it (setpriv is root's for a moment, then undumpable until the exec).
+fn became_user(child: &Child, uid: u32) {
+    let pid = child.id();
+    let ids = |key: &str| {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(key)
+                    .map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            })
+            .unwrap_or_default()
+    };
+    let until = Instant::now() + HUNG;
+    loop {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+        let theirs = |key: &str| {
+            let v = ids(key);
+            v.len() == 4 && v.iter().all(|u| *u == uid.to_string())
+        };
+        if theirs("Uid:") && theirs("Gid:") && !exe.ends_with("setpriv") {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "process {pid} did not become uid {uid}'s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// What the user's process (the tracer's parent) runs once it is the user's: it waits for the
+/// tracer to end and exits with its status (128 + the signal that ended it), as its caller.
+const PARENT: &str = "import os\npid, st = os.waitpid(-1, 0)\nc = os.waitstatus_to_exitcode(st)\nos._exit(c if c >= 0 else 128 - c)";
+
 struct Tracer {
+    /// The user's process whose child the tracer is.
     child: Child,
     to: Option<ChildStdin>,
     from: ChildStdout,
 }
 
 impl Tracer {
-    fn start(env: &[(&str, &str)]) -> Tracer {
-        let mut cmd = Command::new(BIN);
-        cmd.arg("tracer")
+    /// The tracer for user `uid` as pkexec leaves it: root, `PKEXEC_UID`, its parent wholly the
+    /// user's. A root shell forks it (waiting until its parent is the user's, then exec'ing the
+    /// host) and becomes the user's process itself (setpriv, then [`PARENT`]).
+    fn start(uid: u32) -> Tracer {
+        // (A shell gives an asynchronous list /dev/null as its stdin: the tracer's is fd 3.)
+        let script = r#"exec 3<&0
+        (
+            want=$(printf 'Uid:\t%s\t%s\t%s\t%s' "$2" "$2" "$2" "$2")
+            while [ "$(grep '^Uid:' /proc/$$/status)" != "$want" ]; do sleep 0.01; done
+            PKEXEC_UID=$2 exec "$1" tracer <&3 3<&-
+        ) &
+        exec 3<&-
+        exec setpriv --reuid="$2" --regid="$2" --clear-groups -- /usr/bin/python3 -c "$3" </dev/null >/dev/null"#;
+        let mut child = Command::new("sh")
+            .args(["-c", script, "sh", BIN, &uid.to_string(), PARENT])
             .env_remove("SUDO_UID")
             .env_remove("PKEXEC_UID")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("run the tracer");
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("run the tracer");
         let to = child.stdin.take();
         let from = child.stdout.take().unwrap();
         Tracer { child, to, from }
+    }
+
+    /// The tracer's pid (the user's process's one child).
+    fn pid(&self) -> u32 {
+        let parent = self.child.id();
+        let children =
+            std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).unwrap();
+        let pids: Vec<u32> = children
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(pids.len(), 1, "the tracer's parent's children: {pids:?}");
+        pids[0]
     }
 
     fn send(&mut self, req: &Request) {
@@ -105,6 +189,17 @@ impl Tracer {
     }
 }
 
+/// A folder of this test's own under /var/tmp (on disk: tmpfs pages cannot be evicted), which
+/// the test's user may enter and read (its files are made 0644); removed when dropped.
+fn private_dir() -> tempfile::TempDir {
+    let tmp = tempfile::Builder::new()
+        .prefix("about-startup-tracer-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    tmp
+}
+
 /// A file of `mb` MiB of this test's, on disk, evicted.
 fn cold_file(dir: &Path, name: &str, mb: usize) -> std::path::PathBuf {
     let path = dir.join(name);
@@ -113,10 +208,26 @@ fn cold_file(dir: &Path, name: &str, mb: usize) -> std::path::PathBuf {
         *b = (i * 7 + name.len()) as u8;
     }
     std::fs::write(&path, &data).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     let f = std::fs::File::open(&path).unwrap();
     f.sync_all().unwrap();
     fadvise(&f, 0, 0, Advice::DontNeed).unwrap();
     path
+}
+
+/// Pages of `path` (this test's own file) brought into the page cache since it was dropped:
+/// cached, or cached and since reclaimed (cachestat's evicted count; the drop by
+/// `POSIX_FADV_DONTNEED` leaves none). Without cachestat (Linux < 6.5), the pages cached.
+fn brought_in(path: &Path) -> u64 {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len();
+    if sys::cachestat_available() {
+        let c = sys::cachestat(&f, 0, len).unwrap().unwrap();
+        return c.cached + c.evicted;
+    }
+    let mut core = Vec::new();
+    sys::mincore_file(&f, len, &mut core).unwrap();
+    core.iter().filter(|b| *b & 1 != 0).count() as u64
 }
 
 /// Every instance the tracer made is gone: it tears down on every way out.
@@ -126,12 +237,14 @@ fn assert_removed(made: &[std::path::PathBuf]) {
     }
 }
 
-/// A process of root's own to follow, ended when the test ends, however it ends.
+/// A process of user `uid`'s to follow, ended when the test ends, however it ends.
 struct Sleeper(std::process::Child);
 
 impl Sleeper {
-    fn start() -> Self {
-        Sleeper(Command::new("sleep").arg("30").spawn().unwrap())
+    fn start(uid: u32) -> Self {
+        let sleeper = as_user(uid, "sleep").arg("30").spawn().unwrap();
+        became_user(&sleeper, uid);
+        Sleeper(sleeper)
     }
 
     fn pid(&self) -> i32 {
@@ -230,10 +343,8 @@ fn frames_of(path: &Path) -> HashSet<u64> {
 fn only_the_followed_tree_is_handed_over_without_page_frames_and_it_ends_on_eof() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
-    let tmp = tempfile::Builder::new()
-        .prefix("about-startup-tracer-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
+    let uid = user(1);
+    let tmp = private_dir();
     let ours = cold_file(tmp.path(), "ours.bin", 8);
     let theirs = cold_file(tmp.path(), "theirs.bin", 8);
     // Another process reads its file, evicted each time, from before the trace until after it.
@@ -247,26 +358,38 @@ fn only_the_followed_tree_is_handed_over_without_page_frames_and_it_ends_on_eof(
         .arg(&stop)
         .spawn()
         .unwrap();
-    let mut tracer = Tracer::start(&[]);
+    let mut tracer = Tracer::start(uid);
     tracer.ready();
     // The tree waits for a byte on its stdin, then reads its file (through a child: followed
-    // too); another process reads another file at the same time.
-    let mut tree = Command::new("sh")
-        .args(["-c", "read go; cat \"$1\" > /dev/null", "sh"])
+    // too); another process reads another file at the same time. The child, `cat`, then reads
+    // its stdin until the test closes it, after Stop: the tracer looks at every exec of the tree
+    // before it hands the exec'd program's lines over and drops them where the program is gone
+    // by then (fail closed: it can no longer tell whose it was), and on a loaded machine a `cat`
+    // that ended at once was gone before the tracer looked.
+    let mut tree = as_user(uid, "sh")
+        .args(["-c", "read go; cat \"$1\" - > /dev/null", "sh"])
         .arg(&ours)
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
+    became_user(&tree, uid);
     let pid = i32::try_from(tree.id()).unwrap();
     tracer.send(&Request::Follow { pid, faults: false });
     assert_eq!(tracer.next(), Some(Reply::Armed), "not armed");
-    let made = instances_of(tracer.child.id());
+    let made = instances_of(tracer.pid());
     assert_eq!(made.len(), 3, "{made:?}");
-    tree.stdin.take().unwrap().write_all(b"go\n").unwrap();
-    assert!(tree.wait().unwrap().success());
+    let mut input = tree.stdin.take().unwrap();
+    input.write_all(b"go\n").unwrap();
+    let until = Instant::now() + HUNG;
+    while brought_in(&ours) < 2048 {
+        assert!(Instant::now() < until, "the tree did not read its file");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::thread::sleep(Duration::from_millis(300));
     tracer.send(&Request::Stop {});
     let replies = tracer.rest();
+    drop(input);
+    assert!(tree.wait().unwrap().success());
     let lines: Vec<&String> = replies
         .iter()
         .flat_map(|r| match r {
@@ -349,11 +472,12 @@ fn only_the_followed_tree_is_handed_over_without_page_frames_and_it_ends_on_eof(
 fn it_ends_and_removes_its_instances_when_its_caller_goes_away() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
-    let mut tracer = Tracer::start(&[]);
+    let uid = user(2);
+    let mut tracer = Tracer::start(uid);
     tracer.ready();
-    let made = instances_of(tracer.child.id());
+    let made = instances_of(tracer.pid());
     assert_eq!(made.len(), 3, "armed: {made:?}");
-    let sleeper = Sleeper::start();
+    let sleeper = Sleeper::start(uid);
     tracer.send(&Request::Follow {
         pid: sleeper.pid(),
         faults: true,
@@ -369,7 +493,8 @@ fn it_ends_and_removes_its_instances_when_its_caller_goes_away() {
 fn another_users_process_and_anything_but_a_request_are_refused() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
-    // Root's own route works for uid 0: a process of nobody's is not wholly root's.
+    let uid = user(3);
+    // A process of nobody's is not wholly the user's.
     let mut nobody = Command::new("setpriv")
         .args([
             "--reuid=65534",
@@ -381,7 +506,7 @@ fn another_users_process_and_anything_but_a_request_are_refused() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let mut tracer = Tracer::start(&[]);
+    let mut tracer = Tracer::start(uid);
     tracer.ready();
     tracer.send(&Request::Follow {
         pid: i32::try_from(nobody.id()).unwrap(),
@@ -402,9 +527,9 @@ fn another_users_process_and_anything_but_a_request_are_refused() {
     let _ = nobody.kill();
     let _ = nobody.wait();
     // A request of another protocol: refused, and the session ends.
-    let mut tracer = Tracer::start(&[]);
+    let mut tracer = Tracer::start(uid);
     tracer.ready();
-    let made = instances_of(tracer.child.id());
+    let made = instances_of(tracer.pid());
     tracer.send_raw(&encode(
         br#"{"type":"follow","pid":1,"faults":false,"path":"/etc/shadow"}"#,
     ));
@@ -435,20 +560,21 @@ fn handed_over(replies: &[Reply]) -> Vec<String> {
 }
 
 fn signal(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill with a pid of our own child.
+    // SAFETY: kill with the pid of a tracer this test started (its parent, ours, reaps it).
     assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);
 }
 
-/// Follow `sh -c script` (it waits for a line on its stdin first), let it run to its end, stop;
-/// every reply.
-fn trace_script(script: &str) -> Vec<Reply> {
-    let mut tracer = Tracer::start(&[]);
+/// Follow `sh -c script` as user `uid` (it waits for a line on its stdin first), let it run to
+/// its end, stop; every reply.
+fn trace_script(uid: u32, script: &str) -> Vec<Reply> {
+    let mut tracer = Tracer::start(uid);
     tracer.ready();
-    let mut tree = Command::new("sh")
+    let mut tree = as_user(uid, "sh")
         .args(["-c", &format!("read go; {script}")])
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
+    became_user(&tree, uid);
     let pid = i32::try_from(tree.id()).unwrap();
     tracer.send(&Request::Follow { pid, faults: false });
     assert_eq!(tracer.next(), Some(Reply::Armed));
@@ -472,37 +598,41 @@ fn evict(path: &Path) {
 fn a_setgid_program_of_the_tree_is_not_handed_over_among_a_flood_of_execs() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
+    let uid = user(4);
     // A setgid program of the tree reads a file as a group the invoking user does not have: a
     // private copy of `cat`, setgid to group shadow (42), and a private file readable by that
     // group only. Both are the test's own, so no other process on the machine (sudo reads
     // /etc/shadow, chage's file) can cache the page between the evict and the read. The same read
-    // by plain `cat`, as root itself, is the control: had the tracer handed the setgid program's
-    // lines over, the file's page would be there.
-    let tmp = tempfile::Builder::new()
-        .prefix("about-startup-tracer-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
+    // by plain `cat`, as the user while the file is open to everyone, is the control: had the
+    // tracer handed the setgid program's lines over, the file's page would be there.
+    let tmp = private_dir();
     let secret = cold_file(tmp.path(), "secret", 1);
     std::os::unix::fs::chown(&secret, Some(0), Some(42)).unwrap();
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o640)).unwrap();
     let sgcat = tmp.path().join("sgcat");
     std::fs::copy("/bin/cat", &sgcat).unwrap();
     std::os::unix::fs::chown(&sgcat, Some(0), Some(42)).unwrap();
     std::fs::set_permissions(&sgcat, std::fs::Permissions::from_mode(0o2755)).unwrap();
     let key = file_key(&secret);
-    let control = handed_over(&trace_script(&format!(
-        "cat {} > /dev/null",
-        secret.display()
-    )));
+    // The control reads with the shell's own `read`, not a program it execs: a short-lived
+    // `cat` can be gone before the tracer looks at its exec, and its lines are then dropped
+    // (fail closed; the control failed so on a loaded machine).
+    let control = handed_over(&trace_script(
+        uid,
+        &format!("read -r line < {}", secret.display()),
+    ));
     assert!(control.iter().any(|l| l.contains(&key)), "the control read");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o640)).unwrap();
     evict(&secret);
     // Among 2,000 short execs of the tree (the exec instance fills faster than it is read, or
     // not: either way no line of the setgid program comes).
-    let replies = trace_script(&format!(
-        "i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done & {} {} > /dev/null; wait",
-        sgcat.display(),
-        secret.display()
-    ));
+    let replies = trace_script(
+        uid,
+        &format!(
+            "i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done & {} {} > /dev/null; wait",
+            sgcat.display(),
+            secret.display()
+        ),
+    );
     let lines = handed_over(&replies);
     assert!(
         !lines.iter().any(|l| l.contains(&key)),
@@ -525,20 +655,19 @@ fn a_setgid_program_of_the_tree_is_not_handed_over_among_a_flood_of_execs() {
 fn a_reader_that_stops_reading_holds_up_neither_sigterm_nor_the_teardown() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
-    let tmp = tempfile::Builder::new()
-        .prefix("about-startup-tracer-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
+    let uid = user(5);
+    let tmp = private_dir();
     let big = cold_file(tmp.path(), "big.bin", 64);
-    let mut tracer = Tracer::start(&[]);
+    let mut tracer = Tracer::start(uid);
     tracer.ready();
-    let made = instances_of(tracer.child.id());
-    let mut tree = Command::new("sh")
+    let made = instances_of(tracer.pid());
+    let mut tree = as_user(uid, "sh")
         .args(["-c", "read go; cat \"$1\" > /dev/null", "sh"])
         .arg(&big)
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
+    became_user(&tree, uid);
     let pid = i32::try_from(tree.id()).unwrap();
     tracer.send(&Request::Follow { pid, faults: true });
     assert_eq!(tracer.next(), Some(Reply::Armed));
@@ -546,7 +675,7 @@ fn a_reader_that_stops_reading_holds_up_neither_sigterm_nor_the_teardown() {
     tree.stdin.take().unwrap().write_all(b"go\n").unwrap();
     assert!(tree.wait().unwrap().success());
     std::thread::sleep(Duration::from_millis(500));
-    signal(tracer.child.id(), libc::SIGTERM);
+    signal(tracer.pid(), libc::SIGTERM);
     assert!(tracer.wait().success());
     assert_removed(&made);
 }
@@ -556,9 +685,10 @@ fn a_reader_that_stops_reading_holds_up_neither_sigterm_nor_the_teardown() {
 fn the_terminals_signals_are_ignored_or_end_it_and_it_keeps_no_capability() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
-    let mut tracer = Tracer::start(&[]);
+    let uid = user(6);
+    let mut tracer = Tracer::start(uid);
     tracer.ready();
-    let id = tracer.child.id();
+    let id = tracer.pid();
     let made = instances_of(id);
     // Armed and confined: root without a capability, no new privileges.
     assert_eq!(status_field(id, "CapEff"), "0000000000000000");
@@ -566,7 +696,7 @@ fn the_terminals_signals_are_ignored_or_end_it_and_it_keeps_no_capability() {
     assert_eq!(status_field(id, "NoNewPrivs"), "1");
     // …and held to its allow-list of system calls (seccomp's filter mode, tracer/syscalls.rs).
     assert_eq!(status_field(id, "Seccomp"), "2");
-    let sleeper = Sleeper::start();
+    let sleeper = Sleeper::start(uid);
     tracer.send(&Request::Follow {
         pid: sleeper.pid(),
         faults: false,
@@ -619,11 +749,12 @@ fn the_terminals_signals_are_ignored_or_end_it_and_it_keeps_no_capability() {
 fn one_session_per_user_and_what_a_killed_tracer_left_goes_at_the_next_start() {
     assert!(is_root(), "run as root (npm test's root-only stage)");
     let _turn = turn();
-    let mut first = Tracer::start(&[]);
+    let uid = user(7);
+    let mut first = Tracer::start(uid);
     first.ready();
-    let made = instances_of(first.child.id());
+    let made = instances_of(first.pid());
     // A second session of the same user: refused while the first runs.
-    let mut second = Tracer::start(&[]);
+    let mut second = Tracer::start(uid);
     let replies = second.rest();
     assert!(
         matches!(
@@ -641,18 +772,18 @@ fn one_session_per_user_and_what_a_killed_tracer_left_goes_at_the_next_start() {
         "the first's instances stay"
     );
     // The first, armed, killed with no teardown: its instances stay armed…
-    let sleeper = Sleeper::start();
+    let sleeper = Sleeper::start(uid);
     first.send(&Request::Follow {
         pid: sleeper.pid(),
         faults: false,
     });
     assert_eq!(first.next(), Some(Reply::Armed));
-    signal(first.child.id(), libc::SIGKILL);
+    signal(first.pid(), libc::SIGKILL);
     first.wait();
     let on = |dir: &Path| std::fs::read_to_string(dir.join("tracing_on")).unwrap_or_default();
     assert!(made.iter().all(|d| on(d).trim() == "1"), "left armed");
     // …until the next start removes them (it may make new ones of the same names: off).
-    let mut next = Tracer::start(&[]);
+    let mut next = Tracer::start(uid);
     next.ready();
     assert!(
         made.iter().all(|d| on(d).trim() != "1"),

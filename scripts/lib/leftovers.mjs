@@ -4,6 +4,9 @@
 // (scripts/test.mjs); whatever carries the marker, or names one of those folders (in its
 // command line, working folder, binary or environment, as a relaunched Firefox's profile or
 // HOME does, or a sudo'd command that dropped the environment still names), is that file's.
+// So is whatever runs in the file's own cgroup (v2, made by the runner where it may: root), which
+// every child inherits whatever it does to its environment: the tracer pkexec starts (pkexec
+// clears the environment and the tracer leaves its session) is found there.
 // Another user's Firefox on the machine names none of them and is never counted.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -33,11 +36,55 @@ function link(fsApi, file) {
   }
 }
 
+/** The cgroup v2 path (`0::` line of /proc/<pid>/cgroup) in `cgroupText`, or null. Pure. */
+export function cgroupV2Of(cgroupText) {
+  return /^0::(.*)$/m.exec(cgroupText ?? "")?.[1] ?? null;
+}
+
+/** Where the cgroup v2 hierarchy is mounted (from mountinfo's text), or null. Pure. */
+export function cgroupV2Mount(mountinfo) {
+  for (const line of mountinfo.split("\n")) {
+    const [left, right = ""] = line.split(" - ");
+    if (right.split(" ")[0] === "cgroup2") return unescape(left.split(" ")[4] ?? "");
+  }
+  return null;
+}
+
 /**
- * Live processes (zombies left out) that carry `MARKER=marker` or name one of `dirs`:
- * [{pid, uid, name, cmdline, why}]. `self` (this runner) is left out.
+ * A cgroup v2 of one test file's own, for the runner: `{path, procs, remove()}` (`path` as
+ * /proc/<pid>/cgroup names it, `procs` the file a process writes its pid to, to move in), or
+ * null where there is no cgroup v2 hierarchy or it may not make one (not root).
  */
-export function leftoverProcesses({ marker, dirs }, { procDir = "/proc", self = process.pid, fsApi = fs } = {}) {
+export function fileCgroup(name, { fsApi = fs } = {}) {
+  const mount = cgroupV2Mount(read(fsApi, "/proc/self/mountinfo")?.toString() ?? "");
+  const own = cgroupV2Of(read(fsApi, "/proc/self/cgroup")?.toString());
+  if (!mount || own === null) return null;
+  const relative = path.posix.join(own, `about-startup-e2e-${name.replace(/[^\w.-]/g, "_")}`);
+  const dir = path.join(mount, relative);
+  try {
+    fsApi.mkdirSync(dir);
+  } catch {
+    return null;
+  }
+  return {
+    path: relative,
+    procs: path.join(dir, "cgroup.procs"),
+    remove: () => {
+      try {
+        fsApi.rmdirSync(dir);
+      } catch (error) {
+        console.error(`could not remove the test file's cgroup ${dir}: ${error.message}`);
+      }
+    },
+  };
+}
+
+/**
+ * Live processes (zombies left out) that carry `MARKER=marker`, run in cgroup (v2) `cgroup` or
+ * below it, or name one of `dirs`: [{pid, uid, name, cmdline, why}]. `self` (this runner) is
+ * left out.
+ */
+export function leftoverProcesses({ marker, dirs, cgroup = null }, { procDir = "/proc", self = process.pid, fsApi = fs } = {}) {
   const tag = Buffer.from(`\0${MARKER}=${marker}\0`);
   const found = [];
   for (const entry of fsApi.readdirSync(procDir)) {
@@ -49,7 +96,9 @@ export function leftoverProcesses({ marker, dirs }, { procDir = "/proc", self = 
     const exe = link(fsApi, `${procDir}/${entry}/exe`);
     const cwd = link(fsApi, `${procDir}/${entry}/cwd`);
     let why = null;
+    const group = cgroup ? cgroupV2Of(read(fsApi, `${procDir}/${entry}/cgroup`)?.toString()) : null;
     if (environ && Buffer.concat([Buffer.from([0]), environ]).includes(tag)) why = `${MARKER}=${marker}`;
+    else if (group && (group === cgroup || group.startsWith(`${cgroup}/`))) why = `in the file's cgroup ${group}`;
     else if (exe && under(exe, dirs)) why = `runs ${exe}`;
     else if (mentions(cmdline.join(" "), dirs)) why = "its command line names the file's folders";
     else if (cwd && under(cwd, dirs)) why = `works in ${cwd}`;
@@ -108,10 +157,10 @@ export function leftoverLoops(dirs, { sysBlock = "/sys/block", fsApi = fs } = {}
 }
 
 /** Everything the file left: {processes, mounts, loops}. */
-export function leftovers({ marker, dirs }, options = {}) {
+export function leftovers({ marker, dirs, cgroup = null }, options = {}) {
   const mountinfo = read(options.fsApi ?? fs, "/proc/self/mountinfo")?.toString() ?? "";
   return {
-    processes: leftoverProcesses({ marker, dirs }, options),
+    processes: leftoverProcesses({ marker, dirs, cgroup }, options),
     mounts: leftoverMounts(mountinfo, dirs),
     loops: leftoverLoops(dirs, options),
   };

@@ -1,16 +1,34 @@
 // What the package tests (test.package.js, test.restart-trace.js) leave behind once they remove
 // the package: processes of the packaged host they started. Firefox's own host and the user's
 // detached restart carry the throwaway HOME and go with the harness's stop(); root's side of a
-// traced restart runs through pkexec with root's environment, so it is found by its executable.
-// The tests run only where the package was not installed before them, so every such process is
-// theirs.
+// traced restart runs through pkexec with root's environment, so it is found by its executable
+// and by the cgroup the test runner gave this file (scripts/lib/leftovers.mjs), which pkexec and
+// everything else keep: another checkout's packaged host (another suite on the machine) is left
+// alone. Run without the runner's cgroup (node --test by hand), every packaged host counts: the
+// tests run only where the package was not installed before them.
 import fs from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { PACKAGED_HOST } from "../../scripts/package.mjs";
+import { cgroupV2Of } from "../../scripts/lib/leftovers.mjs";
 
-/** Pids of processes running the packaged host (also once dpkg removed its file). */
+const read = (file) => {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+};
+
+/** This file's cgroup (v2) where the runner made it one, else null. */
+function fileCgroup() {
+  const own = cgroupV2Of(read("/proc/self/cgroup"));
+  return own && /\/about-startup-e2e-[^/]+$/.test(own) ? own : null;
+}
+
+/** Pids of this file's processes running the packaged host (also once dpkg removed its file). */
 export function packagedHosts() {
   const pids = [];
+  const ours = fileCgroup();
   for (const name of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) {
       continue;
@@ -21,7 +39,11 @@ export function packagedHosts() {
     } catch {
       continue; // gone, or a kernel thread
     }
-    if (exe === PACKAGED_HOST || exe === `${PACKAGED_HOST} (deleted)`) {
+    if (exe !== PACKAGED_HOST && exe !== `${PACKAGED_HOST} (deleted)`) {
+      continue;
+    }
+    const group = cgroupV2Of(read(`/proc/${name}/cgroup`));
+    if (ours === null || (group && (group === ours || group.startsWith(`${ours}/`)))) {
       pids.push(Number(name));
     }
   }

@@ -13,6 +13,7 @@ import net from "node:net";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { artifactsFolder, privateInstall } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
@@ -29,10 +30,13 @@ if (!fs.existsSync(CLI)) {
 /** How long one query of the loader may take: a limit, not a measure (a busy machine). */
 const QUERY_LIMIT_MS = 600000;
 
+/** The client's own 30 s per query raised to QUERY_LIMIT_MS (profiler-cli/query-limit.cjs). */
+const QUERY_LIMIT_HOOK = fileURLToPath(new URL("./profiler-cli/query-limit.cjs", import.meta.url));
+
 /** The Profiler's loader: `profiler-cli ARGS --json` in session `session`, parsed. */
 function pq(sessionDir, session, ...args) {
-  const r = spawnSync(profilerNode(), [CLI, ...args, "--session", session], {
-    env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessionDir },
+  const r = spawnSync(profilerNode(), ["--require", QUERY_LIMIT_HOOK, CLI, ...args, "--session", session], {
+    env: { ...process.env, PROFILER_CLI_SESSION_DIR: sessionDir, PROFILER_QUERY_LIMIT_MS: String(QUERY_LIMIT_MS) },
     encoding: "utf8",
     // A limit, not a measure: listing every read marker of a cold start took over the 120 s
     // this was on a machine loaded by builds (killed, and the error said nothing).

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { describeLeftovers, leftoverLoops, leftoverMounts, leftoverProcesses, MARKER } from "../../../../scripts/lib/leftovers.mjs";
+import { cgroupV2Mount, cgroupV2Of, describeLeftovers, leftoverLoops, leftoverMounts, leftoverProcesses, MARKER } from "../../../../scripts/lib/leftovers.mjs";
 
 const DIRS = ["/tmp/about-startup-e2e-test.restart.js-Ab12", "/var/tmp/about-startup-e2e-test.restart.js-Cd34"];
 
@@ -14,6 +14,7 @@ function fakeProc(procs) {
     files[`/proc/${pid}/cmdline`] = (p.cmdline ?? []).join("\0") + "\0";
     if (p.exe) links[`/proc/${pid}/exe`] = p.exe;
     if (p.cwd) links[`/proc/${pid}/cwd`] = p.cwd;
+    if (p.cgroup) files[`/proc/${pid}/cgroup`] = `4:memory:/m\n1:name=systemd:/\n0::${p.cgroup}\n`;
   }
   const fail = () => {
     throw new Error("ENOENT");
@@ -101,4 +102,39 @@ test("each thing left is one line naming what it is", () => {
     "loop device /dev/loop0 of /tmp/x/image",
   ]);
   assert.deepEqual(describeLeftovers({ processes: [], mounts: [], loops: [] }), []);
+});
+
+test("a process in the file's cgroup is the file's though it carries nothing of the file's (pkexec's tracer)", () => {
+  const cgroup = "/about-startup-e2e-test.restart-trace.js-1-ab";
+  const fsApi = fakeProc({
+    // The tracer pkexec ran: root's environment, its own session, nothing naming the file.
+    20: { name: "about-startup-h", environ: ["PATH=/usr/bin", "PKEXEC_UID=1001"], cmdline: ["/usr/lib/about-startup/about-startup-host", "tracer"], cgroup },
+    // Below the file's cgroup (something that made a group of its own in it).
+    21: { environ: [], cmdline: ["x"], cgroup: `${cgroup}/inner` },
+    // Another user's tracer: another cgroup, one that only starts alike.
+    22: { name: "about-startup-h", environ: ["PKEXEC_UID=1000"], cmdline: ["/usr/lib/about-startup/about-startup-host", "tracer"], cgroup: "/" },
+    23: { environ: [], cmdline: ["y"], cgroup: `${cgroup}x` },
+  });
+  const found = leftoverProcesses({ marker: "test.restart-trace.js:1:ab", dirs: DIRS, cgroup }, { fsApi, self: 1 });
+  assert.deepEqual(
+    found.map((p) => [p.pid, p.why]),
+    [
+      [20, `in the file's cgroup ${cgroup}`],
+      [21, `in the file's cgroup ${cgroup}/inner`],
+    ],
+  );
+  // Without a cgroup (not root: the runner made none) only the marker and the folders count.
+  assert.deepEqual(leftoverProcesses({ marker: "test.restart-trace.js:1:ab", dirs: DIRS }, { fsApi, self: 1 }), []);
+});
+
+test("the cgroup v2 hierarchy's mount and a process's v2 cgroup, read from their text", () => {
+  const mountinfo = [
+    "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw",
+    "30 22 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory",
+    "31 22 0:27 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw",
+  ].join("\n");
+  assert.equal(cgroupV2Mount(mountinfo), "/sys/fs/cgroup/unified");
+  assert.equal(cgroupV2Mount(mountinfo.split("\n").slice(0, 2).join("\n")), null);
+  assert.equal(cgroupV2Of("4:memory:/process_api/x\n0::/user.slice/a\n"), "/user.slice/a");
+  assert.equal(cgroupV2Of("4:memory:/process_api/x\n"), null);
 });
