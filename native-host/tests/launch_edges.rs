@@ -412,3 +412,69 @@ fn a_firefox_that_fails_fails_the_command_with_its_own_message_and_is_not_stored
     }
     assert_eq!(stored_traces(&ff.home), 0, "not stored as a start");
 }
+
+/// `launch` without `--firefox`, as a user types it, on the machine where it picked another
+/// e2e run's Firefox copy in /var/tmp: it started the install of the oldest running Firefox,
+/// not the one the user starts by name. It starts PATH's Firefox (the desktop entry's and the
+/// terminal's), says which and how it was found, whatever other install runs; plain and
+/// `--prefetch` alike.
+#[test]
+fn launch_without_firefox_starts_paths_firefox_not_a_running_copy_and_says_which() {
+    // The running copy: its "Firefox" (a copy of sleep named firefox, application.ini beside
+    // it) runs, as another session's Firefox does; its launcher would say it was started.
+    let copy = install("echo copy > \"$HOME/launched\"; exit 1");
+    std::fs::rename(copy.dir.join("firefox"), copy.dir.join("launcher.sh")).unwrap();
+    std::fs::rename(copy.dir.join("firefox-helper"), copy.dir.join("firefox")).unwrap();
+    let running = Command::new(copy.dir.join("firefox"))
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let exe = copy.dir.join("firefox");
+    for _ in 0..1000 {
+        if std::fs::read_link(format!("/proc/{}/exe", running.id())).is_ok_and(|e| e == exe) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let _running = Helper(running);
+    // The user's Firefox: `firefox` on PATH, a symlink into its install folder (as Debian's
+    // /usr/bin/firefox-esr is). Its script notes it was started and exits 1 at once (a failed
+    // start ends the traced launch without waiting).
+    let mine = install("echo mine > \"$HOME/launched\"; echo \"$*\" >> \"$HOME/launched\"; exit 1");
+    let bin = mine.folder("bin");
+    std::os::unix::fs::symlink(mine.dir.join("firefox"), bin.join("firefox")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run = |args: &[&str]| {
+        let _ = std::fs::remove_file(mine.home.join("launched"));
+        Command::new(BIN)
+            .args(args)
+            .env("HOME", &mine.home)
+            .env("PATH", &path)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("SUDO_UID")
+            .env_remove("PKEXEC_UID")
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["launch", "--", "--headless", "--new-window"][..],
+        &["launch", "--prefetch", "--", "--headless", "--new-window"][..],
+    ] {
+        let out = run(args);
+        let said = text(&out.stderr);
+        let launched = std::fs::read_to_string(mine.home.join("launched")).unwrap_or_default();
+        assert_eq!(
+            launched,
+            "mine\n--headless --new-window\n",
+            "{args:?} started the user's Firefox (PATH's), not the running copy {}: {said}",
+            copy.dir.display()
+        );
+        assert!(
+            said.contains(&format!(
+                "starting {} (the installed Firefox, found by PATH: firefox;",
+                mine.dir.join("firefox").display()
+            )),
+            "{args:?} says which Firefox it starts and how it was found: {said}"
+        );
+    }
+}

@@ -22,6 +22,7 @@ import { buildExtension } from "../../scripts/build.mjs";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { stateDir } from "../../scripts/lib/state-layout.mjs";
 import { LATE_MS } from "../../extension/lib/models/recorder.js";
+import { formatBytes } from "../../extension/lib/wording/format.js";
 
 const PAGE = "page/startup.html";
 const isRoot = process.getuid?.() === 0;
@@ -127,6 +128,15 @@ describe("a start launched through the prefetch, as the desktop entry launches i
       assert.ok(current, JSON.stringify(history));
       assert.equal(history.answer.coldness, "prefetched", history.answer.text);
       assert.match(history.answer.text, /prefetch/i, "the answer line says it was prefetched");
+      // What the prefetch read and what it found cached, from its own record (the plain start
+      // before it left much of the install cached: "read 0.0 MB" alone said nothing of that).
+      const mb = (bytes) => formatBytes(bytes, "en");
+      assert.equal(typeof last.bytes_cached, "number", JSON.stringify(last));
+      assert.ok(
+        history.answer.text.includes(`the launch prefetch read ${mb(last.bytes_read)} for it and found ${mb(last.bytes_cached)} already cached`),
+        `the answer line says what the prefetch read and found cached (${mb(last.bytes_read)}, ${mb(last.bytes_cached)}): ${history.answer.text}`,
+      );
+      console.log(`prefetch record: read ${last.bytes_read}, cached ${last.bytes_cached}, planned ${last.bytes_planned}; answer: ${history.answer.text}`);
       assert.equal(current.coldness, "prefetched", "the row's class");
       assert.equal(current.group, "prefetched", "counted in the prefetched group");
       assert.equal(current.text, "prefetched", "the class shown on the row");
@@ -232,6 +242,110 @@ describe("a Firefox that fails to start (no display)", { skip: isRoot ? false : 
       assert.equal(traceState, "none", "no trace to show: the failed start's was not stored");
     } finally {
       await ff.stop();
+    }
+  });
+});
+
+// A start that follows a preload of the whole install is "preloaded": the CLI's `preload`, as a
+// user runs it (or the page's Preload, the same host command), then Firefox. On a private copy of
+// the install, which no other process maps, so that the evicts here decide what each start reads
+// and no other test's Firefox does. The CLI's evict and preload run in the state folder the
+// Firefox's host uses (XDG_STATE_HOME), where last-preload.json is kept.
+describe("a start that follows a preload of the whole install (the CLI's `preload`)", () => {
+  const install = privateInstall();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-preloaded-"));
+  const stateHome = path.join(work, "state");
+  const profile = path.join(work, "profile");
+  fs.mkdirSync(stateHome);
+  fs.mkdirSync(profile);
+  after(() => {
+    install.remove();
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+  const env = { ...process.env, XDG_STATE_HOME: stateHome };
+  const cli = (...args) => {
+    const done = spawnSync(HOST_BINARY, [...args, "--firefox", install.dir], { env, encoding: "utf8", timeout: 120000 });
+    assert.equal(done.status, 0, `${args.join(" ")}: ${done.status}\n${done.stdout}\n${done.stderr}`);
+    return done;
+  };
+  const lastPreload = () => {
+    const file = path.join(stateDir(stateHome), "last-preload.json");
+    return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : null;
+  };
+  const options = {
+    experiments: true,
+    installHost: true,
+    flavour: "full",
+    firefox: install.binary,
+    profileDir: profile,
+    prefs: { "xpinstall.signatures.required": false }, // the add-on stays installed, unsigned
+    env: { XDG_STATE_HOME: stateHome },
+  };
+  /** One start of the profile on the copy: the page's history once it has recorded this start. */
+  const start = async (name, more = {}) => {
+    const ff = await startFirefox({ ...options, installAddon: false, ...more });
+    try {
+      await ff.openExtensionPage(PAGE);
+      const history = await readHistory(ff.driver);
+      await ff.screenshot(`start-class-${name}`);
+      const current = rowsOf(history).find((r) => r.current);
+      assert.ok(current, JSON.stringify(history));
+      return { history, current };
+    } finally {
+      await ff.stop();
+    }
+  };
+
+  it("is recorded preloaded, in a group of its own apart from the cold starts, and an evict after the preload undoes it", { timeout: 600000 }, async () => {
+    // 1. Evicted, then started: a cold start (the copy is read from disk, nothing else maps it).
+    cli("evict");
+    assert.equal(lastPreload(), null, "no preload recorded yet");
+    const cold = await start("cold-before-preload", { temporary: false, installAddon: true });
+    // Which class an evicted start gets (cold, or warm where the disk reads ahead little) is the
+    // classifier's rule against the machine's reads: only "not preloaded" is the code's.
+    assert.notEqual(cold.current.coldness, "preloaded", `no preload yet: ${cold.history.answer.text}`);
+
+    // 2. The whole install preloaded, then started: preloaded, on its row and in its own group.
+    const preload = cli("preload");
+    assert.match(preload.stdout, /preloaded \d+ files, [\d.]+ MB/, preload.stdout);
+    const record = lastPreload();
+    assert.ok(record, "the preload is recorded in last-preload.json");
+    assert.equal(record.install_dir, install.dir, JSON.stringify(record));
+    assert.equal(record.planned, false, "the whole install, not the plan");
+    const preloaded = await start("preloaded");
+    assert.equal(preloaded.history.answer.coldness, "preloaded", preloaded.history.answer.text);
+    assert.match(preloaded.history.answer.text, /A preloaded start: it followed a preload that read [\d.]+ MB/, preloaded.history.answer.text);
+    assert.equal(preloaded.current.coldness, "preloaded", "the row's class");
+    assert.equal(preloaded.current.group, "preloaded", "counted in the preloaded group");
+    assert.equal(preloaded.current.text, "preloaded", "the class shown on the row");
+    assert.ok(lastPreload().claimed_by, "the start claimed the preload: the next start does not follow it");
+
+    // 3. Preloaded, then evicted, then started: the evict undid the preload, so a cold start.
+    cli("preload");
+    assert.ok(lastPreload(), "the second preload is recorded");
+    cli("evict");
+    assert.equal(lastPreload(), null, "the evict forgot the preload");
+    const evicted = await start("cold-after-preload-and-evict");
+    assert.notEqual(evicted.current.coldness, "preloaded", `an evict after the preload makes the start not preloaded: ${evicted.history.answer.text}`);
+    assert.doesNotMatch(evicted.history.answer.text, /preloaded/i, evicted.history.answer.text);
+    console.log(`classes: ${cold.current.coldness}, ${preloaded.current.coldness}, ${evicted.current.coldness}`);
+
+    // Never averaged across classes: the preloaded start alone in its group, the evicted ones
+    // in theirs (cold), without it.
+    const rows = rowsOf(evicted.history);
+    const groupOf = (coldness) => evicted.history.groups.find((g) => g.coldness === coldness);
+    assert.deepEqual(
+      groupOf("preloaded")?.rows.map((r) => r.id),
+      [preloaded.current.id],
+      `the preloaded group holds the preloaded start alone: ${JSON.stringify(rows)}`,
+    );
+    assert.equal(groupOf("preloaded").n, 1, "the preloaded mean counts the preloaded start alone");
+    for (const id of [cold.current.id, evicted.current.id]) {
+      const row = rows.find((r) => r.id === id);
+      assert.ok(row, `the evicted start ${id} is still in the history: ${JSON.stringify(rows)}`);
+      const group = groupOf(row.group);
+      assert.ok(!group.rows.some((r) => r.id === preloaded.current.id), `the ${row.group} group holds no preloaded start`);
+      assert.equal(group.n, group.rows.length, `the ${row.group} mean counts its own starts alone`);
     }
   });
 });

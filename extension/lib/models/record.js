@@ -99,6 +99,8 @@ export function recordProblems(record, path = "record") {
       bad("prefetch", "must be an object {at, strategy, bytesPlanned, bytesRead}");
     } else if (record.prefetch.bytesRead !== null && !isCount(record.prefetch.bytesRead)) {
       bad("prefetch.bytesRead", "must be a whole number ≥ 0 or null");
+    } else if (record.prefetch.bytesCached != null && !isCount(record.prefetch.bytesCached)) {
+      bad("prefetch.bytesCached", "must be a whole number ≥ 0 or null");
     }
   }
   problems.push(...costsProblems(record.costs, `${path}.costs`));
@@ -165,7 +167,8 @@ export function preloadFromHost(preloaded) {
 
 /**
  * The host's word on the launch prefetch that read for this start (`firefox`'s `prefetched`) in
- * the record's naming: {at, strategy, bytesPlanned, bytesRead}; null when there was none.
+ * the record's naming: {at, strategy, bytesPlanned, bytesRead, bytesCached}; null when there was
+ * none. bytesCached (what it found cached, so did not read) is null from an older host.
  */
 export function prefetchFromHost(prefetched) {
   if (!isObject(prefetched) || !isCount(prefetched.bytes_planned)) {
@@ -176,5 +179,6 @@ export function prefetchFromHost(prefetched) {
     strategy: ["first", "beside"].includes(prefetched.strategy) ? prefetched.strategy : null,
     bytesPlanned: prefetched.bytes_planned,
     bytesRead: isCount(prefetched.bytes_read) ? prefetched.bytes_read : null,
+    bytesCached: isCount(prefetched.bytes_cached) ? prefetched.bytes_cached : null,
   };
 }

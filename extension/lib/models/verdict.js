@@ -112,6 +112,7 @@ const ANSWER_KEYS = {
   timeNoneBasic: "answerTimeNoneBasic",
   class: "answerClass",
   classPrefetched: "answerClassPrefetched",
+  classPrefetchedCached: "answerClassPrefetchedCached",
   classPreloaded: "answerClassPreloaded",
   classLate: "answerClassLate",
   classUnknown: "answerClassUnknown",
@@ -143,11 +144,13 @@ export function answerSentences(answer, t, { locale = undefined } = {}) {
     const after = answer.record.recordedAt - answer.record.processStart;
     kind = { key: ANSWER_KEYS.classLate, figures: [formatDuration(after, locale), formatBytes(answer.readBytes, locale)] };
   } else if (answer.coldness === COLDNESS.prefetched) {
+    // What it found cached beside what it read, where the host says (a prefetch of a warm
+    // install reads 0 MB: true, and no help without what it found there).
     const prefetch = answer.record.prefetch ?? null;
-    kind = {
-      key: ANSWER_KEYS.classPrefetched,
-      figures: [formatBytes(prefetch?.bytesRead ?? null, locale), formatBytes(answer.readBytes, locale)],
-    };
+    const read = formatBytes(prefetch?.bytesRead ?? null, locale);
+    kind = Number.isInteger(prefetch?.bytesCached)
+      ? { key: ANSWER_KEYS.classPrefetchedCached, figures: [read, formatBytes(prefetch.bytesCached, locale), formatBytes(answer.readBytes, locale)] }
+      : { key: ANSWER_KEYS.classPrefetched, figures: [read, formatBytes(answer.readBytes, locale)] };
   } else if (answer.coldness === COLDNESS.preloaded) {
     const preload = answer.record.preload ?? null;
     kind = {

@@ -295,8 +295,10 @@ pub struct LaunchArgs {
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Firefox's install folder (the one holding application.ini), or its executable, instead
-    /// of finding it.
+    /// Firefox's install folder (the one holding application.ini), or its executable [default:
+    /// the installed Firefox you start by name: the first of firefox, firefox-esr,
+    /// firefox-developer-edition, firefox-nightly on PATH, else the usual folders; never a running
+    /// Firefox's install].
     #[arg(long, value_name = "DIR")]
     pub firefox: Option<PathBuf>,
     /// Stop after N seconds instead of when the tree has read nothing for 3 s.

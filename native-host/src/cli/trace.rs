@@ -52,7 +52,7 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
     if args.prefetch {
         return super::launch::prefetch_cmd(args);
     }
-    let install = files::locate(args.firefox.as_deref(), None)?;
+    let install = files::to_launch(args.firefox.as_deref())?;
     let binary = firefox_binary(&install.dir).ok_or_else(|| {
         anyhow::anyhow!(
             "no firefox executable in {}; name the install folder with --firefox DIR",
@@ -60,9 +60,10 @@ pub fn launch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
         )
     })?;
     eprintln!(
-        "starting {} {}",
+        "starting {} {}({})",
         binary.display(),
         if args.cold { "(cold) " } else { "" },
+        super::launch::chosen_by(&install.found_by),
     );
     let extra = if args.firefox_profile {
         crate::firefox::startup_profile::env()

@@ -65,6 +65,25 @@ pub fn locate(explicit: Option<&Path>, pid: Option<i32>) -> Result<Install, Erro
             return Ok(install);
         }
     }
+    installed("no running Firefox, ")
+}
+
+/// The Firefox a `launch` starts when not told which (`explicit`): the one the user starts by
+/// name (the first of `firefox`, `firefox-esr`, … on PATH, resolved to its real folder, as the
+/// desktop's entry and a terminal start it), else the system install in the usual folders.
+/// Never a running process's install, as [`locate`] prefers: on a busy machine the oldest
+/// running Firefox was another session's copy in /var/tmp, and `launch` started that one
+/// (issue 39).
+pub fn to_launch(explicit: Option<&Path>) -> Result<Install, Error> {
+    match explicit {
+        Some(dir) => explicit_install(dir),
+        None => installed(""),
+    }
+}
+
+/// The installed Firefox: PATH's, else the usual folders'. `looked`: what was looked at before,
+/// for the error.
+fn installed(looked: &str) -> Result<Install, Error> {
     if let Some((name, dir)) = on_path() {
         return Ok(install_at(dir, format!("PATH: {name}")));
     }
@@ -74,12 +93,11 @@ pub fn locate(explicit: Option<&Path>, pid: Option<i32>) -> Result<Install, Erro
         .and_then(|d| d.canonicalize().ok())
         .map(|d| install_at(d, "usual folder".to_owned()))
         .ok_or_else(|| {
-            Error::FirefoxNotFound(
-                "no running Firefox, none of firefox, firefox-esr, firefox-developer-edition, \
+            Error::FirefoxNotFound(format!(
+                "{looked}none of firefox, firefox-esr, firefox-developer-edition, \
                  firefox-nightly on PATH and no Firefox in the usual folders; name the folder \
                  Firefox is installed in (--firefox /path/to/firefox)"
-                    .to_owned(),
-            )
+            ))
         })
 }
 

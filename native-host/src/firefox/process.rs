@@ -70,6 +70,9 @@ pub struct Prefetched {
     pub bytes_planned: u64,
     /// Bytes the prefetch read (its record is written once it has ended).
     pub bytes_read: u64,
+    /// Bytes of the plan it found cached already, so did not read (appended): a prefetch of a
+    /// warm install reads 0 MB, and says what it found instead.
+    pub bytes_cached: u64,
 }
 
 /// The parent process's pid if it is a Firefox (its executable's folder holds application.ini).

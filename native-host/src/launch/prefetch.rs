@@ -13,18 +13,20 @@ use crate::learn::prefetch::{launch, strategy, Knobs};
 use crate::os::binary::firefox_binary;
 use crate::state;
 
-/// The install folder and the executable to run: `given` names either (an executable is run as
-/// named: the desktop entry's own binary), else the Firefox found as for every command.
-pub fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
+/// The install folder, the executable to run, and how it was found (`--firefox`, or
+/// [`files::to_launch`]'s "PATH: firefox-esr", "usual folder"): `given` names either (an
+/// executable is run as named: the desktop entry's own binary), else the installed Firefox the
+/// user starts by name, never a running one's install (another session's copy).
+pub fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf, String)> {
     let Some(given) = given else {
-        let install = files::locate(None, None)?;
+        let install = files::to_launch(None)?;
         let binary = firefox_binary(&install.dir).with_context(|| {
             format!(
                 "no firefox executable in {}; name it with --firefox",
                 install.dir.display()
             )
         })?;
-        return Ok((install.dir, binary));
+        return Ok((install.dir, binary, install.found_by));
     };
     let real = given
         .canonicalize()
@@ -44,7 +46,7 @@ pub fn firefox_of(given: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
             given.display()
         );
     }
-    Ok((dir, binary))
+    Ok((dir, binary, "--firefox".to_owned()))
 }
 
 /// What to start, prefetched how.

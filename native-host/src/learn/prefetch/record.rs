@@ -78,6 +78,7 @@ impl LastPrefetch {
                 }),
                 bytes_planned: self.bytes_planned,
                 bytes_read: self.outcome.bytes_read,
+                bytes_cached: self.outcome.bytes_cached,
             }
         })
     }
@@ -195,6 +196,7 @@ mod tests {
             read_ahead_kb: None,
             outcome: Outcome {
                 bytes_read: 207_000_000,
+                bytes_cached: 900_000,
                 ended: Some(super::super::run::Ended::Done),
                 ..Outcome::default()
             },
@@ -208,9 +210,10 @@ mod tests {
             (
                 mine.strategy.as_deref(),
                 mine.bytes_read,
+                mine.bytes_cached,
                 mine.bytes_planned
             ),
-            (Some("first"), 207_000_000, 207_900_000)
+            (Some("first"), 207_000_000, 900_000, 207_900_000)
         );
         assert_eq!(record.for_start(43, 1_000_000), None, "another pid");
         assert_eq!(

@@ -233,7 +233,23 @@ test("a start the launch prefetch read for is prefetched, however much it read, 
   assert.ok(isRecord(record), JSON.stringify(record));
   assert.equal(record.coldness.class, "prefetched");
   assert.equal(record.coldness.treeReadBytes, 320000000, "the figures stay as read");
-  assert.deepEqual(record.prefetch, { at: P + 5, strategy: "first", bytesPlanned: 207_900_000, bytesRead: 207_000_000 });
+  // An older host says nothing of what it found cached: null, never 0.
+  assert.deepEqual(record.prefetch, { at: P + 5, strategy: "first", bytesPlanned: 207_900_000, bytesRead: 207_000_000, bytesCached: null });
+  // What it found cached, where the host says (figures of a real prefetch of a warm install:
+  // e2e test.start-class.js's, ESR 153.8 here).
+  const warm = (
+    await buildRecord({
+      getStartupInfo: async () => ({ process: P, sessionRestored: P + 1500 }),
+      requestHost: host({
+        hello: HELLO,
+        firefox: { ...FIREFOX, prefetched: { ...prefetched, bytes_planned: 337_268_304, bytes_read: 372_736, bytes_cached: 336_895_568 } },
+      }),
+      now: fakeClock().now,
+      sleep: fakeClock().sleep,
+    })
+  ).record;
+  assert.ok(isRecord(warm), JSON.stringify(warm));
+  assert.deepEqual(warm.prefetch, { at: P + 5, strategy: "first", bytesPlanned: 337_268_304, bytesRead: 372_736, bytesCached: 336_895_568 });
   // No prefetch named (null, or an older host without the field): classed by what it read.
   for (const firefox of [{ ...FIREFOX, prefetched: null }, FIREFOX]) {
     const plain = (

@@ -233,6 +233,19 @@ test("prefetched and late starts: their own class on the answer line, never in t
     "A prefetched start: the launch prefetch read 207.9 MB for it, and it read 288.2 MB from disk by the time it was recorded.",
   );
   assert.deepEqual(thisStartAnswer(records, prefetched.id).cold, { mean: 8800, n: 3 });
+  // A prefetch of a warm install read next to nothing: the line says what it found cached
+  // instead of a bare "read 0.4 MB" (figures of a real prefetch: e2e test.start-class.js's).
+  const warm = {
+    ...start("prefetched", 1400),
+    coldness: { class: "prefetched", treeReadBytes: 500_000 },
+    prefetch: { at: 1, strategy: "first", bytesPlanned: 337_268_304, bytesRead: 372_736, bytesCached: 336_895_568 },
+  };
+  assert.equal(
+    text(thisStartAnswer([...records, warm], warm.id)),
+    "A prefetched start: the launch prefetch read 0.4 MB for it and found 336.9 MB already cached, and it read 0.5 MB from disk by the time it was recorded.",
+  );
+  const none = { ...warm, id: "none", prefetch: { ...warm.prefetch, bytesRead: 0, bytesCached: 337_268_304 } };
+  assert.match(text(thisStartAnswer([...records, none], none.id)), /read 0\.0 MB for it and found 337\.3 MB already cached/);
   assert.equal(
     text(thisStartAnswer(records, late.id)),
     "Recorded late: this add-on started 10 min after Firefox (installed or enabled while it ran), so the 51.3 MB read from disk by then are not this start's, and how cold it was is unknown.",
