@@ -128,6 +128,11 @@ pub struct Summary {
     /// whole-folder preload, which reads everything.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_cached: Option<u64>,
+    /// A planned preload of an install on a compressed mount (a Snap, a packed Firefox): the
+    /// verdict (firefox/compressed/): the image's ranges read raw (`bytes` of the image), or
+    /// left off and why (nothing read). Absent elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compressed: Option<crate::firefox::compressed::Compressed>,
 }
 
 impl Summary {
@@ -156,6 +161,7 @@ impl Summary {
             pace: None,
             cache: crate::pagecache::Cache::Files,
             bytes_cached: None,
+            compressed: None,
         }
     }
 }
