@@ -11,7 +11,7 @@
 //
 //   sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR
 //        [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128]
-//        [--login-delay 5] [--cpu-runs 3] [--work DIR] [--doc FILE]
+//        [--login-delay 5] [--cpu-runs 3] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse]
 //
 // --packed: the image `about-startup-host pack` made (its state folder's pack/firefox.squashfs);
 // --snap: an image made like the Firefox snap's (`mksquashfs DIR IMG -comp lzo -b 131072
@@ -137,6 +137,9 @@ export function rows(runs, labels) {
         wait,
         runs: records.map(waitMs),
         prefetchBytes: median(records.map((r) => r.bench?.prefetch?.bytesRead)),
+        // What the prefetch did on a compressed mount: "image_ranges" (read raw, beside or
+        // first) or why it was left off; every run's, so that a mixed run shows.
+        prefetchDid: [...new Set(records.filter((r) => r.bench?.prefetch).map((r) => prefetchDid(r.bench.prefetch)))].join(", ") || null,
         prefetchMs: median(records.map((r) => r.bench?.prefetch?.ms)),
         loginPreloadMs: median(records.map((r) => r.bench?.loginPreloadMs)),
         readBytes: median(records.map((r) => r.io?.readBytes)),
@@ -149,17 +152,24 @@ export function rows(runs, labels) {
   return out;
 }
 
+/** What one launch's prefetch did: "image raw, beside", "left off: image_not_readable", "files, beside". Pure. */
+export function prefetchDid(prefetch) {
+  const c = prefetch.compressed;
+  if (c?.verdict === "left_off") return `left off: ${c.leftOff}`;
+  return `${c?.verdict === "image_ranges" ? "image raw" : "files"}, ${prefetch.strategy}`;
+}
+
 /** The markdown table of [rows]. Pure. */
 export function table(list) {
   const head = [
-    "| install | scenario | n | sessionRestored | preload (before) | the wait | the runs | vs plain cold | vs its own cold | prefetch beside (read, time) | read (parent) | disk read, launch to quit |",
+    "| install | scenario | n | sessionRestored | preload (before) | the wait | the runs | vs plain cold | vs its own cold | prefetch (what, read, time) | read (parent) | disk read, launch to quit |",
     "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
   ];
   return [
     ...head,
     ...list.map(
       (r) =>
-        `| ${r.install} | ${r.scenario} | ${r.n} | ${fmtMs(r.sessionRestored)} | ${r.preloadMs === null ? "—" : fmtMs(r.preloadMs)} | ${fmtMs(r.wait)} | ${r.runs.map((v) => (v === null ? "—" : Math.round(v))).join(" ")} | ${fmtX(r.vsPlainCold)} | ${fmtX(r.vsOwnCold)} | ${r.prefetchBytes === null ? "—" : `${fmtMb(r.prefetchBytes)}, ${fmtMs(r.prefetchMs)}`} | ${fmtMb(r.readBytes)} | ${fmtMb(r.diskReadBytes)} |`,
+        `| ${r.install} | ${r.scenario} | ${r.n} | ${fmtMs(r.sessionRestored)} | ${r.preloadMs === null ? "—" : fmtMs(r.preloadMs)} | ${fmtMs(r.wait)} | ${r.runs.map((v) => (v === null ? "—" : Math.round(v))).join(" ")} | ${fmtX(r.vsPlainCold)} | ${fmtX(r.vsOwnCold)} | ${r.prefetchDid === null ? "—" : `${r.prefetchDid}; ${fmtMb(r.prefetchBytes)}, ${fmtMs(r.prefetchMs)}`} | ${fmtMb(r.readBytes)} | ${fmtMb(r.diskReadBytes)} |`,
     ),
   ].join("\n");
 }
@@ -285,11 +295,12 @@ async function main(argv) {
       work: { type: "string", default: "/var/tmp/pack-timing" },
       doc: { type: "string", default: path.join(ROOT, "docs", "benchmarks.md") },
       only: { type: "string" },
+      reuse: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (o.help || !o.packed || !o.snap || !o.state) {
-    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--work DIR] [--doc FILE] [--only plain,packed,snap]");
+    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse]");
     process.exit(o.help ? 0 : 2);
   }
   if (process.getuid() !== 0) {
@@ -327,6 +338,13 @@ async function main(argv) {
   const minutes = {};
   for (const p of chosen) {
     const out = path.join(work, `${p.key}.json`);
+    if (o.reuse && fs.existsSync(out)) {
+      // --reuse: a run that stopped part-way goes on where it stopped, the finished runs kept.
+      docs[p.key] = JSON.parse(fs.readFileSync(out, "utf8"));
+      minutes[p.key] = (docs[p.key].bench.finishedAt - docs[p.key].bench.startedAt) / 60000;
+      console.log(`== ${p.label}: kept from ${out} (--reuse)`);
+      continue;
+    }
     const args = ["scripts/bench.mjs", "--runs", String(p.runs), "--slow-disk", o["slow-disk"], "--read-ahead-kb", o["read-ahead-kb"], "--firefox", p.firefox, "--scenarios", p.scenarios.join(","), "--state-home", path.join(state, p.key), "--timeout", o.timeout, "--out", out, ...p.flags];
     console.log(`\n== ${p.label}: node ${args.join(" ")}`);
     const t0 = Date.now();
@@ -354,7 +372,7 @@ async function main(argv) {
       // read through the loop device (read_bytes counts the image's compressed bytes).
       const needed =
         key === "packed"
-          ? median(records.map((r) => r.bench?.prefetch?.bytesPlanned))
+          ? median(records.map((r) => r.bench?.prefetch?.imageRead?.bytesImagePlanned))
           : median((docs.snap?.history ?? []).filter((r) => r.bench?.scenario === "cold").map((r) => r.io?.readBytes));
       const { cpu, plain } = decompressionCpu(image, { work, plainDir, rangesFile, runs: Number(o["cpu-runs"]) });
       floors[key] = { needed, cpu, plainCpu: plain, usedBytes, floorMs: floorMs(needed, bps, cpu) };

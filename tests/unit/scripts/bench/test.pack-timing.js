@@ -11,12 +11,12 @@ function runs({ packedHot = [600, 610, 590, 605, 595, 600, 615, 585, 600, 610], 
     plain: { cold: many("cold", [12000, 12100, 11900, 12050, 11950]), hot: many("hot", [600, 610, 590, 605, 595, 600, 615, 585, 600, 610]) },
     packed: {
       cold: many("cold", [4000, 4100, 3900]),
-      "launch-prefetch": many("launch-prefetch", [2900, 3000, 3100], { prefetch: { bytesRead: 77e6, bytesPlanned: 77e6, ms: 2500 } }),
+      "launch-prefetch": many("launch-prefetch", [2900, 3000, 3100], { prefetch: { bytesRead: 77e6, bytesPlanned: 212e6, ms: 2500, strategy: "beside", compressed: { format: "squashfs", verdict: "image_ranges", leftOff: null } } }),
       hot: many("hot", packedHot),
     },
     snap: {
       cold: many("cold", [4100, 4000, 4200, 4050, 4150]),
-      "launch-prefetch": many("launch-prefetch", [4100, 4050, 4150, 4000, 4200]),
+      "launch-prefetch": many("launch-prefetch", [4100, 4050, 4150, 4000, 4200], { prefetch: { bytesRead: 0, ms: 1, strategy: "beside", compressed: { format: "squashfs", verdict: "left_off", leftOff: "image_not_readable" } } }),
       login: many("login", snapLogin),
       // preload-plan: its preload is timed before the launch and counts in the wait.
       "preload-plan": many("preload-plan", [4000, 4100, 4050, 3950, 4150], { preloadMs: 20 }),
@@ -77,7 +77,9 @@ test("rows set each scenario against the plain cold and against its own install'
   assert.equal(lp.prefetchBytes, 77e6);
   const pp = list.find((r) => r.install === "Snap-shaped" && r.scenario === "preload-plan");
   assert.equal(pp.wait, 4070);
-  assert.match(table(list), /\| packed \| launch-prefetch \| 3 \| 3,000 ms \| — \| 3,000 ms \| 2900 3000 3100 \| 0\.25x \| 0\.75x \| 77\.0 MB, 2,500 ms \|/);
+  assert.match(table(list), /\| packed \| launch-prefetch \| 3 \| 3,000 ms \| — \| 3,000 ms \| 2900 3000 3100 \| 0\.25x \| 0\.75x \| image raw, beside; 77\.0 MB, 2,500 ms \|/);
+  assert.equal(list.find((r) => r.install === "Snap-shaped" && r.scenario === "launch-prefetch").prefetchDid, "left off: image_not_readable");
+  assert.equal(list.find((r) => r.scenario === "cold").prefetchDid, null);
   assert.match(targetLines(targets(runs())), /\(a\) .* = \*\*0\.25x\*\*; target <= 0\.25x: \*\*holds\*\*/);
 });
 
