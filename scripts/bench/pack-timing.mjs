@@ -43,7 +43,9 @@ export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginD
       // plain launch of Firefox with nothing of the product before it.
       scenarios: ["cold", "launch-prefetch", "login", "preload-plan"],
       runs: snapRuns,
-      flags: ["--no-dac-override", "--login-delay", String(loginDelay)],
+      // A small login workload (16 MiB, read well within the delay): the login scenario then
+      // differs from cold by the login preload alone, not by a workload still reading.
+      flags: ["--no-dac-override", "--login-delay", String(loginDelay), "--workload-mib", "16"],
     },
   ];
 }
@@ -404,7 +406,7 @@ its scenarios run with \`--no-dac-override\` (Firefox, the launch and the preloa
 without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH: refused the image by its mode, as a Snap user is
 refused a Snap's). **The machine was shared** (2 cores; load average ${load} at the end): medians and
 ratios of this run. "The wait" is the preload timed before the launch (preload-plan) plus
-sessionRestored; the login's preload ran ${o["login-delay"]} s before the launch, beside the login's workload.
+sessionRestored; the login's preload ran ${o["login-delay"]} s before the launch, beside a login workload of 16 MiB.
 
 ${table(list)}
 

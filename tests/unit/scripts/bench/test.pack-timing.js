@@ -37,7 +37,7 @@ test("the three runs: the Snap's without root's DAC capabilities, its login a fe
     ["packed", "/w/mnt-packed", "cold,launch-prefetch,hot", 10],
     ["snap", "/w/mnt-snap", "cold,launch-prefetch,login,preload-plan", 5],
   ]);
-  assert.deepEqual(p[2].flags, ["--no-dac-override", "--login-delay", "5"]);
+  assert.deepEqual(p[2].flags, ["--no-dac-override", "--login-delay", "5", "--workload-mib", "16"]);
   assert.deepEqual(p[0].flags, []);
 });
 
