@@ -129,10 +129,11 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_cached: Option<u64>,
     /// A planned preload of an install on a compressed mount (a Snap, a packed Firefox): the
-    /// verdict (firefox/compressed/): the image's ranges read raw (`bytes` of the image), or
-    /// left off and why (nothing read). Absent elsewhere.
+    /// verdict, firefox/compressed/'s `Compressed` as JSON (pagecache sits below firefox): the
+    /// image's ranges read raw (`bytes` of the image), or left off and why (nothing read).
+    /// Absent elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub compressed: Option<crate::firefox::compressed::Compressed>,
+    pub compressed: Option<serde_json::Value>,
 }
 
 impl Summary {

@@ -231,7 +231,7 @@ pub fn preload_summary(
         );
         summary.bytes_planned = Some(read.bytes_image_planned);
     }
-    summary.compressed = Some(c.clone());
+    summary.compressed = serde_json::to_value(c).ok();
     Ok(summary)
 }
 
