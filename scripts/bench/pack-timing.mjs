@@ -350,10 +350,16 @@ async function main(argv) {
     const args = ["scripts/bench.mjs", "--runs", String(p.runs), "--slow-disk", o["slow-disk"], "--read-ahead-kb", o["read-ahead-kb"], "--firefox", p.firefox, "--scenarios", p.scenarios.join(","), "--state-home", path.join(state, p.key), "--timeout", o.timeout, "--out", out, ...p.flags];
     console.log(`\n== ${p.label}: node ${args.join(" ")}`);
     const t0 = Date.now();
-    const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: "inherit" });
+    // One more try when a run fails (seen here: a template profile's first start whose record
+    // never came, on the busy machine); a second failure stops the benchmark.
+    let r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: "inherit" });
+    if (r.status !== 0) {
+      console.log(`\n== ${p.label}: the run failed (${r.status}); once more`);
+      r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: "inherit" });
+    }
     minutes[p.key] = (Date.now() - t0) / 60000;
     if (r.status !== 0) {
-      throw new Error(`the ${p.label} run failed (${r.status}); its output is above`);
+      throw new Error(`the ${p.label} run failed twice (${r.status}); its output is above`);
     }
     docs[p.key] = JSON.parse(fs.readFileSync(out, "utf8"));
   }
