@@ -34,7 +34,7 @@ test("the three runs: the Snap's without root's DAC capabilities, its login a fe
   const p = plans({ plainDir: "/usr/lib/firefox-esr", packedMount: "/w/mnt-packed", snapMount: "/w/mnt-snap", runs: 10, snapRuns: 5, loginDelay: 5 });
   assert.deepEqual(p.map((x) => [x.key, x.firefox, x.scenarios.join(","), x.runs]), [
     ["plain", "/usr/lib/firefox-esr", "cold,hot", 10],
-    ["packed", "/w/mnt-packed", "cold,launch-prefetch,hot", 10],
+    ["packed", "/w/mnt-packed", "launch-prefetch,hot", 10],
     ["snap", "/w/mnt-snap", "cold,launch-prefetch,login,preload-plan", 5],
   ]);
   assert.deepEqual(p[2].flags, ["--no-dac-override", "--login-delay", "5", "--workload-mib", "16"]);
