@@ -179,13 +179,13 @@ export function table(list) {
 
 /** The targets as sentences, each saying whether it holds. Pure. */
 export function targetLines({ a, b, c }) {
-  const holds = (ok) => (ok ? "**holds**" : "**does not hold**");
+  const holds = (ok, measured = true) => (!measured ? "**not measured**" : ok ? "**holds**" : "**does not hold**");
   return [
-    `- (a) packed \`launch --prefetch\` against the plain cold start: ${fmtMs(a.packedPrefetch)} against ${fmtMs(a.plainCold)} (medians, n = ${a.n[1]} and ${a.n[0]}) = **${fmtX(a.ratio)}**; target <= 0.25x: ${holds(a.holds)}.`,
-    `- (b) packed hot against plain hot: ${fmtMs(b.packedHot)} against ${fmtMs(b.plainHot)} (medians, n = ${b.n[1]} and ${b.n[0]}); difference of the means ${b.diff === null ? "—" : `${b.diff >= 0 ? "+" : "−"}${Math.abs(Math.round(b.diff))} ms`}, Welch ${fmtP(b.p)}; target "within noise" (not significant at 5%, n >= 10 each): ${holds(b.holds)}.`,
+    `- (a) packed \`launch --prefetch\` against the plain cold start: ${fmtMs(a.packedPrefetch)} against ${fmtMs(a.plainCold)} (medians, n = ${a.n[1]} and ${a.n[0]}) = **${fmtX(a.ratio)}**; target <= 0.25x: ${holds(a.holds, a.ratio !== null)}.`,
+    `- (b) packed hot against plain hot: ${fmtMs(b.packedHot)} against ${fmtMs(b.plainHot)} (medians, n = ${b.n[1]} and ${b.n[0]}); difference of the means ${b.diff === null ? "—" : `${b.diff >= 0 ? "+" : "−"}${Math.abs(Math.round(b.diff))} ms`}, Welch ${fmtP(b.p)}; target "within noise" (not significant at 5%, n >= 10 each): ${holds(b.holds, b.p !== null)}.`,
     `- (c) Snap-shaped, each product path against launching Firefox plainly (cold ${fmtMs(c.cold)}, n = ${c.n}): ${c.paths
       .map((p) => `${p.scenario} ${fmtMs(p.median)} (${fmtX(p.ratio)}, n = ${p.n}, Welch ${fmtP(p.p)})`)
-      .join("; ")}; target "none slower" (n >= 5): ${holds(c.holds)}.`,
+      .join("; ")}; target "none slower" (n >= 5): ${holds(c.holds, c.n > 0)}.`,
   ].join("\n");
 }
 

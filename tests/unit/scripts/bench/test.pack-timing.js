@@ -81,6 +81,9 @@ test("rows set each scenario against the plain cold and against its own install'
   assert.equal(list.find((r) => r.install === "Snap-shaped" && r.scenario === "launch-prefetch").prefetchDid, "left off: image_not_readable");
   assert.equal(list.find((r) => r.scenario === "cold").prefetchDid, null);
   assert.match(targetLines(targets(runs())), /\(a\) .* = \*\*0\.25x\*\*; target <= 0\.25x: \*\*holds\*\*/);
+  const none = targetLines(targets({ snap: runs().snap }));
+  assert.match(none, /\(a\) .*: \*\*not measured\*\*/);
+  assert.match(none, /\(b\) .*: \*\*not measured\*\*/);
 });
 
 test("the floor: needed bytes over the bandwidth plus the CPU; nothing known, no floor", () => {
