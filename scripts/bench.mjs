@@ -25,6 +25,7 @@ import { FIREFOX_NAMES, findFirefox } from "./lib/firefox.mjs";
 import { processesWithHome, signal } from "./lib/processes.mjs";
 import { HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
 import { run } from "./lib/run.mjs";
+import { withoutDacOverride } from "./lib/users.mjs";
 import { readAheadKb, setReadAheadKb } from "./lib/read-ahead.mjs";
 import { createSlowDisk, diskOf } from "./lib/slow-disk.mjs";
 
@@ -216,6 +217,9 @@ async function benchmark(options, argv) {
   if (options.readAheadKb !== null && process.getuid() !== 0) {
     throw new UsageError("--read-ahead-kb needs root: it writes /sys/dev/block/…/queue/read_ahead_kb (run as root, or leave it out)");
   }
+  if (options.noDacOverride && process.getuid() !== 0) {
+    throw new UsageError("--no-dac-override needs root: it takes root's two capabilities to read any file away (run as root, or leave it out)");
+  }
   const firefox = resolveFirefox(options.firefox);
   const out = path.resolve(options.out ?? defaultOut());
   fs.mkdirSync(path.dirname(out), { recursive: true });
@@ -243,7 +247,9 @@ async function benchmark(options, argv) {
 
   // A cgroup for Firefox and the preload only; evict and the hot scenario's untimed preload run outside.
   const group = options.slowDisk ? createSlowDisk(options.slowDisk.spec, firefox.installDir) : null;
-  const wrap = group ? group.wrap : (argv2) => argv2;
+  const throttled = group ? group.wrap : (argv2) => argv2;
+  // --no-dac-override: what runs in the group runs as an ordinary user would see the files.
+  const wrap = options.noDacOverride ? (argv2) => throttled(withoutDacOverride(argv2)) : throttled;
   const damon = pauseProactiveReclaim();
   // The readahead window shapes a cold start as much as the throttle does: recorded always, set
   // for the run with --read-ahead-kb (restored on exit, Ctrl-C and failure by its exit hook).
@@ -374,6 +380,9 @@ async function benchmark(options, argv) {
     kernel: os.release(),
     damonPaused: damon.paused.length > 0,
     allowWarm: options.allowWarm,
+    // Firefox, the launch, the timed preloads and the login's command ran without root's
+    // CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (--no-dac-override).
+    noDacOverride: options.noDacOverride,
     prefetchFlags: options.prefetchFlags,
     // The traced cold start recorded first because the state folder had no trace (null: it had one).
     tracedWarmup,

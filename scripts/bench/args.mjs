@@ -2,7 +2,7 @@
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
 //                    [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--firefox PATH]
 //                    [--out FILE] [--timeout S] [--allow-warm] [--prefetch-flags "…"]
-//                    [--profile-preset small|medium|large] [--profile-seed N]
+//                    [--profile-preset small|medium|large] [--profile-seed N] [--no-dac-override]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
 import { parseReadAheadKb } from "../lib/read-ahead.mjs";
@@ -27,7 +27,7 @@ export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
                         [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
                         [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
-                        [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N]
+                        [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N] [--no-dac-override]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -106,6 +106,11 @@ every milestone through the extension and the native host.
                   Without it every launch starts on a fresh profile (one start behind it)
 --profile-seed N  the seed of that profile (default 1): the same seed, preset and day give the
                   same profile
+--no-dac-override  run Firefox, the launch, the timed preloads and the login's command without
+                  CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (setpriv; root only): a file root does
+                  not own is then closed to them by its mode, as to an ordinary user. For the
+                  Snap stand-in: its image made 0600 and another user's, the product sees what a
+                  Snap user sees (evict and the hot preload keep them, to drop and fill the image)
 --allow-warm      go on when evicting leaves Firefox's files cached because a process maps
                   them (a Firefox left running); without it the run waits 10 s for that
                   process, then stops and names it. What stayed cached is recorded either way
@@ -154,6 +159,7 @@ export function parseBenchArgs(argv) {
         "prefetch-flags": { type: "string" },
         "profile-preset": { type: "string" },
         "profile-seed": { type: "string" },
+        "no-dac-override": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -168,7 +174,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed", "no-dac-override"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -235,6 +241,7 @@ export function parseBenchArgs(argv) {
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
     allowWarm: values["allow-warm"] === true,
+    noDacOverride: values["no-dac-override"] === true,
     prefetchFlags: (values["prefetch-flags"] ?? "").split(/\s+/).filter(Boolean),
   };
 }

@@ -45,6 +45,23 @@ export function prefetchFigures(json, pid) {
     // The user's profile in the plan (learn/plan/profile.rs): absent where the plan says nothing
     // of one (the learned plan, an older host).
     ...(json.profile ? { profile: profileFigures(json) } : {}),
+    // An install on a compressed mount (firefox/compressed/): what the prefetch did there, the
+    // image's ranges read raw or left off and why, and what it mapped and read of the image.
+    ...(json.compressed ? { compressed: { format: json.compressed.format ?? null, verdict: json.compressed.verdict ?? null, leftOff: json.compressed.left_off ?? null } } : {}),
+    ...(json.image_read ? { imageRead: imageFigures(json.image_read) } : {}),
+  };
+}
+
+/** last-prefetch.json's `image_read`: the plan mapped through the image and read from it. Pure. */
+export function imageFigures(read) {
+  return {
+    filesMapped: read.files_mapped ?? 0,
+    bytesImagePlanned: read.bytes_image_planned ?? 0,
+    bytesImageRead: read.bytes_image_read ?? 0,
+    bytesFilesMapped: read.bytes_files_mapped ?? 0,
+    bytesUnmapped: read.bytes_unmapped ?? 0,
+    bytesOutside: read.bytes_outside ?? 0,
+    ended: read.ended ?? null,
   };
 }
 

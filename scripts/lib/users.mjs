@@ -19,6 +19,17 @@ export function asUser(uid, argv, { gid = uid, env = null, self = process.getuid
   return uid === self ? command : ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--", ...command];
 }
 
+/**
+ * `argv` as root without the two capabilities that let root read any file (CAP_DAC_OVERRIDE,
+ * CAP_DAC_READ_SEARCH), dropped from the bounding and inheritable sets so that nothing it execs
+ * gets them back: a file root does not own is then closed to it by its mode alone, as to an
+ * ordinary user (the benchmark's Snap stand-in, whose image is 0600 and another user's). Pure.
+ */
+export function withoutDacOverride(argv) {
+  const caps = "-dac_override,-dac_read_search";
+  return ["setpriv", `--inh-caps=${caps}`, `--bounding-set=${caps}`, "--", ...argv];
+}
+
 /** Whether setpriv (util-linux) is there to switch users with. */
 export function hasSetpriv() {
   return spawnSync("setpriv", ["--version"]).status === 0;

@@ -99,6 +99,21 @@ fn run(
                     ));
                 }
                 let state_dir = crate::state::open()?;
+                // A compressed install (a Snap, a packed Firefox): never through the mount, as
+                // `preload --plan` (the image's ranges raw, or nothing, and why).
+                if let Some(c) = crate::firefox::compressed::detect(
+                    &install.dir,
+                    crate::learn::pack::image_for(&install.dir).as_deref(),
+                ) {
+                    return Ok(Reply::Preload(
+                        crate::learn::prefetch::image::preload_summary(
+                            &install.dir,
+                            &state_dir,
+                            &c,
+                            idle.unwrap_or(false),
+                        )?,
+                    ));
+                }
                 let summary = plan::preload_planned(
                     &install.dir,
                     &state_dir,

@@ -363,6 +363,7 @@ mod tests {
             pace: None,
             cache: crate::pagecache::Cache::Files,
             bytes_cached: None,
+            compressed: None,
         };
         last_run::write(&StateDir::create_at(&d.state).unwrap(), &summary);
         let last = status_in(&d).last_run.unwrap();

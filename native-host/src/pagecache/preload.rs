@@ -128,6 +128,12 @@ pub struct Summary {
     /// whole-folder preload, which reads everything.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_cached: Option<u64>,
+    /// A planned preload of an install on a compressed mount (a Snap, a packed Firefox): the
+    /// verdict, firefox/compressed/'s `Compressed` as JSON (pagecache sits below firefox): the
+    /// image's ranges read raw (`bytes` of the image), or left off and why (nothing read).
+    /// Absent elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compressed: Option<serde_json::Value>,
 }
 
 impl Summary {
@@ -156,6 +162,7 @@ impl Summary {
             pace: None,
             cache: crate::pagecache::Cache::Files,
             bytes_cached: None,
+            compressed: None,
         }
     }
 }

@@ -176,6 +176,7 @@ pub fn run(
         pace: pacer.map(|p| p.report()),
         cache: crate::pagecache::Cache::Files,
         bytes_cached: Some(bytes_cached),
+        compressed: None,
     })
 }
 

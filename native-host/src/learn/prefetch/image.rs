@@ -206,6 +206,35 @@ pub fn preload(
     Ok(prefetch(&plan, c, super::GAP, super::AHEAD, &mut || None))
 }
 
+/// The page's planned preload (`preload` with `plan: true`) of a compressed install: what
+/// `preload --plan` does ([`preload`]: the image's ranges raw, or nothing), as a preload reply:
+/// `bytes` the image bytes read, `files` the files mapped, `cache` `image`, and `compressed` the
+/// verdict, so that the page can say why nothing was read. Never through the mount.
+pub fn preload_summary(
+    install_dir: &Path,
+    state: &crate::state::StateDir,
+    c: &Compressed,
+    idle: bool,
+) -> Result<crate::pagecache::preload::Summary, crate::Error> {
+    use crate::pagecache::preload::{Method, Summary};
+    let mut summary = Summary::whole_folder(Method::Read, 1, idle);
+    summary.planned = true;
+    summary.cache = crate::pagecache::Cache::Image;
+    if c.verdict == compressed::Verdict::ImageRanges {
+        let read = preload(install_dir, state, c)?;
+        summary.files = read.files_mapped;
+        summary.bytes = read.bytes_image_read;
+        summary.elapsed_ms = read.elapsed_ms;
+        summary.mb_per_s = crate::pagecache::preload::mb_per_s(
+            read.bytes_image_read,
+            std::time::Duration::from_millis(read.elapsed_ms),
+        );
+        summary.bytes_planned = Some(read.bytes_image_planned);
+    }
+    summary.compressed = serde_json::to_value(c).ok();
+    Ok(summary)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +264,30 @@ mod tests {
             profile: None,
             folders: Folders::default(),
         }
+    }
+
+    /// The page's planned preload of a Snap whose image this user may not read: a preload reply
+    /// that read nothing, says it is the image's cache and carries the verdict and its reason.
+    #[test]
+    fn the_pages_planned_preload_of_an_unreadable_snap_reads_nothing_and_says_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = crate::state::StateDir::create_at(tmp.path()).unwrap();
+        let c = compressed::judge(&compressed::Facts {
+            format: compressed::Format::Squashfs,
+            mount_point: "/snap/firefox/5000".into(),
+            image: Some("/var/lib/snapd/snaps/firefox_5000.snap".into()),
+            direct_io: false,
+            access: compressed::Access::NotReadable,
+            rdsquashfs: true,
+        });
+        let s = preload_summary(Path::new("/snap/firefox/5000"), &state, &c, true).unwrap();
+        assert_eq!((s.files, s.bytes, s.planned, s.idle), (0, 0, true, true));
+        assert_eq!(s.cache, crate::pagecache::Cache::Image);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["compressed"]["verdict"], "left_off", "{v}");
+        assert_eq!(v["compressed"]["left_off"], "image_not_readable", "{v}");
+        // Nothing of the plan was even looked up: no plan, no bytes planned.
+        assert!(v["bytes_planned"].is_null(), "{v}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     out: null,
     timeoutMs: 180000,
     allowWarm: false,
+    noDacOverride: false,
     prefetchFlags: [],
     profilePreset: null,
     profileSeed: null,
@@ -54,6 +55,8 @@ test("every option of a run", () => {
   assert.equal(prefetch.allowWarm, true);
   assert.deepEqual(parseBenchArgs(["--prefetch-flags", " --batches 1:8  --ahead-mib 8"]).prefetchFlags, ["--batches", "1:8", "--ahead-mib", "8"]);
   assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--allow-warm"]), /compare takes no --allow-warm/);
+  assert.equal(parseBenchArgs(["--firefox", "mnt", "--no-dac-override"]).noDacOverride, true);
+  assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--no-dac-override"]), /compare takes no --no-dac-override/);
 });
 
 test("mistakes are UsageErrors that say what is wanted", () => {

@@ -43,6 +43,23 @@ test("the prefetch's figures are those of this Firefox's launch only", () => {
   const failed = prefetchFigures({ ...written, plan: { source: null, fallback: { code: "other_build" } }, failed: "cannot resolve /x" }, PID);
   assert.equal(failed.fallback, "other_build");
   assert.equal(failed.failed, "cannot resolve /x");
+  assert.equal(prefetchFigures(written, PID).compressed, undefined, "a plain install's record has no compressed part");
+});
+
+test("on a compressed mount: the verdict, and what was mapped and read of the image", () => {
+  // The fields as tests/compressed.rs sees the host write them for a readable image, and for a
+  // Snap's it may not read.
+  const raw = {
+    ...written,
+    compressed: { format: "squashfs", mount_point: "/m", image: "/i.sqfs", access: { code: "readable" }, verdict: "image_ranges" },
+    image_read: { files_mapped: 1, bytes_image_planned: 2097152, bytes_image_read: 2097152, bytes_files_mapped: 2097152, bytes_unmapped: 0, bytes_outside: 4096, elapsed_ms: 3, ended: "done", errors: [] },
+  };
+  const f = prefetchFigures(raw, PID);
+  assert.deepEqual(f.compressed, { format: "squashfs", verdict: "image_ranges", leftOff: null });
+  assert.deepEqual(f.imageRead, { filesMapped: 1, bytesImagePlanned: 2097152, bytesImageRead: 2097152, bytesFilesMapped: 2097152, bytesUnmapped: 0, bytesOutside: 4096, ended: "done" });
+  const snap = prefetchFigures({ ...written, compressed: { ...raw.compressed, access: { code: "not_readable" }, verdict: "left_off", left_off: "image_not_readable" } }, PID);
+  assert.deepEqual(snap.compressed, { format: "squashfs", verdict: "left_off", leftOff: "image_not_readable" });
+  assert.equal(snap.imageRead, undefined);
 });
 
 test("readPrefetch waits for the record of its pid, and gives up with null", async (t) => {
