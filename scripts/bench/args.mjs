@@ -10,7 +10,7 @@ import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 import { PRESET_NAMES } from "../profile/presets.mjs";
 
-export const SCENARIOS = ["cold", "cold-profile", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "launch-prefetch-cold-profile", "preload-plan-traced-cold-profile", "login", "login-no-preload", "hot", "launch-prefetch-hot", "hot-without-costly-addon", "hot-session-restore-off"];
+export const SCENARIOS = ["cold", "cold-profile", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "launch-prefetch-cold-profile", "preload-plan-traced-cold-profile", "login", "login-no-preload", "hot", "launch-prefetch-hot", "hot-without-costly-addon", "hot-session-restore-off", "hot-addons-off", "hot-addons-and-restore-off", "hot-empty-profile"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -81,6 +81,11 @@ every milestone through the extension and the native host.
   hot-without-costly-addon  A/B (scripts/bench/ab.mjs): hot, on the profile without the
            deliberately costly add-on that every launch of an A/B run carries; run it with hot
   hot-session-restore-off  A/B: hot, with browser.startup.page = 1 (no session restored)
+  hot-addons-off  A/B attribution: hot, on the profile with every add-on it had removed
+           (about:startup stays to record); with a --profile-preset
+  hot-addons-and-restore-off  the same, and no session restored
+  hot-empty-profile  A/B attribution: hot, on a new profile with about:startup only (Firefox's
+           own baseline, in the same run)
 --runs N          counted launches per scenario (default ${DEFAULT_RUNS})
 --slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
                   needs root), e.g. 30:150

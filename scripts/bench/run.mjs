@@ -3,6 +3,7 @@
 // Everything that touches the system comes in as a parameter, so the loop is tested with fakes.
 import { benchPlan } from "./plan.mjs";
 import { benchRecord } from "./results.mjs";
+import { EMPTY_PROFILE_ARM } from "../../extension/lib/models/ab-saving.js";
 
 const number = (v, digits = 0) => new Intl.NumberFormat("en-US", { maximumFractionDigits: digits }).format(v);
 
@@ -78,9 +79,10 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
           quit,
           slowDisk: slowDisk?.spec ?? null,
           readAheadKb,
-          // The profile the launch started on: a --profile-preset, or a fresh one.
-          profile: profilePreset ?? "fresh",
-          profileSeed: profilePreset ? profileSeed : undefined,
+          // The profile the launch started on: a --profile-preset, or a fresh one (always for the
+          // A/B mode's empty-profile arm: Firefox's own baseline).
+          profile: step.scenario === EMPTY_PROFILE_ARM ? "fresh" : (profilePreset ?? "fresh"),
+          profileSeed: profilePreset && step.scenario !== EMPTY_PROFILE_ARM ? profileSeed : undefined,
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,
