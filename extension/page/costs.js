@@ -90,14 +90,17 @@ function baselineLines(record, blockMs) {
     lines.push(
       t("costsBaseline", [ms(result.baseline.ms), String(result.baseline.n), result.baseline.from ?? "?", ms(result.sessionRestored), ms(result.aboveMs)]),
     );
-    lines.push(
-      result.measuredShare !== null
-        ? t("costsAttributed", [formatPercent(result.measuredShare), ms(result.measuredMs), ms(result.aboveMs)])
-        : t("costsAttributedNone"),
-    );
+    if (!result.attribution) {
+      lines.push(
+        result.measuredShare !== null
+          ? t("costsAttributed", [formatPercent(result.measuredShare), ms(result.measuredMs), ms(result.aboveMs)])
+          : t("costsAttributedNone"),
+      );
+    }
   } else {
     lines.push(t("costsBaselineMissing"));
   }
+  const attribution = result.attribution ? attributionLines(result.attribution) : [];
   if (result.disk) {
     const bytes = result.disk.readBytes === null ? t("costsMissing") : formatBytes(result.disk.readBytes);
     lines.push(result.disk.ms !== null ? t("costsDiskTraced", [ms(result.disk.ms), bytes]) : t("costsDiskRead", [bytes]));
@@ -106,7 +109,33 @@ function baselineLines(record, blockMs) {
     "div",
     { attrs: { "data-testid": "costs-baseline", "data-share": result.measuredShare === null ? "none" : String(result.measuredShare) } },
     ...lines.map((text) => el("p", { text, className: "detail" })),
+    ...attribution,
   );
+}
+
+const STEP_KEYS = { addons: "costsCauseStepAddons", "session-restore": "costsCauseStepSessionRestore", "profile-data": "costsCauseStepProfileData" };
+const ALONE_KEYS = { "costly-addon": "costsCauseAloneCostlyAddon", "session-restore-alone": "costsCauseAloneSessionRestore" };
+const savingArgs = (saving) => [ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nFrom} + ${saving.nTo}`];
+
+/**
+ * The imported A/B run's attribution (lib/models/attribution.js): its hot starts above its empty
+ * profile, the share its measured steps name, each step with its saving and CI (a step not told
+ * from noise is listed and not counted), and the single-cause arms beside them.
+ */
+function attributionLines(a) {
+  const head = t("costsAttribution", [a.from ?? "?", a.preset ?? "?", String(a.n), ms(a.excess.ms), ms(a.excess.low), ms(a.excess.high), a.share === null ? t("costsMissing") : formatPercent(a.share)]);
+  const steps = a.steps.map((step) => {
+    const cause = step.causes.map((c) => t(STEP_KEYS[c])).join(" + ");
+    return el("li", { text: t(step.saving.significant ? "costsAttributionStep" : "costsAttributionStepNoise", [cause, ...savingArgs(step.saving)]), attrs: { "data-causes": step.causes.join(" "), "data-counted": String(step.saving.significant) } });
+  });
+  const alone = a.alone.map((x) => el("p", { text: t("costsAttributionAlone", [t(ALONE_KEYS[x.cause]), ...savingArgs(x.saving)]), className: "detail", attrs: { "data-alone": x.cause } }));
+  return [
+    el("p", { text: head, className: "detail", attrs: { "data-testid": "costs-attribution" } }),
+    el("ul", { attrs: { "data-testid": "costs-attribution-steps" } }, ...steps),
+    ...(a.capped ? [el("p", { text: t("costsAttributionCapped"), className: "detail" })] : []),
+    ...alone,
+    el("p", { text: t("costsAttributionThisStart"), className: "detail" }),
+  ];
 }
 
 function addonTable(costs) {
