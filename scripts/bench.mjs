@@ -224,6 +224,8 @@ async function benchmark(options, argv) {
   console.log("building the host (cargo build --release) …");
   await run("cargo", ["build", "--release", "--quiet", "--manifest-path", HOST_MANIFEST_PATH]);
 
+  // --budget-min counts from here: the profile's making and the templates are inside the window too.
+  const deadline = options.budgetMs === null ? null : Date.now() + options.budgetMs;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-bench-"));
   const paths = benchPaths(root);
   const cleanup = () => {
@@ -340,7 +342,7 @@ async function benchmark(options, argv) {
     return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
   };
   const tty = process.stdout.isTTY;
-  const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
+  const { records, warmups, forcedQuits, rounds, stoppedEarly } = await runBench({ ...options, readAheadKb: readAhead.after, deadline }, {
     prepare: async (scenario) => {
       freshProfile(paths);
       if (ARM_TEMPLATE[scenario]) {
@@ -387,6 +389,10 @@ async function benchmark(options, argv) {
     command: commandLine(argv),
     scenarios: options.scenarios,
     runs: options.runs,
+    // --budget-min: the complete rounds of counted runs done before the budget ran out.
+    rounds,
+    stoppedEarly,
+    budgetMin: options.budgetMs === null ? null : options.budgetMs / 60000,
     warmups,
     slowDisk: group ? { spec: options.slowDisk.spec, bps: options.slowDisk.bps, iops: options.slowDisk.iops, how: group.label } : null,
     firefox: { binary: firefox.binary, installDir: firefox.installDir, version: firefox.version, buildId: firefox.buildId },
@@ -432,7 +438,7 @@ async function benchmark(options, argv) {
   const table = runTable(records, { scenarios: options.scenarios });
   const attribution = attributionTable(attributionOf(records));
   const minutes = ((finishedAt - startedAt) / 60000).toFixed(1);
-  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
+  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${stoppedEarly ? `${rounds} counted runs per scenario (of ${options.runs} asked: the --budget-min ${options.budgetMs / 60000} min ran out)` : `${options.runs} counted runs per scenario`} after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
 
 ${table}
 ${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}${attribution ? `\nWhere the hot start's time above the empty profile went (lib/models/attribution.js: each step is what taking it away saved after the step before):\n\n${attribution}\n` : ""}`;

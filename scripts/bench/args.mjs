@@ -25,7 +25,7 @@ export class UsageError extends Error {
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
-                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
+                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--budget-min M] [--allow-warm]
                         [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
                         [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
@@ -102,6 +102,9 @@ every milestone through the extension and the native host.
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
 --timeout S       longest wait for one start's record (default 180)
+--budget-min M    start no new round of counted runs M minutes after the run began (making the
+                  profile and the templates included): the run ends near its window with the
+                  same n per scenario, and says it stopped early
 --prefetch-flags=F  extra flags for the launch-prefetch scenarios' \`launch --prefetch\` (its
                   tuning knobs: --batches FIRST:MAX, --ahead-mib N, --gap-kib N), for a sweep
 --profile-preset P  start every launch on a copy of a realistic profile (history, bookmarks,
@@ -155,6 +158,7 @@ export function parseBenchArgs(argv) {
         firefox: { type: "string" },
         out: { type: "string" },
         timeout: { type: "string" },
+        "budget-min": { type: "string" },
         "allow-warm": { type: "boolean" },
         "prefetch-flags": { type: "string" },
         "profile-preset": { type: "string" },
@@ -173,7 +177,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "budget-min", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -239,6 +243,7 @@ export function parseBenchArgs(argv) {
     firefox: values.firefox ?? null,
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
+    budgetMs: values["budget-min"] === undefined ? null : positiveInteger(values["budget-min"], "--budget-min") * 60000,
     allowWarm: values["allow-warm"] === true,
     prefetchFlags: (values["prefetch-flags"] ?? "").split(/\s+/).filter(Boolean),
   };

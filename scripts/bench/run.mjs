@@ -47,14 +47,21 @@ export function recordProblem(record) {
 
 /**
  * Runs the plan. deps: prepare(scenario) → {preloadMs, …}; launch(step) → {record, quit};
- * progress(line, {final}). Returns {records (counted, with bench fields), warmups, forcedQuits}.
+ * progress(line, {final}); now() (ms). With `deadline` (a now() value: --budget-min), no new
+ * round of counted runs starts after it, so every scenario keeps the same number of runs and the
+ * run ends inside its window. Returns {records (counted, with bench fields), warmups,
+ * forcedQuits, rounds (complete rounds of counted runs), stoppedEarly}.
  */
-export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null, profileSeed = null }, { prepare, launch, progress = () => {} }) {
+export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null, profileSeed = null, deadline = null }, { prepare, launch, progress = () => {}, now = Date.now }) {
   const plan = benchPlan(scenarios, runs);
   const records = [];
   let warmups = 0;
   let forcedQuits = 0;
   for (const [index, step] of plan.entries()) {
+    const newRound = !step.warmup && (index === 0 || plan[index - 1].run !== step.run);
+    if (newRound && deadline !== null && now() > deadline) {
+      return { records, warmups, forcedQuits, rounds: step.run - 1, stoppedEarly: true };
+    }
     const prep = await prepare(step.scenario);
     // `extra`: the launch's own figures for the record (launch-prefetch: the prefetch's).
     const { record, quit, extra = {} } = await launch(step);
@@ -100,5 +107,5 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
     }
     progress(progressLine(step, runs, record, prep, index, plan.length, extra.prefetch), { final: index === plan.length - 1 });
   }
-  return { records, warmups, forcedQuits };
+  return { records, warmups, forcedQuits, rounds: runs, stoppedEarly: false };
 }

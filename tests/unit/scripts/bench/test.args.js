@@ -16,6 +16,7 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     firefox: null,
     out: null,
     timeoutMs: 180000,
+    budgetMs: null,
     allowWarm: false,
     prefetchFlags: [],
     profilePreset: null,
@@ -88,4 +89,11 @@ test("compare takes two sources, each optionally #scenario", () => {
   assert.deepEqual(parseSource("dir#1/run.json#preload"), { file: "dir#1/run.json", scenario: "preload" });
   assert.deepEqual(parseSource("run.json#"), { file: "run.json#", scenario: null });
   assert.deepEqual(parseBenchArgs(["-h"]), { command: "help" });
+});
+
+test("--budget-min: whole minutes, as ms; not for compare", () => {
+  assert.equal(parseBenchArgs(["--budget-min", "17"]).budgetMs, 17 * 60000);
+  assert.throws(() => parseBenchArgs(["--budget-min", "0"]), UsageError);
+  assert.throws(() => parseBenchArgs(["--budget-min", "soon"]), UsageError);
+  assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--budget-min", "5"]), /compare takes no --budget-min/);
 });

@@ -89,3 +89,29 @@ test("every counted record says which profile its launch started on: the preset 
   assert.deepEqual(fresh.records.map((r) => r.bench.profile), ["fresh"]);
   assert.equal("profileSeed" in fresh.records[0].bench, false, "a fresh profile has no seed");
 });
+
+test("a deadline (--budget-min): no new round starts after it, so every scenario keeps the same n", async () => {
+  let clock = 0;
+  const launched = [];
+  const result = await runBench(
+    { scenarios: ["hot", "hot-empty-profile"], runs: 5, deadline: 250 },
+    {
+      prepare: async () => ({}),
+      launch: async (step) => {
+        launched.push(`${step.scenario}${step.warmup ? "*" : step.run}`);
+        clock += 60; // each launch takes 60 "ms" of the fake clock
+        return { record: ok(1000 + clock), quit: "clean" };
+      },
+      now: () => clock,
+    },
+  );
+  // Warm-ups end at 120, round 1 at 240 (< 250: round 2 starts), round 2 ends at 360: stop.
+  assert.deepEqual(launched, ["hot*", "hot-empty-profile*", "hot1", "hot-empty-profile1", "hot-empty-profile2", "hot2"]);
+  assert.equal(result.stoppedEarly, true);
+  assert.equal(result.rounds, 2);
+  assert.deepEqual(result.records.map((r) => r.bench.scenario).sort(), ["hot", "hot", "hot-empty-profile", "hot-empty-profile"]);
+  // Without a deadline every round runs.
+  clock = 0;
+  const whole = await runBench({ scenarios: ["hot"], runs: 3 }, { prepare: async () => ({}), launch: async () => ({ record: ok(1000), quit: "clean" }), now: () => clock });
+  assert.deepEqual([whole.rounds, whole.stoppedEarly, whole.records.length], [3, false, 3]);
+});
