@@ -6,6 +6,7 @@ import { formatBytes, formatCount, formatMs, formatPercent } from "../lib/wordin
 import { addonTrends, causesOf, largestActionable, MISSING, SOURCES, UNAVAILABLE } from "../lib/models/start-costs.js";
 import { measuredSaving } from "../lib/models/ab-saving.js";
 import { aboveBaseline } from "../lib/models/above-baseline.js";
+import { sessionFileAdvice } from "../lib/models/session-advice.js";
 import { historyState, onHistoryChange } from "./history.js";
 import { IMPORTS_EVENT } from "./preload-verdict.js";
 import { HOST_TRACE_EVENT, hostSummary } from "./trace.js";
@@ -180,6 +181,23 @@ function sessionTable(costs) {
   return el("table", { attrs: { "data-testid": "costs-session" } }, el("tbody", {}, ...rows));
 }
 
+/** The advice for a large session file (lib/models/session-advice.js), or nothing. */
+function sessionAdvice(costs) {
+  const advice = sessionFileAdvice(costs, state.imports);
+  if (!advice) {
+    return [];
+  }
+  const read = advice.readFileMs === null ? t("costsMissing") : ms(advice.readFileMs);
+  const lines = [t("costsSessionLarge", [formatBytes(advice.fileSizeBytes), read, t("costsSourceSessionRestore")])];
+  const s = advice.saving;
+  lines.push(
+    s
+      ? t("costsSessionLargeSaving", [s.from ?? "?", ms(s.ms), ms(s.low), ms(s.high), `${s.nHot} + ${s.nArm}`, s.benchFileBytes === null ? t("costsMissing") : formatBytes(s.benchFileBytes)])
+      : t("costsSessionLargeNoSaving"),
+  );
+  return [el("p", { text: lines.join(" "), className: "detail", attrs: { "data-testid": "costs-session-advice", "data-saving": String(s !== null) } })];
+}
+
 function trendsList(records) {
   const { trends, changes } = addonTrends(records);
   if (trends.length === 0) {
@@ -223,6 +241,7 @@ function render() {
       addonTable(costs),
       el("h3", { text: t("costsSessionHeading") }),
       sessionTable(costs),
+      ...sessionAdvice(costs),
     );
     if (causesOf(costs).length === 0) {
       parts.push(el("p", { text: t("costsNoFigures"), className: "detail" }));
