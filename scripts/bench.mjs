@@ -262,6 +262,23 @@ async function benchmark(options, argv) {
   console.log(`scenarios ${options.scenarios.join(", ")}; ${options.runs} counted runs each + 1 warm-up; work folder ${root}`);
 
   const built = await buildExtension({ distDir: path.join(root, "dist") });
+  // --retries: a template's first start that gives no record is made again from its base (the
+  // medium preset's hung in 3 of 8 tries on a loaded machine, 29 Nov: no line of about:startup's
+  // in Firefox's log); every failure is kept for the results.
+  const templateFailures = [];
+  const withRetries = async (what, make) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await make();
+      } catch (error) {
+        templateFailures.push({ template: what, error: error.message.split("\n")[0] });
+        if (attempt >= options.retries) {
+          throw error;
+        }
+        console.warn(`${what}: ${error.message}\n(made again: ${attempt + 1} of ${options.retries} retries)`);
+      }
+    }
+  };
   // --profile-preset: the realistic profile, made once for the run with this very Firefox; every
   // launch starts on a copy of the template made from it, so every run starts from the same bytes.
   const preset = await presetProfile(options, { root, firefox });
@@ -293,14 +310,21 @@ async function benchmark(options, argv) {
   for (const arm of new Set(abArms.map((a) => ARM_TEMPLATE[a]).filter(Boolean))) {
     console.log(`preparing the template of ${arm} …`);
     fs.rmSync(paths.profile, { recursive: true, force: true }); // a new profile where no base is given
-    const made = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: armBases[arm](), extraPrefs });
+    const base = armBases[arm]();
+    const made = await withRetries(`the template of ${arm}`, () => {
+      fs.rmSync(paths.profile, { recursive: true, force: true });
+      return prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: base, extraPrefs });
+    });
     if (recordProblem(made)) {
       throw new Error(`the template of ${arm}: ${recordProblem(made)} (Firefox's output: ${paths.log})`);
     }
     copyTree(paths.templateProfile, armTemplate(root, arm));
   }
   fs.rmSync(paths.profile, { recursive: true, force: true }); // `hot`'s template starts from its base (or new) too
-  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs });
+  const first = await withRetries("the template profile", () => {
+    fs.rmSync(paths.profile, { recursive: true, force: true });
+    return prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs });
+  });
   const firstProblem = recordProblem(first);
   if (firstProblem) {
     throw new Error(`the template profile's first start: ${firstProblem} (Firefox's output: ${paths.log})`);
@@ -342,7 +366,7 @@ async function benchmark(options, argv) {
     return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
   };
   const tty = process.stdout.isTTY;
-  const { records, warmups, forcedQuits, rounds, stoppedEarly } = await runBench({ ...options, readAheadKb: readAhead.after, deadline }, {
+  const { records, warmups, forcedQuits, rounds, stoppedEarly, failedLaunches } = await runBench({ ...options, readAheadKb: readAhead.after, deadline }, {
     prepare: async (scenario) => {
       freshProfile(paths);
       if (ARM_TEMPLATE[scenario]) {
@@ -392,6 +416,9 @@ async function benchmark(options, argv) {
     // --budget-min: the complete rounds of counted runs done before the budget ran out.
     rounds,
     stoppedEarly,
+    // --retries: the launches and template starts that gave no record and were made again.
+    failedLaunches,
+    templateFailures,
     budgetMin: options.budgetMs === null ? null : options.budgetMs / 60000,
     warmups,
     slowDisk: group ? { spec: options.slowDisk.spec, bps: options.slowDisk.bps, iops: options.slowDisk.iops, how: group.label } : null,
@@ -438,7 +465,7 @@ async function benchmark(options, argv) {
   const table = runTable(records, { scenarios: options.scenarios });
   const attribution = attributionTable(attributionOf(records));
   const minutes = ((finishedAt - startedAt) / 60000).toFixed(1);
-  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${stoppedEarly ? `${rounds} counted runs per scenario (of ${options.runs} asked: the --budget-min ${options.budgetMs / 60000} min ran out)` : `${options.runs} counted runs per scenario`} after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
+  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${stoppedEarly ? `${rounds} counted runs per scenario (of ${options.runs} asked: the --budget-min ${options.budgetMs / 60000} min ran out)` : `${options.runs} counted runs per scenario`} after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}${failedLaunches.length + templateFailures.length ? ` ${failedLaunches.length} launch(es) and ${templateFailures.length} template start(s) gave no record and were made again (--retries; listed in the results' meta): ${[...templateFailures.map((f) => f.template), ...failedLaunches.map((f) => `${f.scenario} ${f.run === 0 ? "warm-up" : `run ${f.run}`}`)].join(", ")}.` : ""}
 
 ${table}
 ${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}${attribution ? `\nWhere the hot start's time above the empty profile went (lib/models/attribution.js: each step is what taking it away saved after the step before):\n\n${attribution}\n` : ""}`;

@@ -25,7 +25,7 @@ export class UsageError extends Error {
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
-                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--budget-min M] [--allow-warm]
+                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--budget-min M] [--retries N] [--allow-warm]
                         [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
                         [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
@@ -102,6 +102,9 @@ every milestone through the extension and the native host.
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
 --timeout S       longest wait for one start's record (default 180)
+--retries N       prepare and launch a start again when it gave no record (timed out, or Firefox
+                  ended first), up to N times per launch and per template start (default 0: the
+                  run stops); every failure is listed with the results
 --budget-min M    start no new round of counted runs M minutes after the run began (making the
                   profile and the templates included): the run ends near its window with the
                   same n per scenario, and says it stopped early
@@ -119,6 +122,13 @@ every milestone through the extension and the native host.
                   process, then stops and names it. What stayed cached is recorded either way
 compare           the table for two exports or bench runs, with Welch's t-test per milestone;
                   FILE#scenario picks one scenario of a bench run`;
+
+function nonNegativeInteger(text, flag) {
+  if (!/^\d{1,3}$/.test(text)) {
+    throw new UsageError(`${flag} wants a whole number ≥ 0, not ${text}`);
+  }
+  return Number(text);
+}
 
 function positiveInteger(value, flag) {
   if (!/^\d+$/.test(String(value)) || Number(value) < 1) {
@@ -159,6 +169,7 @@ export function parseBenchArgs(argv) {
         out: { type: "string" },
         timeout: { type: "string" },
         "budget-min": { type: "string" },
+        retries: { type: "string" },
         "allow-warm": { type: "boolean" },
         "prefetch-flags": { type: "string" },
         "profile-preset": { type: "string" },
@@ -177,7 +188,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "budget-min", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "budget-min", "retries", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -244,6 +255,7 @@ export function parseBenchArgs(argv) {
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
     budgetMs: values["budget-min"] === undefined ? null : positiveInteger(values["budget-min"], "--budget-min") * 60000,
+    retries: values.retries === undefined ? 0 : nonNegativeInteger(values.retries, "--retries"),
     allowWarm: values["allow-warm"] === true,
     prefetchFlags: (values["prefetch-flags"] ?? "").split(/\s+/).filter(Boolean),
   };

@@ -50,21 +50,40 @@ export function recordProblem(record) {
  * progress(line, {final}); now() (ms). With `deadline` (a now() value: --budget-min), no new
  * round of counted runs starts after it, so every scenario keeps the same number of runs and the
  * run ends inside its window. Returns {records (counted, with bench fields), warmups,
- * forcedQuits, rounds (complete rounds of counted runs), stoppedEarly}.
+ * forcedQuits, rounds (complete rounds of counted runs), stoppedEarly, failedLaunches}.
+ * A launch that throws (no record within the timeout, Firefox gone before its record) is
+ * prepared and launched again, up to `retries` times per step; each failure is kept in
+ * `failedLaunches` ([{scenario, run, error}]) and reported, never silently dropped. The start
+ * that failed has no time to count: its record never came.
  */
-export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null, profileSeed = null, deadline = null }, { prepare, launch, progress = () => {}, now = Date.now }) {
+export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null, profileSeed = null, deadline = null, retries = 0 }, { prepare, launch, progress = () => {}, now = Date.now, warn = console.warn }) {
   const plan = benchPlan(scenarios, runs);
   const records = [];
   let warmups = 0;
   let forcedQuits = 0;
+  const failedLaunches = [];
   for (const [index, step] of plan.entries()) {
     const newRound = !step.warmup && (index === 0 || plan[index - 1].run !== step.run);
     if (newRound && deadline !== null && now() > deadline) {
-      return { records, warmups, forcedQuits, rounds: step.run - 1, stoppedEarly: true };
+      return { records, warmups, forcedQuits, rounds: step.run - 1, stoppedEarly: true, failedLaunches };
     }
-    const prep = await prepare(step.scenario);
-    // `extra`: the launch's own figures for the record (launch-prefetch: the prefetch's).
-    const { record, quit, extra = {} } = await launch(step);
+    let prep;
+    let launched;
+    for (let attempt = 0; ; attempt++) {
+      prep = await prepare(step.scenario);
+      try {
+        // `extra`: the launch's own figures for the record (launch-prefetch: the prefetch's).
+        launched = await launch(step);
+        break;
+      } catch (error) {
+        failedLaunches.push({ scenario: step.scenario, run: step.run, error: error.message.split("\n")[0] });
+        if (attempt >= retries) {
+          throw error;
+        }
+        warn(`${step.scenario} ${step.warmup ? "warm-up" : `run ${step.run}`}: ${error.message}\n(prepared and launched again: ${attempt + 1} of ${retries} retries)`);
+      }
+    }
+    const { record, quit, extra = {} } = launched;
     // A login scenario's preload may still be running at launch (as after a real login); its
     // end is awaited here so it never spills into the next scenario's page-cache state.
     const loginPreloadMs = prep.settle ? await prep.settle : null;
@@ -107,5 +126,5 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
     }
     progress(progressLine(step, runs, record, prep, index, plan.length, extra.prefetch), { final: index === plan.length - 1 });
   }
-  return { records, warmups, forcedQuits, rounds: runs, stoppedEarly: false };
+  return { records, warmups, forcedQuits, rounds: runs, stoppedEarly: false, failedLaunches };
 }

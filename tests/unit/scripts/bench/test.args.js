@@ -17,6 +17,7 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     out: null,
     timeoutMs: 180000,
     budgetMs: null,
+    retries: 0,
     allowWarm: false,
     prefetchFlags: [],
     profilePreset: null,
@@ -96,4 +97,11 @@ test("--budget-min: whole minutes, as ms; not for compare", () => {
   assert.throws(() => parseBenchArgs(["--budget-min", "0"]), UsageError);
   assert.throws(() => parseBenchArgs(["--budget-min", "soon"]), UsageError);
   assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--budget-min", "5"]), /compare takes no --budget-min/);
+});
+
+test("--retries: a whole number ≥ 0", () => {
+  assert.equal(parseBenchArgs(["--retries", "2"]).retries, 2);
+  assert.equal(parseBenchArgs(["--retries", "0"]).retries, 0);
+  assert.throws(() => parseBenchArgs(["--retries", "-1"]), UsageError);
+  assert.throws(() => parseBenchArgs(["--retries", "x"]), /--retries wants a whole number ≥ 0, not x/);
 });
