@@ -77,9 +77,13 @@ export const ARM_TEMPLATE = {
 export const RESTORE_OFF_ARMS = ["hot-session-restore-off", "hot-addons-and-restore-off"];
 
 /**
- * A copy of the preset's profile at `to` with every add-on it installed removed (their .xpi
- * files): the base of the hot-addons-off template, whose first start (not counted) tells Firefox
- * they are gone, as for a user who removed them long ago. Returns the ids removed.
+ * A copy of the preset's profile at `to` with every add-on it installed gone, as for a user who
+ * removed them long ago: their .xpi files, their storage.local folders
+ * (storage/default/moz-extension+++UUID…, UUIDs from prefs.js's extensions.webextensions.uuids)
+ * and Firefox's add-on registry (extensions.json, addonStartup.json.lz4), which the template's
+ * first start then rebuilds from what is there. A first try removed only the .xpi files: that
+ * first start, which had to uninstall six add-ons, gave no record in 3 tries of 3 (29 Nov).
+ * Returns the ids removed.
  */
 export function withoutAddons(from, to, { copy }) {
   copy(from, to);
@@ -91,7 +95,36 @@ export function withoutAddons(from, to, { copy }) {
       removed.push(name.slice(0, -".xpi".length));
     }
   }
+  const uuids = addonUuids(path.join(to, "prefs.js"));
+  const storage = path.join(to, "storage", "default");
+  for (const id of removed) {
+    const uuid = uuids[id];
+    for (const name of uuid && fs.existsSync(storage) ? fs.readdirSync(storage) : []) {
+      if (name.startsWith(`moz-extension+++${uuid}`)) {
+        fs.rmSync(path.join(storage, name), { recursive: true, force: true });
+      }
+    }
+  }
+  for (const registry of ["extensions.json", "addonStartup.json.lz4"]) {
+    fs.rmSync(path.join(to, registry), { force: true });
+  }
   return removed;
+}
+
+/** The add-on ids' internal UUIDs from a prefs.js (extensions.webextensions.uuids), or {}. */
+export function addonUuids(prefsJs) {
+  const text = fs.existsSync(prefsJs) ? fs.readFileSync(prefsJs, "utf8") : "";
+  const line = text.split("\n").find((l) => l.includes('"extensions.webextensions.uuids"'));
+  if (!line) {
+    return {};
+  }
+  try {
+    // user_pref("extensions.webextensions.uuids", "<JSON as a JS string>");
+    const value = JSON.parse(line.slice(line.indexOf(",") + 1, line.lastIndexOf(")")).trim());
+    return JSON.parse(value);
+  } catch {
+    return {};
+  }
 }
 
 /** Where an arm's own template profile lives (ARM_TEMPLATE). */

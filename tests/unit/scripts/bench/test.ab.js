@@ -75,11 +75,21 @@ test("the arms' templates: add-ons off takes every .xpi of the base away; the re
     fs.writeFileSync(path.join(from, "extensions", "a@x.xpi"), "a");
     fs.writeFileSync(path.join(from, "extensions", "b@y.xpi"), "b");
     fs.writeFileSync(path.join(from, "places.sqlite"), "p");
+    fs.writeFileSync(path.join(from, "extensions.json"), "{}");
+    fs.writeFileSync(path.join(from, "addonStartup.json.lz4"), "x");
+    // prefs.js as Firefox writes the UUID map: a JSON string inside a JS string.
+    const uuids = { "a@x": "1111", "b@y": "2222", "webcompat@mozilla.org": "3333" };
+    fs.writeFileSync(path.join(from, "prefs.js"), `user_pref("extensions.webextensions.uuids", ${JSON.stringify(JSON.stringify(uuids))});\n`);
+    for (const uuid of ["1111", "2222", "3333"]) {
+      fs.mkdirSync(path.join(from, "storage", "default", `moz-extension+++${uuid}^userContextId=4294967295`), { recursive: true });
+    }
     const to = path.join(dir, "to");
     const removed = withoutAddons(from, to, { copy: (a, b) => fs.cpSync(a, b, { recursive: true }) });
     assert.deepEqual(removed.sort(), ["a@x", "b@y"]);
     assert.deepEqual(fs.readdirSync(path.join(to, "extensions")), []);
     assert.ok(fs.existsSync(path.join(to, "places.sqlite")), "the rest of the profile stays");
+    assert.ok(!fs.existsSync(path.join(to, "extensions.json")) && !fs.existsSync(path.join(to, "addonStartup.json.lz4")), "the registry is rebuilt by the first start");
+    assert.deepEqual(fs.readdirSync(path.join(to, "storage", "default")), ["moz-extension+++3333^userContextId=4294967295"], "only the removed add-ons' storage goes");
     assert.equal(fs.readdirSync(path.join(from, "extensions")).length, 2, "the base is left alone");
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
