@@ -9,7 +9,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { parseBenchArgs, USAGE, UsageError } from "./bench/args.mjs";
 import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, copyTree, freshProfile, launchFirefox, prepareTemplates, restoreTree } from "./bench/launch.mjs";
-import { AB_ARMS, AB_PREFS, abRows, abTable, appendUserPref, armTemplate, COSTLY_ADDON_ID, costlyAddonFiles } from "./bench/ab.mjs";
+import { AB_PREFS, abRows, abTable, ALL_AB_ARMS, attributionTable, appendUserPref, ARM_TEMPLATE, armTemplate, COSTLY_ADDON_ID, costlyAddonFiles, RESTORE_OFF_ARMS, withoutAddons } from "./bench/ab.mjs";
 import { packXpi } from "./profile/extensions.mjs";
 import { benchExport, likePairs, pairs, profileWarning, readRuns, scenarioExport } from "./bench/results.mjs";
 import { recordProblem, runBench } from "./bench/run.mjs";
@@ -18,6 +18,7 @@ import { NEEDS_TRACE, PREFETCH_LAUNCHES, prepareScenario, requireLearnedPlan } f
 import { readPrefetch } from "./bench/prefetch.mjs";
 import { evictProfile } from "./bench/profile-cold.mjs";
 import { presetProfile, profileMeta } from "./bench/profile.mjs";
+import { attributionOf } from "../extension/lib/models/attribution.js";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
 import { pauseProactiveReclaim } from "./lib/damon.mjs";
@@ -227,6 +228,8 @@ async function benchmark(options, argv) {
   console.log("building the host (cargo build --release) …");
   await run("cargo", ["build", "--release", "--quiet", "--manifest-path", HOST_MANIFEST_PATH]);
 
+  // --budget-min counts from here: the profile's making and the templates are inside the window too.
+  const deadline = options.budgetMs === null ? null : Date.now() + options.budgetMs;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "about-startup-bench-"));
   const paths = benchPaths(root);
   const cleanup = () => {
@@ -265,29 +268,69 @@ async function benchmark(options, argv) {
   console.log(`scenarios ${options.scenarios.join(", ")}; ${options.runs} counted runs each + 1 warm-up; work folder ${root}`);
 
   const built = await buildExtension({ distDir: path.join(root, "dist") });
+  // --retries: a template's first start that gives no record is made again from its base (the
+  // medium preset's hung in 3 of 8 tries on a loaded machine, 29 Nov: no line of about:startup's
+  // in Firefox's log); every failure is kept for the results.
+  const templateFailures = [];
+  const withRetries = async (what, make) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await make();
+      } catch (error) {
+        templateFailures.push({ template: what, error: error.message.split("\n")[0] });
+        if (attempt >= options.retries) {
+          throw error;
+        }
+        console.warn(`${what}: ${error.message}\n(made again: ${attempt + 1} of ${options.retries} retries)`);
+      }
+    }
+  };
   // --profile-preset: the realistic profile, made once for the run with this very Firefox; every
   // launch starts on a copy of the template made from it, so every run starts from the same bytes.
   const preset = await presetProfile(options, { root, firefox });
   console.log(`preparing the template profile (its first start ${preset ? `adds the extension to the ${options.profilePreset} profile` : "creates it"}) …`);
   // The A/B mode: the deliberately costly add-on in every launch's profile (scripts/bench/ab.mjs).
-  const abArms = options.scenarios.filter((s) => AB_ARMS.includes(s));
+  const abArms = options.scenarios.filter((s) => ALL_AB_ARMS.includes(s));
   const extraXpis = abArms.length > 0 ? [{ id: COSTLY_ADDON_ID, bytes: await packXpi(costlyAddonFiles()) }] : [];
   const extraPrefs = abArms.length > 0 ? AB_PREFS : {};
-  if (abArms.includes("hot-without-costly-addon")) {
-    // The arm's own template: the same base profile made into a template the same way, without
-    // the costly add-on (never installed there, as for a user who removed it long ago). A first
-    // try removed it from the finished template instead; that start was ended by a SIGTERM on the
-    // small preset, and uninstalling is work no later start of a user does.
-    const without = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraPrefs });
-    if (recordProblem(without)) {
-      throw new Error(`the template without ${COSTLY_ADDON_ID}: ${recordProblem(without)} (Firefox's output: ${paths.log})`);
+  // The arms' own templates (ARM_TEMPLATE), each made the way `hot`'s is, from its own base
+  // profile: never installed there rather than removed from the finished template (a first try
+  // removed the costly add-on from it; that start was ended by a SIGTERM on the small preset, and
+  // uninstalling is work no later start of a user does).
+  const armBases = {
+    // the same base profile, without the costly add-on
+    "hot-without-costly-addon": () => preset?.profileDir ?? null,
+    // the preset's own add-ons removed too (their first start here tells Firefox they are gone)
+    "hot-addons-off": () => {
+      if (!preset) {
+        return null;
+      }
+      const base = path.join(root, "base-addons-off");
+      const removed = withoutAddons(preset.profileDir, base, { copy: copyTree });
+      console.log(`  hot-addons-off: the profile without its ${removed.length} add-on(s): ${removed.join(", ") || "none"}`);
+      return base;
+    },
+    // a new profile: Firefox's own baseline
+    "hot-empty-profile": () => null,
+  };
+  for (const arm of new Set(abArms.map((a) => ARM_TEMPLATE[a]).filter(Boolean))) {
+    console.log(`preparing the template of ${arm} …`);
+    fs.rmSync(paths.profile, { recursive: true, force: true }); // a new profile where no base is given
+    const base = armBases[arm]();
+    const made = await withRetries(`the template of ${arm}`, () => {
+      fs.rmSync(paths.profile, { recursive: true, force: true });
+      return prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: base, extraPrefs });
+    });
+    if (recordProblem(made)) {
+      throw new Error(`the template of ${arm}: ${recordProblem(made)} (Firefox's output: ${paths.log})`);
     }
-    copyTree(paths.templateProfile, armTemplate(root, "hot-without-costly-addon"));
-    if (!preset) {
-      fs.rmSync(paths.profile, { recursive: true, force: true }); // the next template starts new too
-    }
+    copyTree(paths.templateProfile, armTemplate(root, arm));
   }
-  const first = await prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs });
+  fs.rmSync(paths.profile, { recursive: true, force: true }); // `hot`'s template starts from its base (or new) too
+  const first = await withRetries("the template profile", () => {
+    fs.rmSync(paths.profile, { recursive: true, force: true });
+    return prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs });
+  });
   const firstProblem = recordProblem(first);
   if (firstProblem) {
     throw new Error(`the template profile's first start: ${firstProblem} (Firefox's output: ${paths.log})`);
@@ -329,14 +372,17 @@ async function benchmark(options, argv) {
     return launchFirefox({ binary: firefox.binary, paths, wrap, timeoutMs: options.timeoutMs, extraEnv: { XDG_STATE_HOME: stateHome } });
   };
   const tty = process.stdout.isTTY;
-  const { records, warmups, forcedQuits } = await runBench({ ...options, readAheadKb: readAhead.after }, {
+  const { records, warmups, forcedQuits, rounds, stoppedEarly, failedLaunches } = await runBench({ ...options, readAheadKb: readAhead.after, deadline }, {
     prepare: async (scenario) => {
       freshProfile(paths);
-      if (scenario === "hot-without-costly-addon") {
-        restoreTree(armTemplate(root, scenario), paths.profile);
-        spawnSync("sync");
-      } else if (scenario === "hot-session-restore-off") {
+      if (ARM_TEMPLATE[scenario]) {
+        restoreTree(armTemplate(root, ARM_TEMPLATE[scenario]), paths.profile);
+      }
+      if (RESTORE_OFF_ARMS.includes(scenario)) {
         appendUserPref(paths.profile, "browser.startup.page", 1);
+      }
+      if (ARM_TEMPLATE[scenario] || RESTORE_OFF_ARMS.includes(scenario)) {
+        spawnSync("sync");
       }
       const where = { hostBinary: HOST_BINARY, installDir: firefox.installDir, stateHome, gapKib: options.gapKib, wrap, cold, evictUser };
       if (!LOGIN_SCENARIOS.includes(scenario)) {
@@ -373,6 +419,13 @@ async function benchmark(options, argv) {
     command: commandLine(argv),
     scenarios: options.scenarios,
     runs: options.runs,
+    // --budget-min: the complete rounds of counted runs done before the budget ran out.
+    rounds,
+    stoppedEarly,
+    // --retries: the launches and template starts that gave no record and were made again.
+    failedLaunches,
+    templateFailures,
+    budgetMin: options.budgetMs === null ? null : options.budgetMs / 60000,
     warmups,
     slowDisk: group ? { spec: options.slowDisk.spec, bps: options.slowDisk.bps, iops: options.slowDisk.iops, how: group.label } : null,
     firefox: { binary: firefox.binary, installDir: firefox.installDir, version: firefox.version, buildId: firefox.buildId },
@@ -419,11 +472,12 @@ async function benchmark(options, argv) {
   );
   fs.writeFileSync(`${base}.svg`, svg);
   const table = runTable(records, { scenarios: options.scenarios });
+  const attribution = attributionTable(attributionOf(records));
   const minutes = ((finishedAt - startedAt) / 60000).toFixed(1);
-  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${options.runs} counted runs per scenario after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}
+  const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${stoppedEarly ? `${rounds} counted runs per scenario (of ${options.runs} asked: the --budget-min ${options.budgetMs / 60000} min ran out)` : `${options.runs} counted runs per scenario`} after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}${failedLaunches.length + templateFailures.length ? ` ${failedLaunches.length} launch(es) and ${templateFailures.length} template start(s) gave no record and were made again (--retries; listed in the results' meta): ${[...templateFailures.map((f) => f.template), ...failedLaunches.map((f) => `${f.scenario} ${f.run === 0 ? "warm-up" : `run ${f.run}`}`)].join(", ")}.` : ""}
 
 ${table}
-${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}`;
+${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}${attribution ? `\nWhere the hot start's time above the empty profile went (lib/models/attribution.js: each step is what taking it away saved after the step before):\n\n${attribution}\n` : ""}`;
   fs.writeFileSync(`${base}.md`, markdown);
   console.log(`\n${markdown}`);
   console.log(`runs: ${out} (+ one file per scenario: ${path.basename(base)}.<scenario>.json, for the page's Import)`);

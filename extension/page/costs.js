@@ -6,6 +6,7 @@ import { formatBytes, formatCount, formatMs, formatPercent } from "../lib/wordin
 import { addonTrends, causesOf, largestActionable, MISSING, SOURCES, UNAVAILABLE } from "../lib/models/start-costs.js";
 import { measuredSaving } from "../lib/models/ab-saving.js";
 import { aboveBaseline } from "../lib/models/above-baseline.js";
+import { sessionFileAdvice } from "../lib/models/session-advice.js";
 import { historyState, onHistoryChange } from "./history.js";
 import { IMPORTS_EVENT } from "./preload-verdict.js";
 import { HOST_TRACE_EVENT, hostSummary } from "./trace.js";
@@ -90,14 +91,17 @@ function baselineLines(record, blockMs) {
     lines.push(
       t("costsBaseline", [ms(result.baseline.ms), String(result.baseline.n), result.baseline.from ?? "?", ms(result.sessionRestored), ms(result.aboveMs)]),
     );
-    lines.push(
-      result.measuredShare !== null
-        ? t("costsAttributed", [formatPercent(result.measuredShare), ms(result.measuredMs), ms(result.aboveMs)])
-        : t("costsAttributedNone"),
-    );
+    if (!result.attribution) {
+      lines.push(
+        result.measuredShare !== null
+          ? t("costsAttributed", [formatPercent(result.measuredShare), ms(result.measuredMs), ms(result.aboveMs)])
+          : t("costsAttributedNone"),
+      );
+    }
   } else {
     lines.push(t("costsBaselineMissing"));
   }
+  const attribution = result.attribution ? attributionLines(result.attribution) : [];
   if (result.disk) {
     const bytes = result.disk.readBytes === null ? t("costsMissing") : formatBytes(result.disk.readBytes);
     lines.push(result.disk.ms !== null ? t("costsDiskTraced", [ms(result.disk.ms), bytes]) : t("costsDiskRead", [bytes]));
@@ -106,7 +110,33 @@ function baselineLines(record, blockMs) {
     "div",
     { attrs: { "data-testid": "costs-baseline", "data-share": result.measuredShare === null ? "none" : String(result.measuredShare) } },
     ...lines.map((text) => el("p", { text, className: "detail" })),
+    ...attribution,
   );
+}
+
+const STEP_KEYS = { addons: "costsCauseStepAddons", "session-restore": "costsCauseStepSessionRestore", "profile-data": "costsCauseStepProfileData" };
+const ALONE_KEYS = { "costly-addon": "costsCauseAloneCostlyAddon", "session-restore-alone": "costsCauseAloneSessionRestore" };
+const savingArgs = (saving) => [ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nFrom} + ${saving.nTo}`];
+
+/**
+ * The imported A/B run's attribution (lib/models/attribution.js): its hot starts above its empty
+ * profile, the share its measured steps name, each step with its saving and CI (a step not told
+ * from noise is listed and not counted), and the single-cause arms beside them.
+ */
+function attributionLines(a) {
+  const head = t("costsAttribution", [a.from ?? "?", a.preset ?? "?", String(a.n), ms(a.excess.ms), ms(a.excess.low), ms(a.excess.high), a.share === null ? t("costsMissing") : formatPercent(a.share)]);
+  const steps = a.steps.map((step) => {
+    const cause = step.causes.map((c) => t(STEP_KEYS[c])).join(" + ");
+    return el("li", { text: t(step.saving.significant ? "costsAttributionStep" : "costsAttributionStepNoise", [cause, ...savingArgs(step.saving)]), attrs: { "data-causes": step.causes.join(" "), "data-counted": String(step.saving.significant) } });
+  });
+  const alone = a.alone.map((x) => el("p", { text: t("costsAttributionAlone", [t(ALONE_KEYS[x.cause]), ...savingArgs(x.saving)]), className: "detail", attrs: { "data-alone": x.cause } }));
+  return [
+    el("p", { text: head, className: "detail", attrs: { "data-testid": "costs-attribution" } }),
+    el("ul", { attrs: { "data-testid": "costs-attribution-steps" } }, ...steps),
+    ...(a.capped ? [el("p", { text: t("costsAttributionCapped"), className: "detail" })] : []),
+    ...alone,
+    el("p", { text: t("costsAttributionThisStart"), className: "detail" }),
+  ];
 }
 
 function addonTable(costs) {
@@ -149,6 +179,23 @@ function sessionTable(costs) {
     el("tr", { attrs: { "data-field": field } }, el("th", { text: t(key) }), ...figureCells(costs.sessionRestore?.[field], format)),
   );
   return el("table", { attrs: { "data-testid": "costs-session" } }, el("tbody", {}, ...rows));
+}
+
+/** The advice for a large session file (lib/models/session-advice.js), or nothing. */
+function sessionAdvice(costs) {
+  const advice = sessionFileAdvice(costs, state.imports);
+  if (!advice) {
+    return [];
+  }
+  const read = advice.readFileMs === null ? t("costsMissing") : ms(advice.readFileMs);
+  const lines = [t("costsSessionLarge", [formatBytes(advice.fileSizeBytes), read, t("costsSourceSessionRestore")])];
+  const s = advice.saving;
+  lines.push(
+    s
+      ? t("costsSessionLargeSaving", [s.from ?? "?", ms(s.ms), ms(s.low), ms(s.high), `${s.nHot} + ${s.nArm}`, s.benchFileBytes === null ? t("costsMissing") : formatBytes(s.benchFileBytes)])
+      : t("costsSessionLargeNoSaving"),
+  );
+  return [el("p", { text: lines.join(" "), className: "detail", attrs: { "data-testid": "costs-session-advice", "data-saving": String(s !== null) } })];
 }
 
 function trendsList(records) {
@@ -194,6 +241,7 @@ function render() {
       addonTable(costs),
       el("h3", { text: t("costsSessionHeading") }),
       sessionTable(costs),
+      ...sessionAdvice(costs),
     );
     if (causesOf(costs).length === 0) {
       parts.push(el("p", { text: t("costsNoFigures"), className: "detail" }));

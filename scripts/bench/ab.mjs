@@ -11,11 +11,11 @@
 // The pure parts (the add-on's files, the table) are exported for the unit tests.
 import fs from "node:fs";
 import path from "node:path";
-import { AB_ARMS, abRows, COSTLY_ADDON_ID } from "../../extension/lib/models/ab-saving.js";
+import { AB_ARMS, abRows, ALL_AB_ARMS, ATTRIBUTION_ARMS, COSTLY_ADDON_ID, EMPTY_PROFILE_ARM } from "../../extension/lib/models/ab-saving.js";
 
 // The arms, the measured saving and its agreement with the page's figure are the extension's
 // model (the page words a cause as a saving only where an imported A/B run agrees).
-export { AB_ARMS, abRows, COSTLY_ADDON_ID };
+export { AB_ARMS, abRows, ALL_AB_ARMS, ATTRIBUTION_ARMS, COSTLY_ADDON_ID, EMPTY_PROFILE_ARM };
 /**
  * Prefs of an A/B run's profile: Glean records only while telemetry upload is on, and Debian's
  * firefox-esr turns it off (/etc/firefox-esr/firefox-esr.js), so the page's figures would all be
@@ -63,7 +63,71 @@ export function appendUserPref(profile, name, value) {
   fs.appendFileSync(path.join(profile, "user.js"), `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`);
 }
 
-/** Where an arm's own template profile lives (only the add-on arm has one). */
+/**
+ * The arm whose template an arm restores (the arms that take add-ons or the whole profile away
+ * have their own template; the session restore arms add a pref on top), or null for `hot`'s.
+ */
+export const ARM_TEMPLATE = {
+  "hot-without-costly-addon": "hot-without-costly-addon",
+  "hot-addons-off": "hot-addons-off",
+  "hot-addons-and-restore-off": "hot-addons-off",
+  "hot-empty-profile": "hot-empty-profile",
+};
+/** The arms that start without the previous session restored (browser.startup.page = 1). */
+export const RESTORE_OFF_ARMS = ["hot-session-restore-off", "hot-addons-and-restore-off"];
+
+/**
+ * A copy of the preset's profile at `to` with every add-on it installed gone, as for a user who
+ * removed them long ago: their .xpi files, their storage.local folders
+ * (storage/default/moz-extension+++UUID…, UUIDs from prefs.js's extensions.webextensions.uuids)
+ * and Firefox's add-on registry (extensions.json, addonStartup.json.lz4), which the template's
+ * first start then rebuilds from what is there. A first try removed only the .xpi files: that
+ * first start, which had to uninstall six add-ons, gave no record in 3 tries of 3 (29 Nov).
+ * Returns the ids removed.
+ */
+export function withoutAddons(from, to, { copy }) {
+  copy(from, to);
+  const dir = path.join(to, "extensions");
+  const removed = [];
+  for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    if (name.endsWith(".xpi")) {
+      fs.rmSync(path.join(dir, name));
+      removed.push(name.slice(0, -".xpi".length));
+    }
+  }
+  const uuids = addonUuids(path.join(to, "prefs.js"));
+  const storage = path.join(to, "storage", "default");
+  for (const id of removed) {
+    const uuid = uuids[id];
+    for (const name of uuid && fs.existsSync(storage) ? fs.readdirSync(storage) : []) {
+      if (name.startsWith(`moz-extension+++${uuid}`)) {
+        fs.rmSync(path.join(storage, name), { recursive: true, force: true });
+      }
+    }
+  }
+  for (const registry of ["extensions.json", "addonStartup.json.lz4"]) {
+    fs.rmSync(path.join(to, registry), { force: true });
+  }
+  return removed;
+}
+
+/** The add-on ids' internal UUIDs from a prefs.js (extensions.webextensions.uuids), or {}. */
+export function addonUuids(prefsJs) {
+  const text = fs.existsSync(prefsJs) ? fs.readFileSync(prefsJs, "utf8") : "";
+  const line = text.split("\n").find((l) => l.includes('"extensions.webextensions.uuids"'));
+  if (!line) {
+    return {};
+  }
+  try {
+    // user_pref("extensions.webextensions.uuids", "<JSON as a JS string>");
+    const value = JSON.parse(line.slice(line.indexOf(",") + 1, line.lastIndexOf(")")).trim());
+    return JSON.parse(value);
+  } catch {
+    return {};
+  }
+}
+
+/** Where an arm's own template profile lives (ARM_TEMPLATE). */
 export const armTemplate = (root, arm) => path.join(root, `template-${arm}`);
 
 const int = (v) => Math.round(v).toLocaleString("en-US");
@@ -83,5 +147,39 @@ export function abTable(rows) {
       row.agrees === null ? "cannot compare" : row.agrees ? "agrees within 25 %: a saving" : "disagrees: the figure is busy time, not a saving";
     lines.push(`| ${row.arm} | ${saving} | ${prediction} | ${verdict} |`);
   }
+  return lines.join("\n");
+}
+
+const STEP_NAMES = {
+  addons: "the add-ons (all; about:startup stays)",
+  "session-restore": "session restore, with the add-ons off",
+  "profile-data": "the profile's other data (history, bookmarks, cookies, site data, startup cache)",
+};
+const ALONE_NAMES = { "costly-addon": "the costly add-on alone", "session-restore-alone": "session restore alone, add-ons on" };
+const savingCell = (s) => `${int(s.ms)} ms (${int(s.low)} to ${int(s.high)}; p = ${s.p.toFixed(2)}; n = ${s.nFrom} + ${s.nTo})`;
+
+/**
+ * The attribution table (markdown) of attributionOf's result, or null without one: the hot
+ * start's time above the empty profile, each step's measured saving, what is counted, and the
+ * single-cause arms beside it. Pure.
+ */
+export function attributionTable(a) {
+  if (!a) {
+    return null;
+  }
+  const lines = [
+    "| step (arm → arm) | what taking it away saved on sessionRestored (95% CI, n) | counted |",
+    "| --- | ---: | --- |",
+    `| hot above the empty profile (hot → ${EMPTY_PROFILE_ARM}) | ${savingCell(a.excess)} | the whole to attribute |`,
+  ];
+  for (const step of a.steps) {
+    const name = step.causes.map((c) => STEP_NAMES[c]).join(" + ");
+    lines.push(`| ${name} (${step.from} → ${step.to}) | ${savingCell(step.saving)} | ${step.saving.significant ? "yes" : "no: its CI holds 0"} |`);
+  }
+  for (const x of a.alone) {
+    lines.push(`| ${ALONE_NAMES[x.cause]} (hot → ${x.arm}) | ${savingCell(x.saving)} | beside the steps (overlaps them) |`);
+  }
+  const share = a.share === null ? "none (hot is not above the empty profile)" : `${(a.share * 100).toFixed(1)} %`;
+  lines.push("", `Attributed to named causes: ${int(a.attributedMs)} ms of ${int(a.excess.ms)} ms above the empty profile, ${share}${a.capped ? " (capped: the steps sum to more)" : ""}.`);
   return lines.join("\n");
 }

@@ -10,7 +10,7 @@ import { DEFAULT_LOGIN_DELAY_S, DEFAULT_WORKLOAD_MIB } from "./login.mjs";
 import { parseSlowDisk } from "../lib/slow-disk.mjs";
 import { PRESET_NAMES } from "../profile/presets.mjs";
 
-export const SCENARIOS = ["cold", "cold-profile", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "launch-prefetch-cold-profile", "preload-plan-traced-cold-profile", "login", "login-no-preload", "hot", "launch-prefetch-hot", "hot-without-costly-addon", "hot-session-restore-off"];
+export const SCENARIOS = ["cold", "cold-profile", "cold-traced", "cold-traced-no-faults", "preload", "preload-image", "preload-plan", "preload-plan-mapped", "preload-plan-unsorted", "preload-plan-traced", "replay-recorded", "replay-disk", "launch-prefetch", "launch-prefetch-cold-profile", "preload-plan-traced-cold-profile", "login", "login-no-preload", "hot", "launch-prefetch-hot", "hot-without-costly-addon", "hot-session-restore-off", "hot-addons-off", "hot-addons-and-restore-off", "hot-empty-profile"];
 /** Without --scenarios: the plan variants, the login pair and cold-traced are for a closer look, asked for by name. */
 export const DEFAULT_SCENARIOS = ["cold", "preload", "preload-plan", "hot"];
 export const DEFAULT_RUNS = 10;
@@ -25,7 +25,7 @@ export class UsageError extends Error {
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
-                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--allow-warm]
+                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--budget-min M] [--retries N] [--allow-warm]
                         [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
                         [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N] [--no-dac-override]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
@@ -81,6 +81,11 @@ every milestone through the extension and the native host.
   hot-without-costly-addon  A/B (scripts/bench/ab.mjs): hot, on the profile without the
            deliberately costly add-on that every launch of an A/B run carries; run it with hot
   hot-session-restore-off  A/B: hot, with browser.startup.page = 1 (no session restored)
+  hot-addons-off  A/B attribution: hot, on the profile with every add-on it had removed
+           (about:startup stays to record); with a --profile-preset
+  hot-addons-and-restore-off  the same, and no session restored
+  hot-empty-profile  A/B attribution: hot, on a new profile with about:startup only (Firefox's
+           own baseline, in the same run)
 --runs N          counted launches per scenario (default ${DEFAULT_RUNS})
 --slow-disk B:I   throttle reads of Firefox and the preload to B MiB/s and I IOPS (a cgroup;
                   needs root), e.g. 30:150
@@ -97,6 +102,12 @@ every milestone through the extension and the native host.
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
 --timeout S       longest wait for one start's record (default 180)
+--retries N       prepare and launch a start again when it gave no record (timed out, or Firefox
+                  ended first), up to N times per launch and per template start (default 0: the
+                  run stops); every failure is listed with the results
+--budget-min M    start no new round of counted runs M minutes after the run began (making the
+                  profile and the templates included): the run ends near its window with the
+                  same n per scenario, and says it stopped early
 --prefetch-flags=F  extra flags for the launch-prefetch scenarios' \`launch --prefetch\` (its
                   tuning knobs: --batches FIRST:MAX, --ahead-mib N, --gap-kib N), for a sweep
 --profile-preset P  start every launch on a copy of a realistic profile (history, bookmarks,
@@ -116,6 +127,13 @@ every milestone through the extension and the native host.
                   process, then stops and names it. What stayed cached is recorded either way
 compare           the table for two exports or bench runs, with Welch's t-test per milestone;
                   FILE#scenario picks one scenario of a bench run`;
+
+function nonNegativeInteger(text, flag) {
+  if (!/^\d{1,3}$/.test(text)) {
+    throw new UsageError(`${flag} wants a whole number ≥ 0, not ${text}`);
+  }
+  return Number(text);
+}
 
 function positiveInteger(value, flag) {
   if (!/^\d+$/.test(String(value)) || Number(value) < 1) {
@@ -155,6 +173,8 @@ export function parseBenchArgs(argv) {
         firefox: { type: "string" },
         out: { type: "string" },
         timeout: { type: "string" },
+        "budget-min": { type: "string" },
+        retries: { type: "string" },
         "allow-warm": { type: "boolean" },
         "prefetch-flags": { type: "string" },
         "profile-preset": { type: "string" },
@@ -174,7 +194,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed", "no-dac-override"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "budget-min", "retries", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed", "no-dac-override"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -240,6 +260,8 @@ export function parseBenchArgs(argv) {
     firefox: values.firefox ?? null,
     out: values.out ?? null,
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
+    budgetMs: values["budget-min"] === undefined ? null : positiveInteger(values["budget-min"], "--budget-min") * 60000,
+    retries: values.retries === undefined ? 0 : nonNegativeInteger(values.retries, "--retries"),
     allowWarm: values["allow-warm"] === true,
     noDacOverride: values["no-dac-override"] === true,
     prefetchFlags: (values["prefetch-flags"] ?? "").split(/\s+/).filter(Boolean),

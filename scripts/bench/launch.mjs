@@ -135,6 +135,18 @@ export async function killLeftovers(home) {
   }
 }
 
+/** The last `lines` lines of a log file, indented, or why there are none. */
+export function logTail(file, lines = 20) {
+  let text;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    return `  (unreadable: ${error.code ?? error.message})`;
+  }
+  const tail = text.trimEnd().split("\n").slice(-lines);
+  return tail.length === 1 && tail[0] === "" ? "  (empty)" : tail.map((l) => `  ${l}`).join("\n");
+}
+
 function exited(child) {
   return child.exitCode !== null || child.signalCode !== null;
 }
@@ -183,7 +195,9 @@ export async function launchFirefox({ binary, paths, wrap = (argv) => argv, time
   fs.closeSync(log);
   // e.g. the traced scenario's tracer, attached to this pid; finish() ends it once the record is in.
   const attached = onSpawn ? onSpawn(child.pid) : null;
-  const failure = (what) => new Error(`${what} (Firefox's output: ${paths.log})`);
+  // The run's folder (and this log in it) is removed when the benchmark exits: the error carries
+  // the log's last lines, so a start that gave no record says why after the run is gone.
+  const failure = (what) => new Error(`${what} (Firefox's output: ${paths.log}; its last lines:\n${logTail(paths.log)})`);
   try {
     const deadline = Date.now() + timeoutMs;
     while (!fs.existsSync(paths.record)) {

@@ -3,6 +3,7 @@
 // Everything that touches the system comes in as a parameter, so the loop is tested with fakes.
 import { benchPlan } from "./plan.mjs";
 import { benchRecord } from "./results.mjs";
+import { EMPTY_PROFILE_ARM } from "../../extension/lib/models/ab-saving.js";
 
 const number = (v, digits = 0) => new Intl.NumberFormat("en-US", { maximumFractionDigits: digits }).format(v);
 
@@ -46,17 +47,43 @@ export function recordProblem(record) {
 
 /**
  * Runs the plan. deps: prepare(scenario) → {preloadMs, …}; launch(step) → {record, quit};
- * progress(line, {final}). Returns {records (counted, with bench fields), warmups, forcedQuits}.
+ * progress(line, {final}); now() (ms). With `deadline` (a now() value: --budget-min), no new
+ * round of counted runs starts after it, so every scenario keeps the same number of runs and the
+ * run ends inside its window. Returns {records (counted, with bench fields), warmups,
+ * forcedQuits, rounds (complete rounds of counted runs), stoppedEarly, failedLaunches}.
+ * A launch that throws (no record within the timeout, Firefox gone before its record) is
+ * prepared and launched again, up to `retries` times per step; each failure is kept in
+ * `failedLaunches` ([{scenario, run, error}]) and reported, never silently dropped. The start
+ * that failed has no time to count: its record never came.
  */
-export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null, profileSeed = null }, { prepare, launch, progress = () => {} }) {
+export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb = null, profilePreset = null, profileSeed = null, deadline = null, retries = 0 }, { prepare, launch, progress = () => {}, now = Date.now, warn = console.warn }) {
   const plan = benchPlan(scenarios, runs);
   const records = [];
   let warmups = 0;
   let forcedQuits = 0;
+  const failedLaunches = [];
   for (const [index, step] of plan.entries()) {
-    const prep = await prepare(step.scenario);
-    // `extra`: the launch's own figures for the record (launch-prefetch: the prefetch's).
-    const { record, quit, extra = {} } = await launch(step);
+    const newRound = !step.warmup && (index === 0 || plan[index - 1].run !== step.run);
+    if (newRound && deadline !== null && now() > deadline) {
+      return { records, warmups, forcedQuits, rounds: step.run - 1, stoppedEarly: true, failedLaunches };
+    }
+    let prep;
+    let launched;
+    for (let attempt = 0; ; attempt++) {
+      prep = await prepare(step.scenario);
+      try {
+        // `extra`: the launch's own figures for the record (launch-prefetch: the prefetch's).
+        launched = await launch(step);
+        break;
+      } catch (error) {
+        failedLaunches.push({ scenario: step.scenario, run: step.run, error: error.message.split("\n")[0] });
+        if (attempt >= retries) {
+          throw error;
+        }
+        warn(`${step.scenario} ${step.warmup ? "warm-up" : `run ${step.run}`}: ${error.message}\n(prepared and launched again: ${attempt + 1} of ${retries} retries)`);
+      }
+    }
+    const { record, quit, extra = {} } = launched;
     // A login scenario's preload may still be running at launch (as after a real login); its
     // end is awaited here so it never spills into the next scenario's page-cache state.
     const loginPreloadMs = prep.settle ? await prep.settle : null;
@@ -78,9 +105,10 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
           quit,
           slowDisk: slowDisk?.spec ?? null,
           readAheadKb,
-          // The profile the launch started on: a --profile-preset, or a fresh one.
-          profile: profilePreset ?? "fresh",
-          profileSeed: profilePreset ? profileSeed : undefined,
+          // The profile the launch started on: a --profile-preset, or a fresh one (always for the
+          // A/B mode's empty-profile arm: Firefox's own baseline).
+          profile: step.scenario === EMPTY_PROFILE_ARM ? "fresh" : (profilePreset ?? "fresh"),
+          profileSeed: profilePreset && step.scenario !== EMPTY_PROFILE_ARM ? profileSeed : undefined,
           preloadBytes: prep.preloadBytes ?? null,
           bytesPlanned: prep.bytesPlanned ?? null,
           bytesInstall: prep.bytesInstall ?? null,
@@ -98,5 +126,5 @@ export async function runBench({ scenarios, runs, slowDisk = null, readAheadKb =
     }
     progress(progressLine(step, runs, record, prep, index, plan.length, extra.prefetch), { final: index === plan.length - 1 });
   }
-  return { records, warmups, forcedQuits };
+  return { records, warmups, forcedQuits, rounds: runs, stoppedEarly: false, failedLaunches };
 }

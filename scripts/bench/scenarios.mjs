@@ -34,7 +34,7 @@
 // Collaborators are parameters (exec = spawnSync, now = performance.now) so tests pass fakes.
 import { spawnSync } from "node:child_process";
 import { evictCold } from "./cold-check.mjs";
-import { AB_ARMS } from "./ab.mjs";
+import { ALL_AB_ARMS } from "./ab.mjs";
 
 /**
  * The planned-preload scenarios and their extra flags: the plan as learned, the plan a user who
@@ -114,7 +114,7 @@ export function prepareScenario(requested, { hostBinary, installDir, stateHome =
   const scenario = COLD_PROFILE.includes(requested) ? asScenario(requested) : requested;
   const args = (command) => [command, "--firefox", installDir, "--json"];
   // The A/B arms (ab.mjs) are hot starts of a changed profile.
-  if (scenario === "hot" || scenario === "launch-prefetch-hot" || AB_ARMS.includes(scenario)) {
+  if (scenario === "hot" || scenario === "launch-prefetch-hot" || ALL_AB_ARMS.includes(scenario)) {
     host(exec, hostBinary, args("preload"));
     return { preloadMs: null, evicted: null, preloadMbPerS: null };
   }

@@ -15,6 +15,19 @@ export const AB_ARM_REMOVES = {
   "hot-session-restore-off": { kind: "session-restore", id: "session-restore" },
 };
 export const AB_ARMS = Object.keys(AB_ARM_REMOVES);
+/**
+ * The attribution arms (lib/models/attribution.js): each takes away more of the profile, so that
+ * the steps between them name every part of the hot start's time above the empty profile.
+ *   hot-addons-off              every add-on the user installed removed (the preset's and the
+ *                               costly one; about:startup stays to record the start)
+ *   hot-addons-and-restore-off  the same, and no session restored (browser.startup.page = 1)
+ *   hot-empty-profile           a new profile with about:startup only: Firefox's own baseline
+ */
+export const ATTRIBUTION_ARMS = ["hot-addons-off", "hot-addons-and-restore-off", "hot-empty-profile"];
+/** Every arm of the benchmark's A/B mode: hot starts of a changed profile. */
+export const ALL_AB_ARMS = [...AB_ARMS, ...ATTRIBUTION_ARMS];
+/** The arm whose starts are on an empty profile (its records say bench.profile "fresh"). */
+export const EMPTY_PROFILE_ARM = "hot-empty-profile";
 /** How close the measured saving must come to the page's figure to call that figure a saving. */
 export const AGREEMENT = 0.25;
 

@@ -7,7 +7,8 @@
 // summed into a share. What can be summed is what the A/B benchmark measured taking a cause away
 // saved (lib/models/ab-saving.js): `measuredShare` is their sum over the time above the baseline,
 // the part of it the page attributes to named causes as measured savings.
-import { measuredSaving } from "./ab-saving.js";
+import { EMPTY_PROFILE_ARM, measuredSaving } from "./ab-saving.js";
+import { importedAttribution } from "./attribution.js";
 import { causesOf, median } from "./start-costs.js";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -16,7 +17,8 @@ const isNumber = (v) => typeof v === "number" && Number.isFinite(v);
 /**
  * The empty-profile baseline of `record`'s build, from imported exports ([{name, records}],
  * newest last): the median sessionRestored of the newest import's `hot` starts on a fresh
- * profile (bench.profile "fresh", or absent in runs before presets) of the same build ID:
+ * profile (bench.profile "fresh", or absent in runs before presets), or of its A/B run's
+ * empty-profile arm (EMPTY_PROFILE_ARM), of the same build ID:
  * {ms, n, from}; null where no import has one.
  */
 export function baselineOf(record, imports) {
@@ -26,7 +28,7 @@ export function baselineOf(record, imports) {
   }
   for (const item of [...(imports ?? [])].reverse()) {
     const values = (item.records ?? [])
-      .filter((r) => r.bench?.scenario === "hot" && (r.bench.profile ?? "fresh") === "fresh" && r.firefox?.buildId === buildId)
+      .filter((r) => ((r.bench?.scenario === "hot" && (r.bench.profile ?? "fresh") === "fresh") || r.bench?.scenario === EMPTY_PROFILE_ARM) && r.firefox?.buildId === buildId)
       .map((r) => r.milestones?.sessionRestored)
       .filter(isNumber);
     if (values.length > 0) {
@@ -54,16 +56,24 @@ export function diskOf(record, { blockMs = null } = {}) {
 /**
  * This start against the baseline: {sessionRestored, baseline ({ms, n, from} or null), aboveMs
  * (null without a baseline), causes (causesOf, each with `saving` where an A/B run measured and
- * agreed, else null), disk (diskOf), measuredMs (the sum of the agreed savings, null without
- * any), measuredShare (measuredMs / aboveMs, at most 1; null where either is unknown)}.
+ * agreed, else null), disk (diskOf), attribution (an imported A/B run's chain of this build,
+ * lib/models/attribution.js, or null), measuredMs and measuredShare: with an attribution, its
+ * attributed ms and share of that run's hot starts above its empty profile (measured there, not
+ * on this start); else the sum of the agreed single-cause savings (null without any) over this
+ * start's aboveMs (at most 1; null where either is unknown)}.
  */
 export function aboveBaseline(record, imports, { blockMs = null } = {}) {
   const sessionRestored = isNumber(record?.milestones?.sessionRestored) ? record.milestones.sessionRestored : null;
   const baseline = baselineOf(record, imports);
   const aboveMs = sessionRestored !== null && baseline !== null ? sessionRestored - baseline.ms : null;
   const causes = causesOf(record?.costs).map((cause) => ({ ...cause, saving: measuredSaving(cause, imports) }));
+  const attribution = record?.firefox?.buildId ? importedAttribution(imports, record.firefox.buildId) : null;
+  const disk = diskOf(record, { blockMs });
+  if (attribution) {
+    return { sessionRestored, baseline, aboveMs, causes, disk, attribution, measuredMs: attribution.attributedMs, measuredShare: attribution.share };
+  }
   const savings = causes.filter((c) => c.saving !== null).map((c) => c.saving.ms);
   const measuredMs = savings.length > 0 ? savings.reduce((a, b) => a + b, 0) : null;
   const measuredShare = measuredMs !== null && aboveMs !== null && aboveMs > 0 ? Math.min(1, Math.max(0, measuredMs / aboveMs)) : null;
-  return { sessionRestored, baseline, aboveMs, causes, disk: diskOf(record, { blockMs }), measuredMs, measuredShare };
+  return { sessionRestored, baseline, aboveMs, causes, disk, attribution: null, measuredMs, measuredShare };
 }

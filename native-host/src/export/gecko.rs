@@ -10,7 +10,11 @@
 //!   track's file-I/O strip and marker chart beside Firefox's own FileIO and module markers); a
 //!   process the profile lacks gets a thread of its own;
 //! - the milestones and the trace's summary on the parent's GeckoMain, and one Bandwidth
-//!   counter per file group in the parent's `counters` (bytes read over time).
+//!   counter per file group in the parent's `counters` (bytes read over time);
+//! - each add-on's startup and background page load as a span on the parent's GeckoMain,
+//!   paired from Firefox's own `TimingDistribution::start`/`::stop` instant markers of
+//!   Glean's `extensions.timing.*_by_addonid` (ESR 153 writes them as instants: the Profiler
+//!   shows no span), on the profile's own clock ([`addon_spans`]).
 //!
 //! One clock: the trace's times are ms since the process start on CLOCK_MONOTONIC
 //! (`Trace::zero_mono_ns`), a Gecko profile's are ms since its `meta.startTime`, whose
@@ -262,6 +266,17 @@ impl Merge<'_> {
             let data = json!({"type": schema::MILESTONE.name, "milestone": ms_name});
             push_marker(main, name, t + off, None, cat + 1, data);
         }
+        // Each add-on's spans, on this very thread's clock (no offset: Firefox's own markers).
+        for span in addon_spans(main) {
+            let name = push_str(main, &format!("Add-on {}: {}", span.what, span.addon));
+            let data = json!({
+                "type": schema::ADDON_SPAN.name,
+                "addon": span.addon,
+                "what": span.what,
+                "metric": format!("extensions.timing.{}", span.metric),
+            });
+            push_marker(main, name, span.start, Some(span.end), cat + 1, data);
+        }
         let name = push_str(main, "about:startup trace");
         let data = json!({
             "type": schema::RECORDING.name,
@@ -423,6 +438,87 @@ pub fn milestones(gecko: &Value, zero_mono_ns: u64, names: &[&str]) -> BTreeMap<
             }
         }
     }
+    out
+}
+
+/// Glean's per-add-on timing distributions whose start and stop Firefox marks, and what each
+/// span is called.
+const ADDON_METRICS: [(&str, &str); 2] = [
+    ("extension_startup_by_addonid", "startup"),
+    ("background_page_load_by_addonid", "background page load"),
+];
+
+/// One add-on's span on a thread's own clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddonSpan {
+    pub addon: String,
+    pub what: &'static str,
+    pub metric: &'static str,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// The add-on spans of thread `t` (Firefox's parent GeckoMain): each `TimingDistribution::start`
+/// marker of an `extensions.timing` metric in [`ADDON_METRICS`] paired with the `::stop` of the
+/// same metric, label (the add-on id) and timer id. A start without its stop (the add-on was
+/// still starting when the profile was written) or a stop without a start gives no span.
+#[must_use]
+pub fn addon_spans(t: &Value) -> Vec<AddonSpan> {
+    let strings = t
+        .get("stringTable")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    // `cat`, `id` and `label` are "unique-string" fields: indexes into the thread's string
+    // table (a plain string is taken as it is); `timer_id` is a number.
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => n
+            .as_u64()
+            .and_then(|i| strings.get(usize::try_from(i).ok()?))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        _ => None,
+    };
+    let mut open: BTreeMap<(String, String, String), f64> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (name, r) in named_markers(t) {
+        let stop = match name {
+            "TimingDistribution::start" => false,
+            "TimingDistribution::stop" => true,
+            _ => continue,
+        };
+        let field = |k: &str| r.get(5).and_then(|d| d.get(k)).and_then(text);
+        if field("cat").as_deref() != Some("extensions.timing") {
+            continue;
+        }
+        let (Some(id), Some(label), Some(at)) = (
+            field("id"),
+            field("label"),
+            r.get(1).and_then(Value::as_f64),
+        ) else {
+            continue;
+        };
+        let Some(&(metric, what)) = ADDON_METRICS.iter().find(|(m, _)| *m == id) else {
+            continue;
+        };
+        let timer = r
+            .pointer("/5/timer_id")
+            .map(Value::to_string)
+            .unwrap_or_default();
+        let key = (id, label.clone(), timer);
+        if !stop {
+            open.insert(key, at);
+        } else if let Some(start) = open.remove(&key) {
+            out.push(AddonSpan {
+                addon: label,
+                what,
+                metric,
+                start,
+                end: at,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.start.total_cmp(&b.start));
     out
 }
 

@@ -245,3 +245,89 @@ fn another_start_an_old_clock_or_not_a_gecko_profile_is_refused() {
         Err(ExportError::NotGecko(_))
     ));
 }
+
+/// Firefox's own `TimingDistribution::start`/`::stop` markers of one hot start of ESR 153.8
+/// (MOZ_PROFILER_STARTUP, the benchmark's costly add-on installed, FOG's test port -1), copied
+/// from its GeckoMain: the unlabeled `extension_startup` of every add-on (timers 1–9), and the
+/// per-add-on ones of the costly add-on and webcompat. The page's figure for the costly add-on
+/// in that start was 1,447.6 ms (Glean's sample).
+const RECORDED_ADDON_MARKERS: &str = r#"[
+["TimingDistribution::start", 1212.633294, {"id": "extension_startup", "timer_id": 1}],
+["TimingDistribution::start", 1222.36205, {"id": "extension_startup", "timer_id": 2}],
+["TimingDistribution::start", 1222.658856, {"id": "extension_startup_by_addonid", "label": "costly-startup@bench.startup-lab.dev", "timer_id": 1}],
+["TimingDistribution::start", 1232.118225, {"id": "extension_startup_by_addonid", "label": "webcompat@mozilla.org", "timer_id": 1}],
+["TimingDistribution::stop", 2670.239756, {"id": "extension_startup_by_addonid", "label": "costly-startup@bench.startup-lab.dev", "timer_id": 1}],
+["TimingDistribution::stop", 2673.128583, {"id": "extension_startup", "timer_id": 2}],
+["TimingDistribution::stop", 2759.766647, {"id": "extension_startup", "timer_id": 1}],
+["TimingDistribution::stop", 2812.176744, {"id": "extension_startup_by_addonid", "label": "webcompat@mozilla.org", "timer_id": 1}],
+["TimingDistribution::start", 4261.881949, {"id": "background_page_load_by_addonid", "label": "costly-startup@bench.startup-lab.dev", "timer_id": 1}],
+["TimingDistribution::start", 4270.534081, {"id": "background_page_load_by_addonid", "label": "webcompat@mozilla.org", "timer_id": 1}],
+["TimingDistribution::stop", 7582.848026, {"id": "background_page_load_by_addonid", "label": "costly-startup@bench.startup-lab.dev", "timer_id": 1}]
+]"#;
+
+/// The fixture's parent GeckoMain with the recorded markers added as Firefox writes them: the
+/// name, `cat`, `id` and `label` as indexes into the thread's string table.
+fn with_addon_markers(g: &mut Value) {
+    let main = &mut g["threads"][0];
+    let rows: Vec<Value> = serde_json::from_str(RECORDED_ADDON_MARKERS).unwrap();
+    for row in rows {
+        let name = push_str(main, row[0].as_str().unwrap());
+        let cat = push_str(main, "extensions.timing");
+        let id = push_str(main, row[2]["id"].as_str().unwrap());
+        let mut data =
+            json!({"type": "TimingDist", "cat": cat, "id": id, "timer_id": row[2]["timer_id"]});
+        if let Some(label) = row[2]["label"].as_str() {
+            data["label"] = json!(push_str(main, label));
+        }
+        push_marker(main, name, row[1].as_f64().unwrap(), None, 0, data);
+    }
+}
+
+#[test]
+fn each_addons_startup_is_a_span_on_the_parents_main_thread_paired_from_firefoxs_own_markers() {
+    let t = cold_trace();
+    let mut g = gecko();
+    with_addon_markers(&mut g);
+    let spans = addon_spans(&g["threads"][0]);
+    let got: Vec<(&str, &str, f64)> = spans
+        .iter()
+        .map(|s| {
+            (
+                s.addon.as_str(),
+                s.what,
+                ((s.end - s.start) * 10.0).round() / 10.0,
+            )
+        })
+        .collect();
+    // Paired by add-on and timer, never across add-ons; the unlabeled totals are not add-ons;
+    // webcompat's background page had not stopped when the profile was written: no span.
+    assert_eq!(
+        got,
+        [
+            ("costly-startup@bench.startup-lab.dev", "startup", 1447.6),
+            ("webcompat@mozilla.org", "startup", 1580.1),
+            (
+                "costly-startup@bench.startup-lab.dev",
+                "background page load",
+                3321.0
+            ),
+        ]
+    );
+    merge(&mut g, &t, &view(&t, &BTreeMap::new())).unwrap();
+    let main = &g["threads"][0];
+    let ours: Vec<_> = named(main, "Add-on startup: costly-startup@bench.startup-lab.dev");
+    assert_eq!(ours.len(), 1);
+    let (start, end, data) = &ours[0];
+    // On Firefox's own clock: the very times of its markers, no offset.
+    assert_eq!((*start, *end), (1222.658856, Some(2670.239756)));
+    assert_eq!(data["type"], schema::ADDON_SPAN.name);
+    assert_eq!(
+        data["metric"],
+        "extensions.timing.extension_startup_by_addonid"
+    );
+    assert!(g["meta"]["markerSchema"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["name"] == schema::ADDON_SPAN.name));
+}

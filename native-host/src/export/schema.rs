@@ -105,7 +105,36 @@ pub const RECORDING: Schema = Schema {
     ],
 };
 
-pub const ALL: [Schema; 3] = [DISK_READ, MILESTONE, RECORDING];
+/// An add-on's startup (or background page load) span, paired from Firefox's own
+/// `TimingDistribution::start`/`::stop` instant markers of Glean's per-add-on metrics.
+pub const ADDON_SPAN: Schema = Schema {
+    name: "AboutStartupAddonSpan",
+    tooltip: "Add-on {marker.data.what}: {marker.data.addon}",
+    table: "{marker.data.what}: {marker.data.addon}",
+    chart: "{marker.data.addon}",
+    file_io: false,
+    overview: false,
+    description: "An add-on's startup or background page load on the main thread, from the start and stop markers Firefox's Glean writes for extensions.timing (about:startup pairs them)",
+    fields: &[
+        Field {
+            key: "addon",
+            label: "Add-on",
+            format: Format::Text,
+        },
+        Field {
+            key: "what",
+            label: "What",
+            format: Format::Text,
+        },
+        Field {
+            key: "metric",
+            label: "Glean metric",
+            format: Format::Text,
+        },
+    ],
+};
+
+pub const ALL: [Schema; 4] = [DISK_READ, MILESTONE, RECORDING, ADDON_SPAN];
 
 impl Format {
     fn gecko(self) -> &'static str {

@@ -1,6 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { abRows, abTable, COSTLY_ADDON_ID, costlyAddonFiles } from "../../../../scripts/bench/ab.mjs";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { abRows, abTable, ARM_TEMPLATE, attributionTable, COSTLY_ADDON_ID, costlyAddonFiles, RESTORE_OFF_ARMS, withoutAddons } from "../../../../scripts/bench/ab.mjs";
+import { attributionOf } from "../../../../extension/lib/models/attribution.js";
 import { costlyAddonCosts } from "../../costs-export.js";
 
 // The page's figures come from real getStartCosts readings (tests/fixtures/start-costs/), with
@@ -49,4 +53,48 @@ test("the costly add-on: its id in the manifest, a fixed amount of work (no time
   assert.equal(JSON.parse(files["manifest.json"]).browser_specific_settings.gecko.id, COSTLY_ADDON_ID);
   assert.match(files["background.js"], /i < 1000;/);
   assert.doesNotMatch(files["background.js"], /setTimeout|Date\.now|performance/);
+});
+
+test("the attribution table: the excess, each step with its CI and whether it counts, the single-cause arms beside", () => {
+  const arm = (scenario, mean) => [-10, -5, 5, 10].map((d) => record(scenario, mean + d, false));
+  const records = [...arm("hot", 1600), ...arm("hot-addons-off", 1200), ...arm("hot-addons-and-restore-off", 1100), ...arm("hot-empty-profile", 500), ...arm("hot-session-restore-off", 1590)];
+  const table = attributionTable(attributionOf(records));
+  assert.match(table, /\| hot above the empty profile \(hot → hot-empty-profile\) \| 1,100 ms \(.*; n = 4 \+ 4\) \| the whole to attribute \|/);
+  assert.match(table, /\| the add-ons \(all; about:startup stays\) \(hot → hot-addons-off\) \| 400 ms .* \| yes \|/);
+  assert.match(table, /\| the profile's other data .* \(hot-addons-and-restore-off → hot-empty-profile\) \| 600 ms .* \| yes \|/);
+  assert.match(table, /\| session restore alone, add-ons on \(hot → hot-session-restore-off\) \| 10 ms .* \| beside the steps \(overlaps them\) \|/);
+  assert.match(table, /Attributed to named causes: 1,100 ms of 1,100 ms above the empty profile, 100\.0 %\./);
+  assert.equal(attributionTable(attributionOf(arm("hot", 1600))), null);
+});
+
+test("the arms' templates: add-ons off takes every .xpi of the base away; the restore-off arms add the pref on top", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ab-test-"));
+  try {
+    const from = path.join(dir, "from");
+    fs.mkdirSync(path.join(from, "extensions"), { recursive: true });
+    fs.writeFileSync(path.join(from, "extensions", "a@x.xpi"), "a");
+    fs.writeFileSync(path.join(from, "extensions", "b@y.xpi"), "b");
+    fs.writeFileSync(path.join(from, "places.sqlite"), "p");
+    fs.writeFileSync(path.join(from, "extensions.json"), "{}");
+    fs.writeFileSync(path.join(from, "addonStartup.json.lz4"), "x");
+    // prefs.js as Firefox writes the UUID map: a JSON string inside a JS string.
+    const uuids = { "a@x": "1111", "b@y": "2222", "webcompat@mozilla.org": "3333" };
+    fs.writeFileSync(path.join(from, "prefs.js"), `user_pref("extensions.webextensions.uuids", ${JSON.stringify(JSON.stringify(uuids))});\n`);
+    for (const uuid of ["1111", "2222", "3333"]) {
+      fs.mkdirSync(path.join(from, "storage", "default", `moz-extension+++${uuid}^userContextId=4294967295`), { recursive: true });
+    }
+    const to = path.join(dir, "to");
+    const removed = withoutAddons(from, to, { copy: (a, b) => fs.cpSync(a, b, { recursive: true }) });
+    assert.deepEqual(removed.sort(), ["a@x", "b@y"]);
+    assert.deepEqual(fs.readdirSync(path.join(to, "extensions")), []);
+    assert.ok(fs.existsSync(path.join(to, "places.sqlite")), "the rest of the profile stays");
+    assert.ok(!fs.existsSync(path.join(to, "extensions.json")) && !fs.existsSync(path.join(to, "addonStartup.json.lz4")), "the registry is rebuilt by the first start");
+    assert.deepEqual(fs.readdirSync(path.join(to, "storage", "default")), ["moz-extension+++3333^userContextId=4294967295"], "only the removed add-ons' storage goes");
+    assert.equal(fs.readdirSync(path.join(from, "extensions")).length, 2, "the base is left alone");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.equal(ARM_TEMPLATE["hot-addons-and-restore-off"], "hot-addons-off");
+  assert.deepEqual(RESTORE_OFF_ARMS, ["hot-session-restore-off", "hot-addons-and-restore-off"]);
+  assert.equal(ARM_TEMPLATE["hot-session-restore-off"], undefined, "session restore off starts from hot's own template");
 });

@@ -16,6 +16,8 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     firefox: null,
     out: null,
     timeoutMs: 180000,
+    budgetMs: null,
+    retries: 0,
     allowWarm: false,
     noDacOverride: false,
     prefetchFlags: [],
@@ -91,4 +93,18 @@ test("compare takes two sources, each optionally #scenario", () => {
   assert.deepEqual(parseSource("dir#1/run.json#preload"), { file: "dir#1/run.json", scenario: "preload" });
   assert.deepEqual(parseSource("run.json#"), { file: "run.json#", scenario: null });
   assert.deepEqual(parseBenchArgs(["-h"]), { command: "help" });
+});
+
+test("--budget-min: whole minutes, as ms; not for compare", () => {
+  assert.equal(parseBenchArgs(["--budget-min", "17"]).budgetMs, 17 * 60000);
+  assert.throws(() => parseBenchArgs(["--budget-min", "0"]), UsageError);
+  assert.throws(() => parseBenchArgs(["--budget-min", "soon"]), UsageError);
+  assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--budget-min", "5"]), /compare takes no --budget-min/);
+});
+
+test("--retries: a whole number ≥ 0", () => {
+  assert.equal(parseBenchArgs(["--retries", "2"]).retries, 2);
+  assert.equal(parseBenchArgs(["--retries", "0"]).retries, 0);
+  assert.throws(() => parseBenchArgs(["--retries", "-1"]), UsageError);
+  assert.throws(() => parseBenchArgs(["--retries", "x"]), /--retries wants a whole number ≥ 0, not x/);
 });

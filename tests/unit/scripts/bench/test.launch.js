@@ -1,6 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BENCH_PREFS, benchPaths } from "../../../../scripts/bench/launch.mjs";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { BENCH_PREFS, benchPaths, logTail } from "../../../../scripts/bench/launch.mjs";
 
 test("the prefs a sideloaded unsigned full flavour needs", () => {
   assert.equal(BENCH_PREFS["xpinstall.signatures.required"], false);
@@ -84,5 +87,19 @@ test("restoring the profile in place: the template's bytes and times, every file
     assert.equal(fs.readFileSync(path.join(to, "storage", "idb", "1.sqlite"), "utf8"), "template idb");
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("logTail: a failed start's error carries the log's last lines, or says it was empty or unreadable", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "logtail-"));
+  try {
+    const log = path.join(dir, "firefox.log");
+    fs.writeFileSync(log, `${Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n")}\n`);
+    assert.equal(logTail(log, 3), "  line 28\n  line 29\n  line 30");
+    fs.writeFileSync(log, "");
+    assert.equal(logTail(log), "  (empty)");
+    assert.equal(logTail(path.join(dir, "missing.log")), "  (unreadable: ENOENT)");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -89,3 +89,62 @@ test("every counted record says which profile its launch started on: the preset 
   assert.deepEqual(fresh.records.map((r) => r.bench.profile), ["fresh"]);
   assert.equal("profileSeed" in fresh.records[0].bench, false, "a fresh profile has no seed");
 });
+
+test("a deadline (--budget-min): no new round starts after it, so every scenario keeps the same n", async () => {
+  let clock = 0;
+  const launched = [];
+  const result = await runBench(
+    { scenarios: ["hot", "hot-empty-profile"], runs: 5, deadline: 250 },
+    {
+      prepare: async () => ({}),
+      launch: async (step) => {
+        launched.push(`${step.scenario}${step.warmup ? "*" : step.run}`);
+        clock += 60; // each launch takes 60 "ms" of the fake clock
+        return { record: ok(1000 + clock), quit: "clean" };
+      },
+      now: () => clock,
+    },
+  );
+  // Warm-ups end at 120, round 1 at 240 (< 250: round 2 starts), round 2 ends at 360: stop.
+  assert.deepEqual(launched, ["hot*", "hot-empty-profile*", "hot1", "hot-empty-profile1", "hot-empty-profile2", "hot2"]);
+  assert.equal(result.stoppedEarly, true);
+  assert.equal(result.rounds, 2);
+  assert.deepEqual(result.records.map((r) => r.bench.scenario).sort(), ["hot", "hot", "hot-empty-profile", "hot-empty-profile"]);
+  // Without a deadline every round runs.
+  clock = 0;
+  const whole = await runBench({ scenarios: ["hot"], runs: 3 }, { prepare: async () => ({}), launch: async () => ({ record: ok(1000), quit: "clean" }), now: () => clock });
+  assert.deepEqual([whole.rounds, whole.stoppedEarly, whole.records.length], [3, false, 3]);
+});
+
+test("a launch that fails is prepared and launched again up to --retries times, and every failure is kept", async () => {
+  let n = 0;
+  const calls = [];
+  const warned = [];
+  const result = await runBench(
+    { scenarios: ["hot"], runs: 2, retries: 1 },
+    {
+      prepare: async (scenario) => {
+        calls.push(`prepare ${scenario}`);
+        return {};
+      },
+      launch: async (step) => {
+        n += 1;
+        calls.push(`launch ${step.run}`);
+        if (n === 2) {
+          throw new Error("no record within 300 s: is the extension loaded and the host registered? (Firefox's output: x.log; its last lines:\n  boom)");
+        }
+        return { record: ok(1000 + n), quit: "clean" };
+      },
+      warn: (line) => warned.push(line),
+    },
+  );
+  assert.deepEqual(calls, ["prepare hot", "launch 0", "prepare hot", "launch 1", "prepare hot", "launch 1", "prepare hot", "launch 2"]);
+  assert.deepEqual(result.failedLaunches, [{ scenario: "hot", run: 1, error: "no record within 300 s: is the extension loaded and the host registered? (Firefox's output: x.log; its last lines:" }]);
+  assert.equal(result.records.length, 2);
+  assert.match(warned[0], /hot run 1: no record within 300 s.*\n.*boom\)\n\(prepared and launched again: 1 of 1 retries\)/s);
+  // Out of retries: the run stops with the launch's own error.
+  await assert.rejects(
+    runBench({ scenarios: ["hot"], runs: 1, retries: 1 }, { prepare: async () => ({}), launch: async () => Promise.reject(new Error("Firefox exited (SIGTERM) before the extension handed over its record")), warn: () => {} }),
+    /Firefox exited \(SIGTERM\)/,
+  );
+});
