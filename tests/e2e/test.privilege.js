@@ -25,8 +25,15 @@ import { allowSudo, analyseLog, credsOf, endProcesses, has, makeUser, processes,
 import { byArea, creds, describe as listOps } from "./strace-log.js";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
 
-/** Liveness bounds (a run past one has hung). */
-const HUNG_MS = 150000;
+/**
+ * Liveness bounds (a run past one has hung). A traced launch with --firefox-profile ends by the
+ * host's own bounds: a recording of at most 120 s (MAX_SECONDS, trace/record/spec.rs), then at
+ * most 90 s + 5 s for Firefox's profile (WAIT, SETTLE, firefox/startup_profile.rs), then the
+ * merge. So it is hung only once it has run past those, plus a minute for the merge: 150 s was
+ * below the host's own bounds, and a start under strace on a loaded machine that was still
+ * rightly waiting for Firefox's profile was called hung (under load, 1 of 2 rounds).
+ */
+const HUNG_MS = (120 + 90 + 5 + 60) * 1000;
 const HUNG_FAKE_MS = 60000;
 const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 

@@ -22,6 +22,28 @@ function ourInstances() {
   return fs.existsSync(INSTANCES) ? fs.readdirSync(INSTANCES).filter((n) => n.startsWith("about-startup-")) : [];
 }
 
+/**
+ * The tracer's instances a recording of this test's (run by `uid`) may have left: those there
+ * now and not in `before`, less every instance of a slot whose tree instance
+ * (`about-startup-K-uUID`, src/tracer/arm.rs) is another user's. Another tracer session on the
+ * machine (another user's launch, the root-only Rust tests' sessions, each a uid of its own)
+ * makes and removes its own slot's three on its own clock: under load one of theirs
+ * (about-startup-0, -0-exec, -0-u3700000004) was there when this test looked.
+ */
+function instancesLeft(before, uid = process.getuid()) {
+  const now = ourInstances();
+  const owner = new Map();
+  for (const name of now) {
+    const m = /^about-startup-(\d+)-u(\d+)$/.exec(name);
+    if (m) owner.set(m[1], Number(m[2]));
+  }
+  const others = (name) => {
+    const slot = /^about-startup-(\d+)/.exec(name)?.[1];
+    return owner.has(slot) && owner.get(slot) !== uid;
+  };
+  return now.filter((n) => !before.includes(n) && !others(n));
+}
+
 /** The cold start's install copy (below), removed when the whole file is done: later suites read its trace. */
 let copy = null;
 after(() => copy?.remove?.());
@@ -125,7 +147,7 @@ describe("launch --cold --trace: a real cold start, traced", { skip: isRoot ? fa
   it("removes its tracefs instance and stores the trace in the state folder", () => {
     // Those of this launch: made after the list above was taken. (Main's tracer names them
     // about-startup-<its pid>[-…]; which pid was the launch's tracer is not said.)
-    const left = ourInstances().filter((n) => !instancesBefore.includes(n));
+    const left = instancesLeft(instancesBefore);
     assert.deepEqual(left, [], `instances left (before the launch: ${instancesBefore.join(", ") || "none"})`);
     const dir = path.join(homeStateDir(home), "traces");
     const stored = fs.readdirSync(dir).filter((n) => n.endsWith(".meta.json"));
@@ -326,6 +348,7 @@ describe("the page draws a trace", () => {
     assert.ok(pid > 0, "the page knows its Firefox's pid");
     const env = { ...process.env, HOME: home };
     delete env.XDG_STATE_HOME;
+    const before = ourInstances();
     const out = (await runHostCli(["trace", "--pid", String(pid), "--seconds", "2", "--json"], env, "trace-attach")).out;
     const trace = JSON.parse(out);
     assert.equal(trace.pid, pid);
@@ -333,7 +356,7 @@ describe("the page draws a trace", () => {
     assert.ok(trace.notes.some((n) => n.startsWith("attached")), "says what it missed");
     assert.ok(trace.note_codes.some((n) => n.code === "attached_late" && n.params.ms > 0), JSON.stringify(trace.note_codes));
     assert.equal(trace.ended_by_code, "seconds");
-    assert.deepEqual(ourInstances(), []);
+    assert.deepEqual(instancesLeft(before), [], `instances left (before the trace: ${before.join(", ") || "none"})`);
     await ctx.ff.openExtensionPage(PAGE);
     const page = await waitFor(async () => {
       const p = await readTrace(ctx.ff.driver);

@@ -338,4 +338,67 @@ mod tests {
             ]
         );
     }
+
+    /// The bytes of every counter as the Profiler's loader sums them (profiler-cli 0.10's
+    /// `counter info`): only samples inside the profile's root range, `[start, end)`, where
+    /// (no `meta.profilingStartTime`) the range spans each thread's samples, or for a thread
+    /// without samples its markers, plus one `meta.interval` at the end.
+    fn loader_sum(p: &serde_json::Value) -> f64 {
+        let interval = p["meta"]["interval"].as_f64().unwrap();
+        let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
+        for t in p["threads"].as_array().unwrap() {
+            assert_eq!(
+                t["samples"]["length"].as_u64(),
+                Some(0),
+                "our threads have no samples"
+            );
+            let m = &t["markers"];
+            for i in 0..m["length"].as_u64().unwrap() as usize {
+                let (s, e) = (m["startTime"][i].as_f64(), m["endTime"][i].as_f64());
+                for x in [s, e].into_iter().flatten() {
+                    start = start.min(x);
+                    end = end.max(x + interval);
+                }
+            }
+        }
+        let mut sum = 0.0;
+        for c in p["counters"].as_array().unwrap() {
+            let mut time = 0.0;
+            let samples = &c["samples"];
+            for (d, n) in samples["timeDeltas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(samples["count"].as_array().unwrap())
+            {
+                time += d.as_f64().unwrap();
+                if time >= start && time < end {
+                    sum += n.as_f64().unwrap();
+                }
+            }
+        }
+        sum
+    }
+
+    #[test]
+    fn every_byte_of_the_tracks_lies_inside_the_profile_even_when_reads_run_to_the_end() {
+        // As recorded, the loader's sum is the trace's.
+        let mut t = cold_trace();
+        let bytes = |p: &[u8]| loader_sum(&serde_json::from_slice(p).unwrap());
+        let v = view(&t, &BTreeMap::new());
+        assert_eq!(bytes(&write(&t, &v).unwrap()), t.traced_read_bytes as f64);
+        // Reads up to the recording's end (a pageout kdamond made Firefox read again until the
+        // last moment; test.profiler.js, under load: 63 pages short): the last read 2 ms into
+        // its 10 ms bucket, the recording ended 0.5 ms after it. A bucket's bytes drawn at the
+        // bucket's end (9010 ms) fall after the profile's last moment (9003.5 ms), and the
+        // Profiler leaves them out of its totals.
+        let last = (0..t.events.len())
+            .filter(|&i| !t.files[t.events[i].f as usize].written)
+            .max_by(|&a, &b| t.events[a].t.total_cmp(&t.events[b].t))
+            .unwrap();
+        t.events[last].t = 9002.0;
+        t.ended_ms = 9002.5;
+        let v = view(&t, &BTreeMap::new());
+        assert_eq!(bytes(&write(&t, &v).unwrap()), t.traced_read_bytes as f64);
+    }
 }
