@@ -236,6 +236,30 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
     assert_eq!(stored_traces(&ff.home), 1);
 }
 
+/// The same on a machine more loaded still (test.profiler.js as nobody, under load): the start
+/// read nothing and had written no checkpoint yet when 3 s of quiet were over. With its profile
+/// folder known, quiet does not end it before the first checkpoint: here the stand-in writes
+/// nothing for 4 s, then restores at once; the trace must know it got there.
+#[test]
+fn quiet_before_the_first_checkpoint_does_not_end_the_start() {
+    let ff = install(&format!(
+        "sleep 4; printf '%s' '{RESTORED}' > \"$2/sessionCheckpoints.json\"; exec sleep 30"
+    ));
+    let profile = ff.folder("profile");
+    let out = ff.run(
+        &["launch", "--json"],
+        &["-profile", profile.to_str().unwrap()],
+    );
+    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    if let Some(pid) = trace["pid"].as_i64() {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(trace["session_restored_reached"], true, "{trace}");
+    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
+    assert_eq!(stored_traces(&ff.home), 1);
+}
+
 /// Issue 30 #6: `launch --cold` while another process maps the install's files said "(cold)"
 /// and recorded a start that was not. It names what stayed and the process that holds it, on
 /// stderr and in the trace's notes.
