@@ -117,7 +117,7 @@ pub fn of(exe: &Path, path: Option<&OsStr>, root: bool) -> Invocation {
 }
 
 /// A path as a shell word: bare when it has only safe characters, else in single quotes.
-fn quote(path: &Path) -> String {
+pub fn quote(path: &Path) -> String {
     let text = path.to_string_lossy();
     let safe = !text.is_empty()
         && text

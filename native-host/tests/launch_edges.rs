@@ -33,7 +33,14 @@ impl Install {
             all.push("--");
             all.extend(firefox_args);
         }
-        host(&self.home, &all)
+        host(&self.home, &all, &[])
+    }
+
+    /// As [`Install::run`], with `env` set for the host and the Firefox it starts.
+    fn run_env(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
+        let mut all = args.to_vec();
+        all.extend(["--firefox", self.dir.to_str().unwrap()]);
+        host(&self.home, &all, env)
     }
 
     /// A new folder `name` beside the install (a HOME, a profile).
@@ -67,9 +74,10 @@ fn install(script: &str) -> Install {
     Install { tmp, dir, home }
 }
 
-fn host(home: &Path, args: &[&str]) -> Output {
+fn host(home: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .env("HOME", home)
         .env_remove("XDG_STATE_HOME")
         .env_remove("SUDO_UID")
@@ -234,6 +242,87 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
         "{trace}"
     );
     assert_eq!(stored_traces(&ff.home), 1);
+}
+
+/// The same on a machine more loaded still (test.profiler.js as nobody, under load): the start
+/// read nothing and had written no checkpoint yet when 3 s of quiet were over. With its profile
+/// folder known, quiet does not end it before the first checkpoint: here the stand-in writes
+/// nothing for 4 s, then restores at once; the trace must know it got there.
+#[test]
+fn quiet_before_the_first_checkpoint_does_not_end_the_start() {
+    let ff = install(&format!(
+        "sleep 4; printf '%s' '{RESTORED}' > \"$2/sessionCheckpoints.json\"; exec sleep 30"
+    ));
+    let profile = ff.folder("profile");
+    let out = ff.run(
+        &["launch", "--json"],
+        &["-profile", profile.to_str().unwrap()],
+    );
+    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    if let Some(pid) = trace["pid"].as_i64() {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(trace["session_restored_reached"], true, "{trace}");
+    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
+    assert_eq!(stored_traces(&ff.home), 1);
+}
+
+/// CI, 29 Nov: Firefox started without `-profile` holds its startup lock,
+/// `$TMPDIR/<remoting name>/.parentlock`, and that folder was taken for its profile; no
+/// checkpoint ever comes there, so quiet never ended the recording. Here the stand-in holds only
+/// such a lock and reads nothing: quiet ends the recording (before the change it waited for
+/// the stand-in to exit, 60 s on), and the trace names no profile.
+#[test]
+fn firefoxs_startup_lock_is_not_its_profile() {
+    let ff = install(
+        "mkdir -p \"$TMPDIR/firefox\"; exec 3>\"$TMPDIR/firefox/.parentlock\"; exec sleep 60",
+    );
+    let temp = ff.folder("run");
+    let out = ff.run_env(&["launch", "--json"], &[("TMPDIR", &temp)]);
+    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    if let Some(pid) = trace["pid"].as_i64() {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(
+        temp.join("firefox/.parentlock").exists(),
+        "the lock was made"
+    );
+    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
+    assert!(trace["profile"].is_null(), "{trace}");
+}
+
+/// The same start with its profile locked too (no `-profile`: found from the locks it holds),
+/// the startup lock on the lower descriptor: the profile's lock is the one taken, and quiet
+/// waits for the first checkpoint there (4 s of nothing, then restored at once).
+#[test]
+fn the_profile_is_the_lock_beside_the_startup_lock() {
+    let ff = install("");
+    let temp = ff.folder("run");
+    let profile = ff.folder("profile");
+    std::fs::write(
+        ff.dir.join("firefox"),
+        format!(
+            "#!/bin/sh\nmkdir -p \"$TMPDIR/firefox\"; exec 3>\"$TMPDIR/firefox/.parentlock\"; \
+             exec 4>\"{p}/.parentlock\"; sleep 4; \
+             printf '%s' '{RESTORED}' > \"{p}/sessionCheckpoints.json\"; exec sleep 60\n",
+            p = profile.display()
+        ),
+    )
+    .unwrap();
+    let out = ff.run_env(&["launch", "--json"], &[("TMPDIR", &temp)]);
+    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    if let Some(pid) = trace["pid"].as_i64() {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(trace["session_restored_reached"], true, "{trace}");
+    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
+    assert_eq!(
+        trace["profile"]["dir"],
+        profile.to_str().unwrap(),
+        "{trace}"
+    );
 }
 
 /// Issue 30 #6: `launch --cold` while another process maps the install's files said "(cold)"

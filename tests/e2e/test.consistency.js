@@ -18,7 +18,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -332,7 +332,8 @@ function assertCommandsRun(ff, page, installDir) {
   };
   assert.equal(page.trace.state, "none", "no trace of this start");
   const trace = program(page.trace.command);
-  assert.equal(trace.rest.join(" "), "launch --cold --trace");
+  // With the install this page runs from (trace_list's record_command), whatever PATH finds.
+  assert.equal(trace.rest.join(" "), `launch --cold --trace --firefox ${realpathSync(installDir)}`);
   assert.equal(trace.root, ff.uid !== 0, `sudo for an ordinary user only: ${page.trace.command}`);
   // sudo's secure_path has no user folders: a sudo command names the host by its path.
   assert.ok(!trace.root || trace.exe.startsWith("/"), page.trace.command);

@@ -235,8 +235,11 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
     assert.equal(before.traceButtonShown, false);
     assert.equal(before.traceOffer, "restartTraceNotInstalled");
     // By the path that runs it: sudo's secure_path does not find a host built from source.
-    assert.equal(before.traceCommand, `sudo ${fs.realpathSync(first.host)} launch --cold --trace`);
-    printed = { command: before.traceCommand, home: first.home, host: fs.realpathSync(first.host) };
+    // With the page's own install: a private copy here, not the Firefox PATH (sudo's) starts.
+    const pageInstall = fs.realpathSync(installDir);
+    assert.match(pageInstall, /^[\w/.+,:@%-]+$/, "a path the host prints bare");
+    assert.equal(before.traceCommand, `sudo ${fs.realpathSync(first.host)} launch --cold --trace --firefox ${pageInstall}`);
+    printed = { command: before.traceCommand, home: first.home, host: fs.realpathSync(first.host), install: pageInstall };
     await restartScreenshot(first.driver, "restart-before");
     // One more tab of the user's: it must come back too.
     const pageHandle = await first.driver.getWindowHandle();
@@ -304,6 +307,8 @@ describe("Restart cold from the page of a permanently installed add-on", () => {
       launched = Number(/^Firefox .*, pid (\d+): recorded/m.exec(r.stdout)?.[1]) || null;
       assert.equal(r.status, 0, `${printed.command}, as printed, as the page's user: exit ${r.status}: ${r.stderr}`);
       assert.ok(launched, `the command names the Firefox it started: ${r.stdout}`);
+      // The same install the page runs from (before: PATH's system Firefox, started as nobody).
+      assert.equal(path.dirname(fs.realpathSync(`/proc/${launched}/exe`)), printed.install, "the page's install traced");
       const stored = /stored as (\S+): (.+)$/m.exec(r.stderr);
       assert.ok(stored, r.stderr);
       assert.equal(path.dirname(stored[2]), path.join(stateDir(state), "traces"));

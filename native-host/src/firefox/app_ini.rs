@@ -31,7 +31,21 @@ fn read_text(dir: &Path) -> Option<String> {
 /// `Version` and `BuildID` of the `[App]` section of an application.ini text.
 #[must_use]
 pub fn parse(text: &str) -> (Option<String>, Option<String>) {
-    let (mut version, mut build_id) = (None, None);
+    (app_value(text, "Version"), app_value(text, "BuildID"))
+}
+
+/// The `RemotingName` of the install in `dir` (`firefox-esr` for Debian's ESR), lowercased as
+/// Firefox uses it (nsRemoteService::SetProgram): the name of its startup lock's folder
+/// (process::profile_lock_dir). `None` where missing or refused.
+#[must_use]
+pub fn remoting_name(dir: &Path) -> Option<String> {
+    app_value(&read_text(dir)?, "RemotingName").map(|n| n.to_lowercase())
+}
+
+/// The value of `key` in the `[App]` section of an application.ini text (the last one, as
+/// Firefox's INI parser keeps it); `None` where missing or empty.
+fn app_value(text: &str, key: &str) -> Option<String> {
+    let mut found = None;
     let mut in_app = false;
     for line in text.lines().map(str::trim) {
         if line.starts_with('[') {
@@ -41,17 +55,14 @@ pub fn parse(text: &str) -> (Option<String>, Option<String>) {
         if !in_app || line.starts_with(';') || line.starts_with('#') {
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else {
+        let Some((k, value)) = line.split_once('=') else {
             continue;
         };
-        let value = Some(value.trim().to_owned()).filter(|v| !v.is_empty());
-        match key.trim() {
-            "Version" => version = value,
-            "BuildID" => build_id = value,
-            _ => {}
+        if k.trim() == key {
+            found = Some(value.trim().to_owned()).filter(|v| !v.is_empty());
         }
     }
-    (version, build_id)
+    found
 }
 
 #[cfg(test)]
@@ -96,6 +107,20 @@ pub(crate) mod tests {
             Some("153.7.0"),
             "read up to the bound"
         );
+    }
+
+    /// The startup lock's folder is named by `RemotingName`, lowercased as Firefox does.
+    #[test]
+    fn the_remoting_name_is_read_lowercased() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("application.ini"),
+            "[App]\nName=Firefox\nRemotingName=Firefox-ESR\n[Gecko]\nRemotingName=x\n",
+        )
+        .unwrap();
+        assert_eq!(remoting_name(tmp.path()).as_deref(), Some("firefox-esr"));
+        std::fs::write(tmp.path().join("application.ini"), INI).unwrap();
+        assert_eq!(remoting_name(tmp.path()), None, "none written: unknown");
     }
 
     #[test]

@@ -220,16 +220,84 @@ fn descendants(root: i32, procs: &[(i32, Stat)]) -> Vec<(i32, Stat)> {
 }
 
 /// The profile folder of Firefox process `pid`: the folder of the `.parentlock` it holds open
-/// (Firefox keeps that lock file open for the whole session), else the `-profile` argument.
+/// (Firefox keeps that lock file open for the whole session) that is not its startup lock
+/// ([`profile_lock_dir`]), else the `-profile` argument.
 #[must_use]
 pub fn profile_dir(pid: i32) -> Option<PathBuf> {
-    for target in proc::fd_targets(pid) {
-        if target.is_absolute() && target.file_name().is_some_and(|n| n == ".parentlock") {
-            return target.parent().map(Path::to_path_buf);
-        }
+    profile_lock(pid, &proc::fd_targets(pid)).or_else(|| {
+        let cmdline = proc::cmdline(pid).ok()?;
+        profile_argument(&cmdline)
+    })
+}
+
+/// The most of a Firefox's `/proc/<pid>/environ` read for its temporary folder.
+const ENVIRON_LIMIT: u64 = 1024 * 1024;
+
+/// The profile folder among `targets`, the open descriptors of Firefox process `pid`
+/// ([`profile_lock_dir`] with what `pid`'s environment and install say of its startup lock).
+/// Reads /proc and application.ini only when a `.parentlock` is among them.
+#[must_use]
+pub fn profile_lock(pid: i32, targets: &[PathBuf]) -> Option<PathBuf> {
+    if !targets.iter().any(|t| is_parentlock(t)) {
+        return None;
     }
-    let cmdline = proc::cmdline(pid).ok()?;
-    profile_argument(&cmdline)
+    let environ = proc::read(pid, "environ", ENVIRON_LIMIT).unwrap_or_default();
+    let remoting = proc::exe(pid)
+        .ok()
+        .and_then(|exe| app_ini::remoting_name(exe.parent()?));
+    let temp = temp_dir(&environ);
+    let temp = std::fs::canonicalize(&temp).unwrap_or(temp);
+    profile_lock_dir(targets, &temp, remoting.as_deref())
+}
+
+fn is_parentlock(target: &Path) -> bool {
+    target.is_absolute() && target.file_name().is_some_and(|n| n == ".parentlock")
+}
+
+/// The temporary folder Firefox uses, from its environment block: `TMPDIR`, else `TMP`, else
+/// `TEMP`, else `/tmp` (xpcom's GetSpecialSystemDirectory(OS_TemporaryDirectory) on Unix; an
+/// empty one is skipped as there). Pure.
+fn temp_dir(environ: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    [&b"TMPDIR"[..], b"TMP", b"TEMP"]
+        .into_iter()
+        .find_map(|name| proc::parse::environ_var(environ, name).filter(|v| !v.is_empty()))
+        .map_or_else(
+            || PathBuf::from("/tmp"),
+            |v| PathBuf::from(std::ffi::OsStr::from_bytes(&v)),
+        )
+}
+
+/// Of the `.parentlock`s among `targets` (a Firefox's open descriptors), the folder of the one
+/// that locks its profile. Pure.
+///
+/// Firefox holds a second `.parentlock` while it starts: its startup lock, which serialises
+/// starts of one program (toolkit/components/remote/nsRemoteService.cpp, LockStartup: an
+/// nsProfileLock, the same `.parentlock` a profile gets, on the folder
+/// `GetSpecialSystemDirectory(OS_TemporaryDirectory)` + the lowercased `RemotingName` of
+/// application.ini, e.g. `$TMPDIR/firefox-esr`; held at least while it starts). It is taken
+/// before the profile is chosen, so early in a start it can be the only one, and which
+/// descriptor comes first is not ordered either way. That folder never holds a profile's
+/// checkpoints: a recording that waited for them there ran to its limit (CI, 29 Nov).
+/// So the startup lock is told by its path, which is provable from Firefox's source: the folder
+/// `temp/remoting`. Where the remoting name is unknown (`None`: the install's application.ini
+/// unreadable or without it), no folder directly in `temp` is taken for a profile: unknown
+/// rather than wrong (a profile right in the temporary folder is then found by `-profile`).
+#[must_use]
+pub fn profile_lock_dir(
+    targets: &[PathBuf],
+    temp: &Path,
+    remoting: Option<&str>,
+) -> Option<PathBuf> {
+    targets
+        .iter()
+        .filter(|t| is_parentlock(t))
+        .filter_map(|t| t.parent())
+        .find(|dir| match remoting {
+            Some(name) => *dir != temp.join(name),
+            None => dir.parent() != Some(temp),
+        })
+        .map(Path::to_path_buf)
 }
 
 /// The folder after `-profile` / `--profile` in a NUL-separated command line. Pure.
@@ -321,6 +389,64 @@ mod tests {
     #[test]
     fn start_is_boot_time_plus_ticks() {
         assert_eq!(start_ms(1_763_768_000, 12_345, 100), 1_763_768_123_450);
+    }
+
+    /// CI, 29 Nov: a Firefox started without `-profile` held `$TMPDIR/firefox-esr/.parentlock`
+    /// (its startup lock) beside its profile's, and the profile was taken to be that folder;
+    /// no checkpoint ever came there. The fd listings here are the two locks in both orders
+    /// (descriptor numbers are reused, so neither order is given), and the startup lock alone
+    /// (early in a start, before the profile is locked).
+    #[test]
+    fn the_startup_lock_is_not_taken_for_the_profile() {
+        let temp = Path::new("/tmp/run");
+        let startup = PathBuf::from("/tmp/run/firefox-esr/.parentlock");
+        let profile = PathBuf::from("/home/me/.mozilla/firefox/x.default-esr/.parentlock");
+        let other = PathBuf::from("/usr/lib/firefox-esr/omni.ja");
+        let want = Some(PathBuf::from("/home/me/.mozilla/firefox/x.default-esr"));
+        for fds in [
+            vec![other.clone(), startup.clone(), profile.clone()],
+            vec![profile.clone(), other.clone(), startup.clone()],
+        ] {
+            assert_eq!(profile_lock_dir(&fds, temp, Some("firefox-esr")), want);
+            assert_eq!(profile_lock_dir(&fds, temp, None), want, "name unknown");
+        }
+        let early = [other.clone(), startup.clone()];
+        assert_eq!(profile_lock_dir(&early, temp, Some("firefox-esr")), None);
+        assert_eq!(profile_lock_dir(&early, temp, None), None);
+        // Another program's startup folder, or a profile of its own right in the temporary
+        // folder, is a profile when the remoting name is known; unknown (None) when it is not.
+        let in_temp = [
+            startup.clone(),
+            PathBuf::from("/tmp/run/tmp.x1/.parentlock"),
+        ];
+        assert_eq!(
+            profile_lock_dir(&in_temp, temp, Some("firefox-esr")),
+            Some(PathBuf::from("/tmp/run/tmp.x1"))
+        );
+        assert_eq!(profile_lock_dir(&in_temp, temp, None), None);
+        // Only a `.parentlock` names a profile; the temporary folder is compared whole.
+        assert_eq!(profile_lock_dir(&[other], temp, None), None);
+        let elsewhere = [PathBuf::from("/tmp/firefox-esr/.parentlock")];
+        assert_eq!(
+            profile_lock_dir(&elsewhere, temp, Some("firefox-esr")),
+            Some(PathBuf::from("/tmp/firefox-esr"))
+        );
+    }
+
+    /// Firefox's temporary folder: TMPDIR, TMP, TEMP, /tmp, in that order, empty ones skipped.
+    #[test]
+    fn the_temporary_folder_is_firefoxs_own() {
+        assert_eq!(
+            temp_dir(b"A=1\0TMP=/t2\0TMPDIR=/t1\0"),
+            PathBuf::from("/t1")
+        );
+        assert_eq!(
+            temp_dir(b"TMPDIR=\0TEMP=/t3\0TMP=/t2\0"),
+            PathBuf::from("/t2")
+        );
+        assert_eq!(temp_dir(b"TEMP=/t3\0"), PathBuf::from("/t3"));
+        assert_eq!(temp_dir(b"XTMPDIR=/x\0"), PathBuf::from("/tmp"));
+        assert_eq!(temp_dir(b""), PathBuf::from("/tmp"));
     }
 
     #[test]

@@ -42,9 +42,12 @@ pub(super) fn dispatch<W: Write + Send + 'static>(
                 .ctx()
                 .firefox_pid
                 .and_then(|pid| crate::trace::store::process_start(pid).map(|t| (pid, t)));
-            Ok(Reply::TraceList(crate::trace::store::listing(
-                &dir, current,
-            )))
+            let mut listing = crate::trace::store::listing(&dir, current);
+            // The page's command records a start of the page's own install.
+            if let Ok(install) = shared.ctx().install() {
+                listing.record_command = crate::trace::store::record_command_for(&install.dir);
+            }
+            Ok(Reply::TraceList(listing))
         }),
         Command::TraceFetch {
             trace,

@@ -16,9 +16,10 @@ use crate::os::held::Program;
 use crate::trace::record::{Stop, QUIET_MS};
 
 /// The record of a trace that could not be had; Firefox is then restarted untraced.
-fn trace_failure(reason: &str, detail: String) -> Failure {
-    // As this user runs it (the host's path where its bare name is not on PATH).
-    let command = crate::trace::store::record_command();
+fn trace_failure(reason: &str, detail: String, install: &std::path::Path) -> Failure {
+    // As this user runs it (the host's path where its bare name is not on PATH), for the
+    // install restarted: the command the page offered (trace_list's record_command).
+    let command = crate::trace::store::record_command_for(install);
     let what = match reason {
         "not_restored" | "not_stored" | "firefox_failed" => "the trace was not stored",
         _ => "the trace was not recorded",
@@ -51,7 +52,7 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
     let link = match connect::connect() {
         Ok(link) => link,
         Err(no) => {
-            status.error = Some(trace_failure(no.reason, no.detail));
+            status.error = Some(trace_failure(no.reason, no.detail, &snap.install_dir));
             evict_and_start(snap, &opts, &mut status, progress);
             return status;
         }
@@ -129,7 +130,11 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
                     .firefox_said()
                     .map(|s| format!(" (it said: {s})"))
                     .unwrap_or_default();
-                status.error = Some(trace_failure("firefox_failed", format!("{why}{said}")));
+                status.error = Some(trace_failure(
+                    "firefox_failed",
+                    format!("{why}{said}"),
+                    &snap.install_dir,
+                ));
             } else if traced::not_a_start(&mut launched.trace, false) {
                 let detail = launched
                     .trace
@@ -137,13 +142,19 @@ pub fn run(snap: &Snapshot, opts: &Options, progress: &mut dyn FnMut(&Status)) -
                     .last()
                     .map(crate::note::Note::english)
                     .unwrap_or_default();
-                status.error = Some(trace_failure("not_restored", detail));
+                status.error = Some(trace_failure("not_restored", detail, &snap.install_dir));
             } else {
                 match crate::trace::store::open()
                     .and_then(|d| crate::trace::store::save(&d, &launched.trace))
                 {
                     Ok((id, _)) => status.trace_id = Some(id),
-                    Err(e) => status.error = Some(trace_failure("not_stored", e.to_string())),
+                    Err(e) => {
+                        status.error = Some(trace_failure(
+                            "not_stored",
+                            e.to_string(),
+                            &snap.install_dir,
+                        ))
+                    }
                 }
             }
             record(&opts, &mut status, progress);

@@ -153,6 +153,19 @@ pub fn record_command() -> String {
     crate::invocation::current().run_as_root(RECORD_ARGS)
 }
 
+/// [`record_command`] as the page of a Firefox run from the install `dir` prints it: with
+/// `--firefox DIR` always, so that the command, run as printed, records a start of the install
+/// the page shows. Without it `launch` starts the Firefox PATH finds (sudo's secure_path, not
+/// the user's), which need not be the page's: a page of a private copy printed a command that
+/// traced the system install (test.restart.js).
+#[must_use]
+pub fn record_command_for(dir: &std::path::Path) -> String {
+    crate::invocation::current().run_as_root(&format!(
+        "{RECORD_ARGS} --firefox {}",
+        crate::invocation::quote(dir)
+    ))
+}
+
 /// The arguments of [`record_command`].
 pub const RECORD_ARGS: &str = "launch --cold --trace";
 

@@ -319,3 +319,17 @@ fn a_truncated_trace_is_set_aside_and_said_by_list_show_and_plan() {
     assert!(dir.exists(&format!("{other}.json")));
     assert!(read_or_set_aside(&dir, &whole_id).0.is_some());
 }
+
+/// The page's command names the install the page runs from, as one shell word, after the
+/// arguments every record command has.
+#[test]
+fn the_pages_record_command_names_its_install() {
+    let plain = record_command();
+    let command = record_command_for(std::path::Path::new("/var/tmp/my ff"));
+    assert_eq!(command, format!("{plain} --firefox '/var/tmp/my ff'"));
+    assert!(plain.ends_with(RECORD_ARGS), "{plain}");
+    assert_eq!(
+        record_command_for(std::path::Path::new("/usr/lib/firefox-esr")),
+        format!("{plain} --firefox /usr/lib/firefox-esr")
+    );
+}

@@ -70,10 +70,18 @@ impl Restored {
     }
 
     /// Whether quiet may end the recording: not while the start is known to be under way (its
-    /// checkpoints written, the session not restored yet). Where nothing can be known (no
-    /// profile, no checkpoint written) quiet ends it as it always did.
+    /// checkpoints written, the session not restored yet), nor, where its profile folder is
+    /// known, before its first checkpoint is written (a loaded machine: a start from a hot cache
+    /// reads nothing and had not written its first checkpoint 3 s in; the recording ended with
+    /// Firefox's parent alone, and the profile asked of it then never came or had no child
+    /// process). Where nothing can be known (no profile folder) quiet ends it as it always did;
+    /// a start that never writes one ends by the recording's limit or Firefox's exit.
     pub(super) fn quiet_may_end(&mut self) -> bool {
-        self.poll() != Checkpoints::Started
+        match self.poll() {
+            Checkpoints::Started => false,
+            Checkpoints::NotWritten => !(self.on && self.profile.is_some()),
+            Checkpoints::Restored => true,
+        }
     }
 
     /// What the trace keeps: `Some(true)` restored, `Some(false)` the start got to its profile

@@ -144,11 +144,14 @@ impl Sampler {
                 }
             }
         }
-        for target in proc::fd_targets(pid) {
+        let targets = proc::fd_targets(pid);
+        // The profile's lock, not Firefox's startup lock in its temporary folder
+        // (firefox::process::profile_lock_dir).
+        if let Some(profile) = firefox::profile_lock(pid, &targets) {
+            self.profile = Some(profile);
+        }
+        for target in targets {
             if target.is_absolute() {
-                if target.file_name().is_some_and(|n| n == ".parentlock") {
-                    self.profile = target.parent().map(Path::to_path_buf);
-                }
                 self.paths.insert(target);
             }
         }
