@@ -20,6 +20,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { READER, rangeBytes, usedRanges } from '../../scripts/lib/read-ranges.mjs';
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
 const host = path.join(repo, 'native-host', 'target', 'release', 'about-startup-host');
@@ -88,35 +89,14 @@ const trace = fs
 if (!trace) {
   throw new Error(`no trace of build ${buildId} with page use in ${tracesDir}`);
 }
-const ranges = trace.files
-  .filter((f) => f.used && f.path.startsWith(`${install}/`))
-  .map((f) => [path.relative(install, f.path), f.used.map(([first, pages]) => [first * 4096, pages * 4096])]);
+const ranges = usedRanges(trace, install);
 const rangesFile = path.join(work, 'ranges.json');
 fs.writeFileSync(rangesFile, JSON.stringify(ranges));
-const plainBytes = ranges.reduce((s, [, rs]) => s + rs.reduce((a, [, n]) => a + n, 0), 0);
+const plainBytes = rangeBytes(ranges);
 
-// The reader: the traced ranges of each file under a root, read with pread, nothing else.
-const reader = path.join(work, 'read-ranges.mjs');
-fs.writeFileSync(
-  reader,
-  `import fs from 'node:fs';
-const [root, file] = process.argv.slice(2);
-const buf = Buffer.alloc(1 << 20);
-let total = 0;
-for (const [rel, rs] of JSON.parse(fs.readFileSync(file, 'utf8'))) {
-  const fd = fs.openSync(root + '/' + rel, 'r');
-  for (const [o, n] of rs) {
-    for (let at = o; at < o + n; ) {
-      const got = fs.readSync(fd, buf, 0, Math.min(buf.length, o + n - at), at);
-      if (got === 0) break;
-      at += got; total += got;
-    }
-  }
-  fs.closeSync(fd);
-}
-console.log(total);
-`,
-);
+// The reader (scripts/lib/read-ranges.mjs): the traced ranges of each file under a root, read
+// with pread, nothing else, timed as a child process.
+const reader = READER;
 
 /** CPU seconds of reading the ranges under `root` (median of `runs`; `fresh()` before each). */
 function readCpu(root, fresh = () => {}) {

@@ -374,6 +374,18 @@ fn a_readable_image_is_prefetched_raw_and_nothing_is_read_through_the_mount() {
     // blocks, stored as is (the fixture's bytes do not compress).
     assert_eq!(read["bytes_image_planned"], 16 * 131_072, "{record}");
     assert_eq!(read["bytes_image_read"], 16 * 131_072, "{record}");
+    // Two batches by first use: pages 512-767 (needed at 5 ms) before 0-255 (at 50 ms), though
+    // image order has them the other way round; the record's own batches are the image's.
+    assert_eq!(
+        (&read["batches"], &read["batches_done"]),
+        (&2.into(), &2.into()),
+        "{record}"
+    );
+    assert_eq!(
+        (&record["batches"], &record["batches_done"]),
+        (&2.into(), &2.into()),
+        "{record}"
+    );
     // Not one page decompressed through the mount; the image's pages are in the cache.
     assert_eq!(
         resident(&m.mnt.join("libxul.so")),

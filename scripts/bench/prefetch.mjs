@@ -61,6 +61,9 @@ export function imageFigures(read) {
     bytesFilesMapped: read.bytes_files_mapped ?? 0,
     bytesUnmapped: read.bytes_unmapped ?? 0,
     bytesOutside: read.bytes_outside ?? 0,
+    // The plan's first-use batches mapped to the image (absent from an older host: null).
+    batches: read.batches ?? null,
+    batchesDone: read.batches_done ?? null,
     ended: read.ended ?? null,
   };
 }

@@ -1,6 +1,7 @@
 // The one line the page shows about the kind of install the host serves (hello's
 // `install_kind`, docs/PROTOCOL.md): which kind, and what that kind gets from the host. Pure:
 // words through `t(key, subs)`, so the unit tests see which message was chosen.
+import { compressedText } from "../wording/compressed-text.js";
 
 /** The kind's name. */
 export const INSTALL_KIND_KEYS = {
@@ -23,40 +24,6 @@ export function installKindText(installKind, hello, t) {
   const line = t("installKindLine", [name, installGets(installKind, hello, t)]);
   const compressed = compressedText(installKind.compressed, t);
   return compressed ? `${line}. ${compressed}` : line;
-}
-
-/** The compressed formats' names (hello's `install_kind.compressed.format`). */
-const COMPRESSED_FORMATS = {
-  squashfs: "squashfs",
-  erofs: "EROFS",
-  squashfuse: "squashfuse (squashfs)",
-  erofsfuse: "erofsfuse (EROFS)",
-};
-
-/** Why a prefetch is left off on a compressed mount, by `left_off` code. */
-export const LEFT_OFF_KEYS = {
-  image_not_readable: "compressedWhyNotReadable",
-  no_image: "compressedWhyNoImage",
-  image_refused: "compressedWhyRefused",
-  direct_io: "compressedWhyDirectIo",
-  no_block_map: "compressedWhyNoBlockMap",
-  no_rdsquashfs: "compressedWhyNoRdsquashfs",
-};
-
-/**
- * For an install on a compressed mount (a Snap, a packed Firefox; firefox/compressed/): what
- * the prefetch and the login preload do there, or null for a plain install (or an older host).
- */
-export function compressedText(compressed, t) {
-  if (!compressed?.format) {
-    return null;
-  }
-  const format = COMPRESSED_FORMATS[compressed.format] ?? compressed.format;
-  if (compressed.verdict === "image_ranges") {
-    return t("compressedImageRanges", [format, compressed.image ?? "—"]);
-  }
-  const why = LEFT_OFF_KEYS[compressed.left_off];
-  return t("compressedLeftOff", [format, why ? t(why) : (compressed.left_off ?? "—")]);
 }
 
 /** What the kind gets: for a Snap its two caches, else whether residency is exact. */

@@ -2,6 +2,7 @@
 // so the two never word the same result differently. Pure: words through `t(key, subs)`.
 import { formatCount, formatDateTime, formatMB, formatMs, formatPercent, formatRate, formatTime } from "./format.js";
 import { plural } from "./i18n.js";
+import { compressedText } from "./compressed-text.js";
 
 const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
 
@@ -30,14 +31,22 @@ function plannedText(r, t) {
 /**
  * "Preloaded 308.4 MB (40 files) in 9,800 ms: 31.5 MB/s[, method read]." plus, for a planned
  * preload, what the plan named against the install folder, and how many files failed.
- * `short`: the popup's wording, without the method.
+ * `short`: the popup's wording, without the method. A planned preload of an install on a
+ * compressed mount (the reply's `compressed`, docs/PROTOCOL.md) says what the host did there
+ * instead: the image's ranges read raw (its bytes are the image's), or nothing and why.
  */
 export function preloadDoneText(result, t, { short = false } = {}) {
   const tn = plural(t);
   const r = result ?? {};
+  const compressed = r.planned ? compressedText(r.compressed, t) : null;
+  if (compressed && r.compressed.verdict !== "image_ranges") {
+    return t("planPreloadCompressedLeftOff", [compressed]);
+  }
   const figures = [formatMB(r.bytes), formatCount(r.files), formatMs(r.elapsed_ms), formatRate(r.mb_per_s)];
   let text = short ? tn("popupPreloadDone", r.files, figures) : tn("residencyPreloadDone", r.files, [...figures, r.method ?? "—"]);
-  if (r.planned) {
+  if (compressed) {
+    text += ` ${t("planPreloadCompressedImage", [compressed, formatMB(r.bytes_planned)])}`;
+  } else if (r.planned) {
     text += ` ${plannedText(r, t)}`;
   }
   const errors = Array.isArray(r.errors) ? r.errors.length : 0;

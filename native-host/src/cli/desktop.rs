@@ -55,10 +55,12 @@ fn print_status(s: &DesktopStatus) {
         }
         if let Some(image) = &last.image_read {
             println!(
-                "    it read {} MB of the image for {} MB of {} files ({} MB not mapped, {} MB off the mount left to the start)",
+                "    it read {} MB of the image for {} MB of {} files, {} of {} batches by first use ({} MB not mapped, {} MB off the mount left to the start)",
                 megabytes(image.bytes_image_read),
                 megabytes(image.bytes_files_mapped),
                 image.files_mapped,
+                image.batches_done,
+                image.batches,
                 megabytes(image.bytes_unmapped),
                 megabytes(image.bytes_outside)
             );

@@ -238,11 +238,13 @@ fn preload_compressed(
     println!("{}", c.line());
     if let Some(r) = read {
         println!(
-            "read {} MB of the image for {} MB of {} files in {} ms",
+            "read {} MB of the image for {} MB of {} files in {} ms ({} of {} batches by first use)",
             megabytes(r.bytes_image_read),
             megabytes(r.bytes_files_mapped),
             r.files_mapped,
-            r.elapsed_ms
+            r.elapsed_ms,
+            r.batches_done,
+            r.batches
         );
     }
     Ok(())

@@ -30,7 +30,8 @@ pub use image::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Read the image's needed ranges raw, in image order.
+    /// Read the image's needed ranges raw, batch by batch in first-use order (image order inside a
+    /// batch).
     ImageRanges,
     /// Nothing that reads through the mount: left off.
     LeftOff,
@@ -80,7 +81,7 @@ impl Compressed {
         );
         let Some(why) = self.left_off else {
             return format!(
-                "{on}: the prefetch reads its image {} raw, in image order, not the files through the mount",
+                "{on}: the prefetch reads its image {} raw, in batches in the order the start needs them, not the files through the mount",
                 self.image.as_deref().unwrap_or(Path::new("?")).display()
             );
         };

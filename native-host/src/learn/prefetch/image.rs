@@ -1,8 +1,15 @@
 //! The prefetch of a compressed install (firefox/compressed/): the plan's ranges of the
-//! mount's files, mapped to the squashfs image's data blocks (rdsquashfs `--stat`), merged and
-//! read raw from the image in image order. Reading the image fills the page cache the loop
-//! device reads through, so the mount's decompressor then finds its input cached, and nothing
-//! waits behind the prefetch for the mount's one decompressor.
+//! mount's files, mapped to the squashfs image's data blocks (rdsquashfs `--stat`) and read raw
+//! from the image, batch by batch in the plan's first-use order, each batch merged and read in
+//! image order (as the plain prefetch reads each batch in disk order: batch.rs says why). Reading
+//! the image fills the page cache the loop device reads through, so the mount's decompressor then
+//! finds its input cached, and nothing waits behind the prefetch for the mount's one
+//! decompressor.
+//!
+//! Why batches here too: the packed image's file order follows the traced start only file by
+//! file (`mksquashfs -sort`), and libxul.so, most of the image's bytes, is one file laid out in
+//! its own order; read in image order, the parts of libxul Firefox needs first came at a random
+//! moment of the whole read, and Firefox's CPU barely overlapped it.
 //!
 //! The plan's files outside the mount (system libraries, the profile) and a file's tail kept in
 //! a fragment block are not read: counted, and left to the start.
@@ -15,7 +22,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::run::Ended;
+use super::run::{Ended, Io, KernelIo};
 use super::PrefetchPlan;
 use crate::firefox::compressed::{self, Compressed, FileBlocks};
 
@@ -34,6 +41,12 @@ pub struct ImageOutcome {
     pub bytes_unmapped: u64,
     /// Plan bytes of files outside the mount (system libraries, the profile): not read here.
     pub bytes_outside: u64,
+    /// Batches of image ranges (the plan's first-use batches, each in image order; a batch whose
+    /// blocks an earlier one already holds is dropped), and of them read to the end.
+    #[serde(default)]
+    pub batches: usize,
+    #[serde(default)]
+    pub batches_done: usize,
     pub elapsed_ms: u64,
     pub ended: Option<Ended>,
     /// Files that could not be mapped, in English (at most [`MAX_ERRORS`]).
@@ -42,9 +55,12 @@ pub struct ImageOutcome {
 
 const MAX_ERRORS: usize = 20;
 
-/// The plan's reads of files under `mount_point`, as merged image ranges in image order (gaps up
-/// to `gap` bytes read through), with what was left out counted into `out`. `blocks_of` maps a
-/// path inside the image to its blocks (rdsquashfs in production, a fake in tests).
+/// The plan's reads of files under `mount_point`, as batches of image ranges: one per plan batch,
+/// in the plan's (first-use) order, each batch's ranges merged and in image order (gaps up to
+/// `gap` bytes read through); an image byte is planned once, in the first batch that needs it,
+/// and a batch left with nothing is dropped. What was left out is counted into `out`.
+/// `blocks_of` maps a path inside the image to its blocks (rdsquashfs in production, a fake in
+/// tests).
 pub fn map_plan(
     plan: &PrefetchPlan,
     mount_point: &Path,
@@ -52,39 +68,79 @@ pub fn map_plan(
     gap: u64,
     blocks_of: &mut dyn FnMut(&Path) -> io::Result<FileBlocks>,
     out: &mut ImageOutcome,
-) -> Vec<(u64, u64)> {
+) -> Vec<Vec<(u64, u64)>> {
     let mut per_file: Vec<Option<Option<FileBlocks>>> = vec![None; plan.files.len()];
-    let mut ranges = Vec::new();
-    for read in plan.batches.iter().flatten() {
-        let path = &plan.files[read.file];
-        let Ok(rel) = path.strip_prefix(mount_point) else {
-            out.bytes_outside += read.len;
-            continue;
-        };
-        let blocks = per_file[read.file].get_or_insert_with(|| match blocks_of(rel) {
-            Ok(b) => {
-                out.files_mapped += 1;
-                Some(b)
-            }
-            Err(e) => {
-                if out.errors.len() < MAX_ERRORS {
-                    out.errors.push(format!("{}: {e}", path.display()));
+    let mut batches = Vec::new();
+    // The image ranges of the batches so far, merged, in image order.
+    let mut held: Vec<(u64, u64)> = Vec::new();
+    for batch in &plan.batches {
+        let mut ranges = Vec::new();
+        for read in batch {
+            let path = &plan.files[read.file];
+            let Ok(rel) = path.strip_prefix(mount_point) else {
+                out.bytes_outside += read.len;
+                continue;
+            };
+            let blocks = per_file[read.file].get_or_insert_with(|| match blocks_of(rel) {
+                Ok(b) => {
+                    out.files_mapped += 1;
+                    Some(b)
                 }
-                None
+                Err(e) => {
+                    if out.errors.len() < MAX_ERRORS {
+                        out.errors.push(format!("{}: {e}", path.display()));
+                    }
+                    None
+                }
+            });
+            let Some(blocks) = blocks else {
+                out.bytes_unmapped += read.len;
+                continue;
+            };
+            let (image, unmapped) = blocks.image_ranges(read.offset, read.len, block_size);
+            out.bytes_unmapped += unmapped;
+            out.bytes_files_mapped += read.len - unmapped.min(read.len);
+            for range in image {
+                ranges.extend(subtract(range, &held));
             }
-        });
-        let Some(blocks) = blocks else {
-            out.bytes_unmapped += read.len;
+        }
+        let merged = merge(ranges, gap);
+        if merged.is_empty() {
             continue;
-        };
-        let (image, unmapped) = blocks.image_ranges(read.offset, read.len, block_size);
-        out.bytes_unmapped += unmapped;
-        out.bytes_files_mapped += read.len - unmapped.min(read.len);
-        ranges.extend(image);
+        }
+        // A gap read through may reach into what an earlier batch holds: read it once.
+        let merged: Vec<(u64, u64)> = merged
+            .into_iter()
+            .flat_map(|r| subtract(r, &held))
+            .collect();
+        held = merge(held.into_iter().chain(merged.iter().copied()).collect(), 0);
+        batches.push(merged);
     }
-    let merged = merge(ranges, gap);
-    out.bytes_image_planned = merged.iter().map(|r| r.1).sum();
-    merged
+    out.bytes_image_planned = batches.iter().flatten().map(|r| r.1).sum();
+    out.batches = batches.len();
+    batches
+}
+
+/// The parts of `(offset, len)` outside `held` (merged ranges in image order), in image order.
+fn subtract((offset, len): (u64, u64), held: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let end = offset + len;
+    let mut out = Vec::new();
+    let mut at = offset;
+    // The first held range that ends after `offset`.
+    let first = held.partition_point(|&(o, l)| o + l <= offset);
+    for &(o, l) in &held[first..] {
+        if o >= end {
+            break;
+        }
+        if o > at {
+            out.push((at, o - at));
+        }
+        at = at.max(o + l);
+    }
+    if at < end {
+        out.push((at, end - at));
+    }
+    out
 }
 
 /// Sort `(offset, len)` ranges and merge those that overlap or lie within `gap` bytes.
@@ -101,40 +157,58 @@ pub fn merge(mut ranges: Vec<(u64, u64)>, gap: u64) -> Vec<(u64, u64)> {
     out
 }
 
-/// Read `ranges` of `image` with plain reads of at most `chunk` bytes, in order, asking `stop`
-/// before each; returns the bytes read.
+/// Read `batches` of ranges of `image` in order, asking `stop` before each read of at most
+/// `QUEUE_SLICE` bytes, with up to `ahead` bytes queued ([`Io::queue`], the read waited for
+/// included) so that the disk never idles between reads and what comes next, across a batch's
+/// end too, is on its way.
 pub fn read(
     image: &File,
-    ranges: &[(u64, u64)],
-    chunk: u64,
+    batches: &[Vec<(u64, u64)>],
+    ahead: u64,
+    io: &mut dyn Io,
     stop: &mut dyn FnMut() -> Option<Ended>,
     out: &mut ImageOutcome,
 ) {
     let begun = Instant::now();
-    let chunk = chunk.clamp(4096, 16 << 20);
-    let mut buf = vec![0u8; usize::try_from(chunk).unwrap_or(1 << 20)];
-    'ranges: for &(offset, len) in ranges {
-        let mut at = offset;
-        while at < offset + len {
-            if let Some(why) = stop() {
-                out.ended = Some(why);
-                break 'ranges;
-            }
-            let n = usize::try_from((offset + len - at).min(chunk)).unwrap_or(buf.len());
-            match image.read_at(&mut buf[..n], at) {
-                Ok(0) => break,
-                Ok(got) => {
-                    out.bytes_image_read += got as u64;
-                    at += got as u64;
+    out.batches = batches.len();
+    // Every read as (batch, offset, len), sliced so that stopping acts within a slice.
+    let reads: Vec<(usize, u64, u64)> = batches
+        .iter()
+        .enumerate()
+        .flat_map(|(b, ranges)| {
+            ranges.iter().flat_map(move |&(offset, len)| {
+                (0..len.div_ceil(QUEUE_SLICE)).map(move |i| {
+                    let at = offset + i * QUEUE_SLICE;
+                    (b, at, (offset + len - at).min(QUEUE_SLICE))
+                })
+            })
+        })
+        .collect();
+    let (mut queued, mut queued_bytes) = (0, 0u64);
+    for (i, &(batch, offset, len)) in reads.iter().enumerate() {
+        if let Some(why) = stop() {
+            out.ended = Some(why);
+            break;
+        }
+        while queued < reads.len() && (queued == i || queued_bytes < ahead) {
+            let (_, o, l) = reads[queued];
+            io.queue(image, o, l);
+            queued_bytes += l;
+            queued += 1;
+        }
+        queued_bytes = queued_bytes.saturating_sub(len);
+        match io.read(image, offset, len) {
+            Ok(got) => out.bytes_image_read += got,
+            Err(e) => {
+                if out.errors.len() < MAX_ERRORS {
+                    out.errors
+                        .push(format!("reading the image at {offset}: {e}"));
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    if out.errors.len() < MAX_ERRORS {
-                        out.errors.push(format!("reading the image at {at}: {e}"));
-                    }
-                    break;
-                }
+                break;
             }
+        }
+        if reads.get(i + 1).is_none_or(|&(b, _, _)| b != batch) {
+            out.batches_done = batch + 1;
         }
     }
     out.elapsed_ms = u64::try_from(begun.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -143,13 +217,18 @@ pub fn read(
     }
 }
 
+/// Reads of the image are queued and sliced at this many bytes (readahead(2) reads at most the
+/// device's largest request per call: run.rs).
+const QUEUE_SLICE: u64 = 1 << 20;
+
 /// Map `plan` through the image of `c` (checked again as it is opened: the image read is the one
-/// mounted) and read the ranges, asking `stop` before each read.
+/// mounted) and read the ranges batch by batch, up to `ahead` bytes queued, asking `stop` before
+/// each read.
 pub fn prefetch(
     plan: &PrefetchPlan,
     c: &Compressed,
     gap: u64,
-    chunk: u64,
+    ahead: u64,
     stop: &mut dyn FnMut() -> Option<Ended>,
 ) -> ImageOutcome {
     let mut out = ImageOutcome::default();
@@ -176,7 +255,7 @@ pub fn prefetch(
         return out;
     };
     let mut blocks_of = |rel: &Path| compressed::file_blocks(image_path, rel);
-    let ranges = map_plan(
+    let batches = map_plan(
         plan,
         &c.mount_point,
         u64::from(sb.block_size),
@@ -184,7 +263,16 @@ pub fn prefetch(
         &mut blocks_of,
         &mut out,
     );
-    read(&image, &ranges, chunk, stop, &mut out);
+    // Read what the batches say, no more: no kernel readahead around it (as run.rs).
+    let _ = crate::os::sys::fadvise(&image, 0, 0, crate::os::sys::Advice::Random);
+    read(
+        &image,
+        &batches,
+        ahead,
+        &mut KernelIo::new(false),
+        stop,
+        &mut out,
+    );
     out
 }
 
@@ -336,9 +424,11 @@ mod tests {
             }
         };
         let mut out = ImageOutcome::default();
-        let ranges = map_plan(&p, Path::new("/mnt"), 8192, 0, &mut blocks_of, &mut out);
-        // Block 1 (5300..5700) then block 0 (5000..5300) merge into one range in image order.
-        assert_eq!(ranges, [(5_000, 700)]);
+        let batches = map_plan(&p, Path::new("/mnt"), 8192, 0, &mut blocks_of, &mut out);
+        // Block 1 (5300..5700) in the first batch, block 0 (5000..5300) in the second: the
+        // plan's first-use order, not image order.
+        assert_eq!(batches, [vec![(5_300, 400)], vec![(5_000, 300)]]);
+        assert_eq!(out.batches, 2);
         assert_eq!(
             calls,
             [
@@ -357,35 +447,254 @@ mod tests {
     }
 
     #[test]
+    fn an_image_byte_is_planned_once_in_the_first_batch_that_needs_it() {
+        let p = plan(
+            &["/mnt/a", "/mnt/b"],
+            vec![
+                vec![(0, 8192, 8192)],            // a's block 1
+                vec![(0, 0, 16384), (1, 0, 100)], // a's blocks 0 and 1, b's block 0
+                vec![(0, 8192, 10)],              // a's block 1 again: nothing left
+            ],
+        );
+        let mut blocks_of = |rel: &Path| {
+            Ok(match rel.to_str() {
+                Some("a") => FileBlocks {
+                    file_size: 16384,
+                    blocks_start: 1000,
+                    blocks: vec![100, 100],
+                    fragment: false,
+                },
+                _ => FileBlocks {
+                    file_size: 100,
+                    blocks_start: 1230,
+                    blocks: vec![50],
+                    fragment: false,
+                },
+            })
+        };
+        let mut out = ImageOutcome::default();
+        // A gap of 200 reads 1100..1230 through, between a's block 0 and b's block 0; the gap
+        // holds a's block 1 (1100..1200), which the first batch already holds: not read twice.
+        let batches = map_plan(&p, Path::new("/mnt"), 8192, 200, &mut blocks_of, &mut out);
+        assert_eq!(
+            batches,
+            [vec![(1100, 100)], vec![(1000, 100), (1200, 80)]],
+            "the third batch has nothing new and is dropped"
+        );
+        assert_eq!((out.batches, out.bytes_image_planned), (2, 280));
+    }
+
+    #[test]
+    fn subtracting_what_is_held_leaves_the_rest_in_order() {
+        let held = [(10, 10), (30, 5), (50, 10)];
+        assert_eq!(
+            subtract((0, 100), &held),
+            [(0, 10), (20, 10), (35, 15), (60, 40)]
+        );
+        assert_eq!(subtract((12, 5), &held), []);
+        assert_eq!(subtract((15, 20), &held), [(20, 10)]);
+        assert_eq!(subtract((70, 5), &held), [(70, 5)]);
+        assert_eq!(subtract((0, 5), &[]), [(0, 5)]);
+    }
+
+    /// A recorded real plan (tests/fixtures/packed/: a traced cold start of the packed ESR 153.8,
+    /// libxul.so and both omni.ja, with their real blocks in the image): the first batches hold
+    /// what Firefox needed first (libxul's end, at 244 ms, lies near the end of its 86 MB in the
+    /// image; omni.ja came at 2.4 s), not the image's start; every image byte of the plan is read
+    /// once, the same bytes as the whole plan merged in image order.
+    #[test]
+    fn a_recorded_plan_reads_what_firefox_needed_first_first() {
+        #[derive(serde::Deserialize)]
+        struct Recorded {
+            files: Vec<RecordedFile>,
+            pieces: Vec<(usize, u64, u64, Option<f64>)>,
+        }
+        #[derive(serde::Deserialize)]
+        struct RecordedFile {
+            path: String,
+            file_size: u64,
+            blocks_start: u64,
+            fragment: bool,
+            blocks: Vec<u64>,
+        }
+        let r: Recorded = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/packed/esr153-zstd-128k-plan.json"
+        ))
+        .unwrap();
+        let pieces = r
+            .pieces
+            .iter()
+            .map(|&(file, offset, len, t)| super::super::batch::Timed {
+                file,
+                offset,
+                len,
+                t: t.unwrap_or(f64::NAN),
+            })
+            .collect();
+        let cut = super::super::batch::cut(pieces, super::super::Sizes::default());
+        let files: Vec<String> = r.files.iter().map(|f| format!("/mnt/{}", f.path)).collect();
+        let mut p = plan(
+            &files.iter().map(String::as_str).collect::<Vec<_>>(),
+            vec![],
+        );
+        p.batches = cut
+            .iter()
+            .map(|b| super::super::batch::disk_order(b, &[]))
+            .collect();
+        let mut blocks_of = |rel: &Path| {
+            let f = r.files.iter().find(|f| Path::new(&f.path) == rel).unwrap();
+            Ok(FileBlocks {
+                file_size: f.file_size,
+                blocks_start: f.blocks_start,
+                blocks: f.blocks.clone(),
+                fragment: f.fragment,
+            })
+        };
+        let mut out = ImageOutcome::default();
+        let batches = map_plan(
+            &p,
+            Path::new("/mnt"),
+            128 << 10,
+            super::super::GAP,
+            &mut blocks_of,
+            &mut out,
+        );
+        assert!(batches.len() > 10, "{} batches", batches.len());
+        // The first batch holds the blocks of what libxul needed first (at 244 ms, 176 MB into
+        // the file) and not those of its first used pages (2.9 MB in, needed at 953 ms), which
+        // image order would read first.
+        let xul = blocks_of(Path::new("libxul.so")).unwrap();
+        let in_batch = |b: &[(u64, u64)], (offset, len): (u64, u64)| {
+            let (image, _) = xul.image_ranges(offset, len, 128 << 10);
+            image.iter().all(|&r| subtract(r, b).is_empty())
+        };
+        assert!(
+            in_batch(&batches[0], (175_996_928, 65_536)),
+            "{:?}",
+            batches[0]
+        );
+        let first_used = (2_883_584, 4096);
+        let at = batches
+            .iter()
+            .position(|b| in_batch(b, first_used))
+            .unwrap();
+        assert!(at > 0, "libxul's first used pages in batch {at}");
+        // omni.ja (first needed at 2.4 s) only after the first batches.
+        let omni = &r.files[1];
+        let in_omni = |&(o, _): &(u64, u64)| {
+            o >= omni.blocks_start && o < omni.blocks_start + omni.blocks.iter().sum::<u64>()
+        };
+        let first_omni = batches.iter().position(|b| b.iter().any(in_omni)).unwrap();
+        assert!(first_omni >= 3, "omni.ja in batch {first_omni}");
+        // Within a batch, image order; across batches, no byte twice; all of it, the same bytes
+        // as the plan merged whole.
+        for b in &batches {
+            assert!(b.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0), "{b:?}");
+        }
+        let all: Vec<(u64, u64)> = batches.iter().flatten().copied().collect();
+        let total: u64 = all.iter().map(|r| r.1).sum();
+        assert_eq!(
+            total,
+            merge(all.clone(), 0).iter().map(|r| r.1).sum::<u64>()
+        );
+        let mut whole = ImageOutcome::default();
+        let mut one = plan(
+            &files.iter().map(String::as_str).collect::<Vec<_>>(),
+            vec![],
+        );
+        one.batches = vec![p.batches.concat()];
+        let whole = map_plan(
+            &one,
+            Path::new("/mnt"),
+            128 << 10,
+            0,
+            &mut blocks_of,
+            &mut whole,
+        );
+        let covered = merge(all, 0);
+        for (o, l) in whole.into_iter().flatten() {
+            assert!(subtract((o, l), &covered).is_empty(), "({o}, {l}) not read");
+        }
+        assert_eq!(out.bytes_outside + out.bytes_unmapped, 0);
+    }
+
+    /// What the fake reader was asked, in order.
+    #[derive(Default)]
+    struct Asked(Vec<(char, u64, u64)>);
+
+    impl Io for Asked {
+        fn queue(&mut self, _: &File, offset: u64, len: u64) {
+            self.0.push(('q', offset, len));
+        }
+        fn read(&mut self, _: &File, offset: u64, len: u64) -> io::Result<u64> {
+            self.0.push(('r', offset, len));
+            Ok(len)
+        }
+    }
+
+    #[test]
+    fn batches_are_read_in_order_with_the_next_reads_queued() {
+        let f = tempfile::tempfile().unwrap();
+        let mib = 1 << 20;
+        // Batch 0: 1.5 MiB at 10 MiB (two slices); batch 1: 1 MiB at 0.
+        let batches = [vec![(10 * mib, mib + mib / 2)], vec![(0, mib)]];
+        let mut io = Asked::default();
+        let mut out = ImageOutcome::default();
+        read(&f, &batches, mib + mib / 2, &mut io, &mut || None, &mut out);
+        assert_eq!(
+            io.0,
+            [
+                // 1.5 MiB ahead: the first slice and the second queued, then read.
+                ('q', 10 * mib, mib),
+                ('q', 11 * mib, mib / 2),
+                ('r', 10 * mib, mib),
+                // One slice read: the next batch's first queued before the second is read.
+                ('q', 0, mib),
+                ('r', 11 * mib, mib / 2),
+                ('r', 0, mib),
+            ]
+        );
+        assert_eq!((out.batches, out.batches_done), (2, 2));
+        assert_eq!(out.bytes_image_read, 2 * mib + mib / 2);
+        assert_eq!(out.ended, Some(Ended::Done));
+    }
+
+    #[test]
     fn reading_stops_when_told_and_counts_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("img");
         std::fs::write(&path, vec![7u8; 100_000]).unwrap();
         let f = File::open(&path).unwrap();
         let mut out = ImageOutcome::default();
+        let mut io = KernelIo::new(false);
         read(
             &f,
-            &[(0, 10_000), (50_000, 60_000)],
+            &[vec![(0, 10_000)], vec![(50_000, 60_000)]],
             4096,
+            &mut io,
             &mut || None,
             &mut out,
         );
         // The second range runs past the end: 50,000 bytes are there.
         assert_eq!(out.bytes_image_read, 60_000);
-        assert_eq!(out.ended, Some(Ended::Done));
+        assert_eq!((out.ended, out.batches_done), (Some(Ended::Done), 2));
+        let mib = 1 << 20;
+        let batches = [vec![(0, 3 * mib)], vec![(5 * mib, mib)]];
         let mut asked = 0;
         let mut out = ImageOutcome::default();
         read(
             &f,
-            &[(0, 100_000)],
-            4096,
+            &batches,
+            mib,
+            &mut Asked::default(),
             &mut || {
                 asked += 1;
                 (asked > 2).then_some(Ended::FirefoxExited)
             },
             &mut out,
         );
-        assert_eq!(out.bytes_image_read, 8192);
+        assert_eq!(out.bytes_image_read, 2 * mib);
+        assert_eq!((out.batches, out.batches_done), (2, 0));
         assert_eq!(out.ended, Some(Ended::FirefoxExited));
     }
 }

@@ -217,11 +217,13 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         let image_read = read_image(&plan, &c, p, pid, start_ticks, &begun, limit);
         if p.verbose {
             eprintln!(
-                "about-startup-host: read {:.1} MB of the image ({:.1} MB of it mapped from {:.1} MB of {} files) in {} ms; {:.1} MB not mapped, {:.1} MB off the mount left to the start",
+                "about-startup-host: read {:.1} MB of the image ({:.1} MB of it mapped from {:.1} MB of {} files) in {} of {} batches by first use, in {} ms; {:.1} MB not mapped, {:.1} MB off the mount left to the start",
                 image_read.bytes_image_read as f64 / 1e6,
                 image_read.bytes_image_planned as f64 / 1e6,
                 image_read.bytes_files_mapped as f64 / 1e6,
                 image_read.files_mapped,
+                image_read.batches_done,
+                image_read.batches,
                 image_read.elapsed_ms,
                 image_read.bytes_unmapped as f64 / 1e6,
                 image_read.bytes_outside as f64 / 1e6,
@@ -229,6 +231,8 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         }
         let outcome = run::Outcome {
             bytes_read: image_read.bytes_image_read,
+            batches: image_read.batches,
+            batches_done: image_read.batches_done,
             elapsed_ms: image_read.elapsed_ms,
             ended: image_read.ended,
             ..run::Outcome::default()
@@ -316,8 +320,8 @@ fn stop_when<'a>(
     }
 }
 
-/// The compressed install's prefetch: the plan mapped to image ranges, read raw in image order
-/// until done, Firefox exits or the time limit.
+/// The compressed install's prefetch: the plan mapped to image ranges, read raw batch by batch in
+/// first-use order (each batch in image order) until done, Firefox exits or the time limit.
 fn read_image(
     plan: &super::PrefetchPlan,
     c: &Compressed,

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { endedAtText, preloadDoneText } from "../../../../extension/lib/wording/preload-text.js";
 import { formatDateTime, formatTime } from "../../../../extension/lib/wording/format.js";
 import { recordedReply } from "../../host-replies.js";
+import { englishMessage } from "../../fakes.js";
 
 // Words as "key[subs]" so the test sees which message and figures were chosen.
 const t = (key, subs = []) => `${key}[${subs.join("|")}]`;
@@ -64,4 +65,54 @@ test("a finished preload says when it ended: the time that day, the date too on 
   // no end time known (an operation from an older background): the text alone, never a "—" time
   assert.equal(endedAtText(text, null, t), text);
   assert.equal(endedAtText(text, undefined, t), text);
+});
+
+test("a planned preload of an install on a compressed mount says what the host did there, from the reply's compressed", () => {
+  // The reply as the host's preload_summary makes it (native-host/src/learn/prefetch/image.rs,
+  // its test of a Snap whose image this user may not read): nothing read, cache "image", the
+  // install's compressed object with its verdict and reason, bytes_planned null.
+  const snap = {
+    method: "read",
+    files: 0,
+    bytes: 0,
+    elapsed_ms: 0,
+    mb_per_s: null,
+    planned: true,
+    idle: true,
+    cache: "image",
+    bytes_planned: null,
+    compressed: {
+      format: "squashfs",
+      mount_point: "/snap/firefox/5000",
+      image: "/var/lib/snapd/snaps/firefox_5000.snap",
+      access: { code: "not_readable" },
+      verdict: "left_off",
+      left_off: "image_not_readable",
+    },
+  };
+  assert.equal(preloadDoneText(snap, t), "planPreloadCompressedLeftOff[compressedLeftOff[squashfs|compressedWhyNotReadable[]]]");
+  assert.equal(preloadDoneText(snap, t, { short: true }), preloadDoneText(snap, t), "the popup says the same");
+  // In English, as the page shows it.
+  assert.equal(
+    preloadDoneText(snap, englishMessage),
+    "Nothing preloaded: this install is on a compressed squashfs mount: a prefetch through the mount would decompress on its one decompressor, and you may not read its image (a Snap's is root's, mode 0600); left off.",
+  );
+  // A readable image (a packed Firefox): the image's bytes read raw, and what the plan maps to.
+  const packed = {
+    ...snap,
+    files: 12,
+    bytes: 78_816_355,
+    elapsed_ms: 2680,
+    mb_per_s: 29.4,
+    bytes_planned: 78_816_355,
+    compressed: { ...snap.compressed, mount_point: "/m", image: "/s/pack/firefox.squashfs", access: { code: "readable" }, verdict: "image_ranges", left_off: null },
+  };
+  assert.equal(
+    preloadDoneText(packed, t),
+    "residencyPreloadDone[78.8 MB|12|2,680 ms|29.4 MB/s|read] planPreloadCompressedImage[compressedImageRanges[squashfs|/s/pack/firefox.squashfs]|78.8 MB]",
+  );
+  // A plain install's reply (no compressed) keeps its plan's words; a preload not planned never
+  // speaks of the image even where the reply carries one.
+  assert.doesNotMatch(preloadDoneText(recordedReply("preload-plan-exact").reply, t), /Compressed/);
+  assert.doesNotMatch(preloadDoneText({ ...packed, planned: false }, t), /Compressed/);
 });

@@ -52,11 +52,17 @@ test("on a compressed mount: the verdict, and what was mapped and read of the im
   const raw = {
     ...written,
     compressed: { format: "squashfs", mount_point: "/m", image: "/i.sqfs", access: { code: "readable" }, verdict: "image_ranges" },
-    image_read: { files_mapped: 1, bytes_image_planned: 2097152, bytes_image_read: 2097152, bytes_files_mapped: 2097152, bytes_unmapped: 0, bytes_outside: 4096, elapsed_ms: 3, ended: "done", errors: [] },
+    image_read: { files_mapped: 1, bytes_image_planned: 2097152, bytes_image_read: 2097152, bytes_files_mapped: 2097152, bytes_unmapped: 0, bytes_outside: 4096, batches: 2, batches_done: 2, elapsed_ms: 3, ended: "done", errors: [] },
   };
   const f = prefetchFigures(raw, PID);
   assert.deepEqual(f.compressed, { format: "squashfs", verdict: "image_ranges", leftOff: null });
-  assert.deepEqual(f.imageRead, { filesMapped: 1, bytesImagePlanned: 2097152, bytesImageRead: 2097152, bytesFilesMapped: 2097152, bytesUnmapped: 0, bytesOutside: 4096, ended: "done" });
+  assert.deepEqual(f.imageRead, { filesMapped: 1, bytesImagePlanned: 2097152, bytesImageRead: 2097152, bytesFilesMapped: 2097152, bytesUnmapped: 0, bytesOutside: 4096, batches: 2, batchesDone: 2, ended: "done" });
+  // An older host's record has no batches: null, not 0.
+  const older = { ...raw.image_read };
+  delete older.batches;
+  delete older.batches_done;
+  const olderFigures = prefetchFigures({ ...raw, image_read: older }, PID).imageRead;
+  assert.deepEqual([olderFigures.batches, olderFigures.batchesDone], [null, null]);
   const snap = prefetchFigures({ ...written, compressed: { ...raw.compressed, access: { code: "not_readable" }, verdict: "left_off", left_off: "image_not_readable" } }, PID);
   assert.deepEqual(snap.compressed, { format: "squashfs", verdict: "left_off", leftOff: "image_not_readable" });
   assert.equal(snap.imageRead, undefined);
