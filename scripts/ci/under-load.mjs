@@ -18,13 +18,24 @@ import { NOBODY } from "../lib/users.mjs";
 import { memoryCgroupOf, ownKdamondStats, pausesWithin, reclaimingKdamonds, startPageoutKdamond, stopOwnKdamond } from "../lib/damon.mjs";
 
 const USAGE = "usage: node scripts/ci/under-load.mjs [--repeat N] [--min-age S] [--no-kdamond] [--no-firefox] [--no-stress] [-- ARGS FOR scripts/test.mjs]";
+const HELP = `${USAGE}
+
+Runs scripts/test.mjs (the arguments after --) under the machine states of issue 37, --repeat
+times: a DAMON pageout kdamond (the machine's own if one runs, else one started here on the run's
+memory cgroup, pages idle for --min-age seconds, default 3), a second headless Firefox as nobody
+from the same install, and stress-ng beside it. Root. Prints one line per run and exits 1 if any
+failed. It takes no lock: run it under flock /work/e2e.lock beside others' cold starts.
+  --no-kdamond, --no-firefox, --no-stress   leave that condition out
+  e.g. node scripts/ci/under-load.mjs --repeat 3 -- --only e2e --files tests/e2e/test.plan.js`;
 
 /** The options: {repeat, minAgeS, kdamond, firefox, stress, testArgs}. Pure. */
 export function parseArgs(args) {
   const options = { repeat: 1, minAgeS: 3, kdamond: true, firefox: true, stress: true, testArgs: [] };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === "--") {
+    if (a === "--help" || a === "-h") {
+      return { ...options, help: true };
+    } else if (a === "--") {
       options.testArgs = args.slice(i + 1);
       break;
     } else if (a === "--repeat" && args[i + 1] !== undefined) {
@@ -185,6 +196,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   } catch (error) {
     console.error(`under-load.mjs: ${error.message}`);
     process.exit(2);
+  }
+  if (options.help) {
+    console.log(HELP);
+    process.exit(0);
   }
   main(options).then(
     (ok) => process.exit(ok ? 0 : 1),

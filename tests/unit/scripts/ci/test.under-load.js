@@ -16,6 +16,8 @@ test("under-load: the three conditions by default, each can be left out; the sui
   });
   assert.throws(() => parseArgs(["--repeat", "0"]), /--repeat wants a count/);
   assert.throws(() => parseArgs(["--only", "unit"]), /unknown argument --only/);
+  assert.equal(parseArgs(["--help"]).help, true);
+  assert.equal(parseArgs(["--repeat", "2", "--", "--help"]).help, undefined, "a --help after -- is the suite's");
 });
 
 test("under-load: the stage a failed run of scripts/test.mjs names", () => {
