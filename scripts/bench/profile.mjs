@@ -36,7 +36,7 @@ export function madeProfile({ profileMade, profilePreset, profileSeed }, now, { 
   try {
     made = JSON.parse(fsApi.readFileSync(file, "utf8"));
   } catch (error) {
-    throw new Error(`--profile-made: cannot read ${file} (${error.code ?? error.message}): make it with node scripts/profile/make.mjs --preset ${profilePreset} --out ${profileMade}`);
+    throw new Error(`--profile-made: cannot read ${file} (${error.code ?? error.message}): make it with node scripts/profile/make.mjs --preset ${profilePreset} --out ${profileMade}`, { cause: error });
   }
   const wrong = [
     made.preset !== profilePreset && `its preset is ${made.preset}, not ${profilePreset}`,
