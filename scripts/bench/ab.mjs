@@ -39,8 +39,10 @@ export const COSTLY_ITERATIONS = 60_000_000;
  * - a content script at document_start in every page (`<all_urls>`; the presets' tabs are local
  *   files, which the presets open to add-ons) that computes as long again before the page goes
  *   on, as add-ons that rewrite or scan pages do. The pages session restore loads at once (each
- *   window's selected tab and the pinned tabs) load while SessionStore is still restoring,
- *   before sessionRestored, so that work takes the machine's cores during the start's path.
+ *   window's selected tab and the pinned tabs) start loading while SessionStore is still
+ *   restoring, so that work was expected to take a core during the start's path. Measured, it
+ *   did not (29 Nov, medium, quiet: removing the add-on "saved" -124 ms, -267 to 19, n.s.;
+ *   docs/design/start-costs.md): an add-on that delays sessionRestored is still to be made.
  */
 export function costlyAddonFiles(iterations = COSTLY_ITERATIONS) {
   const loop = `let h = 0;\nfor (let i = 0; i < ${iterations}; i++) { h = (h * 31 + i) | 0; }`;
