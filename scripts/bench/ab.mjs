@@ -29,20 +29,21 @@ export const AB_PREFS = { "telemetry.fog.test.localhost_port": -1 };
 export const COSTLY_ITERATIONS = 60_000_000;
 
 /**
- * The costly add-on, deliberately costly in two ways real add-ons are:
- * - its persistent background page computes for a while as it starts, then writes and reads back
- *   a few MB of storage, as add-ons that build their state at startup do. That work lies beside
- *   the start, not on its path: at APP_STARTUP Firefox starts background pages only once
- *   sessionstore-windows-restored is sent (ESR 153.8, ext-backgroundPage.js, onManifestEntry:
- *   ExtensionParent.browserStartupPromise), which is what sessionRestored records, and runs them
- *   in the extension process. Removing it saved nothing measurable (-21 ms, medium, 29 Nov).
- * - a content script at document_start in every page (`<all_urls>`; the presets' tabs are local
- *   files, which the presets open to add-ons) that computes as long again before the page goes
- *   on, as add-ons that rewrite or scan pages do. The pages session restore loads at once (each
- *   window's selected tab and the pinned tabs) start loading while SessionStore is still
- *   restoring, so that work was expected to take a core during the start's path. Measured, it
- *   did not (29 Nov, medium, quiet: removing the add-on "saved" -124 ms, -267 to 19, n.s.;
- *   docs/design/start-costs.md): an add-on that delays sessionRestored is still to be made.
+ * The costly add-on, deliberately costly the way add-ons that rewrite pages are: a content script
+ * at document_start in every page (`<all_urls>`; the presets' tabs are local files, which the
+ * presets open to add-ons) computes for a while, then asks its background page for its settings
+ * (runtime.sendMessage), and the persistent background computes as long again as it starts, then
+ * writes and reads back a few MB of storage.
+ *
+ * Why the message (ESR 153.8, docs/design/start-costs.md): at APP_STARTUP Firefox starts
+ * background pages only after sessionstore-windows-restored, which is what sessionRestored
+ * records (ext-backgroundPage.js: ExtensionParent.browserStartupPromise), so a background alone
+ * costs the start nothing (-21 ms, medium, 29 Nov). A content script alone did not either (-124
+ * ms, n.s.): every file:// page loads in Firefox's one file content process, one core at most.
+ * A message from a content script wakes the background at once (ExtensionParent.sys.mjs,
+ * normalizeArgs: extension.wakeupBackground), after the first window's delayed startup, which
+ * is when SessionStore begins restoring: the background's work then runs during the restore,
+ * beside the content script's, in a third process on a 2-core machine.
  */
 export function costlyAddonFiles(iterations = COSTLY_ITERATIONS) {
   const loop = `let h = 0;\nfor (let i = 0; i < ${iterations}; i++) { h = (h * 31 + i) | 0; }`;
@@ -62,13 +63,20 @@ export function costlyAddonFiles(iterations = COSTLY_ITERATIONS) {
       2,
     )}\n`,
     "background.js": [
-      "// Deliberately costly at startup: a fixed amount of work, then state read back.",
+      "// Deliberately costly at startup: a fixed amount of work, then state read back; answers its pages.",
       loop,
+      `browser.runtime.onMessage.addListener(() => Promise.resolve({ settings: h }));`,
       `const blob = "x".repeat(4 * 1024 * 1024);`,
       `browser.storage.local.get("state").then((got) => got.state ? null : browser.storage.local.set({ state: blob + h }));`,
       "",
     ].join("\n"),
-    "content.js": ["// Deliberately costly in every page: a fixed amount of work before the page goes on.", loop, `document.documentElement.dataset.costly = String(h);`, ""].join("\n"),
+    "content.js": [
+      "// Deliberately costly in every page: a fixed amount of work, then the page asks the background for its settings.",
+      loop,
+      `document.documentElement.dataset.costly = String(h);`,
+      `browser.runtime.sendMessage({ want: "settings" }).catch(() => null);`,
+      "",
+    ].join("\n"),
   };
 }
 
