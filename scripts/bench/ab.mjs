@@ -43,7 +43,9 @@ export const COSTLY_ITERATIONS = 60_000_000;
  * A message from a content script wakes the background at once (ExtensionParent.sys.mjs,
  * normalizeArgs: extension.wakeupBackground), after the first window's delayed startup, which
  * is when SessionStore begins restoring: the background's work then runs during the restore,
- * beside the content script's, in a third process on a 2-core machine.
+ * beside the content script's, in a third process on a 2-core machine. Measured, even that did
+ * not delay sessionRestored (-34 ms, -189 to 120, n.s.; docs/benchmarks.md): the add-on's
+ * figure is busy time, and an add-on that delays the start is still to be made.
  */
 export function costlyAddonFiles(iterations = COSTLY_ITERATIONS) {
   const loop = `let h = 0;\nfor (let i = 0; i < ${iterations}; i++) { h = (h * 31 + i) | 0; }`;
