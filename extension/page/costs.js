@@ -24,11 +24,14 @@ const MISSING_KEYS = {
   [MISSING.severalSamples]: "costsMissingSeveralSamples",
   [MISSING.stillStarting]: "costsMissingStillStarting",
   [MISSING.readError]: "costsMissingReadError",
+  [MISSING.noMilestone]: "costsMissingNoMilestone",
 };
 const SOURCE_KEYS = {
   [SOURCES.glean]: "costsSourceGlean",
   [SOURCES.gleanDelta]: "costsSourceGleanDelta",
+  [SOURCES.timeline]: "costsSourceTimeline",
   "glean-session-restore": "costsSourceSessionRestore",
+  "session-restore-path": "costsSourceSessionRestorePath",
 };
 /** Imported exports ([{name, records}], page/compare.js): their A/B runs make a figure a saving. */
 const state = { imports: [] };
@@ -46,6 +49,8 @@ const SESSION_ROWS = [
   ["tabsRestored", "costsSessionTabs", (v) => formatCount(v)],
   ["eagerTabsRestored", "costsSessionEagerTabs", (v) => formatCount(v)],
   ["untilEagerTabsRestoredMs", "costsSessionUntilEager", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+  ["restoringAtMs", "costsSessionRestoringAt", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+  ["restoringMs", "costsSessionRestoring", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
 ];
 
 const ms = (value) => formatMs(value, undefined, { fractionDigits: 1 });

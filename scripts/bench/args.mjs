@@ -2,7 +2,7 @@
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
 //                    [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--firefox PATH]
 //                    [--out FILE] [--timeout S] [--allow-warm] [--prefetch-flags "…"]
-//                    [--profile-preset small|medium|large] [--profile-seed N] [--no-dac-override]
+//                    [--profile-preset small|medium|large] [--profile-seed N] [--profile-made DIR] [--no-dac-override]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
 import { parseReadAheadKb } from "../lib/read-ahead.mjs";
@@ -27,7 +27,7 @@ export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
                         [--firefox PATH] [--out FILE] [--timeout SECONDS] [--budget-min M] [--retries N] [--allow-warm]
                         [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
-                        [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N] [--no-dac-override]
+                        [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N] [--profile-made DIR] [--no-dac-override]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
 
 Starts Firefox N times per scenario (plus one uncounted warm-up each), interleaved run by run,
@@ -117,6 +117,10 @@ every milestone through the extension and the native host.
                   Without it every launch starts on a fresh profile (one start behind it)
 --profile-seed N  the seed of that profile (default 1): the same seed, preset and day give the
                   same profile
+--profile-made DIR  take that profile from DIR, where scripts/profile/make.mjs made it today
+                  (\`node scripts/profile/make.mjs --preset P --out DIR\`), instead of making it
+                  again: its profile.json must name the same preset and seed, and today; the run
+                  copies it and never writes there (a run in a short window then only measures)
 --no-dac-override  run Firefox, the launch, the timed preloads and the login's command without
                   CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (setpriv; root only): a file root does
                   not own is then closed to them by its mode, as to an ordinary user. For the
@@ -179,6 +183,7 @@ export function parseBenchArgs(argv) {
         "prefetch-flags": { type: "string" },
         "profile-preset": { type: "string" },
         "profile-seed": { type: "string" },
+        "profile-made": { type: "string" },
         "no-dac-override": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -194,7 +199,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "budget-min", "retries", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed", "no-dac-override"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "budget-min", "retries", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed", "profile-made", "no-dac-override"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -242,6 +247,9 @@ export function parseBenchArgs(argv) {
   if (values["profile-seed"] !== undefined && profilePreset === null) {
     throw new UsageError("--profile-seed goes with --profile-preset (the seed of the realistic profile)");
   }
+  if (values["profile-made"] !== undefined && profilePreset === null) {
+    throw new UsageError("--profile-made goes with --profile-preset (the folder where that profile was made)");
+  }
   if (values["profile-seed"] !== undefined && !/^\d{1,9}$/.test(values["profile-seed"])) {
     throw new UsageError(`--profile-seed wants a whole number (up to 9 digits), not ${values["profile-seed"]}`);
   }
@@ -249,6 +257,7 @@ export function parseBenchArgs(argv) {
     command: "run",
     profilePreset,
     profileSeed: profilePreset === null ? null : Number(values["profile-seed"] ?? 1),
+    profileMade: values["profile-made"] ?? null,
     gapKib,
     stateHome: values["state-home"] ?? null,
     runs: values.runs === undefined ? DEFAULT_RUNS : positiveInteger(values.runs, "--runs"),

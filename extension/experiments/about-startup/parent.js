@@ -153,6 +153,10 @@
     for (const metric of SESSION_RESTORE_METRICS) {
       sessionRestore[metric] = gleanValue(() => Glean.sessionRestore[metric].testGetValue());
     }
+    // When SessionStore began restoring the windows (ms since the process began; set once per
+    // start that restores, SessionStore.sys.mjs initializeWindow): the start of session
+    // restore's own part of the path to sessionRestored (docs/design/start-costs.md).
+    sessionRestore.restoringAt = gleanValue(() => Glean.sessionRestore.startupTimeline.sessionRestoreRestoring.testGetValue());
     return {
       readAt: Date.now(),
       selfStartupReason: self?.startupReason ?? null,

@@ -141,7 +141,7 @@ export async function buildRecord({
   const browserInfo = (await orNull(getBrowserInfo())) ?? {};
   const platform = (await orNull(getPlatformInfo())) ?? {};
   const recordedAt = now();
-  const { costs, costsReading, addonStart } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, startedLater });
+  const { costs, costsReading, addonStart } = await readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, startedLater, sessionRestoredMs: milestones.sessionRestored ?? null });
   // An add-on installed or enabled during this run of Firefox records its start late: in
   // basic mode always (it saw no moment of the start), in full mode when that was more than
   // LATE_MS after the start was over (issue 39 #5: 10 minutes, "A warm start" with no note).
@@ -207,7 +207,7 @@ export function addonStartOf(reading, startedLater) {
  * and whether the add-on started after Firefox (addonStartOf). Basic mode, an add-on started
  * mid-run, or a failed read: costs {unavailable} with why.
  */
-async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, startedLater }) {
+async function readCosts({ mode, getStartCosts, previousCostsReading, processStart, selfId, startedLater, sessionRestoredMs = null }) {
   if (mode !== "full" || typeof getStartCosts !== "function") {
     return { costs: { unavailable: UNAVAILABLE.noExperimentApi }, costsReading: null, addonStart: addonStartOf(null, startedLater) };
   }
@@ -226,7 +226,7 @@ async function readCosts({ mode, getStartCosts, previousCostsReading, processSta
     const reason = typeof reading?.selfStartupReason === "string" ? { startupReason: reading.selfStartupReason } : {};
     return { costs: { unavailable: UNAVAILABLE.addonStartedLater, ...reason }, costsReading: reading, addonStart };
   }
-  return { costs: costsFromReading(reading, previousCostsReading, { processStart, selfId }), costsReading: reading, addonStart };
+  return { costs: costsFromReading(reading, previousCostsReading, { processStart, selfId, sessionRestoredMs }), costsReading: reading, addonStart };
 }
 
 /**

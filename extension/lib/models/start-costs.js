@@ -22,6 +22,9 @@ const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 export const SOURCES = {
   glean: "glean", // the only sample Glean holds
   gleanDelta: "glean-delta", // the growth since the previous start's reading
+  // Firefox's startup timeline: sessionRestored (getStartupInfo) less when SessionStore began
+  // restoring (Glean's sessionRestore.startupTimeline, this start's)
+  timeline: "startup-timeline",
 };
 
 /** Why a figure is missing (the page words each). */
@@ -31,6 +34,7 @@ export const MISSING = {
   severalSamples: "several-samples", // more than one new sample: which is this start's is unknown
   stillStarting: "still-starting", // the add-on had not finished starting when read
   readError: "read-error", // Glean threw
+  noMilestone: "no-milestone", // no sessionRestored at or after the moment SessionStore began restoring
 };
 
 /** Why a whole record has no costs. */
@@ -67,6 +71,8 @@ export const SESSION_RESTORE_FIELDS = [
   { metric: "numberOfTabsRestored", field: "tabsRestored", unit: "count" },
   { metric: "numberOfEagerTabsRestored", field: "eagerTabsRestored", unit: "count" },
   { metric: "autoRestoreDurationUntilEagerTabsRestored", field: "untilEagerTabsRestoredMs", unit: "ns" },
+  // a quantity: when SessionStore began restoring the windows, in ms since the process began
+  { metric: "restoringAt", field: "restoringAtMs", unit: "ms" },
 ];
 
 const isFiniteNumber = (v) => typeof v === "number" && Number.isFinite(v);
@@ -136,7 +142,7 @@ function inRecordUnit(figure, unit) {
  * (both getStartCosts replies; `before` may be null). `processStart` (epoch ms) dates the reading;
  * `selfId` is about:startup's own add-on id.
  */
-export function costsFromReading(now, before = null, { processStart = null, selfId = null } = {}) {
+export function costsFromReading(now, before = null, { processStart = null, selfId = null, sessionRestoredMs = null } = {}) {
   if (!gleanRecords(now)) {
     return { unavailable: UNAVAILABLE.gleanOff };
   }
@@ -166,6 +172,7 @@ export function costsFromReading(now, before = null, { processStart = null, self
       unit,
     );
   }
+  sessionRestore.restoringMs = restoringFigure(sessionRestore.restoringAtMs, sessionRestoredMs);
   const prefs = now?.sessionRestorePrefs ?? {};
   return {
     reader: now?.source ?? null,
@@ -177,6 +184,23 @@ export function costsFromReading(now, before = null, { processStart = null, self
       restoreOnDemand: typeof prefs.restoreOnDemand === "boolean" ? prefs.restoreOnDemand : null,
     },
   };
+}
+
+/**
+ * Session restore's own part of the path to sessionRestored: from when SessionStore began
+ * restoring the windows (`restoringAt`, this start's) to sessionRestored, which Firefox records
+ * once the last window is restored (SessionStore.sys.mjs, _sendRestoreCompletedNotifications).
+ * Its windows, their tabs and the extra windows it opens all lie inside it. A start with no
+ * restoring moment (nothing restored, or only an older start's value) has none: missing.
+ */
+function restoringFigure(restoringAt, sessionRestoredMs) {
+  if (!("value" in restoringAt)) {
+    return restoringAt;
+  }
+  if (!isFiniteNumber(sessionRestoredMs) || sessionRestoredMs < restoringAt.value) {
+    return { missing: MISSING.noMilestone };
+  }
+  return { value: Math.round((sessionRestoredMs - restoringAt.value) * 10) / 10, source: SOURCES.timeline };
 }
 
 function figureProblems(figure, path) {
@@ -262,12 +286,7 @@ export function causesOf(costs) {
       advice: addon.builtIn || addon.self ? null : "disable-addon",
     });
   }
-  // Reading the file, then restoring: the wait for the eager tabs spans the window's restore, so
-  // the larger of the two counts, never both.
-  const sr = costs.sessionRestore ?? {};
-  const [read, windowMs, eager] = ["readFileMs", "restoreWindowMs", "untilEagerTabsRestoredMs"].map((f) => valueOf(sr[f]));
-  const restoring = windowMs === null && eager === null ? null : Math.max(windowMs ?? 0, eager ?? 0);
-  const srMs = read === null && restoring === null ? null : (read ?? 0) + (restoring ?? 0);
+  const { ms: srMs, source: srSource } = sessionRestoreFigure(costs.sessionRestore ?? {});
   if (srMs !== null) {
     const onDemandOff = costs.settings?.restoreOnDemand === false;
     causes.push({
@@ -275,14 +294,32 @@ export function causesOf(costs) {
       id: "session-restore",
       name: null,
       version: null,
-      ms: Math.round(srMs * 10) / 10,
-      source: "glean-session-restore", // the sum of Glean's session restore metrics
-      fileSizeBytes: valueOf(sr.fileSizeBytes),
+      ms: srMs,
+      source: srSource,
+      fileSizeBytes: valueOf(costs.sessionRestore?.fileSizeBytes),
       actionable: onDemandOff || costs.settings?.restoresSession === true,
       advice: onDemandOff ? "restore-on-demand" : costs.settings?.restoresSession ? "restore-session-off" : null,
     });
   }
   return causes.sort((a, b) => b.ms - a.ms);
+}
+
+/**
+ * Session restore's figure: where the record has it, its part of the path to sessionRestored
+ * (initSession, then from when SessionStore began restoring to sessionRestored: the windows it
+ * opens and the tabs it loads at once lie inside; source "session-restore-path"); else the sum of
+ * reading the file and the longer of restoring the window and waiting for the eager tabs (the
+ * wait for the eager tabs spans the window's restore, so never both; "glean-session-restore"),
+ * which leaves out the extra windows and what they wait for.
+ */
+function sessionRestoreFigure(sr) {
+  const [read, init, windowMs, eager, path] = ["readFileMs", "initMs", "restoreWindowMs", "untilEagerTabsRestoredMs", "restoringMs"].map((f) => valueOf(sr[f]));
+  if (path !== null) {
+    return { ms: Math.round(((init ?? 0) + path) * 10) / 10, source: "session-restore-path" };
+  }
+  const restoring = windowMs === null && eager === null ? null : Math.max(windowMs ?? 0, eager ?? 0);
+  const ms = read === null && restoring === null ? null : Math.round(((read ?? 0) + (restoring ?? 0)) * 10) / 10;
+  return { ms, source: "glean-session-restore" };
 }
 
 /** The largest cause the user can act on, or null. */

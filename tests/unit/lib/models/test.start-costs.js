@@ -162,7 +162,7 @@ test("costsProblems: an unknown reason, a negative value or an unknown source is
   costs.addons[0].startupMs = { value: -1, source: "guess" };
   assert.deepEqual(costsProblems(costs), [
     "record.costs.addons[0].startupMs.value: must be a number ≥ 0",
-    "record.costs.addons[0].startupMs.source: must be one of glean, glean-delta",
+    "record.costs.addons[0].startupMs.source: must be one of glean, glean-delta, startup-timeline",
   ]);
 });
 
@@ -180,4 +180,28 @@ test("addonTrends: each add-on's startup by version across the history, and wher
     ],
   );
   assert.deepEqual(changes, [{ id: "u@example.org", name: "U", from: "1.61", to: "1.62", beforeMs: 110, afterMs: 305 }]);
+});
+
+test("session restore's part of the path: sessionRestored less when the session store began restoring, plus its init; missing without either", () => {
+  // A reading of an older experiment has no restoring moment: both figures missing, and the
+  // cause falls back to Glean's session restore metrics.
+  const old = costsFromReading(reading(2), reading(1), { sessionRestoredMs: 2272 });
+  assert.deepEqual(old.sessionRestore.restoringAtMs, { missing: MISSING.noSample });
+  assert.deepEqual(old.sessionRestore.restoringMs, { missing: MISSING.noSample });
+  assert.equal(causesOf(old).find((c) => c.kind === "session-restore").source, "glean-session-restore");
+  // With it (1,631 ms and sessionRestored 2,272 ms: a benchmark start of the medium preset, 29 Nov).
+  const withMoment = (r, at) => ({ ...r, sessionRestore: { ...r.sessionRestore, restoringAt: at === null ? null : { count: 1, sum: at, values: {} } } });
+  const [one, two] = [withMoment(reading(1), 1590), withMoment(reading(2), 1631)];
+  const costs = costsFromReading(two, one, { sessionRestoredMs: 2272 });
+  assert.deepEqual(costs.sessionRestore.restoringAtMs, { value: 1631, source: SOURCES.glean });
+  assert.deepEqual(costs.sessionRestore.restoringMs, { value: 641, source: SOURCES.timeline });
+  assert.deepEqual(costsProblems(costs), []);
+  const cause = causesOf(costs).find((c) => c.kind === "session-restore");
+  assert.equal(cause.source, "session-restore-path");
+  assert.equal(cause.ms, Math.round((641 + costs.sessionRestore.initMs.value) * 10) / 10);
+  // The same moment as the previous start's: an older start's value (nothing restored in this one).
+  assert.deepEqual(costsFromReading(withMoment(reading(2), 1590), one, { sessionRestoredMs: 2272 }).sessionRestore.restoringMs, { missing: MISSING.noNewSample });
+  // No sessionRestored, or one before the moment: not this start's path.
+  assert.deepEqual(costsFromReading(two, one).sessionRestore.restoringMs, { missing: MISSING.noMilestone });
+  assert.deepEqual(costsFromReading(two, one, { sessionRestoredMs: 1000 }).sessionRestore.restoringMs, { missing: MISSING.noMilestone });
 });

@@ -48,11 +48,19 @@ test("abRows: no figure on the page (basic-mode records) cannot be compared, and
   assert.match(abTable([row]), /\| missing \| cannot compare \|/);
 });
 
-test("the costly add-on: its id in the manifest, a fixed amount of work (no timed wait)", () => {
+test("the costly add-on: its id in the manifest, a fixed amount of work (no timed wait) in its background and at document_start in every page, which asks the background", () => {
   const files = costlyAddonFiles(1000);
-  assert.equal(JSON.parse(files["manifest.json"]).browser_specific_settings.gecko.id, COSTLY_ADDON_ID);
-  assert.match(files["background.js"], /i < 1000;/);
-  assert.doesNotMatch(files["background.js"], /setTimeout|Date\.now|performance/);
+  const manifest = JSON.parse(files["manifest.json"]);
+  assert.equal(manifest.browser_specific_settings.gecko.id, COSTLY_ADDON_ID);
+  // the pages session restore loads at once, before sessionRestored: on the start's path
+  assert.deepEqual(manifest.content_scripts, [{ matches: ["<all_urls>"], js: ["content.js"], run_at: "document_start" }]);
+  // the page asks its background, which wakes it during the restore; the background answers
+  assert.match(files["content.js"], /browser\.runtime\.sendMessage\(/);
+  assert.match(files["background.js"], /browser\.runtime\.onMessage\.addListener\(/);
+  for (const script of ["background.js", "content.js"]) {
+    assert.match(files[script], /i < 1000;/, script);
+    assert.doesNotMatch(files[script], /setTimeout|Date\.now|performance/, script);
+  }
 });
 
 test("the attribution table: the excess, each step with its CI and whether it counts, the single-cause arms beside", () => {

@@ -23,6 +23,7 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     prefetchFlags: [],
     profilePreset: null,
     profileSeed: null,
+    profileMade: null,
   });
 });
 
@@ -36,6 +37,13 @@ test("--profile-preset names a realistic profile, with seed 1 unless --profile-s
   assert.throws(() => parseBenchArgs(["--profile-seed", "3"]), /--profile-seed goes with --profile-preset/);
   assert.throws(() => parseBenchArgs(["--profile-preset", "small", "--profile-seed", "x"]), /--profile-seed wants a whole number/);
   assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--profile-preset", "small"]), /compare takes no --profile-preset/);
+});
+
+test("--profile-made takes the preset from a folder scripts/profile/make.mjs made, and goes with --profile-preset", () => {
+  assert.equal(parseBenchArgs(["--profile-preset", "medium"]).profileMade, null);
+  assert.equal(parseBenchArgs(["--profile-preset", "medium", "--profile-made", "/work/m"]).profileMade, "/work/m");
+  assert.throws(() => parseBenchArgs(["--profile-made", "/work/m"]), (e) => e instanceof UsageError && /--profile-made goes with --profile-preset/.test(e.message));
+  assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--profile-made", "/work/m"]), /compare takes no --profile-made/);
 });
 
 test("every option of a run", () => {
