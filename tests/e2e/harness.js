@@ -169,6 +169,8 @@ export async function startFirefox({
     get host() {
       return hostBinary;
     },
+    // The Firefox binary this session drives (before any copy staged for another user).
+    firefox: null,
     flavour,
     get driver() {
       return state.driver;
@@ -181,6 +183,7 @@ export async function startFirefox({
 
   try {
     const firefoxBinary = firefoxOption ?? defaultFirefox();
+    session.firefox = firefoxBinary;
     const geckodriverBinary = findGeckodriver();
     if (!geckodriverBinary) {
       throw new Error("geckodriver not found: set GECKODRIVER, put it on PATH, or `cargo install --locked geckodriver`");

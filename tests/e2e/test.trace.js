@@ -12,6 +12,7 @@ import { By } from "selenium-webdriver";
 import { artifactsFolder, privateInstall, useFirefox, waitFor } from "./harness.js";
 import { entriesByBuild } from "../../extension/lib/models/entries-by-build.js";
 import { isRoot } from "../../scripts/lib/users.mjs";
+import { inspectFirefox } from "../../scripts/lib/firefox-kind.mjs";
 import { homeStateDir } from "../../scripts/lib/state-layout.mjs";
 import { endProcess, endProcessesWithHome, runHostCli } from "./processes.js";
 
@@ -233,8 +234,11 @@ describe("the page draws a trace", () => {
       return p.state === "none" ? p : null;
     }, { message: "the trace section's answer" });
     // The host names itself as it runs (issue 19): by its absolute path here (not on PATH), and
-    // without sudo, since this host already runs as root.
-    assert.match(page.command, /^\/\S+\/about-startup-host launch --cold --trace$/);
+    // without sudo, since this host already runs as root; and the install the page runs from
+    // (issue 37), not the one a PATH would find.
+    const install = fs.realpathSync(inspectFirefox(ctx.ff.firefox).dir);
+    assert.match(page.command, /^\/\S+\/about-startup-host launch --cold --trace --firefox \S+$/);
+    assert.equal(page.command.split(" --firefox ")[1], install);
     assert.ok(fs.existsSync(page.command.split(" ")[0]), `${page.command} names a binary that is there`);
     await shot(driver, "trace-none");
   });
