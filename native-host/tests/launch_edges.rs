@@ -51,6 +51,16 @@ impl Install {
     }
 }
 
+/// `launch --json`'s trace (null if it printed none), with the stand-in Firefox it started ended:
+/// the stand-ins sleep on after the start so that only quiet can end the recording.
+fn trace_ending_its_firefox(out: &Output) -> Value {
+    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    if let Some(pid) = trace["pid"].as_i64() {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    trace
+}
+
 /// An install folder whose `firefox` runs `script` (sh), with a copy of `sleep` beside it.
 fn install(script: &str) -> Install {
     let tmp = tempfile::tempdir().unwrap();
@@ -229,10 +239,7 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
         &["launch", "--json"],
         &["-profile", profile.to_str().unwrap()],
     );
-    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    if let Some(pid) = trace["pid"].as_i64() {
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-    }
+    let trace = trace_ending_its_firefox(&out);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(trace["session_restored_reached"], true, "{trace}");
     assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
@@ -258,10 +265,7 @@ fn quiet_before_the_first_checkpoint_does_not_end_the_start() {
         &["launch", "--json"],
         &["-profile", profile.to_str().unwrap()],
     );
-    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    if let Some(pid) = trace["pid"].as_i64() {
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-    }
+    let trace = trace_ending_its_firefox(&out);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(trace["session_restored_reached"], true, "{trace}");
     assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
@@ -280,10 +284,7 @@ fn firefoxs_startup_lock_is_not_its_profile() {
     );
     let temp = ff.folder("run");
     let out = ff.run_env(&["launch", "--json"], &[("TMPDIR", &temp)]);
-    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    if let Some(pid) = trace["pid"].as_i64() {
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-    }
+    let trace = trace_ending_its_firefox(&out);
     assert!(
         temp.join("firefox/.parentlock").exists(),
         "the lock was made"
@@ -311,10 +312,7 @@ fn the_profile_is_the_lock_beside_the_startup_lock() {
     )
     .unwrap();
     let out = ff.run_env(&["launch", "--json"], &[("TMPDIR", &temp)]);
-    let trace: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    if let Some(pid) = trace["pid"].as_i64() {
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-    }
+    let trace = trace_ending_its_firefox(&out);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(trace["session_restored_reached"], true, "{trace}");
     assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
