@@ -61,6 +61,18 @@ fn trace_ending_its_firefox(out: &Output) -> Value {
     trace
 }
 
+/// The recording got to the session's restore in `profile`, then ended on quiet.
+fn assert_restored_then_quiet(out: &Output, trace: &Value, profile: &Path) {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(trace["session_restored_reached"], true, "{trace}");
+    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
+    assert_eq!(
+        trace["profile"]["dir"],
+        profile.to_str().unwrap(),
+        "{trace}"
+    );
+}
+
 /// An install folder whose `firefox` runs `script` (sh), with a copy of `sleep` beside it.
 fn install(script: &str) -> Install {
     let tmp = tempfile::tempdir().unwrap();
@@ -240,14 +252,7 @@ fn quiet_before_the_session_is_restored_does_not_end_the_start() {
         &["-profile", profile.to_str().unwrap()],
     );
     let trace = trace_ending_its_firefox(&out);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(trace["session_restored_reached"], true, "{trace}");
-    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
-    assert_eq!(
-        trace["profile"]["dir"],
-        profile.to_str().unwrap(),
-        "{trace}"
-    );
+    assert_restored_then_quiet(&out, &trace, &profile);
     assert_eq!(stored_traces(&ff.home), 1);
 }
 
@@ -313,14 +318,7 @@ fn the_profile_is_the_lock_beside_the_startup_lock() {
     .unwrap();
     let out = ff.run_env(&["launch", "--json"], &[("TMPDIR", &temp)]);
     let trace = trace_ending_its_firefox(&out);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(trace["session_restored_reached"], true, "{trace}");
-    assert_eq!(trace["ended_by_code"], "quiet", "{trace}");
-    assert_eq!(
-        trace["profile"]["dir"],
-        profile.to_str().unwrap(),
-        "{trace}"
-    );
+    assert_restored_then_quiet(&out, &trace, &profile);
 }
 
 /// Issue 30 #6: `launch --cold` while another process maps the install's files said "(cold)"
