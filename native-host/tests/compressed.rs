@@ -8,6 +8,8 @@
 //! Needs squashfs-tools and squashfs-tools-ng (.ci/run installs both); the mounting part needs
 //! root and is `#[ignore]`d (npm test runs it with --ignored as root).
 
+#[path = "support/executable.rs"]
+mod executable;
 #[path = "support/install_fixture.rs"]
 mod fixture;
 #[path = "support/traced_start.rs"]
@@ -431,8 +433,7 @@ fn a_snaps_unreadable_image_leaves_the_prefetch_off_and_nothing_is_read() {
         chown(&entry.unwrap().path());
     }
     let bin = m.fx.root.path().join("about-startup-host");
-    std::fs::copy(BIN, &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable::copy_executable(Path::new(BIN), &bin);
     let out = m.fx.root.path().join("out");
     std::fs::write(&out, b"").unwrap();
     chown(&out);

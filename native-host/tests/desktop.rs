@@ -3,6 +3,9 @@
 //! folder that starts empty. The entry written must run Firefox through this very binary, and
 //! disable must leave the system's entry byte for byte as it was.
 
+#[path = "support/executable.rs"]
+mod executable;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -23,8 +26,7 @@ fn staged_binary() -> (tempfile::TempDir, std::path::PathBuf) {
         .unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let bin = dir.path().join("about-startup-host");
-    std::fs::copy(BIN, &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable::copy_executable(Path::new(BIN), &bin);
     let bin = bin.canonicalize().unwrap();
     (dir, bin)
 }

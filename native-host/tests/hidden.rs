@@ -10,6 +10,8 @@
 //! binary and the fixture under /var/tmp (on disk: tmpfs pages cannot be evicted), which it
 //! opens up to other users.
 
+#[path = "support/executable.rs"]
+mod executable;
 #[path = "support/install_fixture.rs"]
 mod fixture;
 
@@ -100,8 +102,7 @@ fn root_owned_file_is_hidden_from_nobody_and_exact_for_root() {
     let fx = Fixture::new_in(Path::new(REACHABLE));
     // A copy of the binary beside the fixture, reachable whatever folder the checkout is in.
     let bin = fx.root.path().join("about-startup-host");
-    std::fs::copy(BIN, &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable::copy_executable(Path::new(BIN), &bin);
     let lib = fx.ff.join("libxul.so");
     let owned = fx.ff.join("browser/omni.ja");
     std::os::unix::fs::chown(&owned, Some(NOBODY), Some(NOBODY)).unwrap();

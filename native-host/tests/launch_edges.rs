@@ -4,6 +4,9 @@
 //! of `sleep` standing in for a second Firefox that maps the install's files. No tracer (no
 //! `--trace`): /proc is sampled, as for any user.
 
+#[path = "support/executable.rs"]
+mod executable;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
@@ -90,7 +93,7 @@ fn install(script: &str) -> Install {
         .into_iter()
         .find(|p| Path::new(p).exists())
         .unwrap();
-    std::fs::copy(sleep, dir.join("firefox-helper")).unwrap();
+    executable::copy_executable(Path::new(sleep), &dir.join("firefox-helper"));
     let home = tmp.path().join("home");
     std::fs::create_dir(&home).unwrap();
     Install { tmp, dir, home }
@@ -130,19 +133,12 @@ struct Helper(Child);
 
 impl Helper {
     fn start(dir: &Path) -> Helper {
-        // The copy was just written: a fork of another test's thread may hold it open for a
-        // moment, and exec then fails with ETXTBSY ("Text file busy": failed once in a full
-        // cargo test under load). Tried again, as learn/workingset/record.rs's tests do.
-        let mut tries = 0;
-        let child = loop {
-            match Command::new(dir.join("firefox-helper")).arg("300").spawn() {
-                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                started => break started.unwrap(),
-            }
-        };
+        // Copied by copy_executable, so no fork of another test's thread holds it open for
+        // writing (exec failed once with ETXTBSY in a full cargo test under load).
+        let child = Command::new(dir.join("firefox-helper"))
+            .arg("300")
+            .spawn()
+            .unwrap();
         // Running once /proc/<pid>/exe is the copy (after the exec).
         let pid = child.id();
         let exe = dir.join("firefox-helper");

@@ -4,6 +4,8 @@
 //! the prefetcher must read exactly the traced pages that are not cached, as an ordinary user
 //! too (root-only part `#[ignore]`d: `npm test` runs it as root).
 
+#[path = "support/executable.rs"]
+mod executable;
 #[path = "support/install_fixture.rs"]
 mod fixture;
 #[path = "support/traced_start.rs"]
@@ -547,8 +549,7 @@ fn an_ordinary_user_prefetches_files_whose_cache_state_the_kernel_hides() {
     assert_eq!(sys::geteuid(), 0, "this test needs root");
     let (fx, state) = fixture_with_trace(Path::new("/var/tmp"));
     let bin = fx.root.path().join("about-startup-host");
-    std::fs::copy(BIN, &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable::copy_executable(Path::new(BIN), &bin);
     // The state folder is nobody's; the install stays root's (mincore would lie to nobody).
     for dir in [
         state.clone(),
@@ -912,8 +913,7 @@ fn an_ordinary_user_prefetches_their_own_profile_and_root_never_reads_it() {
     let fx = fixture::Fixture::new_in(Path::new("/var/tmp"));
     fake_firefox(&fx.ff);
     let bin = fx.root.path().join("about-startup-host");
-    std::fs::copy(BIN, &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable::copy_executable(Path::new(BIN), &bin);
     let profile = Profile::new(fx.root.path());
     let nobody = |path: &Path| {
         let status = Command::new("chown")

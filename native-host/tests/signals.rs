@@ -8,8 +8,12 @@
 //! ([`LIVENESS`]), far beyond the host's own 10 s grace; what is asserted is how the host ended
 //! and what it said.
 
+#[path = "support/executable.rs"]
+mod executable;
+
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -49,7 +53,7 @@ fn stage() -> Stage {
     .unwrap();
     std::fs::set_permissions(&firefox, std::fs::Permissions::from_mode(0o755)).unwrap();
     let host = tmp.path().join("about-startup-host");
-    std::fs::copy(env!("CARGO_BIN_EXE_about-startup-host"), &host).unwrap();
+    executable::copy_executable(Path::new(env!("CARGO_BIN_EXE_about-startup-host")), &host);
     let home = tmp.path().join("home");
     std::fs::create_dir(&home).unwrap();
     std::os::unix::fs::chown(&home, Some(65534), Some(65534)).unwrap();

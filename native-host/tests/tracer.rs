@@ -17,6 +17,9 @@
 //! user's ([`Tracer::start`]); what it follows runs as that user too ([`as_user`]). Nothing of
 //! the tracer changes for the tests.
 
+#[path = "support/executable.rs"]
+mod executable;
+
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -609,7 +612,7 @@ fn a_setgid_program_of_the_tree_is_not_handed_over_among_a_flood_of_execs() {
     let secret = cold_file(tmp.path(), "secret", 1);
     std::os::unix::fs::chown(&secret, Some(0), Some(42)).unwrap();
     let sgcat = tmp.path().join("sgcat");
-    std::fs::copy("/bin/cat", &sgcat).unwrap();
+    executable::copy_executable(Path::new("/bin/cat"), &sgcat);
     std::os::unix::fs::chown(&sgcat, Some(0), Some(42)).unwrap();
     std::fs::set_permissions(&sgcat, std::fs::Permissions::from_mode(0o2755)).unwrap();
     let key = file_key(&secret);

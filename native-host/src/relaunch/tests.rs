@@ -18,7 +18,7 @@ fn fake_install() -> tempfile::TempDir {
         .into_iter()
         .find(|p| Path::new(p).exists())
         .unwrap();
-    std::fs::copy(sleep, dir.path().join("firefox")).unwrap();
+    crate::os::test_support::copy_executable(Path::new(sleep), &dir.path().join("firefox"));
     dir
 }
 

@@ -258,7 +258,7 @@ mod tests {
             .into_iter()
             .find(|p| Path::new(p).exists())
             .expect("a sleep binary");
-        std::fs::copy(system_sleep, &exe).unwrap();
+        crate::os::test_support::copy_executable(Path::new(system_sleep), &exe);
         let mut child = spawn_copied(&exe);
         let pid = i32::try_from(child.id()).unwrap();
         let state = StateDir::create_at(&dir.path().join("state")).unwrap();
@@ -304,24 +304,14 @@ mod tests {
         assert!(merged.iter().all(|f| !f.resident), "{merged:?}");
     }
 
-    /// Start `exe` (`sleep 30`, no environment), once the copy that just wrote it is closed in
-    /// every process: a fork of another test's thread may hold the written file open for a
-    /// moment (ETXTBSY).
+    /// Start `exe` (`sleep 30`, no environment): copied by copy_executable, so no fork of
+    /// another test's thread holds it open for writing (ETXTBSY).
     fn spawn_copied(exe: &Path) -> std::process::Child {
-        let mut tries = 0;
-        loop {
-            match std::process::Command::new(exe)
-                .arg("30")
-                .env_clear()
-                .stdin(std::process::Stdio::null())
-                .spawn()
-            {
-                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                started => return started.unwrap(),
-            }
-        }
+        std::process::Command::new(exe)
+            .arg("30")
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
     }
 }
