@@ -6,7 +6,7 @@
 use std::io;
 use std::path::Path;
 
-use super::{ImageOutcome, MAX_ERRORS};
+use super::outcome::{ImageOutcome, MAX_ERRORS};
 use crate::firefox::compressed::FileBlocks;
 use crate::learn::prefetch::PrefetchPlan;
 
