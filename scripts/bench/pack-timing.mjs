@@ -421,7 +421,7 @@ async function main(argv) {
 
 Command (as root, in the quiet window, under \`flock /work/bench.lock\`): \`${command}\` on
 ${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, 30:150 throttle
-(\`--slow-disk ${o["slow-disk"]}\`), readahead ${o["read-ahead-kb"]} KiB (the images' disk at ${mountKb === null ? "its own window" : `${mountKb} KiB`} when they were mounted), DAMON paused. Three runs of \`npm run bench\`, one after
+(\`--slow-disk ${o["slow-disk"]}\`), readahead ${o["read-ahead-kb"]} KiB (the images' disk at ${mountKb === null ? "its own window" : `${mountKb} KiB`} when they were mounted), DAMON paused. ${["No", "One run", "Two runs", "Three runs"][chosen.length]} of \`npm run bench\`, one after
 the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min)`).join(", ")}.
 Both images loop-mounted read-only by root (\`mount -t squashfs -o loop,ro\`); the packed image is
 \`about-startup-host pack\`'s (${packedFormat}, \`-sort\` by the traced start), the Snap-shaped one
