@@ -9,7 +9,7 @@
 // Firefox start: bytes and CPU seconds. It writes its table into docs/benchmarks.md. A script,
 // not a test: nothing here asserts a speed.
 //
-//   node native-host/bench/pack-sweep.mjs --state-home DIR [--firefox DIR] [--formats lzo:128,zstd:128,…]
+//   node native-host/bench/pack-sweep.mjs --state-home DIR [--firefox DIR] [--formats lzo:128,zstd:128:15,zstd:128,…]
 //        [--runs N] [--work DIR] [--out FILE]
 //
 // --state-home: an XDG_STATE_HOME holding a traced start of the install's build (`sudo
@@ -38,7 +38,7 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help || !opts['state-home']) {
-  console.log('usage: node native-host/bench/pack-sweep.mjs --state-home DIR [--firefox DIR] [--formats comp:KiB,…] [--runs N] [--work DIR] [--out FILE]');
+  console.log('usage: node native-host/bench/pack-sweep.mjs --state-home DIR [--firefox DIR] [--formats comp:KiB[:level],…] [--runs N] [--work DIR] [--out FILE]');
   process.exit(opts.help ? 0 : 2);
 }
 if (process.getuid() !== 0) {
@@ -133,14 +133,15 @@ const version = run('mksquashfs', ['-version'], { allowFail: true }).stdout.spli
 const rows = [];
 const installBytes = Number(run('du', ['-sb', install]).stdout.split('\t')[0]);
 for (const spec of opts.formats.split(',')) {
-  const [comp, kib] = spec.split(':');
-  console.log(`squashfs ${comp}, ${kib} KiB: packing …`);
-  const built = timed(host, ['pack', '--json', '--comp', comp, '--block-kib', kib, '--firefox', install], { env });
+  // comp:KiB[:level] (no level: pack's default for the compressor, zstd's 19).
+  const [comp, kib, level] = spec.split(':');
+  console.log(`squashfs ${comp}${level ? ` level ${level}` : ''}, ${kib} KiB: packing …`);
+  const built = timed(host, ['pack', '--json', '--comp', comp, '--block-kib', kib, ...(level ? ['--level', level] : []), '--firefox', install], { env });
   const reply = JSON.parse(built.out);
   const image = reply.packed.image;
   const m = measure(image, 'squashfs');
   const row = {
-    format: `squashfs ${comp}`,
+    format: `squashfs ${comp}${reply.packed.level ? ` level ${reply.packed.level}` : ''}`,
     kib: Number(kib),
     bytesImage: reply.packed.bytes_image,
     needed: reply.saving?.bytes_compressed ?? null,

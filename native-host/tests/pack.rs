@@ -124,6 +124,16 @@ fn a_packed_firefox_starts_from_its_image_and_never_once_the_build_changed() {
     assert_eq!(reply["packed"]["mount_point"], mnt.to_str().unwrap());
     assert!(reply["packed"]["bytes_image"].as_u64().unwrap() > 0);
     assert!(env.pack_dir().join("firefox.squashfs").is_file());
+    // zstd at pack's level, as the image itself says (its stored compressor options).
+    assert_eq!(reply["packed"]["compressor"], "zstd");
+    assert_eq!(reply["packed"]["level"], 19);
+    let stat = Command::new("unsquashfs")
+        .arg("-s")
+        .arg(env.pack_dir().join("firefox.squashfs"))
+        .output()
+        .unwrap();
+    let stat = String::from_utf8_lossy(&stat.stdout);
+    assert!(stat.contains("compression-level 19"), "{stat}");
 
     // The same build: Firefox starts from the image, through the desktop entry's command.
     let (ran, said) = env.launch();

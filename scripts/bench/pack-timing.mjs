@@ -11,7 +11,7 @@
 //
 //   sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR
 //        [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128]
-//        [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB] [--work DIR] [--doc FILE]
+//        [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE]
 //        [--only plain,packed,snap] [--reuse]
 //
 // --packed: the image `about-startup-host pack` made (its state folder's pack/firefox.squashfs);
@@ -34,11 +34,11 @@ import { diskOf } from "../lib/slow-disk.mjs";
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 
 /** The three runs: which install, which scenarios, how many runs, extra bench flags. Pure. */
-export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginDelay }) {
+export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginDelay, packedFormat = "zstd, 128 KiB" }) {
   return [
     { key: "plain", label: "plain install", firefox: plainDir, scenarios: ["cold", "hot"], runs, flags: [] },
     // No packed cold: the targets do not need it, and it would not fit the 20 minutes' window.
-    { key: "packed", label: "packed (zstd, 128 KiB)", firefox: packedMount, scenarios: ["launch-prefetch", "hot"], runs, flags: [] },
+    { key: "packed", label: `packed (${packedFormat})`, firefox: packedMount, scenarios: ["launch-prefetch", "hot"], runs, flags: [] },
     {
       key: "snap",
       label: "Snap-shaped (lzo, 0600 image)",
@@ -114,6 +114,25 @@ export function targets(runs, { ratio = 0.25 } = {}) {
   };
   c.holds = c.n >= 5 && c.paths.every((p) => p.n >= 5 && p.median !== null && !p.slower);
   return { a, b, c };
+}
+
+/**
+ * An image's format as `unsquashfs -s` prints it: "zstd level 19, 128 KiB" (the level only
+ * where the image stores compressor options; mksquashfs's zstd default is 15), or null. Pure.
+ */
+export function imageFormat(stat) {
+  const comp = /^Compression (\S+)$/m.exec(stat)?.[1];
+  const block = Number(/^Block size (\d+)$/m.exec(stat)?.[1]);
+  if (!comp || !block) return null;
+  const level = /^\s*compression-level (\d+)$/m.exec(stat)?.[1] ?? (comp === "zstd" ? "15" : null);
+  const frag = /^Fragments are not stored$/m.test(stat) ? ", no fragments" : "";
+  return `${comp}${level ? ` level ${level}` : ""}, ${block / 1024} KiB${frag}`;
+}
+
+/** The images' disk's window at mount time in KiB: --mount-read-ahead-kb, else --read-ahead-kb; "disk": null (left as it is). Pure. */
+export function mountReadAheadKb(mount, readAhead) {
+  const text = mount ?? readAhead;
+  return text === "disk" ? null : parseReadAheadKb(text);
 }
 
 /** The floor of a start from an image: its needed bytes over the bandwidth, plus the CPU. Pure. */
@@ -290,7 +309,7 @@ async function main(argv) {
     },
   });
   if (o.help || !o.packed || !o.snap || !o.state) {
-    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse]");
+    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse]");
     process.exit(o.help ? 0 : 2);
   }
   if (process.getuid() !== 0) {
@@ -303,6 +322,7 @@ async function main(argv) {
   fs.mkdirSync(work, { recursive: true });
   const plainDir = fs.realpathSync(o.firefox);
   const packedImage = fs.realpathSync(o.packed);
+  const packedFormat = imageFormat(sh("unsquashfs", ["-s", packedImage]).stdout) ?? "squashfs";
   const snapImage = fs.realpathSync(o.snap);
   // The Snap's image: 0600 and not root's, so that root without its DAC capabilities (the
   // Snap run's --no-dac-override) is refused it by its mode, as a Snap user is.
@@ -318,18 +338,20 @@ async function main(argv) {
   for (const name of ["SIGINT", "SIGTERM"]) {
     process.on(name, () => process.exit(130));
   }
-  // --mount-read-ahead-kb: the images' disk's readahead window while they are mounted. The loop
-  // driver reads its backing file through the page cache with the window that file was opened
-  // with (the disk's at mount time, not bench.mjs's --read-ahead-kb set later): at this VM's
-  // 8 MiB a start through the mount reads most of the image (docs/benchmarks.md, issue 41).
-  const mountReadAhead =
-    o["mount-read-ahead-kb"] === undefined ? null : setReadAheadKb(diskOf(path.dirname(packedImage)), parseReadAheadKb(o["mount-read-ahead-kb"]));
+  // --mount-read-ahead-kb: the images' disk's readahead window while they are mounted (default:
+  // --read-ahead-kb; "disk" keeps the disk's own). The loop driver reads its backing file through
+  // the page cache with the window that file was opened with (the disk's at mount time, not
+  // bench.mjs's --read-ahead-kb set later): at this VM's 8 MiB a start through the mount reads
+  // most of the image (docs/benchmarks.md, issue 41). The emulated disk is a desktop's, whose
+  // window (the kernel's default 128 KiB) is the same at mount time as at the start.
+  const mountKb = mountReadAheadKb(o["mount-read-ahead-kb"], o["read-ahead-kb"]);
+  const mountReadAhead = mountKb === null ? null : setReadAheadKb(diskOf(path.dirname(packedImage)), mountKb);
   mountImage(packedImage, mounts.packed);
   mountImage(snapImage, mounts.snap);
   mountReadAhead?.restore();
 
   const started = new Date();
-  const all = plans({ plainDir, packedMount: mounts.packed, snapMount: mounts.snap, runs: Number(o.runs), snapRuns: Number(o["snap-runs"]), loginDelay: Number(o["login-delay"]) });
+  const all = plans({ plainDir, packedMount: mounts.packed, snapMount: mounts.snap, runs: Number(o.runs), snapRuns: Number(o["snap-runs"]), loginDelay: Number(o["login-delay"]), packedFormat });
   const chosen = o.only ? all.filter((p) => o.only.split(",").includes(p.key)) : all;
   const docs = {};
   const minutes = {};
@@ -399,10 +421,10 @@ async function main(argv) {
 
 Command (as root, in the quiet window, under \`flock /work/bench.lock\`): \`${command}\` on
 ${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, 30:150 throttle
-(\`--slow-disk ${o["slow-disk"]}\`), readahead ${o["read-ahead-kb"]} KiB, DAMON paused. Three runs of \`npm run bench\`, one after
+(\`--slow-disk ${o["slow-disk"]}\`), readahead ${o["read-ahead-kb"]} KiB (the images' disk at ${mountKb === null ? "its own window" : `${mountKb} KiB`} when they were mounted), DAMON paused. ${["No", "One run", "Two runs", "Three runs"][chosen.length]} of \`npm run bench\`, one after
 the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min)`).join(", ")}.
 Both images loop-mounted read-only by root (\`mount -t squashfs -o loop,ro\`); the packed image is
-\`about-startup-host pack\`'s (zstd, 128 KiB, \`-sort\` by the traced start), the Snap-shaped one
+\`about-startup-host pack\`'s (${packedFormat}, \`-sort\` by the traced start), the Snap-shaped one
 \`mksquashfs … -comp lzo -b 131072 -no-fragments -no-xattrs\` made 0600 and another user's,
 its scenarios run with \`--no-dac-override\` (Firefox, the launch and the preloads as root
 without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH: refused the image by its mode, as a Snap user is

@@ -508,6 +508,10 @@ pub(super) struct PackArgs {
     /// mksquashfs's compressor: gzip, lzo, lz4, xz, zstd, lzma.
     #[arg(long, value_name = "NAME", default_value = "zstd")]
     pub(super) comp: String,
+    /// The compressor's level (mksquashfs -Xcompression-level: gzip and lzo 1-9, zstd 1-22)
+    /// [default: 19 for zstd, else the compressor's own].
+    #[arg(long, value_name = "N")]
+    pub(super) level: Option<u32>,
     /// Block size in KiB (a power of two, 4 to 1024).
     #[arg(long, value_name = "KIB", default_value_t = 128)]
     pub(super) block_kib: u32,

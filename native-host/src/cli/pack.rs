@@ -8,6 +8,14 @@ use crate::state::StateDir;
 use super::args::PackArgs;
 use super::render::{megabytes, print_json, share};
 
+/// "zstd level 19", or the compressor alone at its own default.
+fn compression(compressor: &str, level: Option<u32>) -> String {
+    level.map_or_else(
+        || compressor.to_owned(),
+        |l| format!("{compressor} level {l}"),
+    )
+}
+
 fn seconds(ms: u64) -> String {
     format!("{:.1}", ms as f64 / 1000.0)
 }
@@ -35,7 +43,7 @@ fn print_packed(p: &Packed, current: Result<(), pack::NotUsed>) {
         p.install_dir.display(),
         p.build_id.as_deref().unwrap_or("unknown"),
         p.image.display(),
-        p.compressor,
+        compression(&p.compressor, p.level),
         p.block_size / 1024,
         if p.sorted_files > 0 {
             format!("{} files in the traced start's order", p.sorted_files)
@@ -174,6 +182,7 @@ pub(super) fn pack_cmd(args: &PackArgs) -> anyhow::Result<()> {
     let found = install::locate(args.firefox.as_deref(), None)?;
     let opts = Options {
         compressor: args.comp.clone(),
+        level: args.level.or_else(|| pack::default_level(&args.comp)),
         block_size: args.block_kib.saturating_mul(1024),
         sort: !args.no_sort,
     };
@@ -181,7 +190,7 @@ pub(super) fn pack_cmd(args: &PackArgs) -> anyhow::Result<()> {
         eprintln!(
             "packing {} with mksquashfs ({}, {} KiB blocks)…",
             found.dir.display(),
-            opts.compressor,
+            compression(&opts.compressor, opts.level),
             args.block_kib
         );
     }

@@ -30,6 +30,10 @@ pub struct Packed {
     /// The image's inode and size when made: a file swapped in since is not mounted.
     pub image_ino: u64,
     pub compressor: String,
+    /// mksquashfs's `-Xcompression-level`; `None`: the compressor's default (records made before
+    /// `pack` chose a level: zstd's 15).
+    #[serde(default)]
+    pub level: Option<u32>,
     pub block_size: u32,
     /// Files ordered by the traced start (`mksquashfs -sort`), 0 when no trace of this build.
     pub sorted_files: u64,

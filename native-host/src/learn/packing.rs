@@ -5,7 +5,7 @@
 //! Three ways to the compressed figure, best first:
 //! - the install runs from a compressed mount whose image this user may read (a packed Firefox,
 //!   a readable squashfs): the plan mapped through the image's own blocks (rdsquashfs, as the
-//!   prefetch maps it, learn/prefetch/image.rs), gaps not counted;
+//!   prefetch maps it, learn/prefetch/image/map.rs), gaps not counted;
 //! - the install is packed and the image is current (`pack`): the same, through that image;
 //! - otherwise an estimate: every block of `block_size` a planned read touches is read from the
 //!   install file and compressed here with LZ4 (squashfs's `lz4`, which mksquashfs stores as is

@@ -1,7 +1,7 @@
 //! The image behind a compressed mount, checked before anything reads it (a regular file reached
 //! without a symlink, its squashfs superblock the mounted filesystem's), and where a file's
 //! bytes lie in it (rdsquashfs `--stat`): the map the image prefetch and what packing would
-//! save read through (learn/prefetch/image.rs, learn/packing.rs).
+//! save read through (learn/prefetch/image/, learn/packing.rs).
 
 use std::fs::File;
 use std::io;

@@ -45,7 +45,7 @@ pub struct LastPrefetch {
     /// (read the image's ranges, or left off and why); absent for a plain install.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compressed: Option<crate::firefox::compressed::Compressed>,
-    /// What the image prefetch mapped and read (learn/prefetch/image.rs).
+    /// What the image prefetch mapped and read (learn/prefetch/image/mod.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_read: Option<super::image::ImageOutcome>,
 }

@@ -54,7 +54,7 @@ pub enum Reason {
     /// `auto`, and the window is small or unknown: beside.
     SmallWindow,
     /// `auto`, and the install is on a compressed mount: beside, whatever the window. The
-    /// prefetch there reads the image raw (learn/prefetch/image.rs), which takes nothing from
+    /// prefetch there reads the image raw (learn/prefetch/image/), which takes nothing from
     /// the mount's decompressor; read first, it held a CPU-bound start back by its whole time
     /// (2.5 s for 73 MB of a zstd image on the 30 MiB/s disk, the loop device's window 2,560
     /// KiB: docs/benchmarks.md, issue 41).

@@ -68,7 +68,7 @@ test("a finished preload says when it ended: the time that day, the date too on 
 });
 
 test("a planned preload of an install on a compressed mount says what the host did there, from the reply's compressed", () => {
-  // The reply as the host's preload_summary makes it (native-host/src/learn/prefetch/image.rs,
+  // The reply as the host's preload_summary makes it (native-host/src/learn/prefetch/image/mod.rs,
   // its test of a Snap whose image this user may not read): nothing read, cache "image", the
   // install's compressed object with its verdict and reason, bytes_planned null.
   const snap = {

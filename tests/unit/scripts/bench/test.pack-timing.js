@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { byScenario, floorMs, plans, rows, spliceSection, table, targetLines, targets, waitMs } from "../../../../scripts/bench/pack-timing.mjs";
+import { byScenario, floorMs, imageFormat, mountReadAheadKb, plans, rows, spliceSection, table, targetLines, targets, waitMs } from "../../../../scripts/bench/pack-timing.mjs";
 
 // Bench records as scripts/bench.mjs writes them (only the fields these helpers read).
 const rec = (scenario, sessionRestored, more = {}) => ({ milestones: { sessionRestored }, bench: { scenario, preloadMs: null, ...more }, io: { readBytes: 1e6 } });
@@ -104,4 +104,20 @@ test("the section goes before the pack sweep the first time, and replaces itself
   assert.equal(once, "# B\n\n<!-- pack-timing:begin -->\nfirst\n<!-- pack-timing:end -->\n\n<!-- pack-sweep:begin -->\nsweep\n<!-- pack-sweep:end -->\n");
   assert.equal(spliceSection(once, "second $& $1\n"), once.replace("first", () => "second $& $1"), "a replacement pattern in the block is kept as it is");
   assert.throws(() => spliceSection("# nothing\n", "x\n"), /neither <!-- pack-timing:begin --> nor <!-- pack-sweep:begin -->/);
+});
+
+test("the packed image's format is read from unsquashfs -s: the level where stored, zstd's default where not", () => {
+  const stat = (more) => `Found a valid SQUASHFS 4:0 superblock on x.\nCompression zstd\n${more}Block size 131072\nFragments are compressed\n`;
+  assert.equal(imageFormat(stat("")), "zstd level 15, 128 KiB");
+  assert.equal(imageFormat(stat("\tcompression-level 19\n").replace("131072", "262144")), "zstd level 19, 256 KiB");
+  assert.equal(imageFormat("Compression lzo\nBlock size 131072\nFragments are not stored\n"), "lzo, 128 KiB, no fragments");
+  assert.equal(imageFormat("not squashfs"), null);
+  assert.equal(plans({ plainDir: "/p", packedMount: "/m", snapMount: "/s", runs: 1, snapRuns: 1, loginDelay: 5, packedFormat: "zstd level 19, 128 KiB" })[1].label, "packed (zstd level 19, 128 KiB)");
+});
+
+test("the images are mounted at the throttle's readahead unless told otherwise; 'disk' leaves the disk's", () => {
+  assert.equal(mountReadAheadKb(undefined, "128"), 128);
+  assert.equal(mountReadAheadKb("8192", "128"), 8192);
+  assert.equal(mountReadAheadKb("disk", "128"), null);
+  assert.throws(() => mountReadAheadKb("lots", "128"), /whole number of KiB/);
 });
