@@ -263,7 +263,12 @@ async function make({ presetName, seed, now, out, firefox }, { log, start }) {
       log(`fill: favicons (${counts.icons} icons for ${counts.iconPages} pages) …`);
       const icons = model.icons.map((i) => ({ url: i.url, root: i.root, dataUrl: iconDataUrl(i.color, seed + i.site), pages: i.pages }));
       await step("favicons", async () => {
-        for (const batch of chunks(icons, 100)) await ff.chrome(inFirefox.setIcons, batch);
+        const batches = chunks(icons, 100);
+        for (const [k, batch] of batches.entries()) {
+          const t0 = Date.now();
+          await ff.chrome(inFirefox.setIcons, batch);
+          log(`fill: favicons ${k + 1}/${batches.length} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        }
       });
       await ff.chrome(inFirefox.addCookies, model.cookies);
       await ff.chrome(inFirefox.addPermissions, model.permissions);
