@@ -269,8 +269,9 @@ async function benchmark(options, argv) {
 
   const built = await buildExtension({ distDir: path.join(root, "dist") });
   // --retries: a template's first start that gives no record is made again from its base (the
-  // medium preset's hung in 3 of 8 tries on a loaded machine, 29 Nov: no line of about:startup's
-  // in Firefox's log); every failure is kept for the results.
+  // medium preset's hung in 3 of 8 tries on a loaded machine, 29 Nov: the experiment read Glean
+  // before Firefox had initialized FOG, which hangs Firefox; fixed, docs/design/start-costs.md);
+  // every failure is kept for the results.
   const templateFailures = [];
   const withRetries = async (what, make) => {
     for (let attempt = 0; ; attempt++) {

@@ -3,9 +3,10 @@
 // history. Advice only: nothing here changes a setting.
 import { t } from "../lib/wording/i18n.js";
 import { formatBytes, formatCount, formatMs, formatPercent } from "../lib/wording/format.js";
-import { addonTrends, causesOf, largestActionable, MISSING, SOURCES, UNAVAILABLE } from "../lib/models/start-costs.js";
-import { measuredSaving } from "../lib/models/ab-saving.js";
+import { addonTrends, causesOf, MISSING, UNAVAILABLE } from "../lib/models/start-costs.js";
+import { answerCause } from "../lib/models/ab-saving.js";
 import { aboveBaseline } from "../lib/models/above-baseline.js";
+import { answerText, baselineText, ms, SOURCE_KEYS } from "../lib/wording/costs-text.js";
 import { sessionFileAdvice } from "../lib/models/session-advice.js";
 import { historyState, onHistoryChange } from "./history.js";
 import { IMPORTS_EVENT } from "./preload-verdict.js";
@@ -26,20 +27,8 @@ const MISSING_KEYS = {
   [MISSING.readError]: "costsMissingReadError",
   [MISSING.noMilestone]: "costsMissingNoMilestone",
 };
-const SOURCE_KEYS = {
-  [SOURCES.glean]: "costsSourceGlean",
-  [SOURCES.gleanDelta]: "costsSourceGleanDelta",
-  [SOURCES.timeline]: "costsSourceTimeline",
-  "glean-session-restore": "costsSourceSessionRestore",
-  "session-restore-path": "costsSourceSessionRestorePath",
-};
 /** Imported exports ([{name, records}], page/compare.js): their A/B runs make a figure a saving. */
 const state = { imports: [] };
-const ADVICE_KEYS = {
-  "disable-addon": "costsAdviceDisableAddon",
-  "restore-on-demand": "costsAdviceRestoreOnDemand",
-  "restore-session-off": "costsAdviceRestoreSessionOff",
-};
 const SESSION_ROWS = [
   ["fileSizeBytes", "costsSessionFileSize", (v) => formatBytes(v)],
   ["readFileMs", "costsSessionReadFile", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
@@ -53,8 +42,6 @@ const SESSION_ROWS = [
   ["restoringMs", "costsSessionRestoring", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
 ];
 
-const ms = (value) => formatMs(value, undefined, { fractionDigits: 1 });
-
 /** A figure's cells: its value (or why it is missing) and its source. */
 function figureCells(figure, format = ms) {
   if (figure && "value" in figure) {
@@ -65,25 +52,6 @@ function figureCells(figure, format = ms) {
 }
 
 /**
- * The largest cause the user can act on, by name (and version), its figure and its source; a
- * saving only where an imported A/B run measured taking that cause away and agreed with the
- * figure (lib/models/ab-saving.js), else busy time, not all of it on the start's path.
- */
-function answerLine(costs) {
-  const cause = largestActionable(costs);
-  if (!cause) {
-    return t("costsAnswerNone");
-  }
-  const what = cause.kind === "addon" ? t("costsCauseAddon", [cause.name, cause.version ?? "?"]) : t("costsCauseSessionRestore");
-  const source = t(SOURCE_KEYS[cause.source] ?? "costsSourceGlean");
-  const saving = measuredSaving(cause, state.imports);
-  const line = saving
-    ? t("costsAnswerSaving", [what, ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nHot} + ${saving.nArm}`, saving.from ?? "?", ms(cause.ms), source])
-    : t("costsAnswer", [what, ms(cause.ms), source]);
-  return `${line} ${t(ADVICE_KEYS[cause.advice], [cause.name ?? ""])}`;
-}
-
-/**
  * Firefox's own baseline (an empty profile of this build, from an imported benchmark run), how
  * far this start is above it, the disk, and the share of that the A/B benchmark's measured
  * savings attribute to named causes (lib/models/above-baseline.js). `blockMs`: the trace's block
@@ -91,21 +59,7 @@ function answerLine(costs) {
  */
 function baselineLines(record, blockMs) {
   const result = aboveBaseline(record, state.imports, { blockMs });
-  const lines = [];
-  if (result.baseline && result.sessionRestored !== null) {
-    lines.push(
-      t("costsBaseline", [ms(result.baseline.ms), String(result.baseline.n), result.baseline.from ?? "?", ms(result.sessionRestored), ms(result.aboveMs)]),
-    );
-    if (!result.attribution) {
-      lines.push(
-        result.measuredShare !== null
-          ? t("costsAttributed", [formatPercent(result.measuredShare), ms(result.measuredMs), ms(result.aboveMs)])
-          : t("costsAttributedNone"),
-      );
-    }
-  } else {
-    lines.push(t("costsBaselineMissing"));
-  }
+  const lines = baselineText(result, t);
   const attribution = result.attribution ? attributionLines(result.attribution) : [];
   if (result.disk) {
     const bytes = result.disk.readBytes === null ? t("costsMissing") : formatBytes(result.disk.readBytes);
@@ -239,8 +193,9 @@ function render() {
     parts.push(el("p", { text: t(key), attrs: { "data-testid": "costs-unavailable" } }));
   } else {
     section.dataset.state = "ready";
+    const answer = answerCause(costs, state.imports);
     parts.push(
-      el("p", { text: answerLine(costs), className: "answer", attrs: { "data-testid": "costs-answer", "data-saving": String(measuredSaving(largestActionable(costs), state.imports) !== null) } }),
+      el("p", { text: answerText(answer, t), className: "answer", attrs: { "data-testid": "costs-answer", "data-saving": String(Boolean(answer?.saving)) } }),
       el("p", { text: t("costsBusyNotSaving"), className: "detail" }),
       baselineLines(record, record.id === currentId ? (hostSummary()?.profile?.block_ms?.total ?? null) : null),
       addonTable(costs),

@@ -106,7 +106,8 @@ export const RESTORE_OFF_ARMS = ["hot-session-restore-off", "hot-addons-and-rest
  * (storage/default/moz-extension+++UUID…, UUIDs from prefs.js's extensions.webextensions.uuids)
  * and Firefox's add-on registry (extensions.json, addonStartup.json.lz4), which the template's
  * first start then rebuilds from what is there. A first try removed only the .xpi files: that
- * first start, which had to uninstall six add-ons, gave no record in 3 tries of 3 (29 Nov).
+ * first start, which had to uninstall six add-ons, gave no record in 3 tries of 3 (29 Nov; the
+ * cause, found later, was Glean read before Firefox had initialized FOG: docs/design/start-costs.md).
  * Returns the ids removed.
  */
 export function withoutAddons(from, to, { copy }) {

@@ -157,6 +157,21 @@ export async function recalculateFrecency() {
 }
 
 /**
+ * Computes up to `chunkSize` outdated page frecencies and as many origins', as Firefox's idle
+ * task does a chunk at a time (PlacesFrecencyRecalculator's recalculateSomeFrecencies). Resolves
+ * with how many pages are still outdated. One call for all of the large preset's 100,000 pages
+ * outlasted the driver's script timeout (600 s) on a loaded machine.
+ */
+export async function recalculateFrecencyChunk(chunkSize) {
+  const { PlacesUtils } = ChromeUtils.importESModule("resource://gre/modules/PlacesUtils.sys.mjs");
+  const recalculator = Cc["@mozilla.org/places/frecency-recalculator;1"].getService(Ci.nsIObserver).wrappedJSObject;
+  await recalculator.recalculateSomeFrecencies({ chunkSize });
+  const db = await PlacesUtils.promiseDBConnection();
+  const [row] = await db.execute("SELECT count(*) AS n FROM moz_places WHERE recalc_frecency = 1");
+  return row.getResultByName("n");
+}
+
+/**
  * Replaces the session with `state` (session.mjs's browserState; `principal: null` entries get
  * the system principal, `referrer` becomes Firefox's serialized referrerInfo) and waits until
  * Firefox has restored it. Resolves with the tab count.

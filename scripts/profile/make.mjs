@@ -121,6 +121,9 @@ export function profilePrefs(extensions) {
   };
 }
 
+/** Pages whose frecency one driver call recomputes while making a profile (see recalculateFrecencyChunk). */
+const FRECENCY_CHUNK = 5000;
+
 function chunks(items, size) {
   const out = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -263,11 +266,28 @@ async function make({ presetName, seed, now, out, firefox }, { log, start }) {
       log(`fill: favicons (${counts.icons} icons for ${counts.iconPages} pages) …`);
       const icons = model.icons.map((i) => ({ url: i.url, root: i.root, dataUrl: iconDataUrl(i.color, seed + i.site), pages: i.pages }));
       await step("favicons", async () => {
-        for (const batch of chunks(icons, 100)) await ff.chrome(inFirefox.setIcons, batch);
+        const batches = chunks(icons, 100);
+        for (const [k, batch] of batches.entries()) {
+          const t0 = Date.now();
+          await ff.chrome(inFirefox.setIcons, batch);
+          log(`fill: favicons ${k + 1}/${batches.length} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        }
       });
       await ff.chrome(inFirefox.addCookies, model.cookies);
       await ff.chrome(inFirefox.addPermissions, model.permissions);
-      await ff.chrome(inFirefox.recalculateFrecency);
+      log("fill: frecency …");
+      await step("frecency", async () => {
+        // A chunk at a time, each well inside the driver's script timeout, then whatever is left
+        // (origins, Firefox's alternative frecency) in one call, as before.
+        for (let left = Infinity, k = 1; left > 0; k++) {
+          const t0 = Date.now();
+          const now = await ff.chrome(inFirefox.recalculateFrecencyChunk, FRECENCY_CHUNK);
+          log(`fill: frecency chunk ${k}: ${now} pages left (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+          if (now >= left) throw new Error(`recomputing frecencies made no progress (${now} pages left)`);
+          left = now;
+        }
+        await ff.chrome(inFirefox.recalculateFrecency);
+      });
       log(`fill: session (${counts.tabs} tabs) …`);
       await ff.chrome(inFirefox.setSession, browserState(model.session, { principal: null, closedAt: now }));
       await waitContentScripts(ff, model.extensions);

@@ -123,11 +123,65 @@
     }
   }
 
+  /** How long startCosts waits for Firefox to initialize Glean before it gives up (ms). */
+  const GLEAN_READY_TIMEOUT_MS = 30000;
+
+  /**
+   * Resolves with true once Firefox has initialized FOG (Glean) in this process, with false after
+   * `timeoutMs` or where this Firefox has no known sign of it. Before that, every testGetValue()
+   * blocks the main thread for good: it waits for Glean's dispatcher, which runs nothing until
+   * FOG is initialized, and FOG is initialized by an idle task of that same main thread (ESR
+   * 153.8, StartupTelemetry.initFOG, run from BrowserGlue's startup idle tasks). A start in which
+   * about:startup was installed (the benchmark's template starts, the first start after a sideload)
+   * runs its background before sessionRestored and asked that early: Firefox hung for good
+   * (docs/design/start-costs.md). No notification says FOG is ready; what is known: every startup
+   * idle task has begun once BrowserInitState.startupIdleTaskPromise resolves (idle tasks run in
+   * order and it is resolved from the last), initFOG among them, and initFOG calls
+   * Services.fog.initializeFOG() as soon as the two promises it awaits resolve, which it awaited
+   * before this does.
+   */
+  async function gleanReady(timeoutMs = GLEAN_READY_TIMEOUT_MS) {
+    const optional = (url) => {
+      try {
+        return ChromeUtils.importESModule(url);
+      } catch {
+        return {};
+      }
+    };
+    const { BrowserInitState } = optional("resource:///modules/BrowserGlue.sys.mjs");
+    if (!BrowserInitState?.startupIdleTaskPromise) {
+      return false;
+    }
+    const { setTimeout, clearTimeout } = ChromeUtils.importESModule("resource://gre/modules/Timer.sys.mjs");
+    const ready = (async () => {
+      await BrowserInitState.startupIdleTaskPromise;
+      await optional("resource://gre/modules/UsageReporting.sys.mjs").UsageReporting?.ensureInitialized();
+      await optional("resource://gre/modules/TelemetryReportingPolicy.sys.mjs").TelemetryReportingPolicy?.ensureUserIsNotified();
+      // One task more, after initFOG's continuation.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      return true;
+    })();
+    let timer = null;
+    const late = new Promise((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([ready, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /**
    * Every add-on the add-on manager knows as enabled, with both per-add-on Glean timings, and why
    * this extension itself started (`selfStartupReason`: APP_STARTUP when it started with Firefox).
+   * Reads Glean only once Firefox has initialized it (gleanReady); throws where it has not (the
+   * record then says `read-failed`), never blocks Firefox.
    */
   async function startCosts(self = null) {
+    if (!(await gleanReady())) {
+      throw new ExtensionUtils.ExtensionError("Firefox has not initialized Glean (FOG) yet: reading it now would block Firefox");
+    }
     const { AddonManager } = ChromeUtils.importESModule("resource://gre/modules/AddonManager.sys.mjs");
     const { ExtensionParent } = ChromeUtils.importESModule("resource://gre/modules/ExtensionParent.sys.mjs");
     const running = ExtensionParent.GlobalManager.extensionMap;

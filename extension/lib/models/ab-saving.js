@@ -84,3 +84,31 @@ export function measuredSaving(cause, imports) {
   }
   return null;
 }
+
+/**
+ * What the answer line names (issue 40): the largest cause a user can act on (`costs`: a record's
+ * costs; `imports` as for measuredSaving). Where an imported A/B run measured a saving for one or
+ * more of them that agrees with its figure, it is the one whose measured saving is largest, with
+ * that saving: a busy figure is not what acting on a cause saves (on the medium preset the costly
+ * add-on was busy for ~300 ms and taking it away saved nothing measurable, docs/benchmarks.md), so
+ * a larger busy figure without a measured saving does not outrank it; it comes beside it as
+ * `busier` (the largest such cause), worded as busy time. Without any agreed saving, the largest
+ * busy figure, worded as busy time. {cause, saving (null: busy time), busier (a cause or null)},
+ * or null where no cause can be acted on.
+ */
+export function answerCause(costs, imports) {
+  const actionable = causesOf(costs)
+    .filter((cause) => cause.actionable)
+    .map((cause) => ({ cause, saving: measuredSaving(cause, imports) }));
+  if (actionable.length === 0) {
+    return null;
+  }
+  const saved = actionable.filter((a) => a.saving !== null).sort((a, b) => b.saving.ms - a.saving.ms);
+  if (saved.length === 0) {
+    return { cause: actionable[0].cause, saving: null, busier: null };
+  }
+  const [named] = saved;
+  // causesOf orders by busy ms, largest first: the first unmeasured one above the named one's.
+  const busier = actionable.find((a) => a.saving === null && a.cause.ms > named.cause.ms)?.cause ?? null;
+  return { cause: named.cause, saving: named.saving, busier };
+}

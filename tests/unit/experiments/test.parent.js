@@ -102,7 +102,7 @@ function fakeTab({ entry = null, document = null, pending = false, history = tru
   return tab;
 }
 
-function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, extensionAPI = true, windows = [] }) {
+function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, extensionAPI = true, windows = [], modules = {}, glean = undefined, prefs = undefined }) {
   const globals = {
     Components: {
       manager: { QueryInterface: () => registrar },
@@ -119,9 +119,16 @@ function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, exte
         function QueryInterface() {
           return this;
         },
+      importESModule(url) {
+        if (!(url in modules)) {
+          throw new Error(`no module ${url} in this fake Firefox`);
+        }
+        return modules[url];
+      },
     },
     Services: {
       appinfo: { processType },
+      prefs,
       wm: { getEnumerator: (type) => (type === "navigator:browser" ? windows : []) },
       startup: { getStartupInfo: () => startupInfo },
       ppmm: messaging.ppmm,
@@ -145,6 +152,9 @@ function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, exte
       },
     },
   };
+  if (glean) {
+    globals.Glean = glean;
+  }
   if (extensionAPI) {
     globals.ExtensionUtils = { ExtensionError: class ExtensionError extends Error {} };
     globals.ExtensionAPI = class {
@@ -157,9 +167,9 @@ function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, exte
 }
 
 /** The experiment in the parent process: returns the ExtensionAPI instance. */
-function loadParent({ registrar = fakeRegistrar(), messaging = fakeMessaging(), startupInfo, windows } = {}) {
+function loadParent({ registrar = fakeRegistrar(), messaging = fakeMessaging(), startupInfo, windows, modules, glean, prefs } = {}) {
   const context = vm.createContext(
-    fakeGlobals({ registrar, messaging, processType: PROCESS_TYPE_DEFAULT, startupInfo, windows }),
+    fakeGlobals({ registrar, messaging, processType: PROCESS_TYPE_DEFAULT, startupInfo, windows, modules, glean, prefs }),
   );
   vm.runInContext(source, context);
   const extension = {
@@ -353,4 +363,94 @@ test("a content process that finds about:startup taken says nothing to the paren
   registrar.registerFactory("{other}", "about:startup", CONTRACT_ID, { theirs: true });
   loadChild({ registrar, messaging });
   assert.equal(messaging.log.some((entry) => entry[0] === "child-sent"), false);
+});
+
+/**
+ * Firefox's FOG as ESR 153.8 starts it (StartupTelemetry.initFOG): an idle task, begun before the
+ * last startup idle task resolves BrowserInitState.startupIdleTaskPromise, that awaits the usage
+ * profile and the user's data-policy notification, then initializes FOG. Glean read before that
+ * blocks the real Firefox for good; here it counts the read and throws.
+ * `fastTimer`: Timer.sys.mjs whose waits of a second or more end at once.
+ */
+function fakeFog({ fastTimer = false, browserGlue = true } = {}) {
+  const fog = { initialized: false, reads: 0, readsBeforeInit: 0 };
+  let resolveIdle;
+  let resolveNotified;
+  const idle = new Promise((resolve) => (resolveIdle = resolve));
+  const notified = new Promise((resolve) => (resolveNotified = resolve));
+  const UsageReporting = { ensureInitialized: async () => {} };
+  const TelemetryReportingPolicy = { ensureUserIsNotified: async () => notified.then(() => {}) };
+  const initFOG = async () => {
+    await UsageReporting.ensureInitialized();
+    await TelemetryReportingPolicy.ensureUserIsNotified();
+    fog.initialized = true; // Services.fog.initializeFOG()
+  };
+  const metric = () =>
+    new Proxy(
+      {},
+      {
+        get: (_, key) =>
+          key === "testGetValue"
+            ? () => {
+                fog.reads += 1;
+                if (!fog.initialized) {
+                  fog.readsBeforeInit += 1;
+                  throw new Error("testGetValue before initializeFOG: the real Firefox hangs here");
+                }
+                return { count: 1, sum: 5e6, values: { 4_999_999: 1 } };
+              }
+            : metric(),
+      },
+    );
+  const timer = fastTimer ? { setTimeout: (fn, ms) => setTimeout(fn, ms >= 1000 ? 5 : ms), clearTimeout } : { setTimeout, clearTimeout };
+  const modules = {
+    "resource://gre/modules/Timer.sys.mjs": timer,
+    "resource://gre/modules/UsageReporting.sys.mjs": { UsageReporting },
+    "resource://gre/modules/TelemetryReportingPolicy.sys.mjs": { TelemetryReportingPolicy },
+    "resource://gre/modules/AddonManager.sys.mjs": {
+      AddonManager: { getAddonsByTypes: async () => [{ id: "a@x.test", name: "A", version: "1.0", type: "extension", isActive: true }] },
+    },
+    "resource://gre/modules/ExtensionParent.sys.mjs": { ExtensionParent: { GlobalManager: { extensionMap: new Map([["a@x.test", { state: "Startup: Complete" }]]) } } },
+  };
+  if (browserGlue) {
+    modules["resource:///modules/BrowserGlue.sys.mjs"] = { BrowserInitState: { startupIdleTaskPromise: idle } };
+  }
+  const prefs = { getBoolPref: (_, fallback) => fallback, getIntPref: (name, fallback) => (name === "telemetry.fog.test.localhost_port" ? -1 : fallback) };
+  return { fog, initFOG, resolveIdle, resolveNotified, modules, glean: metric(), prefs };
+}
+
+const turns = async (n = 20) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+test("getStartCosts reads Glean only once Firefox has initialized FOG: earlier, a read blocks Firefox for good", async () => {
+  const firefox = fakeFog();
+  const { api } = loadParent(firefox);
+  const initializing = firefox.initFOG(); // the idle task, begun before the startup idle tasks end
+  const reading = api.getStartCosts();
+  await turns();
+  assert.equal(firefox.fog.reads, 0, "no read while the startup idle tasks run");
+  firefox.resolveIdle();
+  await turns();
+  assert.equal(firefox.fog.reads, 0, "nor while initFOG waits for the user's data-policy notification");
+  firefox.resolveNotified();
+  const value = await reading;
+  await initializing;
+  assert.equal(firefox.fog.readsBeforeInit, 0);
+  assert.ok(firefox.fog.reads > 0, "read once FOG is initialized");
+  assert.equal(value.addons.length, 1);
+  assert.equal(value.addons[0].startup.sum, 5e6);
+  assert.equal(value.addons[0].startup.error, undefined);
+});
+
+test("getStartCosts gives up without reading where FOG is not initialized in time, or Firefox gives no sign of it", async () => {
+  const late = fakeFog({ fastTimer: true });
+  await assert.rejects(loadParent(late).api.getStartCosts(), /has not initialized Glean/);
+  assert.equal(late.fog.reads, 0);
+  const unknown = fakeFog({ browserGlue: false });
+  unknown.resolveIdle();
+  unknown.resolveNotified();
+  await unknown.initFOG();
+  await assert.rejects(loadParent(unknown).api.getStartCosts(), /has not initialized Glean/);
+  assert.equal(unknown.fog.reads, 0);
 });

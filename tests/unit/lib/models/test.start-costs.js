@@ -58,6 +58,27 @@ test("an add-on's figure is never another add-on's: the previous reading is matc
   assert.deepEqual(byId(costs, "webcompat@mozilla.org").startupMs, { missing: MISSING.severalSamples });
 });
 
+test("an add-on beyond Glean's 16 labels reads the pooled __other__ samples: no add-on gets them, even when they grew by one", () => {
+  const [one, two] = [reading(1), reading(2)];
+  // Glean gives the same `__other__` distribution for every add-on past its 16th label: here two
+  // user add-ons, one of which started (one new sample in the pool).
+  const pool = (r) => structuredClone(addonOf(r, "webcompat@mozilla.org").startup);
+  const [before, now] = [structuredClone(one), structuredClone(two)];
+  for (const [r, id] of [[before, "a@x.test"], [before, "b@x.test"], [now, "a@x.test"], [now, "b@x.test"]]) {
+    r.addons.push({ ...structuredClone(addonOf(r, "newtab@mozilla.org")), id, name: id, builtIn: false, startup: pool(r === before ? one : two) });
+  }
+  const costs = costsFromReading(now, before);
+  for (const id of ["a@x.test", "b@x.test"]) {
+    assert.deepEqual(byId(costs, id).startupMs, { missing: MISSING.severalSamples }, id);
+  }
+  // The add-ons Glean keeps apart keep their figures.
+  assert.equal(byId(costs, "newtab@mozilla.org").startupMs.source, SOURCES.gleanDelta);
+  // One pooled reading alone (a single add-on past the 16th label) is its own.
+  const single = structuredClone(now);
+  single.addons = single.addons.filter((a) => a.id !== "b@x.test" && a.id !== "webcompat@mozilla.org");
+  assert.equal(byId(costsFromReading(single, before), "a@x.test").startupMs.source, SOURCES.gleanDelta);
+});
+
 test("a figure is never attached to the wrong start: a skipped reading leaves two new samples, missing", () => {
   const costs = costsFromReading(reading(3), reading(1));
   for (const addon of costs.addons) {
