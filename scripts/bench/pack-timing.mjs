@@ -391,6 +391,11 @@ function mountImage(image, at, kind = "kernel") {
   }
 }
 
+/** The 1, 5 and 15 minutes' load averages, as /proc/loadavg says them. */
+function loadAverage() {
+  return fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+}
+
 /** CPU seconds (user + system) of `argv` and its children, from /usr/bin/time. */
 function cpuOf(argv) {
   const r = sh("/usr/bin/time", ["-f", "@@time %U %S", ...argv]);
@@ -509,6 +514,7 @@ async function main(argv) {
   const chosen = o.only ? all.filter((p) => o.only.split(",").includes(p.group ?? p.key)) : all;
   const docs = {};
   const minutes = {};
+  const loads = {};
   for (const p of chosen) {
     const out = path.join(work, `${outName(p.key, packedMount)}.json`);
     if (o.reuse && fs.existsSync(out)) {
@@ -522,6 +528,7 @@ async function main(argv) {
     const args = ["scripts/bench.mjs", "--runs", String(p.runs), ...throttle, "--firefox", p.firefox, "--scenarios", p.scenarios.join(","), "--state-home", path.join(state, p.key), "--timeout", o.timeout, "--retries", o.retries, "--out", out, ...p.flags];
     console.log(`\n== ${p.label}: node ${args.join(" ")}`);
     const t0 = Date.now();
+    const loadBefore = loadAverage();
     // A start that gives no record is made again (--retries, default 2: seen here, a template
     // profile's first start whose record never came, on the busy machine); and one more try of
     // the whole run when it fails all the same; a second failure stops the benchmark.
@@ -531,6 +538,8 @@ async function main(argv) {
       r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: "inherit" });
     }
     minutes[p.key] = (Date.now() - t0) / 60000;
+    // The runs are one after the other, not interleaved: what else ran meanwhile, said per run.
+    loads[p.key] = `load ${loadBefore} at its start, ${loadAverage()} at its end`;
     if (r.status !== 0) {
       throw new Error(`the ${p.label} run failed twice (${r.status}); its output is above`);
     }
@@ -568,7 +577,7 @@ async function main(argv) {
   const goals = targets(runs);
   const hotByMount = mountHot(runs);
   const ff = docs.plain?.bench?.firefox ?? docs.packed?.bench?.firefox ?? {};
-  const load = fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  const load = loadAverage();
   const plainCold = goals.a.plainCold;
   const floorLines = Object.entries(floors).map(
     ([key, f]) =>
@@ -580,7 +589,7 @@ async function main(argv) {
 
 Command (as root, in the quiet window, under \`flock /work/bench.lock\`): \`${command}\` on
 ${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, ${conditions({ fuse, slowDisk: o["slow-disk"], readAheadKb: o["read-ahead-kb"], mountKb })}, DAMON paused. ${["No", "One run", "Two runs", "Three runs", "Four runs"][chosen.length]} of \`npm run bench\`, one after
-the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min)`).join(", ")}.
+the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min${loads[p.key] ? `, ${loads[p.key]}` : ""})`).join(", ")}.
 ${mountSentence(packedMount)} the packed image is
 \`about-startup-host pack\`'s (${packedFormat}, \`-sort\` by the traced start), the Snap-shaped one
 \`mksquashfs … -comp lzo -b 131072 -no-fragments -no-xattrs\` made 0600 and another user's,
