@@ -587,7 +587,7 @@ async function main(argv) {
   const title = fuse ? "A packed Firefox on squashfuse (the user's mount) against the plain install, hot, timed (issue 41)" : "A packed Firefox against the plain install, timed (issue 41)";
   const block = `### ${title}
 
-Command (as root, in the quiet window, under \`flock /work/bench.lock\`): \`${command}\` on
+Command (as root, under \`flock /work/bench.lock\`): \`${command}\` on
 ${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, ${conditions({ fuse, slowDisk: o["slow-disk"], readAheadKb: o["read-ahead-kb"], mountKb })}, DAMON paused. ${["No", "One run", "Two runs", "Three runs", "Four runs"][chosen.length]} of \`npm run bench\`, one after
 the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min${loads[p.key] ? `, ${loads[p.key]}` : ""})`).join(", ")}.
 ${mountSentence(packedMount)} the packed image is
