@@ -12,7 +12,7 @@
 //   sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR
 //        [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128]
 //        [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE]
-//        [--only plain,packed,snap] [--reuse]
+//        [--only plain,packed,snap] [--reuse] [--packed-mount kernel|fuse]
 //
 // --packed: the image `about-startup-host pack` made (its state folder's pack/firefox.squashfs);
 // --snap: an image made like the Firefox snap's (`mksquashfs DIR IMG -comp lzo -b 131072
@@ -21,6 +21,12 @@
 // are refused the image as a Snap user is refused a Snap's (0600 root). --state: a folder with one
 // XDG_STATE_HOME per install (plain, packed, snap), kept between runs, so that a dry run records
 // the traces the launch-prefetch scenarios need and the real run finds them.
+//
+// --packed-mount: how the packed image is mounted. `kernel` (default): the kernel's squashfs on a
+// loop device, as root. `fuse`: squashfuse (`squashfuse -o ro IMAGE MNT`), the program `pack`
+// mounts it with as the user (run as root here: this machine's /dev/fuse is root's); it times the
+// packed hot start only, and writes its own section (markers `pack-timing-fuse`), so that the
+// kernel mount's section stays. Why no cold start on squashfuse: see FUSE_NOT_TIMED.
 import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
@@ -33,12 +39,27 @@ import { diskOf } from "../lib/slow-disk.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 
-/** The three runs: which install, which scenarios, how many runs, extra bench flags. Pure. */
-export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginDelay, packedFormat = "zstd, 128 KiB" }) {
+/**
+ * The runs: which install, which scenarios, how many runs, extra bench flags, whether on the
+ * throttle; `group`: the --only name that picks it (its key if none). Pure.
+ *
+ * mount "fuse" (the packed image on squashfuse): hot starts only (FUSE_NOT_TIMED: bench.mjs can
+ * neither throttle a FUSE mount nor evict its image), of the plain install, of the image on the
+ * kernel's loop mount and of the image on squashfuse, one after the other, all unthrottled (a hot
+ * start reads nothing from the disk), so that the two mounts' hot starts meet in one run.
+ */
+export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginDelay, packedFormat = "zstd, 128 KiB", mount = "kernel", kernelMount = null }) {
+  const fuse = mount === "fuse";
+  const packed = fuse
+    ? [
+        { key: "packed-kernel", group: "packed", label: `packed (${packedFormat}; kernel loop mount)`, firefox: kernelMount, scenarios: ["hot"], runs, flags: [], throttled: false },
+        { key: "packed", label: `packed (${packedFormat}; squashfuse)`, firefox: packedMount, scenarios: ["hot"], runs, flags: [], throttled: false },
+      ]
+    : // No packed cold: the targets do not need it, and it would not fit the 20 minutes' window.
+      [{ key: "packed", label: `packed (${packedFormat})`, firefox: packedMount, scenarios: ["launch-prefetch", "hot"], runs, flags: [], throttled: true }];
   return [
-    { key: "plain", label: "plain install", firefox: plainDir, scenarios: ["cold", "hot"], runs, flags: [] },
-    // No packed cold: the targets do not need it, and it would not fit the 20 minutes' window.
-    { key: "packed", label: `packed (${packedFormat})`, firefox: packedMount, scenarios: ["launch-prefetch", "hot"], runs, flags: [] },
+    { key: "plain", label: "plain install", firefox: plainDir, scenarios: fuse ? ["hot"] : ["cold", "hot"], runs, flags: [], throttled: !fuse },
+    ...packed,
     {
       key: "snap",
       label: "Snap-shaped (lzo, 0600 image)",
@@ -51,8 +72,118 @@ export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginD
       // A small login workload (16 MiB, read well within the delay): the login scenario then
       // differs from cold by the login preload alone, not by a workload still reading.
       flags: ["--no-dac-override", "--login-delay", String(loginDelay), "--workload-mib", "16"],
+      throttled: true,
     },
   ];
+}
+
+/**
+ * Why a packed image on squashfuse gets no cold start here (found reading the code, 29 Nov):
+ * each of these makes a cold figure wrong, and each is outside this script.
+ */
+export const FUSE_NOT_TIMED = [
+  "bench.mjs finds the disk to throttle and whose readahead to set from the install folder's device (scripts/lib/slow-disk.mjs `diskOf`): a FUSE mount's is an anonymous 0:N with no block device behind it, so `--slow-disk` and `--read-ahead-kb` fail on it",
+  "squashfuse reads the image in its own process, outside the benchmark's throttled cgroup (the loop driver charges its reads to the reader's cgroup; a FUSE daemon's are its own): its reads would not be slowed",
+  "`about-startup-host evict` drops a squashfs install's image only behind a loop device (firefox/install.rs `with_cache`, the kind's `image` is the loop's backing file): on squashfuse the image stays cached, so a `cold` start would decompress from memory",
+];
+
+/** --packed-mount: "kernel" (root's loop mount, the default) or "fuse" (squashfuse). Pure. */
+export function parsePackedMount(text) {
+  const kind = text ?? "kernel";
+  if (kind !== "kernel" && kind !== "fuse") {
+    throw new Error(`--packed-mount wants kernel (the kernel's squashfs on a loop device) or fuse (squashfuse), not ${text}`);
+  }
+  return kind;
+}
+
+/** The command that mounts `image` read-only at `at`. Pure. */
+export function mountArgv(kind, image, at) {
+  return kind === "fuse" ? ["squashfuse", "-o", "ro", image, at] : ["mount", "-t", "squashfs", "-o", "loop,ro,nodev,nosuid", image, at];
+}
+
+/** The commands that unmount `at`, tried in turn until one succeeds (root may lack fusermount). Pure. */
+export function unmountArgvs(kind, at) {
+  return kind === "fuse" ? [["fusermount", "-u", at], ["umount", at]] : [["umount", at]];
+}
+
+/** The file system type mounted exactly at `at` in a mountinfo text, or null. Pure. */
+export function mountedFsType(mountinfo, at) {
+  let type = null;
+  for (const line of mountinfo.split("\n")) {
+    const [left, right] = line.split(" - ");
+    const point = left?.split(" ")[4]?.replace(/\\040/g, " ");
+    // The last entry wins: a later mount at the same point hides an earlier one.
+    if (point === at && right) type = right.split(" ")[0];
+  }
+  return type;
+}
+
+/** How the images were mounted, as the section's sentence (it ends before "the packed image is"). Pure. */
+export function mountSentence(kind) {
+  return kind === "fuse"
+    ? `The packed image mounted read-only with ${mountWords("fuse")}, the Snap-shaped one loop-mounted read-only by root (\`mount -t squashfs -o loop,ro\`);`
+    : "Both images loop-mounted read-only by root (`mount -t squashfs -o loop,ro`);";
+}
+
+/** The run's disk conditions, for the section. Pure. */
+export function conditions({ fuse, slowDisk, readAheadKb, mountKb }) {
+  const mounted = `the images' disk at ${mountKb === null ? "its own window" : `${mountKb} KiB`} when they were mounted`;
+  return fuse
+    ? `no throttle and the disk's own readahead (hot starts only: no \`--slow-disk\` or \`--read-ahead-kb\` to bench.mjs; ${mounted})`
+    : `30:150 throttle\n(\`--slow-disk ${slowDisk}\`), readahead ${readAheadKb} KiB (${mounted})`;
+}
+
+/** The squashfuse run's caveat: what it times, and why not the cold start. Pure. */
+export function fuseNote() {
+  return [
+    "**On squashfuse only hot starts are timed**: the plain install's, the image's on the kernel's loop mount and on squashfuse, one after the other, all without the throttle (a hot start reads nothing from the disk). The cold `launch --prefetch` from squashfuse is not, because each of these would make its figure wrong:",
+    ...FUSE_NOT_TIMED.map((why) => `- ${why}.`),
+  ].join("\n");
+}
+
+/** The file name (no extension) of a run's export: a squashfuse run's apart from the kernel run's. Pure. */
+export function outName(key, mount = "kernel") {
+  return mount === "fuse" ? `${key}-fuse-run` : key;
+}
+
+/**
+ * The two mounts' hot starts against each other (squashfuse's "packed" against the kernel's
+ * "packed-kernel", {key: {scenario: [records]}}): medians, n, the difference of the means
+ * (squashfuse minus kernel), Welch's p, whether that is significant at 5%, and whether
+ * squashfuse is the slower (significant, and its median higher). Pure.
+ */
+export function mountHot(runs) {
+  const waits = (records) => (records ?? []).map(waitMs).filter((v) => v !== null);
+  const kernel = waits(runs["packed-kernel"]?.hot);
+  const fuse = waits(runs.packed?.hot);
+  const test = welchTest(kernel, fuse);
+  const kernelMedian = median(kernel);
+  const fuseMedian = median(fuse);
+  return {
+    kernel: kernelMedian,
+    fuse: fuseMedian,
+    n: [kernel.length, fuse.length],
+    diff: test?.diff ?? null,
+    p: test?.p ?? null,
+    ratio: kernelMedian && fuseMedian !== null ? fuseMedian / kernelMedian : null,
+    significant: test?.significant ?? false,
+    slower: test !== null && test.significant && fuseMedian > kernelMedian,
+  };
+}
+
+/** mountHot as a sentence. Pure. */
+export function mountHotLine(m) {
+  if (m.p === null) return "- squashfuse against the kernel's loop mount, hot: **not measured** (too few starts of either).";
+  const by = `by ${fmtMs(Math.abs(m.fuse - m.kernel))} (medians), ${fmtX(m.ratio)}`;
+  const verdict = !m.significant ? "**within noise** (not significant at 5%)" : m.slower ? `**squashfuse is slower**, ${by}` : `**squashfuse is faster**, ${by}`;
+  return `- squashfuse against the kernel's loop mount, hot: ${fmtMs(m.fuse)} against ${fmtMs(m.kernel)} (medians, n = ${m.n[1]} and ${m.n[0]}); difference of the means ${m.diff >= 0 ? "+" : "−"}${Math.abs(Math.round(m.diff))} ms, Welch ${fmtP(m.p)}: ${verdict}.`;
+}
+
+/** The mount in words, for the section and the JSON. Pure. */
+export function mountWords(kind) {
+  return kind === "fuse"
+    ? "squashfuse (`squashfuse -o ro IMAGE MNT`, the program `pack` mounts the image with as the user; run as root here, whose /dev/fuse this machine keeps 0600)"
+    : "the kernel's squashfs on a loop device (`mount -t squashfs -o loop,ro`, as root)";
 }
 
 /** What the user waits for in a record: the preload (if timed before the launch) plus the start. Pure. */
@@ -212,10 +343,14 @@ export function targetLines({ a, b, c }) {
   ].join("\n");
 }
 
-/** `doc` with `block` between the markers (replaced, or put before the pack-sweep section). Pure. */
-export function spliceSection(doc, block) {
-  const begin = "<!-- pack-timing:begin -->";
-  const end = "<!-- pack-timing:end -->";
+/**
+ * `doc` with `block` between the markers of `name` (replaced, or put before the pack-sweep
+ * section). "pack-timing": the kernel mount's section; "pack-timing-fuse": squashfuse's, a
+ * section of its own, so that neither run overwrites the other's figures. Pure.
+ */
+export function spliceSection(doc, block, name = "pack-timing") {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
   const whole = `${begin}\n${block}${end}`;
   if (doc.includes(begin)) {
     return doc.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), () => whole);
@@ -237,10 +372,28 @@ function sh(cmd, args, { allowFail = false, ...o } = {}) {
   return r;
 }
 
-function mountImage(image, at) {
+/** Unmount whatever is at `at` (the commands of `kind` in turn); true if something was. */
+function unmountImage(at, kind = "kernel") {
+  return unmountArgvs(kind, at).some(([cmd, ...args]) => spawnSync(cmd, args, { stdio: "ignore" }).status === 0);
+}
+
+/** Mount `image` at `at` read-only (`kind`: "kernel" or "fuse"), and check that it is mounted there. */
+function mountImage(image, at, kind = "kernel") {
   fs.mkdirSync(at, { recursive: true });
-  sh("umount", [at], { allowFail: true });
-  sh("mount", ["-t", "squashfs", "-o", "loop,ro,nodev,nosuid", image, at]);
+  unmountImage(at, kind);
+  const [cmd, ...args] = mountArgv(kind, image, at);
+  // squashfuse returns once mounted, its daemon left running until the unmount.
+  sh(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
+  const type = mountedFsType(fs.readFileSync("/proc/self/mountinfo", "utf8"), at);
+  const wanted = kind === "fuse" ? /^fuse\.squashfuse/ : /^squashfs$/;
+  if (!wanted.test(type ?? "")) {
+    throw new Error(`${cmd} ${args.join(" ")}: ${at} holds ${type ?? "nothing"} afterwards, not ${kind === "fuse" ? "fuse.squashfuse" : "squashfs"}`);
+  }
+}
+
+/** The 1, 5 and 15 minutes' load averages, as /proc/loadavg says them. */
+function loadAverage() {
+  return fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 }
 
 /** CPU seconds (user + system) of `argv` and its children, from /usr/bin/time. */
@@ -305,11 +458,12 @@ async function main(argv) {
       doc: { type: "string", default: path.join(ROOT, "docs", "benchmarks.md") },
       only: { type: "string" },
       reuse: { type: "boolean" },
+      "packed-mount": { type: "string", default: "kernel" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (o.help || !o.packed || !o.snap || !o.state) {
-    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse]");
+    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse] [--packed-mount kernel|fuse]");
     process.exit(o.help ? 0 : 2);
   }
   if (process.getuid() !== 0) {
@@ -317,6 +471,7 @@ async function main(argv) {
     process.exit(2);
   }
   const command = `sudo node scripts/bench/pack-timing.mjs ${argv.join(" ")}`;
+  const packedMount = parsePackedMount(o["packed-mount"]);
   const work = path.resolve(o.work);
   const state = path.resolve(o.state);
   fs.mkdirSync(work, { recursive: true });
@@ -328,10 +483,11 @@ async function main(argv) {
   // Snap run's --no-dac-override) is refused it by its mode, as a Snap user is.
   fs.chownSync(snapImage, 65534, 65534);
   fs.chmodSync(snapImage, 0o600);
-  const mounts = { packed: path.join(work, "mnt-packed"), snap: path.join(work, "mnt-snap") };
+  const mounts = { packed: path.join(work, "mnt-packed"), snap: path.join(work, "mnt-snap"), packedKernel: path.join(work, "mnt-packed-kernel") };
   const unmountAll = () => {
-    for (const at of [...Object.values(mounts), path.join(work, "mnt-cpu")]) {
-      spawnSync("umount", [at]);
+    unmountImage(mounts.packed, packedMount);
+    for (const at of [mounts.snap, mounts.packedKernel, path.join(work, "mnt-cpu")]) {
+      unmountImage(at);
     }
   };
   process.on("exit", unmountAll);
@@ -343,20 +499,24 @@ async function main(argv) {
   // the page cache with the window that file was opened with (the disk's at mount time, not
   // bench.mjs's --read-ahead-kb set later): at this VM's 8 MiB a start through the mount reads
   // most of the image (docs/benchmarks.md, issue 41). The emulated disk is a desktop's, whose
-  // window (the kernel's default 128 KiB) is the same at mount time as at the start.
+  // window (the kernel's default 128 KiB) is the same at mount time as at the start. squashfuse
+  // reads the image with pread on its own open file, whose window its open took from the disk
+  // the same way: so the same setting while it mounts.
   const mountKb = mountReadAheadKb(o["mount-read-ahead-kb"], o["read-ahead-kb"]);
   const mountReadAhead = mountKb === null ? null : setReadAheadKb(diskOf(path.dirname(packedImage)), mountKb);
-  mountImage(packedImage, mounts.packed);
+  mountImage(packedImage, mounts.packed, packedMount);
+  if (packedMount === "fuse") mountImage(packedImage, mounts.packedKernel);
   mountImage(snapImage, mounts.snap);
   mountReadAhead?.restore();
 
   const started = new Date();
-  const all = plans({ plainDir, packedMount: mounts.packed, snapMount: mounts.snap, runs: Number(o.runs), snapRuns: Number(o["snap-runs"]), loginDelay: Number(o["login-delay"]), packedFormat });
-  const chosen = o.only ? all.filter((p) => o.only.split(",").includes(p.key)) : all;
+  const all = plans({ plainDir, packedMount: mounts.packed, snapMount: mounts.snap, runs: Number(o.runs), snapRuns: Number(o["snap-runs"]), loginDelay: Number(o["login-delay"]), packedFormat, mount: packedMount, kernelMount: mounts.packedKernel });
+  const chosen = o.only ? all.filter((p) => o.only.split(",").includes(p.group ?? p.key)) : all;
   const docs = {};
   const minutes = {};
+  const loads = {};
   for (const p of chosen) {
-    const out = path.join(work, `${p.key}.json`);
+    const out = path.join(work, `${outName(p.key, packedMount)}.json`);
     if (o.reuse && fs.existsSync(out)) {
       // --reuse: a run that stopped part-way goes on where it stopped, the finished runs kept.
       docs[p.key] = JSON.parse(fs.readFileSync(out, "utf8"));
@@ -364,9 +524,11 @@ async function main(argv) {
       console.log(`== ${p.label}: kept from ${out} (--reuse)`);
       continue;
     }
-    const args = ["scripts/bench.mjs", "--runs", String(p.runs), "--slow-disk", o["slow-disk"], "--read-ahead-kb", o["read-ahead-kb"], "--firefox", p.firefox, "--scenarios", p.scenarios.join(","), "--state-home", path.join(state, p.key), "--timeout", o.timeout, "--retries", o.retries, "--out", out, ...p.flags];
+    const throttle = p.throttled ? ["--slow-disk", o["slow-disk"], "--read-ahead-kb", o["read-ahead-kb"]] : [];
+    const args = ["scripts/bench.mjs", "--runs", String(p.runs), ...throttle, "--firefox", p.firefox, "--scenarios", p.scenarios.join(","), "--state-home", path.join(state, p.key), "--timeout", o.timeout, "--retries", o.retries, "--out", out, ...p.flags];
     console.log(`\n== ${p.label}: node ${args.join(" ")}`);
     const t0 = Date.now();
+    const loadBefore = loadAverage();
     // A start that gives no record is made again (--retries, default 2: seen here, a template
     // profile's first start whose record never came, on the busy machine); and one more try of
     // the whole run when it fails all the same; a second failure stops the benchmark.
@@ -376,6 +538,8 @@ async function main(argv) {
       r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: "inherit" });
     }
     minutes[p.key] = (Date.now() - t0) / 60000;
+    // The runs are one after the other, not interleaved: what else ran meanwhile, said per run.
+    loads[p.key] = `load ${loadBefore} at its start, ${loadAverage()} at its end`;
     if (r.status !== 0) {
       throw new Error(`the ${p.label} run failed twice (${r.status}); its output is above`);
     }
@@ -387,7 +551,8 @@ async function main(argv) {
   // by the host, as the prefetch maps it) over the throttle's bandwidth, plus decompression CPU.
   const bps = docs.packed?.bench?.slowDisk?.bps ?? docs.plain?.bench?.slowDisk?.bps ?? null;
   const floors = {};
-  if (docs.packed) {
+  // (Only with the packed launch --prefetch timed: on squashfuse it is not, FUSE_NOT_TIMED.)
+  if (docs.packed && byScenario(docs.packed)["launch-prefetch"]) {
     const ranges = tracedRanges(path.join(state, "packed"), mounts.packed);
     const rangesFile = path.join(work, "ranges.json");
     fs.writeFileSync(rangesFile, JSON.stringify(ranges));
@@ -410,20 +575,22 @@ async function main(argv) {
   const labels = Object.fromEntries(all.map((p) => [p.key, p.label]));
   const list = rows(runs, labels);
   const goals = targets(runs);
+  const hotByMount = mountHot(runs);
   const ff = docs.plain?.bench?.firefox ?? docs.packed?.bench?.firefox ?? {};
-  const load = fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  const load = loadAverage();
   const plainCold = goals.a.plainCold;
   const floorLines = Object.entries(floors).map(
     ([key, f]) =>
       `- ${labels[key]}: the start needs ${fmtMb(f.needed)} of image (${key === "packed" ? "the traced plan mapped through the image's blocks, as the prefetch reads it" : "what its cold start read through the loop device"}) = ${fmtMs(f.needed && bps ? (f.needed / bps) * 1000 : null)} at ${fmtMb(bps)}/s, plus ${f.cpu.toFixed(2)} s of decompression CPU (reading the traced start's ${fmtMb(f.usedBytes)} of used pages through a fresh mount of the image hot in the page cache, less ${f.plainCpu.toFixed(2)} s for the same reads of the hot plain install; median of ${o["cpu-runs"]}): floor **${fmtMs(f.floorMs)}**, ${fmtX(f.floorMs && plainCold ? f.floorMs / plainCold : null)} the plain cold start.`,
   );
-  const block = `### A packed Firefox against the plain install, timed (issue 41)
+  const fuse = packedMount === "fuse";
+  const title = fuse ? "A packed Firefox on squashfuse (the user's mount) against the plain install, hot, timed (issue 41)" : "A packed Firefox against the plain install, timed (issue 41)";
+  const block = `### ${title}
 
-Command (as root, in the quiet window, under \`flock /work/bench.lock\`): \`${command}\` on
-${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, 30:150 throttle
-(\`--slow-disk ${o["slow-disk"]}\`), readahead ${o["read-ahead-kb"]} KiB (the images' disk at ${mountKb === null ? "its own window" : `${mountKb} KiB`} when they were mounted), DAMON paused. ${["No", "One run", "Two runs", "Three runs"][chosen.length]} of \`npm run bench\`, one after
-the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min)`).join(", ")}.
-Both images loop-mounted read-only by root (\`mount -t squashfs -o loop,ro\`); the packed image is
+Command (as root, under \`flock /work/bench.lock\`): \`${command}\` on
+${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, ${conditions({ fuse, slowDisk: o["slow-disk"], readAheadKb: o["read-ahead-kb"], mountKb })}, DAMON paused. ${["No", "One run", "Two runs", "Three runs", "Four runs"][chosen.length]} of \`npm run bench\`, one after
+the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min${loads[p.key] ? `, ${loads[p.key]}` : ""})`).join(", ")}.
+${mountSentence(packedMount)} the packed image is
 \`about-startup-host pack\`'s (${packedFormat}, \`-sort\` by the traced start), the Snap-shaped one
 \`mksquashfs … -comp lzo -b 131072 -no-fragments -no-xattrs\` made 0600 and another user's,
 its scenarios run with \`--no-dac-override\` (Firefox, the launch and the preloads as root
@@ -432,21 +599,22 @@ refused a Snap's). **The machine was shared** (2 cores; load average ${load} at 
 ratios of this run. "The wait" is the preload timed before the launch (preload-plan) plus
 sessionRestored; the login's preload ran ${o["login-delay"]} s before the launch, beside a login workload of 16 MiB.
 
-${table(list)}
+${fuse ? `${fuseNote()}\n\n` : ""}${table(list)}
 
 The issue's targets:
 
-${targetLines(goals)}
+${targetLines(goals)}${fuse ? `\n${mountHotLine(hotByMount)}` : ""}
 
 The floors (what a start from each image cannot go below on this throttle):
 
-${floorLines.join("\n")}
+${floorLines.length ? floorLines.join("\n") : "- none: the packed \`launch --prefetch\` was not timed in this run."}
 `;
   console.log(`\n${block}`);
   const doc = path.resolve(o.doc);
-  fs.writeFileSync(doc, spliceSection(fs.readFileSync(doc, "utf8"), block));
-  fs.writeFileSync(path.join(work, "pack-timing.json"), `${JSON.stringify({ command, rows: list, targets: goals, floors }, null, 1)}\n`);
-  console.log(`written to ${doc}; figures in ${path.join(work, "pack-timing.json")}`);
+  fs.writeFileSync(doc, spliceSection(fs.readFileSync(doc, "utf8"), block, fuse ? "pack-timing-fuse" : "pack-timing"));
+  const figures = path.join(work, `${fuse ? "pack-timing-fuse" : "pack-timing"}.json`);
+  fs.writeFileSync(figures, `${JSON.stringify({ command, packedMount, mount: mountWords(packedMount), rows: list, targets: goals, ...(fuse ? { hotByMount } : {}), floors }, null, 1)}\n`);
+  console.log(`written to ${doc}; figures in ${figures}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

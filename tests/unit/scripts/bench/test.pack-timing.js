@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { byScenario, floorMs, imageFormat, mountReadAheadKb, plans, rows, spliceSection, table, targetLines, targets, waitMs } from "../../../../scripts/bench/pack-timing.mjs";
+import { byScenario, conditions, floorMs, FUSE_NOT_TIMED, fuseNote, imageFormat, mountArgv, mountedFsType, mountHot, mountHotLine, mountReadAheadKb, mountSentence, outName, parsePackedMount, plans, rows, spliceSection, table, targetLines, targets, unmountArgvs, waitMs } from "../../../../scripts/bench/pack-timing.mjs";
 
 // Bench records as scripts/bench.mjs writes them (only the fields these helpers read).
 const rec = (scenario, sessionRestored, more = {}) => ({ milestones: { sessionRestored }, bench: { scenario, preloadMs: null, ...more }, io: { readBytes: 1e6 } });
@@ -120,4 +120,92 @@ test("the images are mounted at the throttle's readahead unless told otherwise; 
   assert.equal(mountReadAheadKb("8192", "128"), 8192);
   assert.equal(mountReadAheadKb("disk", "128"), null);
   assert.throws(() => mountReadAheadKb("lots", "128"), /whole number of KiB/);
+});
+
+test("--packed-mount: the kernel's loop mount unless fuse is asked for; anything else is refused", () => {
+  assert.equal(parsePackedMount(undefined), "kernel");
+  assert.equal(parsePackedMount("kernel"), "kernel");
+  assert.equal(parsePackedMount("fuse"), "fuse");
+  assert.throws(() => parsePackedMount("squashfuse"), /--packed-mount wants kernel .* or fuse .*, not squashfuse/);
+});
+
+test("squashfuse mounts the packed image read-only and is unmounted by fusermount, else umount; the kernel's by umount", () => {
+  assert.deepEqual(mountArgv("fuse", "/i/ff.sqfs", "/w/mnt-packed"), ["squashfuse", "-o", "ro", "/i/ff.sqfs", "/w/mnt-packed"]);
+  assert.deepEqual(mountArgv("kernel", "/i/ff.sqfs", "/w/mnt-packed"), ["mount", "-t", "squashfs", "-o", "loop,ro,nodev,nosuid", "/i/ff.sqfs", "/w/mnt-packed"]);
+  assert.deepEqual(unmountArgvs("fuse", "/w/m"), [["fusermount", "-u", "/w/m"], ["umount", "/w/m"]]);
+  assert.deepEqual(unmountArgvs("kernel", "/w/m"), [["umount", "/w/m"]]);
+});
+
+test("the type mounted at a point is read from mountinfo: exactly that point, the last mount there, escaped spaces", () => {
+  // Lines as this machine's /proc/self/mountinfo writes them.
+  const info = [
+    "22 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw,errors=remount-ro",
+    "301 22 7:3 / /var/tmp/w/mnt-packed ro,nosuid,nodev,relatime shared:150 - squashfs /dev/loop3 ro,errors=continue",
+    "302 301 0:61 / /var/tmp/w/mnt-packed ro,relatime shared:151 - fuse.squashfuse /var/tmp/ff.sqfs ro,user_id=0,group_id=0",
+    "303 22 0:62 / /var/tmp/my\\040mnt ro,relatime shared:152 - fuse.squashfuse /var/tmp/ff.sqfs ro,user_id=0,group_id=0",
+  ].join("\n");
+  assert.equal(mountedFsType(info, "/var/tmp/w/mnt-packed"), "fuse.squashfuse");
+  assert.equal(mountedFsType(info, "/var/tmp/my mnt"), "fuse.squashfuse");
+  assert.equal(mountedFsType(info, "/var/tmp/w"), null);
+  assert.equal(mountedFsType(info.split("\n").slice(0, 2).join("\n"), "/var/tmp/w/mnt-packed"), "squashfs");
+});
+
+test("on squashfuse: hot starts only, unthrottled, of the plain install and of the image on both mounts; the kernel's run keeps launch --prefetch", () => {
+  const args = { plainDir: "/p", packedMount: "/m", snapMount: "/s", runs: 10, snapRuns: 5, loginDelay: 5, packedFormat: "zstd level 19, 128 KiB" };
+  const fuse = plans({ ...args, mount: "fuse", kernelMount: "/mk" });
+  assert.deepEqual(fuse.map((x) => [x.key, x.group ?? x.key, x.firefox, x.scenarios.join(","), x.throttled]), [
+    ["plain", "plain", "/p", "hot", false],
+    ["packed-kernel", "packed", "/mk", "hot", false],
+    ["packed", "packed", "/m", "hot", false],
+    ["snap", "snap", "/s", "cold,launch-prefetch,login,preload-plan", true],
+  ]);
+  assert.deepEqual(fuse.slice(1, 3).map((x) => x.label), ["packed (zstd level 19, 128 KiB; kernel loop mount)", "packed (zstd level 19, 128 KiB; squashfuse)"]);
+  const kernel = plans(args);
+  assert.deepEqual(kernel.map((x) => [x.key, x.scenarios.join(","), x.throttled]), [
+    ["plain", "cold,hot", true],
+    ["packed", "launch-prefetch,hot", true],
+    ["snap", "cold,launch-prefetch,login,preload-plan", true],
+  ]);
+  assert.equal(kernel[1].label, "packed (zstd level 19, 128 KiB)");
+  assert.equal(outName("packed", "fuse"), "packed-fuse-run", "a squashfuse run keeps the kernel run's exports");
+  assert.equal(outName("plain", "fuse"), "plain-fuse-run");
+  assert.equal(outName("packed", "kernel"), "packed");
+  assert.match(conditions({ fuse: true, slowDisk: "30:150", readAheadKb: "128", mountKb: 128 }), /^no throttle .*; the images' disk at 128 KiB when they were mounted\)$/);
+  assert.equal(conditions({ fuse: false, slowDisk: "30:150", readAheadKb: "128", mountKb: null }), "30:150 throttle\n(`--slow-disk 30:150`), readahead 128 KiB (the images' disk at its own window when they were mounted)");
+});
+
+test("the two mounts' hot starts: squashfuse slower, faster, within noise, or not measured", () => {
+  const hot = (values) => ({ hot: many("hot", values) });
+  const kernel = [600, 610, 590, 605, 595, 600, 615, 585, 600, 610];
+  const slow = mountHot({ "packed-kernel": hot(kernel), packed: hot(kernel.map((v) => v + 300)) });
+  assert.deepEqual([slow.kernel, slow.fuse, slow.n, slow.diff, slow.significant, slow.slower], [600, 900, [10, 10], 300, true, true]);
+  assert.equal(slow.ratio, 1.5);
+  assert.match(mountHotLine(slow), /hot: 900 ms against 600 ms \(medians, n = 10 and 10\); difference of the means \+300 ms, Welch p < 0\.001: \*\*squashfuse is slower\*\*, by 300 ms \(medians\), 1\.50x\.$/);
+  const fast = mountHot({ "packed-kernel": hot(kernel), packed: hot(kernel.map((v) => v - 100)) });
+  assert.equal(fast.slower, false);
+  assert.match(mountHotLine(fast), /−100 ms, .*\*\*squashfuse is faster\*\*, by 100 ms/);
+  const same = mountHot({ "packed-kernel": hot(kernel), packed: hot([...kernel].reverse()) });
+  assert.equal(same.significant, false);
+  assert.match(mountHotLine(same), /\*\*within noise\*\*/);
+  assert.match(mountHotLine(mountHot({ packed: hot(kernel) })), /\*\*not measured\*\*/);
+});
+
+test("the section says how the image was mounted, and on squashfuse why its cold start was not timed", () => {
+  assert.match(mountSentence("kernel"), /^Both images loop-mounted read-only by root/);
+  assert.match(mountSentence("fuse"), /^The packed image mounted read-only with squashfuse \(`squashfuse -o ro IMAGE MNT`/);
+  assert.match(mountSentence("fuse"), /the Snap-shaped one loop-mounted/);
+  const note = fuseNote();
+  assert.match(note, /only hot starts are timed\*\*: the plain install's, the image's on the kernel's loop mount and on squashfuse, .* all without the throttle/);
+  assert.equal(note.split("\n").filter((l) => l.startsWith("- ")).length, FUSE_NOT_TIMED.length);
+  assert.match(note, /diskOf/);
+  assert.match(note, /evict/);
+});
+
+test("the squashfuse section is its own: the kernel mount's figures stay, and each run replaces only its own", () => {
+  const doc = "# B\n\n<!-- pack-timing:begin -->\nkernel\n<!-- pack-timing:end -->\n\nnotes\n\n<!-- pack-sweep:begin -->\nsweep\n<!-- pack-sweep:end -->\n";
+  const withFuse = spliceSection(doc, "fuse 1\n", "pack-timing-fuse");
+  assert.equal(withFuse, "# B\n\n<!-- pack-timing:begin -->\nkernel\n<!-- pack-timing:end -->\n\nnotes\n\n<!-- pack-timing-fuse:begin -->\nfuse 1\n<!-- pack-timing-fuse:end -->\n\n<!-- pack-sweep:begin -->\nsweep\n<!-- pack-sweep:end -->\n");
+  const again = spliceSection(withFuse, "fuse 2\n", "pack-timing-fuse");
+  assert.equal(again, withFuse.replace("fuse 1", "fuse 2"));
+  assert.equal(spliceSection(again, "kernel 2\n"), again.replace("kernel\n", "kernel 2\n"));
 });
