@@ -610,7 +610,7 @@ ${targetLines(goals)}${fuse ? `\n${mountHotLine(hotByMount)}` : ""}
 
 The floors (what a start from each image cannot go below on this throttle):
 
-${floorLines.length ? floorLines.join("\n") : "- none: the packed \`launch --prefetch\` was not timed in this run."}
+${floorLines.length ? floorLines.join("\n") : "- none: the packed `launch --prefetch` was not timed in this run."}
 `;
   console.log(`\n${block}`);
   const doc = path.resolve(o.doc);
