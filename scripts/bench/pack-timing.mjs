@@ -12,7 +12,7 @@
 //   sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR
 //        [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128]
 //        [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE]
-//        [--only plain,packed,snap] [--reuse] [--packed-mount kernel|fuse]
+//        [--only plain,packed,snap] [--reuse] [--packed-mount kernel|fuse] [--reverse]
 //
 // --packed: the image `about-startup-host pack` made (its state folder's pack/firefox.squashfs);
 // --snap: an image made like the Firefox snap's (`mksquashfs DIR IMG -comp lzo -b 131072
@@ -459,11 +459,12 @@ async function main(argv) {
       only: { type: "string" },
       reuse: { type: "boolean" },
       "packed-mount": { type: "string", default: "kernel" },
+      reverse: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (o.help || !o.packed || !o.snap || !o.state) {
-    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse] [--packed-mount kernel|fuse]");
+    console.log("usage: sudo node scripts/bench/pack-timing.mjs --packed IMAGE --snap IMAGE --state DIR [--runs 10] [--snap-runs 5] [--slow-disk 30:150] [--read-ahead-kb 128] [--login-delay 5] [--cpu-runs 3] [--timeout 60] [--retries 2] [--mount-read-ahead-kb KB|disk] [--work DIR] [--doc FILE] [--only plain,packed,snap] [--reuse] [--packed-mount kernel|fuse] [--reverse]");
     process.exit(o.help ? 0 : 2);
   }
   if (process.getuid() !== 0) {
@@ -511,7 +512,9 @@ async function main(argv) {
 
   const started = new Date();
   const all = plans({ plainDir, packedMount: mounts.packed, snapMount: mounts.snap, runs: Number(o.runs), snapRuns: Number(o["snap-runs"]), loginDelay: Number(o["login-delay"]), packedFormat, mount: packedMount, kernelMount: mounts.packedKernel });
-  const chosen = o.only ? all.filter((p) => o.only.split(",").includes(p.group ?? p.key)) : all;
+  const picked = o.only ? all.filter((p) => o.only.split(",").includes(p.group ?? p.key)) : all;
+  // --reverse: the runs in the opposite order, a control for load that changes during the run.
+  const chosen = o.reverse ? [...picked].reverse() : picked;
   const docs = {};
   const minutes = {};
   const loads = {};
@@ -607,7 +610,7 @@ ${targetLines(goals)}${fuse ? `\n${mountHotLine(hotByMount)}` : ""}
 
 The floors (what a start from each image cannot go below on this throttle):
 
-${floorLines.length ? floorLines.join("\n") : "- none: the packed \`launch --prefetch\` was not timed in this run."}
+${floorLines.length ? floorLines.join("\n") : "- none: the packed `launch --prefetch` was not timed in this run."}
 `;
   console.log(`\n${block}`);
   const doc = path.resolve(o.doc);
