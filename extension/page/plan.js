@@ -106,7 +106,7 @@ function showLearn(entry) {
 async function preload(params) {
   updateButtons();
   try {
-    await relay.request("preload", { idle: true, ...params });
+    await relay.request("preload", params);
   } catch (error) {
     if (error?.code === HOST_MISSING || error?.code === UNKNOWN_COMMAND) {
       await showError(error);

@@ -14,6 +14,7 @@ import {
   hiddenReasons,
   progressView,
   stripSegments,
+  WHOLE_PRELOAD,
 } from "../lib/models/residency.js";
 import { formatBytes, formatCount, formatMs, formatTime } from "../lib/wording/format.js";
 import { hostCommands } from "../lib/wording/commands.js";
@@ -329,7 +330,7 @@ async function startPreload() {
   busy.preload = true;
   updateButtons();
   try {
-    await relay.request("preload", { files: null, idle: true }, { onStarted: (op) => (busy.preloadOp = op) });
+    await relay.request("preload", WHOLE_PRELOAD, { onStarted: (op) => (busy.preloadOp = op) });
   } catch (error) {
     // the operation broadcast reports it; only a failure before the background heard of it lands here
     if (busy.preload && error?.params?.kind === "relay") {

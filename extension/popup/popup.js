@@ -12,7 +12,7 @@ import { HOST_DISCONNECTED, HOST_MISSING } from "../lib/transport/host-client.js
 import { hostErrorText } from "../lib/wording/host-notes.js";
 import { formatDateTime, formatMs } from "../lib/wording/format.js";
 import { isAboutRegistered, openStartupPage, pageUrl } from "../lib/models/page-url.js";
-import { cachedFigures, formatMB, progressView, summaryTotals } from "../lib/models/residency.js";
+import { cachedFigures, formatMB, progressView, summaryTotals, WHOLE_PRELOAD } from "../lib/models/residency.js";
 import { CLASS_KEYS, coldnessOf } from "../lib/models/coldness.js";
 import { PLAN_PRELOAD, popupPlanText } from "../lib/models/plan.js";
 import { relay } from "../page/relay.js";
@@ -186,7 +186,7 @@ function showPreload(op) {
   $("popup-cancel").disabled = false;
 }
 
-/** `params`: the whole install folder, or PLAN_PRELOAD (the page's planned preload). */
+/** `params`: WHOLE_PRELOAD (the install folder) or PLAN_PRELOAD (the page's planned preload), both at full speed. */
 async function startPreload(params) {
   $("popup-preload-plan").disabled = true;
   $("popup-preload").disabled = true;
@@ -217,7 +217,7 @@ async function main() {
   relay.onOperation(showPreload);
   relay.onHost(({ state }) => hostMissing(state === "missing"));
   $("popup-preload-plan").addEventListener("click", () => startPreload(PLAN_PRELOAD));
-  $("popup-preload").addEventListener("click", () => startPreload({ files: null, idle: true }));
+  $("popup-preload").addEventListener("click", () => startPreload(WHOLE_PRELOAD));
   $("popup-cancel").addEventListener("click", () => {
     if (preload.op !== null) {
       $("popup-cancel").disabled = true;

@@ -6,6 +6,7 @@ import { HOST_DISCONNECTED, HOST_MISSING } from "../transport/host-client.js";
 import { formatDateTime, formatMB, formatPercent, formatSeconds } from "../wording/format.js";
 import { hostErrorText, hostNoteText, setAsideTexts, STATE_FILE_SET_ASIDE } from "../wording/host-notes.js";
 import { plural } from "../wording/i18n.js";
+import { watchedPreload } from "./residency.js";
 import { hostCommands } from "../wording/commands.js";
 
 /** storage.local key of the last `learn` the background sent: {startId, at, status, result, error, lastLearned}. */
@@ -52,7 +53,8 @@ const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
 
 /**
  * The `preload` parameters that read the uncached files of a plan view: `files`, and
- * `files_b64` only when a name is not UTF-8 (its display text would name no file).
+ * `files_b64` only when a name is not UTF-8 (its display text would name no file); a button a
+ * person watches, so not idle (watchedPreload).
  */
 export function uncachedPreloadParams(view) {
   const paths = view?.uncached?.paths ?? [];
@@ -60,7 +62,7 @@ export function uncachedPreloadParams(view) {
     return null;
   }
   const b64 = view.uncached.pathsB64 ?? [];
-  return b64.some((b) => b !== null) ? { files: paths, files_b64: b64 } : { files: paths };
+  return watchedPreload(b64.some((b) => b !== null) ? { files: paths, files_b64: b64 } : { files: paths });
 }
 
 /** The `state_file_set_aside` notes of a reply ([] for none, or an older host). */
@@ -265,9 +267,10 @@ export function learnText(entry, t, { when = defaultWhen } = {}) {
 
 /**
  * The `preload` request that reads the learned plan, as the page's "Preload planned pages" and the
- * popup's "Preload the plan" both send it (docs/PROTOCOL.md, `preload` with `plan`).
+ * popup's "Preload the plan" both send it (docs/PROTOCOL.md, `preload` with `plan`): at full speed,
+ * since a person clicked it and watches it (watchedPreload); only the login preload is idle.
  */
-export const PLAN_PRELOAD = Object.freeze({ files: null, plan: true, idle: true });
+export const PLAN_PRELOAD = watchedPreload({ files: null, plan: true });
 
 /**
  * The popup's plan lines, from a plan_status reply or the error that came instead:

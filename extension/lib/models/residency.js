@@ -284,6 +284,20 @@ export function hiddenReasons(views) {
   return [...counts].map(([code, files]) => ({ code, files })).sort((a, b) => b.files - a.files);
 }
 
+/**
+ * The `preload` request of a button a person clicked and watches (the page's and the popup's):
+ * `idle: false`, full speed, still cancellable, with progress. Only the login preload
+ * (`preload --plan --idle`, which nobody watches) runs idle: an idle planned preload backs off
+ * while anyone else waits on I/O, so one clicked during a backup or a build did not move at all
+ * (issue 37), and the idle I/O class puts a whole-folder one behind everyone else's reads.
+ */
+export function watchedPreload(params) {
+  return Object.freeze({ ...params, idle: false });
+}
+
+/** The whole install folder, as the page's "Preload" and the popup's second button send it. */
+export const WHOLE_PRELOAD = watchedPreload({ files: null });
+
 /** A preload progress event as numbers for a bar and words. */
 export function progressView(progress) {
   const done = isCount(progress?.bytes_done) ? progress.bytes_done : null;

@@ -7,6 +7,7 @@ import {
   planErrorView,
   planLines,
   planView,
+  PLAN_PRELOAD,
   popupPlanText,
   uncachedPreloadParams,
   uncachedText,
@@ -15,6 +16,7 @@ import { HostError } from "../../../../extension/lib/transport/host-client.js";
 import { englishMessage, fakeStorage } from "../../fakes.js";
 import { recordedReply } from "../../host-replies.js";
 import { hostCommands } from "../../../../extension/lib/wording/commands.js";
+import { WHOLE_PRELOAD } from "../../../../extension/lib/models/residency.js";
 
 /** Words like browser.i18n.getMessage, from the real English strings (so a missing key fails). */
 const t = englishMessage;
@@ -146,7 +148,7 @@ test("planView: a learned plan with autostart, its last run, the DAMON note and 
   assert.equal(view.state, "learned");
   assert.equal(view.plannedFraction, 0.4, "the install part against the install folder, not the total");
   assert.deepEqual(view.uncached, { count: 2, paths: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], pathsB64: [null, null], bytes: 1_020_000, unused: 1 });
-  assert.deepEqual(uncachedPreloadParams(view), { files: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"] });
+  assert.deepEqual(uncachedPreloadParams(view), { files: ["/usr/lib/firefox-esr/libmozgtk.so", "/usr/lib/firefox-esr/crashreporter"], idle: false });
   assert.deepEqual(view.autostart, { enabled: true, kind: "systemd", lastRun: { at: 1_763_768_000_000, bytes: 150_000_000, elapsedMs: 4200, planned: true } });
   const lines = planLines(view, t, { when });
   assert.deepEqual(
@@ -193,6 +195,7 @@ test("uncachedPreloadParams: a name that is not UTF-8 is sent back with its exac
   assert.deepEqual(uncachedPreloadParams(view), {
     files: ["/ff/a.so", "/ff/lib\uFFFD.so"],
     files_b64: [null, "L2ZmL2xpYv8uc28="],
+    idle: false,
   });
   assert.equal(uncachedPreloadParams(planView({ ...STATUS, uncached_files: [] })), null);
   assert.equal(uncachedPreloadParams(planView({ ...STATUS, uncached_files: null })), null);
@@ -337,4 +340,14 @@ test("a damaged working-set.json: the plan says it was set aside, where, and tha
   const entry = { startId: "s", at: 5, status: "learned", result, lastLearned: { at: 5, startId: "s", result } };
   assert.ok(learnText(entry, t, { when }).startsWith(lines[0].text), learnText(entry, t, { when }));
   assert.ok(!learnText({ ...entry, result: LEARNED, lastLearned: { at: 5, startId: "s", result: LEARNED } }, t, { when }).includes("corrupt"));
+});
+
+test("a preload a person clicks reads at full speed: the page's and the popup's requests are not idle", () => {
+  // An idle planned preload backs off while anyone else waits on I/O (docs/PROTOCOL.md): clicked
+  // during a backup it never moved (issue 37). Only the login preload (`preload --plan --idle`) is idle.
+  assert.deepEqual(PLAN_PRELOAD, { files: null, plan: true, idle: false });
+  assert.deepEqual(WHOLE_PRELOAD, { files: null, idle: false });
+  const view = planView(STATUS);
+  assert.equal(uncachedPreloadParams(view).idle, false);
+  assert.ok(Object.isFrozen(PLAN_PRELOAD) && Object.isFrozen(WHOLE_PRELOAD), "shared by the page and the popup: not changed by either");
 });
