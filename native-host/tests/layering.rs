@@ -1281,6 +1281,20 @@ fn every_test_file_is_the_tests_module_of_the_file_beside_it() {
         if !file.test && !looks_like_tests {
             continue;
         }
+        // A file of tests/support/ that a test_support module includes with `#[path]`: shared
+        // with the integration tests, which cannot reach the crate's cfg(test) items.
+        let shared = src_dir().join(&file.rel).canonicalize().ok();
+        let support = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/support")
+            .canonicalize()
+            .ok();
+        let parent_module = &file.module[..file.module.len().saturating_sub(1)];
+        if file.test
+            && shared.zip(support).is_some_and(|(p, s)| p.starts_with(s))
+            && parent_module.last().map(String::as_str) == Some("test_support")
+        {
+            continue;
+        }
         let dir = path.parent().unwrap_or(Path::new(""));
         let expected_module = if name == "test_support.rs" {
             "test_support"
@@ -1295,7 +1309,6 @@ fn every_test_file_is_the_tests_module_of_the_file_beside_it() {
             PathBuf::new()
         };
         let owner = owner.to_string_lossy().replace('\\', "/");
-        let parent_module = &file.module[..file.module.len().saturating_sub(1)];
         let owned_right = file.test
             && file.module.last().map(String::as_str) == Some(expected_module)
             && krate

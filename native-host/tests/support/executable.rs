@@ -5,8 +5,12 @@
 //! exec a file open for writing anywhere: "Text file busy", as launch_edges.rs saw under load.
 //! `install` (coreutils) writes the copy in a process of its own, which forks nothing; once it
 //! has exited, no descriptor open for writing on the copy exists in any process.
+//!
+//! One file for both kinds of test: the integration tests include it with `#[path]`, and so does
+//! the crate's unit tests' `os::test_support` (`crate::os::test_support::copy_executable`), since integration
+//! tests cannot reach the crate's cfg(test) items.
 
-#![allow(dead_code)] // each test file uses part of it
+#![allow(dead_code)] // each includer uses part of it
 
 use std::path::Path;
 use std::process::Command;
