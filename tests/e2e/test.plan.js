@@ -18,6 +18,7 @@ import { By } from "selenium-webdriver";
 import { artifactsFolder, privateInstall, useFirefox, waitFor, waitForPageReady } from "./harness.js";
 import { HOST_BINARY } from "../../scripts/lib/project.mjs";
 import { run } from "../../scripts/lib/run.mjs";
+import { pauseProactiveReclaim } from "../../scripts/lib/damon.mjs";
 
 const PAGE = "page/startup.html";
 
@@ -198,6 +199,12 @@ describe("the preload plan with the real host", () => {
 
   it("files of Firefox not in the cache at all: no alarm for files no start read; the files the starts read stay partly cached", async (t) => {
     const { driver, home } = ctx.ff;
+    // The cache must hold still from the evict to the last look: a DAMON kdamond paging out page
+    // cache idle for 3 s took back a file the uncached-files button had just preloaded (read,
+    // never mapped: application.ini and the like), and the plan asked again still named it
+    // (issue 37). Paused for this test, as test.residency.js and the benchmarks do, restored after.
+    const reclaim = pauseProactiveReclaim();
+    t.after(() => reclaim.restore());
     const beforeEvict = await readPlan(driver);
     const exe = beforeEvict.firefoxExe;
     assert.ok(exe?.startsWith("/"), `the host section names Firefox's executable (${exe})`);
