@@ -325,7 +325,7 @@ pub fn is_mounted_at(mount_point: &Path) -> bool {
 pub enum How {
     /// It was mounted already (by an earlier launch).
     Already,
-    /// squashfuse, as the user.
+    /// squashfuse_ll (or squashfuse where it is missing), as the user.
     Squashfuse,
     /// The kernel's squashfs on a loop device (root only).
     Loop,
@@ -375,6 +375,22 @@ pub fn mount_image(state: &StateDir, packed: &Packed) -> Result<How, NotUsed> {
     Ok(how)
 }
 
+/// The FUSE programs `pack` mounts its image with, in the order tried (learn/pack.rs
+/// `mount_now`): squashfuse_ll, whose inode numbers stay the same from one mount to the next.
+pub const FUSE_PROGRAMS: [&str; 2] = ["squashfuse_ll", "squashfuse"];
+
+/// The arguments of a [`FUSE_PROGRAMS`] program that mount `image` read-only at `mount_point`
+/// (it returns once mounted, its daemon left running until the unmount). Pure.
+#[must_use]
+pub fn fuse_argv(image: &Path, mount_point: &Path) -> Vec<std::ffi::OsString> {
+    vec![
+        "-o".into(),
+        "ro".into(),
+        image.as_os_str().to_owned(),
+        mount_point.as_os_str().to_owned(),
+    ]
+}
+
 fn mount_now(image: &Path, mount_point: &Path) -> Result<How, String> {
     // The image must be a regular file reached without a symlink (a FIFO would hang the mount).
     let f = std::fs::OpenOptions::new()
@@ -386,28 +402,37 @@ fn mount_now(image: &Path, mount_point: &Path) -> Result<How, String> {
         return Err(format!("{} is not a regular file", image.display()));
     }
     drop(f);
-    let fuse = Command::new("squashfuse")
-        .arg("-o")
-        .arg("ro")
-        .arg(image)
-        .arg(mount_point)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .output();
-    match fuse {
-        Ok(out) if out.status.success() => return Ok(How::Squashfuse),
-        Ok(out) if crate::os::sys::geteuid() != 0 => {
-            return Err(format!(
-                "squashfuse: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
+    // squashfuse_ll first: its inode numbers are the image's own inode ids, the same at every
+    // mount of an image, where high-level squashfuse numbers files in lookup order, anew at each
+    // mount (a traced plan matches files by inode and size, learn/plan/traced.rs). Both come in
+    // Debian's squashfuse package; squashfuse alone is used where squashfuse_ll is missing.
+    let mut why = None;
+    for program in FUSE_PROGRAMS {
+        match Command::new(program)
+            .args(fuse_argv(image, mount_point))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .output()
+        {
+            Ok(out) if out.status.success() => return Ok(How::Squashfuse),
+            Ok(out) => {
+                why = Some(format!(
+                    "{program}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                why = Some(format!("{program} could not be run ({e})"));
+                break;
+            }
         }
-        Err(e) if crate::os::sys::geteuid() != 0 => {
-            return Err(format!(
-                "squashfuse could not be run ({e}; apt install squashfuse)"
-            ))
-        }
-        _ => {}
+    }
+    if crate::os::sys::geteuid() != 0 {
+        return Err(why.unwrap_or_else(|| {
+            "squashfuse_ll and squashfuse are missing (apt install squashfuse)".to_owned()
+        }));
     }
     let out = Command::new("mount")
         .args(["-t", "squashfs", "-o", "loop,ro,nodev,nosuid"])
@@ -430,11 +455,14 @@ fn mount_now(image: &Path, mount_point: &Path) -> Result<How, String> {
 /// Unmount `mount_point` (FUSE as the user, else umount).
 pub fn unmount(mount_point: &Path) -> anyhow::Result<()> {
     let fuse = mount::find(mount_point).is_some_and(|m| m.fs_type.starts_with("fuse"));
+    // fuse3's fusermount3 (what Debian 12's squashfuse brings), fuse 2's fusermount, else
+    // umount (root).
     let status = if fuse {
-        Command::new("fusermount")
+        Command::new("fusermount3")
             .arg("-u")
             .arg(mount_point)
             .status()
+            .or_else(|_| Command::new("fusermount").arg("-u").arg(mount_point).status())
             .or_else(|_| Command::new("umount").arg(mount_point).status())
     } else {
         Command::new("umount").arg(mount_point).status()
