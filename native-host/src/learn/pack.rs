@@ -462,7 +462,12 @@ pub fn unmount(mount_point: &Path) -> anyhow::Result<()> {
             .arg("-u")
             .arg(mount_point)
             .status()
-            .or_else(|_| Command::new("fusermount").arg("-u").arg(mount_point).status())
+            .or_else(|_| {
+                Command::new("fusermount")
+                    .arg("-u")
+                    .arg(mount_point)
+                    .status()
+            })
             .or_else(|_| Command::new("umount").arg(mount_point).status())
     } else {
         Command::new("umount").arg(mount_point).status()
