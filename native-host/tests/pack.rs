@@ -110,7 +110,7 @@ fn fs_type_at(mnt: &Path) -> Option<String> {
         .lines()
         .filter(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap()))
         .filter_map(|l| l.split(" - ").nth(1)?.split(' ').next().map(str::to_owned))
-        .last()
+        .next_back()
 }
 
 fn mounted(mnt: &Path) -> bool {
