@@ -272,8 +272,8 @@ pub fn mount_image(state: &StateDir, packed: &Packed) -> Result<How, NotUsed> {
     Ok(how)
 }
 
-/// The FUSE programs `pack` mounts its image with, in the order tried (learn/pack.rs
-/// `mount_now`): squashfuse_ll, whose inode numbers stay the same from one mount to the next.
+/// The FUSE programs `pack` mounts its image with, in the order tried
+/// ([`mount_image`]): squashfuse_ll, whose inode numbers stay the same from one mount to the next.
 pub const FUSE_PROGRAMS: [&str; 2] = ["squashfuse_ll", "squashfuse"];
 
 /// The arguments of a [`FUSE_PROGRAMS`] program that mount `image` read-only at `mount_point`
