@@ -538,7 +538,8 @@ async function main(argv) {
     const rangesFile = path.join(work, "ranges.json");
     fs.writeFileSync(rangesFile, JSON.stringify(ranges));
     const usedBytes = rangeBytes(ranges);
-    for (const [key, image] of [["packed", packedImage], ["snap", snapImage]]) {
+    // An image's floor only where its starts were timed in this run (--only).
+    for (const [key, image] of [["packed", packedImage], ["snap", snapImage]].filter(([key]) => docs[key])) {
       const records = docs[key]?.history?.filter((r) => r.bench?.scenario === "launch-prefetch") ?? [];
       // For the Snap the prefetch is left off (it reads nothing): its need is what its cold start
       // read through the loop device (read_bytes counts the image's compressed bytes).
@@ -559,11 +560,11 @@ async function main(argv) {
   const ff = docs.plain?.bench?.firefox ?? docs.packed?.bench?.firefox ?? {};
   const load = loadAverage();
   const plainCold = goals.a.plainCold;
+  const fuse = packedMount === "fuse";
   const floorLines = Object.entries(floors).map(
     ([key, f]) =>
-      `- ${labels[key]}: the start needs ${fmtMb(f.needed)} of image (${key === "packed" ? "the traced plan mapped through the image's blocks, as the prefetch reads it" : "what its cold start read through the loop device"}) = ${fmtMs(f.needed && bps ? (f.needed / bps) * 1000 : null)} at ${fmtMb(bps)}/s, plus ${f.cpu.toFixed(2)} s of decompression CPU (reading the traced start's ${fmtMb(f.usedBytes)} of used pages through a fresh mount of the image hot in the page cache, less ${f.plainCpu.toFixed(2)} s for the same reads of the hot plain install; median of ${o["cpu-runs"]}): floor **${fmtMs(f.floorMs)}**, ${fmtX(f.floorMs && plainCold ? f.floorMs / plainCold : null)} the plain cold start.`,
+      `- ${labels[key]}: the start needs ${fmtMb(f.needed)} of image (${key === "packed" ? "the traced plan mapped through the image's blocks, as the prefetch reads it" : "what its cold start read through the loop device"}) = ${fmtMs(f.needed && bps ? (f.needed / bps) * 1000 : null)} at ${fmtMb(bps)}/s, plus ${f.cpu.toFixed(2)} s of decompression CPU (reading the traced start's ${fmtMb(f.usedBytes)} of used pages through a fresh ${fuse && key === "packed" ? "kernel loop mount (the kernel's decompression: squashfuse_ll decompresses in its daemon, whose CPU this does not measure)" : "mount"} of the image hot in the page cache, less ${f.plainCpu.toFixed(2)} s for the same reads of the hot plain install; median of ${o["cpu-runs"]}): floor **${fmtMs(f.floorMs)}**, ${fmtX(f.floorMs && plainCold ? f.floorMs / plainCold : null)} the plain cold start.`,
   );
-  const fuse = packedMount === "fuse";
   const title = fuse ? "A packed Firefox on squashfuse_ll (the user's mount) against the plain install, timed (issue 41)" : "A packed Firefox against the plain install, timed (issue 41)";
   const block = `### ${title}
 
