@@ -60,6 +60,16 @@ impl Env {
             .unwrap()
     }
 
+    /// `pack --firefox <fixture>`, which must succeed.
+    fn pack_ok(&self) {
+        let packed = self.host(&["pack", "--firefox", self.fx.ff.to_str().unwrap()]);
+        assert!(
+            packed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&packed.stderr)
+        );
+    }
+
     fn pack_dir(&self) -> PathBuf {
         self.state.join("about-startup/pack")
     }
@@ -219,12 +229,7 @@ fn a_packed_firefox_starts_from_its_image_and_never_once_the_build_changed() {
 #[ignore = "needs root (a FUSE or loop mount): npm test runs it with --ignored as root"]
 fn a_symlinked_mount_point_or_a_swapped_image_is_refused_and_the_plain_install_starts() {
     let env = Env::new();
-    let packed = env.host(&["pack", "--firefox", env.fx.ff.to_str().unwrap()]);
-    assert!(
-        packed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&packed.stderr)
-    );
+    env.pack_ok();
     let mnt = env.pack_dir().join("mnt");
     // The mount point swapped for a symlink to a folder of someone's choosing.
     let elsewhere = env.fx.root.path().join("elsewhere");
@@ -275,12 +280,7 @@ fn a_plan_traced_on_the_packed_mount_still_matches_after_the_image_is_mounted_ag
         "squashfuse_ll is missing: apt install squashfuse (pack mounts its image with it)"
     );
     let env = Env::new();
-    let packed = env.host(&["pack", "--firefox", env.fx.ff.to_str().unwrap()]);
-    assert!(
-        packed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&packed.stderr)
-    );
+    env.pack_ok();
     let mnt = env.pack_dir().join("mnt");
     let (_, said) = env.launch();
     assert_eq!(
