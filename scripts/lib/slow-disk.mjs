@@ -1,6 +1,8 @@
 // An emulated slow disk for benchmarks: a blkio cgroup (v1 blkio.throttle, or v2 io.max) whose
-// read bandwidth and IOPS are capped on the disk that holds a folder (shared/NOTES.md). Commands
-// run inside it with `wrap(argv)`; `remove()` deletes it and runs on exit too.
+// read bandwidth and IOPS are capped on the disk that holds a folder (shared/NOTES.md): for a
+// loop mount the disk of its backing file, for a squashfuse mount the disk of the image its
+// daemon reads, the daemon moved into the group for the run. Commands run inside it with
+// `wrap(argv)`; `remove()` deletes it (the daemon moved back first) and runs on exit too.
 import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
