@@ -7,8 +7,10 @@
 
 #[path = "support/install_fixture.rs"]
 mod fixture;
+#[path = "support/traced_start.rs"]
+mod started;
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -58,6 +60,16 @@ impl Env {
             .unwrap()
     }
 
+    /// `pack --firefox <fixture>`, which must succeed.
+    fn pack_ok(&self) {
+        let packed = self.host(&["pack", "--firefox", self.fx.ff.to_str().unwrap()]);
+        assert!(
+            packed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&packed.stderr)
+        );
+    }
+
     fn pack_dir(&self) -> PathBuf {
         self.state.join("about-startup/pack")
     }
@@ -99,6 +111,16 @@ impl Drop for Env {
     fn drop(&mut self) {
         let _ = self.host(&["unpack"]);
     }
+}
+
+/// The file system type mounted exactly at `mnt`, the last mount there.
+fn fs_type_at(mnt: &Path) -> Option<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap()))
+        .filter_map(|l| l.split(" - ").nth(1)?.split(' ').next().map(str::to_owned))
+        .next_back()
 }
 
 fn mounted(mnt: &Path) -> bool {
@@ -207,12 +229,7 @@ fn a_packed_firefox_starts_from_its_image_and_never_once_the_build_changed() {
 #[ignore = "needs root (a FUSE or loop mount): npm test runs it with --ignored as root"]
 fn a_symlinked_mount_point_or_a_swapped_image_is_refused_and_the_plain_install_starts() {
     let env = Env::new();
-    let packed = env.host(&["pack", "--firefox", env.fx.ff.to_str().unwrap()]);
-    assert!(
-        packed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&packed.stderr)
-    );
+    env.pack_ok();
     let mnt = env.pack_dir().join("mnt");
     // The mount point swapped for a symlink to a folder of someone's choosing.
     let elsewhere = env.fx.root.path().join("elsewhere");
@@ -251,4 +268,70 @@ fn a_symlinked_mount_point_or_a_swapped_image_is_refused_and_the_plain_install_s
     ]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown compressor"));
+}
+
+#[test]
+#[ignore = "needs root (a FUSE mount): npm test runs it with --ignored as root"]
+fn a_plan_traced_on_the_packed_mount_still_matches_after_the_image_is_mounted_again() {
+    // pack mounts with squashfuse_ll where it is present: here it must be, or this test
+    // would test the kernel's loop mount instead.
+    assert!(
+        Command::new("squashfuse_ll").arg("--help").output().is_ok(),
+        "squashfuse_ll is missing: apt install squashfuse (pack mounts its image with it)"
+    );
+    let env = Env::new();
+    env.pack_ok();
+    let mnt = env.pack_dir().join("mnt");
+    let (_, said) = env.launch();
+    assert_eq!(
+        fs_type_at(&mnt).as_deref(),
+        Some("fuse.squashfuse_ll"),
+        "{said}"
+    );
+    // A start traced on this mount: libxul.so's first 256 pages (1 MiB of its 4 MiB) used.
+    let libxul = mnt.join("libxul.so");
+    let ino = std::fs::metadata(&libxul).unwrap().ino();
+    started::save(
+        &env.state,
+        &started::trace(&mnt, vec![started::file(&libxul, vec![[0, 256]])], vec![]),
+    );
+    let plan = || -> Value {
+        let out = env.host(&[
+            "plan",
+            "--source",
+            "trace",
+            "--firefox",
+            mnt.to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let before = plan();
+    assert_eq!(before["changed_files"], Value::Array(vec![]), "{before}");
+    assert_eq!(before["planned_install_bytes"], 256 * 4096, "{before}");
+
+    // Unmounted (a logout, a reboot) and mounted again by the next launch: the same inode
+    // numbers, so the traced pages are still planned, not the whole file.
+    let umount = Command::new("umount").arg(&mnt).status().unwrap();
+    assert!(umount.success() && !mounted(&mnt));
+    let (_, said) = env.launch();
+    assert_eq!(
+        fs_type_at(&mnt).as_deref(),
+        Some("fuse.squashfuse_ll"),
+        "{said}"
+    );
+    // Other files looked up first this time (high-level squashfuse numbers files in lookup
+    // order, so libxul.so would get another number).
+    for other in ["browser/omni.ja", "dependentlibs.list", "empty"] {
+        std::fs::metadata(mnt.join(other)).unwrap();
+    }
+    assert_eq!(std::fs::metadata(&libxul).unwrap().ino(), ino);
+    let after = plan();
+    assert_eq!(after["changed_files"], Value::Array(vec![]), "{after}");
+    assert_eq!(after["planned_install_bytes"], 256 * 4096, "{after}");
 }

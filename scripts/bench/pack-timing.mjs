@@ -23,10 +23,11 @@
 // the traces the launch-prefetch scenarios need and the real run finds them.
 //
 // --packed-mount: how the packed image is mounted. `kernel` (default): the kernel's squashfs on a
-// loop device, as root. `fuse`: squashfuse (`squashfuse -o ro IMAGE MNT`), the program `pack`
-// mounts it with as the user (run as root here: this machine's /dev/fuse is root's); it times the
-// packed hot start only, and writes its own section (markers `pack-timing-fuse`), so that the
-// kernel mount's section stays. Why no cold start on squashfuse: see FUSE_NOT_TIMED.
+// loop device, as root. `fuse`: squashfuse_ll (`squashfuse_ll -o ro IMAGE MNT`), the program
+// `pack` mounts it with as the user (run as root here: this machine's /dev/fuse is root's); it
+// times the plain install and the image on squashfuse_ll (cold, launch --prefetch, hot) on the
+// same throttle, and writes its own section (markers `pack-timing-fuse`), so that the kernel
+// mount's section stays. How a FUSE mount's cold start is made cold and slow: FUSE_TIMED.
 import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
@@ -43,22 +44,19 @@ const ROOT = path.resolve(import.meta.dirname, "..", "..");
  * The runs: which install, which scenarios, how many runs, extra bench flags, whether on the
  * throttle; `group`: the --only name that picks it (its key if none). Pure.
  *
- * mount "fuse" (the packed image on squashfuse): hot starts only (FUSE_NOT_TIMED: bench.mjs can
- * neither throttle a FUSE mount nor evict its image), of the plain install, of the image on the
- * kernel's loop mount and of the image on squashfuse, one after the other, all unthrottled (a hot
- * start reads nothing from the disk), so that the two mounts' hot starts meet in one run.
+ * mount "fuse" (the packed image on squashfuse_ll): its own cold start too (what the prefetch
+ * saves on the user's mount), and its own state folder (`stateKey`): the kernel mount's traces
+ * name other inode numbers, and the host finds the image of a FUSE mount from the state
+ * folder's pack record (packRecord).
  */
-export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginDelay, packedFormat = "zstd, 128 KiB", mount = "kernel", kernelMount = null }) {
+export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginDelay, packedFormat = "zstd, 128 KiB", mount = "kernel" }) {
   const fuse = mount === "fuse";
   const packed = fuse
-    ? [
-        { key: "packed-kernel", group: "packed", label: `packed (${packedFormat}; kernel loop mount)`, firefox: kernelMount, scenarios: ["hot"], runs, flags: [], throttled: false },
-        { key: "packed", label: `packed (${packedFormat}; squashfuse)`, firefox: packedMount, scenarios: ["hot"], runs, flags: [], throttled: false },
-      ]
+    ? [{ key: "packed", stateKey: "packed-fuse", label: `packed (${packedFormat}; squashfuse_ll)`, firefox: packedMount, scenarios: ["cold", "launch-prefetch", "hot"], runs, flags: [], throttled: true }]
     : // No packed cold: the targets do not need it, and it would not fit the 20 minutes' window.
       [{ key: "packed", label: `packed (${packedFormat})`, firefox: packedMount, scenarios: ["launch-prefetch", "hot"], runs, flags: [], throttled: true }];
   return [
-    { key: "plain", label: "plain install", firefox: plainDir, scenarios: fuse ? ["hot"] : ["cold", "hot"], runs, flags: [], throttled: !fuse },
+    { key: "plain", label: "plain install", firefox: plainDir, scenarios: ["cold", "hot"], runs, flags: [], throttled: true },
     ...packed,
     {
       key: "snap",
@@ -78,13 +76,13 @@ export function plans({ plainDir, packedMount, snapMount, runs, snapRuns, loginD
 }
 
 /**
- * Why a packed image on squashfuse gets no cold start here (found reading the code, 29 Nov):
- * each of these makes a cold figure wrong, and each is outside this script.
+ * How a packed image's cold start on squashfuse_ll is made cold and slow, as a loop mount's is
+ * (each was missing until 29 Nov, when only its hot start was timed).
  */
-export const FUSE_NOT_TIMED = [
-  "bench.mjs finds the disk to throttle and whose readahead to set from the install folder's device (scripts/lib/slow-disk.mjs `diskOf`): a FUSE mount's is an anonymous 0:N with no block device behind it, so `--slow-disk` and `--read-ahead-kb` fail on it",
-  "squashfuse reads the image in its own process, outside the benchmark's throttled cgroup (the loop driver charges its reads to the reader's cgroup; a FUSE daemon's are its own): its reads would not be slowed",
-  "`about-startup-host evict` drops a squashfs install's image only behind a loop device (firefox/install.rs `with_cache`, the kind's `image` is the loop's backing file): on squashfuse the image stays cached, so a `cold` start would decompress from memory",
+export const FUSE_TIMED = [
+  "the throttle and the readahead are the disk's that holds the image file (scripts/lib/slow-disk.mjs `diskOf`: a FUSE mount's own device is an anonymous 0:N; its squashfuse daemon, found by its operands, names the image)",
+  "the squashfuse_ll daemon is moved into the throttled cgroup for the run (`createSlowDisk`), so that its reads of the image are slowed and counted (\"disk read, launch to quit\") as the loop driver's are for whoever reads a loop mount",
+  "`about-startup-host evict` drops the image too (firefox/install.rs `cache_image`: the image the state folder's pack record names, checked to be the filesystem mounted), besides the mounted files' pages; the benchmark's state folder holds a pack record of this image and mount (`packRecord`)",
 ];
 
 /** --packed-mount: "kernel" (root's loop mount, the default) or "fuse" (squashfuse). Pure. */
@@ -98,12 +96,12 @@ export function parsePackedMount(text) {
 
 /** The command that mounts `image` read-only at `at`. Pure. */
 export function mountArgv(kind, image, at) {
-  return kind === "fuse" ? ["squashfuse", "-o", "ro", image, at] : ["mount", "-t", "squashfs", "-o", "loop,ro,nodev,nosuid", image, at];
+  return kind === "fuse" ? ["squashfuse_ll", "-o", "ro", image, at] : ["mount", "-t", "squashfs", "-o", "loop,ro,nodev,nosuid", image, at];
 }
 
 /** The commands that unmount `at`, tried in turn until one succeeds (root may lack fusermount). Pure. */
 export function unmountArgvs(kind, at) {
-  return kind === "fuse" ? [["fusermount", "-u", at], ["umount", at]] : [["umount", at]];
+  return kind === "fuse" ? [["fusermount3", "-u", at], ["fusermount", "-u", at], ["umount", at]] : [["umount", at]];
 }
 
 /** The file system type mounted exactly at `at` in a mountinfo text, or null. Pure. */
@@ -126,18 +124,25 @@ export function mountSentence(kind) {
 }
 
 /** The run's disk conditions, for the section. Pure. */
-export function conditions({ fuse, slowDisk, readAheadKb, mountKb }) {
+export function conditions({ slowDisk, readAheadKb, mountKb }) {
   const mounted = `the images' disk at ${mountKb === null ? "its own window" : `${mountKb} KiB`} when they were mounted`;
-  return fuse
-    ? `no throttle and the disk's own readahead (hot starts only: no \`--slow-disk\` or \`--read-ahead-kb\` to bench.mjs; ${mounted})`
-    : `30:150 throttle\n(\`--slow-disk ${slowDisk}\`), readahead ${readAheadKb} KiB (${mounted})`;
+  return `${slowDisk} throttle\n(\`--slow-disk ${slowDisk}\`), readahead ${readAheadKb} KiB (${mounted})`;
 }
 
-/** The squashfuse run's caveat: what it times, and why not the cold start. Pure. */
+/**
+ * The pack record (pack.json) of `image` mounted at `mountPoint`, from the record `pack` wrote
+ * beside it (`made`): what the host reads to know the image behind a FUSE mount
+ * (firefox/packed.rs `image_for`). Pure.
+ */
+export function packRecord(made, { image, mountPoint, ino, size }) {
+  return { ...made, image, mount_point: mountPoint, image_ino: ino, bytes_image: size };
+}
+
+/** The squashfuse run's note: how its cold start is made cold and slow. Pure. */
 export function fuseNote() {
   return [
-    "**On squashfuse only hot starts are timed**: the plain install's, the image's on the kernel's loop mount and on squashfuse, one after the other, all without the throttle (a hot start reads nothing from the disk). The cold `launch --prefetch` from squashfuse is not, because each of these would make its figure wrong:",
-    ...FUSE_NOT_TIMED.map((why) => `- ${why}.`),
+    "**On squashfuse_ll the cold start is made cold and slow as on a loop mount:**",
+    ...FUSE_TIMED.map((how) => `- ${how}.`),
   ].join("\n");
 }
 
@@ -146,43 +151,10 @@ export function outName(key, mount = "kernel") {
   return mount === "fuse" ? `${key}-fuse-run` : key;
 }
 
-/**
- * The two mounts' hot starts against each other (squashfuse's "packed" against the kernel's
- * "packed-kernel", {key: {scenario: [records]}}): medians, n, the difference of the means
- * (squashfuse minus kernel), Welch's p, whether that is significant at 5%, and whether
- * squashfuse is the slower (significant, and its median higher). Pure.
- */
-export function mountHot(runs) {
-  const waits = (records) => (records ?? []).map(waitMs).filter((v) => v !== null);
-  const kernel = waits(runs["packed-kernel"]?.hot);
-  const fuse = waits(runs.packed?.hot);
-  const test = welchTest(kernel, fuse);
-  const kernelMedian = median(kernel);
-  const fuseMedian = median(fuse);
-  return {
-    kernel: kernelMedian,
-    fuse: fuseMedian,
-    n: [kernel.length, fuse.length],
-    diff: test?.diff ?? null,
-    p: test?.p ?? null,
-    ratio: kernelMedian && fuseMedian !== null ? fuseMedian / kernelMedian : null,
-    significant: test?.significant ?? false,
-    slower: test !== null && test.significant && fuseMedian > kernelMedian,
-  };
-}
-
-/** mountHot as a sentence. Pure. */
-export function mountHotLine(m) {
-  if (m.p === null) return "- squashfuse against the kernel's loop mount, hot: **not measured** (too few starts of either).";
-  const by = `by ${fmtMs(Math.abs(m.fuse - m.kernel))} (medians), ${fmtX(m.ratio)}`;
-  const verdict = !m.significant ? "**within noise** (not significant at 5%)" : m.slower ? `**squashfuse is slower**, ${by}` : `**squashfuse is faster**, ${by}`;
-  return `- squashfuse against the kernel's loop mount, hot: ${fmtMs(m.fuse)} against ${fmtMs(m.kernel)} (medians, n = ${m.n[1]} and ${m.n[0]}); difference of the means ${m.diff >= 0 ? "+" : "−"}${Math.abs(Math.round(m.diff))} ms, Welch ${fmtP(m.p)}: ${verdict}.`;
-}
-
 /** The mount in words, for the section and the JSON. Pure. */
 export function mountWords(kind) {
   return kind === "fuse"
-    ? "squashfuse (`squashfuse -o ro IMAGE MNT`, the program `pack` mounts the image with as the user; run as root here, whose /dev/fuse this machine keeps 0600)"
+    ? "squashfuse_ll (`squashfuse_ll -o ro IMAGE MNT`, the program `pack` mounts the image with as the user; run as root here, whose /dev/fuse this machine keeps 0600)"
     : "the kernel's squashfs on a loop device (`mount -t squashfs -o loop,ro`, as root)";
 }
 
@@ -382,12 +354,12 @@ function mountImage(image, at, kind = "kernel") {
   fs.mkdirSync(at, { recursive: true });
   unmountImage(at, kind);
   const [cmd, ...args] = mountArgv(kind, image, at);
-  // squashfuse returns once mounted, its daemon left running until the unmount.
+  // squashfuse_ll returns once mounted, its daemon left running until the unmount.
   sh(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
   const type = mountedFsType(fs.readFileSync("/proc/self/mountinfo", "utf8"), at);
-  const wanted = kind === "fuse" ? /^fuse\.squashfuse/ : /^squashfs$/;
+  const wanted = kind === "fuse" ? /^fuse\.squashfuse_ll$/ : /^squashfs$/;
   if (!wanted.test(type ?? "")) {
-    throw new Error(`${cmd} ${args.join(" ")}: ${at} holds ${type ?? "nothing"} afterwards, not ${kind === "fuse" ? "fuse.squashfuse" : "squashfs"}`);
+    throw new Error(`${cmd} ${args.join(" ")}: ${at} holds ${type ?? "nothing"} afterwards, not ${kind === "fuse" ? "fuse.squashfuse_ll" : "squashfs"}`);
   }
 }
 
@@ -484,10 +456,10 @@ async function main(argv) {
   // Snap run's --no-dac-override) is refused it by its mode, as a Snap user is.
   fs.chownSync(snapImage, 65534, 65534);
   fs.chmodSync(snapImage, 0o600);
-  const mounts = { packed: path.join(work, "mnt-packed"), snap: path.join(work, "mnt-snap"), packedKernel: path.join(work, "mnt-packed-kernel") };
+  const mounts = { packed: path.join(work, "mnt-packed"), snap: path.join(work, "mnt-snap") };
   const unmountAll = () => {
     unmountImage(mounts.packed, packedMount);
-    for (const at of [mounts.snap, mounts.packedKernel, path.join(work, "mnt-cpu")]) {
+    for (const at of [mounts.snap, path.join(work, "mnt-cpu")]) {
       unmountImage(at);
     }
   };
@@ -506,12 +478,19 @@ async function main(argv) {
   const mountKb = mountReadAheadKb(o["mount-read-ahead-kb"], o["read-ahead-kb"]);
   const mountReadAhead = mountKb === null ? null : setReadAheadKb(diskOf(path.dirname(packedImage)), mountKb);
   mountImage(packedImage, mounts.packed, packedMount);
-  if (packedMount === "fuse") mountImage(packedImage, mounts.packedKernel);
   mountImage(snapImage, mounts.snap);
   mountReadAhead?.restore();
+  if (packedMount === "fuse") {
+    // The host knows the image behind a FUSE mount from the state folder's pack record only.
+    const made = JSON.parse(fs.readFileSync(path.join(path.dirname(packedImage), "pack.json"), "utf8"));
+    const { ino, size } = fs.statSync(packedImage);
+    const pack = path.join(state, "packed-fuse", "about-startup", "pack");
+    fs.mkdirSync(pack, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(pack, "pack.json"), `${JSON.stringify(packRecord(made, { image: packedImage, mountPoint: mounts.packed, ino, size }), null, 2)}\n`, { mode: 0o600 });
+  }
 
   const started = new Date();
-  const all = plans({ plainDir, packedMount: mounts.packed, snapMount: mounts.snap, runs: Number(o.runs), snapRuns: Number(o["snap-runs"]), loginDelay: Number(o["login-delay"]), packedFormat, mount: packedMount, kernelMount: mounts.packedKernel });
+  const all = plans({ plainDir, packedMount: mounts.packed, snapMount: mounts.snap, runs: Number(o.runs), snapRuns: Number(o["snap-runs"]), loginDelay: Number(o["login-delay"]), packedFormat, mount: packedMount });
   const picked = o.only ? all.filter((p) => o.only.split(",").includes(p.group ?? p.key)) : all;
   // --reverse: the runs in the opposite order, a control for load that changes during the run.
   const chosen = o.reverse ? [...picked].reverse() : picked;
@@ -528,7 +507,7 @@ async function main(argv) {
       continue;
     }
     const throttle = p.throttled ? ["--slow-disk", o["slow-disk"], "--read-ahead-kb", o["read-ahead-kb"]] : [];
-    const args = ["scripts/bench.mjs", "--runs", String(p.runs), ...throttle, "--firefox", p.firefox, "--scenarios", p.scenarios.join(","), "--state-home", path.join(state, p.key), "--timeout", o.timeout, "--retries", o.retries, "--out", out, ...p.flags];
+    const args = ["scripts/bench.mjs", "--runs", String(p.runs), ...throttle, "--firefox", p.firefox, "--scenarios", p.scenarios.join(","), "--state-home", path.join(state, p.stateKey ?? p.key), "--timeout", o.timeout, "--retries", o.retries, "--out", out, ...p.flags];
     console.log(`\n== ${p.label}: node ${args.join(" ")}`);
     const t0 = Date.now();
     const loadBefore = loadAverage();
@@ -554,13 +533,13 @@ async function main(argv) {
   // by the host, as the prefetch maps it) over the throttle's bandwidth, plus decompression CPU.
   const bps = docs.packed?.bench?.slowDisk?.bps ?? docs.plain?.bench?.slowDisk?.bps ?? null;
   const floors = {};
-  // (Only with the packed launch --prefetch timed: on squashfuse it is not, FUSE_NOT_TIMED.)
   if (docs.packed && byScenario(docs.packed)["launch-prefetch"]) {
-    const ranges = tracedRanges(path.join(state, "packed"), mounts.packed);
+    const ranges = tracedRanges(path.join(state, all.find((p) => p.key === "packed").stateKey ?? "packed"), mounts.packed);
     const rangesFile = path.join(work, "ranges.json");
     fs.writeFileSync(rangesFile, JSON.stringify(ranges));
     const usedBytes = rangeBytes(ranges);
-    for (const [key, image] of [["packed", packedImage], ["snap", snapImage]]) {
+    // An image's floor only where its starts were timed in this run (--only).
+    for (const [key, image] of [["packed", packedImage], ["snap", snapImage]].filter(([key]) => docs[key])) {
       const records = docs[key]?.history?.filter((r) => r.bench?.scenario === "launch-prefetch") ?? [];
       // For the Snap the prefetch is left off (it reads nothing): its need is what its cold start
       // read through the loop device (read_bytes counts the image's compressed bytes).
@@ -578,20 +557,19 @@ async function main(argv) {
   const labels = Object.fromEntries(all.map((p) => [p.key, p.label]));
   const list = rows(runs, labels);
   const goals = targets(runs);
-  const hotByMount = mountHot(runs);
   const ff = docs.plain?.bench?.firefox ?? docs.packed?.bench?.firefox ?? {};
   const load = loadAverage();
   const plainCold = goals.a.plainCold;
+  const fuse = packedMount === "fuse";
   const floorLines = Object.entries(floors).map(
     ([key, f]) =>
-      `- ${labels[key]}: the start needs ${fmtMb(f.needed)} of image (${key === "packed" ? "the traced plan mapped through the image's blocks, as the prefetch reads it" : "what its cold start read through the loop device"}) = ${fmtMs(f.needed && bps ? (f.needed / bps) * 1000 : null)} at ${fmtMb(bps)}/s, plus ${f.cpu.toFixed(2)} s of decompression CPU (reading the traced start's ${fmtMb(f.usedBytes)} of used pages through a fresh mount of the image hot in the page cache, less ${f.plainCpu.toFixed(2)} s for the same reads of the hot plain install; median of ${o["cpu-runs"]}): floor **${fmtMs(f.floorMs)}**, ${fmtX(f.floorMs && plainCold ? f.floorMs / plainCold : null)} the plain cold start.`,
+      `- ${labels[key]}: the start needs ${fmtMb(f.needed)} of image (${key === "packed" ? "the traced plan mapped through the image's blocks, as the prefetch reads it" : "what its cold start read through the loop device"}) = ${fmtMs(f.needed && bps ? (f.needed / bps) * 1000 : null)} at ${fmtMb(bps)}/s, plus ${f.cpu.toFixed(2)} s of decompression CPU (reading the traced start's ${fmtMb(f.usedBytes)} of used pages through a fresh ${fuse && key === "packed" ? "kernel loop mount (the kernel's decompression: squashfuse_ll decompresses in its daemon, whose CPU this does not measure)" : "mount"} of the image hot in the page cache, less ${f.plainCpu.toFixed(2)} s for the same reads of the hot plain install; median of ${o["cpu-runs"]}): floor **${fmtMs(f.floorMs)}**, ${fmtX(f.floorMs && plainCold ? f.floorMs / plainCold : null)} the plain cold start.`,
   );
-  const fuse = packedMount === "fuse";
-  const title = fuse ? "A packed Firefox on squashfuse (the user's mount) against the plain install, hot, timed (issue 41)" : "A packed Firefox against the plain install, timed (issue 41)";
+  const title = fuse ? "A packed Firefox on squashfuse_ll (the user's mount) against the plain install, timed (issue 41)" : "A packed Firefox against the plain install, timed (issue 41)";
   const block = `### ${title}
 
 Command (as root, under \`flock /work/bench.lock\`): \`${command}\` on
-${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, ${conditions({ fuse, slowDisk: o["slow-disk"], readAheadKb: o["read-ahead-kb"], mountKb })}, DAMON paused. ${["No", "One run", "Two runs", "Three runs", "Four runs"][chosen.length]} of \`npm run bench\`, one after
+${started.toISOString().slice(0, 16).replace("T", " ")} UTC, Firefox ${ff.version ?? "?"} (build ${ff.buildId ?? "?"}), headless, ${conditions({ slowDisk: o["slow-disk"], readAheadKb: o["read-ahead-kb"], mountKb })}, DAMON paused. ${["No", "One run", "Two runs", "Three runs", "Four runs"][chosen.length]} of \`npm run bench\`, one after
 the other: ${chosen.map((p) => `${p.label} (${p.runs} counted runs per scenario, ${(minutes[p.key] ?? 0).toFixed(1)} min${loads[p.key] ? `, ${loads[p.key]}` : ""})`).join(", ")}.
 ${mountSentence(packedMount)} the packed image is
 \`about-startup-host pack\`'s (${packedFormat}, \`-sort\` by the traced start), the Snap-shaped one
@@ -606,7 +584,7 @@ ${fuse ? `${fuseNote()}\n\n` : ""}${table(list)}
 
 The issue's targets:
 
-${targetLines(goals)}${fuse ? `\n${mountHotLine(hotByMount)}` : ""}
+${targetLines(goals)}
 
 The floors (what a start from each image cannot go below on this throttle):
 
@@ -616,7 +594,7 @@ ${floorLines.length ? floorLines.join("\n") : "- none: the packed `launch --pref
   const doc = path.resolve(o.doc);
   fs.writeFileSync(doc, spliceSection(fs.readFileSync(doc, "utf8"), block, fuse ? "pack-timing-fuse" : "pack-timing"));
   const figures = path.join(work, `${fuse ? "pack-timing-fuse" : "pack-timing"}.json`);
-  fs.writeFileSync(figures, `${JSON.stringify({ command, packedMount, mount: mountWords(packedMount), rows: list, targets: goals, ...(fuse ? { hotByMount } : {}), floors }, null, 1)}\n`);
+  fs.writeFileSync(figures, `${JSON.stringify({ command, packedMount, mount: mountWords(packedMount), rows: list, targets: goals, floors }, null, 1)}\n`);
   console.log(`written to ${doc}; figures in ${figures}`);
 }
 

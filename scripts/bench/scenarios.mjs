@@ -118,7 +118,10 @@ export function prepareScenario(requested, { hostBinary, installDir, stateHome =
     host(exec, hostBinary, args("preload"));
     return { preloadMs: null, evicted: null, preloadMbPerS: null };
   }
-  const checked = evictCold(() => host(exec, hostBinary, args("evict")), { installDir, ...cold });
+  // With the run's state folder: there the host finds a packed install's image (pack.json), which
+  // a FUSE mount does not name, and drops it too (install.rs cache_image).
+  const stateEnv = stateHome ? { XDG_STATE_HOME: stateHome } : undefined;
+  const checked = evictCold(() => host(exec, hostBinary, args("evict"), undefined, stateEnv), { installDir, ...cold });
   const evicted = checked.reply;
   // What stayed cached, recorded with the run (null: hidden from this user).
   const coldState = {

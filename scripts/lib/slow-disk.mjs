@@ -1,6 +1,8 @@
 // An emulated slow disk for benchmarks: a blkio cgroup (v1 blkio.throttle, or v2 io.max) whose
-// read bandwidth and IOPS are capped on the disk that holds a folder (shared/NOTES.md). Commands
-// run inside it with `wrap(argv)`; `remove()` deletes it and runs on exit too.
+// read bandwidth and IOPS are capped on the disk that holds a folder (shared/NOTES.md): for a
+// loop mount the disk of its backing file, for a squashfuse mount the disk of the image its
+// daemon reads, the daemon moved into the group for the run. Commands run inside it with
+// `wrap(argv)`; `remove()` deletes it (the daemon moved back first) and runs on exit too.
 import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
@@ -21,9 +23,15 @@ export function parseSlowDisk(spec) {
  * mount, so throttling the real disk slows both a start reading the mount and a preload of the
  * image, as one slow disk would.
  */
-export function diskOf(dir, { fsApi = fs, depth = 0 } = {}) {
+export function diskOf(dir, { fsApi = fs, depth = 0, fuse = fuseOf } = {}) {
   const dev = fsApi.statSync(dir).dev;
   let majMin = `${Math.floor(dev / 256) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
+  // A FUSE mount (squashfuse: a packed Firefox) has an anonymous 0:N device: its daemon reads
+  // the image file, so the disk is the image's.
+  const daemon = depth < 4 && majMin.startsWith("0:") ? fuse(dir) : null;
+  if (daemon) {
+    return diskOf(daemon.image, { fsApi, depth: depth + 1, fuse });
+  }
   const sys = `/sys/dev/block/${majMin}`;
   const backing = `${sys}/loop/backing_file`;
   if (depth < 4 && fsApi.existsSync(backing)) {
@@ -33,6 +41,65 @@ export function diskOf(dir, { fsApi = fs, depth = 0 } = {}) {
     majMin = fsApi.readFileSync(path.join(fsApi.realpathSync(sys), "..", "dev"), "utf8").trim();
   }
   return majMin;
+}
+
+/** The squashfuse programs a FUSE-mounted squashfs image is served by. */
+export const SQUASHFUSE = ["squashfuse", "squashfuse_ll"];
+
+/**
+ * The mount point, in a mountinfo text, of the mount that holds `dir` (the longest mount point
+ * above it; the last such entry, which hides earlier ones), with its fs type. Pure.
+ */
+export function mountHolding(mountinfo, dir) {
+  let best = null;
+  for (const line of mountinfo.split("\n")) {
+    const [left, right] = line.split(" - ");
+    const point = left?.split(" ")[4]?.replace(/\\040/g, " ");
+    if (!point || !right) continue;
+    const inside = dir === point || dir.startsWith(point === "/" ? "/" : `${point}/`);
+    if (inside && (!best || point.length >= best.mountPoint.length)) {
+      best = { mountPoint: point, fsType: right.split(" ")[0] };
+    }
+  }
+  return best;
+}
+
+/**
+ * The squashfuse daemon serving `mountPoint` among `procs` ({pid, argv}): its pid and the image
+ * it reads (its two operands are IMAGE MOUNTPOINT; `-o X` takes a value, other flags none), or
+ * null. Pure.
+ */
+export function squashfuseDaemon(mountPoint, procs) {
+  for (const { pid, argv } of procs) {
+    if (!SQUASHFUSE.includes(path.basename(argv[0] ?? ""))) continue;
+    const operands = [];
+    for (let i = 1; i < argv.length; i++) {
+      if (argv[i] === "-o") i++;
+      else if (!argv[i].startsWith("-")) operands.push(argv[i]);
+    }
+    if (operands.length === 2 && path.resolve(operands[1]) === mountPoint) {
+      return { pid, image: path.resolve(operands[0]) };
+    }
+  }
+  return null;
+}
+
+/** The squashfuse daemon of the FUSE mount holding `dir` ({pid, image}), or null. */
+export function fuseOf(dir) {
+  const real = fs.realpathSync(dir);
+  const mount = mountHolding(fs.readFileSync("/proc/self/mountinfo", "utf8"), real);
+  if (!mount?.fsType.startsWith("fuse.squashfuse")) return null;
+  const procs = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").filter(Boolean);
+      procs.push({ pid: Number(name), argv });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return squashfuseDaemon(mount.mountPoint, procs);
 }
 
 /**
@@ -48,6 +115,20 @@ export function groupReadBytes(text, disk) {
     if (rbytes) return Number(rbytes.slice("rbytes=".length));
   }
   return null;
+}
+
+/**
+ * The group path of the controller `controller` ("blkio"; "" for cgroup v2's unified "0::")
+ * in a /proc/PID/cgroup text, "/" if none. Pure.
+ */
+export function cgroupPathOf(text, controller) {
+  for (const line of text.split("\n")) {
+    const [, controllers, ...rest] = line.split(":");
+    if (rest.length === 0) continue;
+    const listed = controller === "" ? controllers === "" : controllers.split(",").includes(controller);
+    if (listed) return rest.join(":");
+  }
+  return "/";
 }
 
 /** Create the throttled group for the disk under `dir`. Needs root. */
@@ -68,11 +149,29 @@ export function createSlowDisk(spec, dir, { name = `about-startup-bench-${proces
     fs.mkdirSync(group);
     fs.writeFileSync(`${group}/io.max`, `${disk} rbps=${bps} riops=${iops}`);
   }
-  const label = `${mib} MiB/s, ${iops} IOPS (${group.includes("/blkio/") ? "cgroup v1 blkio" : "cgroup v2 io.max"} on ${disk})`;
+  // A FUSE mount's daemon reads the image in its own process: moved into the group, so that its
+  // reads are slowed and counted as the loop driver's are for a reader of a loop mount; moved
+  // back to where it was before the group goes.
+  const v1 = group.includes("/blkio/");
+  const daemon = fuseOf(dir);
+  let daemonFrom = null;
+  if (daemon) {
+    const own = fs.readFileSync(`/proc/${daemon.pid}/cgroup`, "utf8");
+    daemonFrom = path.join(v1 ? "/sys/fs/cgroup/blkio" : "/sys/fs/cgroup", cgroupPathOf(own, v1 ? "blkio" : ""));
+    fs.writeFileSync(`${group}/cgroup.procs`, String(daemon.pid));
+  }
+  const label = `${mib} MiB/s, ${iops} IOPS (${v1 ? "cgroup v1 blkio" : "cgroup v2 io.max"} on ${disk}${daemon ? `; squashfuse daemon ${daemon.pid}, reading ${daemon.image}, moved into it` : ""})`;
   let removed = false;
   const remove = () => {
     if (removed) return;
     removed = true;
+    if (daemon) {
+      try {
+        fs.writeFileSync(`${daemonFrom}/cgroup.procs`, String(daemon.pid));
+      } catch {
+        // the daemon ended (its mount gone): nothing to move back
+      }
+    }
     for (let attempt = 0; attempt < 10 && fs.existsSync(group); attempt++) {
       try {
         fs.rmdirSync(group);
@@ -91,6 +190,8 @@ export function createSlowDisk(spec, dir, { name = `about-startup-bench-${proces
     label,
     group,
     remove,
+    /** The FUSE daemon moved into the group ({pid, image}), or null. */
+    daemon,
     /** Bytes the group's processes have read from the disk so far (the kernel's count), or null. */
     readBytes: () => {
       try {

@@ -111,7 +111,7 @@ pub(super) enum Cmd {
     /// or (--prefetch) start it at once with what its start needs read beside it.
     Launch(LaunchArgs),
     /// Pack your Firefox install into a compressed read-only image (mksquashfs, in the state
-    /// folder), mounted as you (squashfuse) at the next `launch --prefetch`, which starts Firefox
+    /// folder), mounted as you (squashfuse_ll) at the next `launch --prefetch`, which starts Firefox
     /// from it while the image is of the install's build (else the plain install).
     ///
     /// Costs disk space (the image), a rebuild after every Firefox update, and memory: the

@@ -67,7 +67,7 @@ pub(super) fn select_cache(
         firefox::install::with_cache(install, selected, !target.paths.is_empty(), cache)
             .ok_or_else(|| {
                 anyhow::anyhow!(if target.paths.is_empty() {
-                    "--cache image: this install is not on a loop device (no squashfs image), or the loop device reads its image with direct I/O (never cached)"
+                    "--cache image: no squashfs image is known behind this install (neither a loop device nor a packed install's squashfuse mount), or the loop device reads its image with direct I/O (never cached)"
                 } else {
                     "--cache image acts on the whole image: leave out the paths"
                 })

@@ -305,8 +305,26 @@ fn resolve(root: &Path, requested: &Path) -> Result<(PathBuf, bool), Error> {
     Ok((real, meta.is_dir()))
 }
 
+/// The image file whose pages a start from this install reads and `--cache image|all` acts on:
+/// the loop device's backing file (a Snap, root's squashfs mount) unless the loop device reads
+/// it with direct I/O (never cached), else the image of a squashfuse mount, `pack`'s own, once
+/// checked to be the filesystem mounted (compressed/image.rs). A FUSE daemon reads that image
+/// through the page cache like any file: an `evict` that left it would leave a "cold" start of a
+/// packed Firefox decompressing from memory.
+#[must_use]
+pub fn cache_image(kind: &crate::firefox::kind::InstallKind) -> Option<PathBuf> {
+    if let Some(i) = &kind.image {
+        return (!i.direct_io).then(|| i.image.clone());
+    }
+    let c = kind.compressed.as_ref()?;
+    (c.format == crate::firefox::compressed::Format::Squashfuse
+        && c.access == crate::firefox::compressed::Access::Readable)
+        .then(|| c.image.clone())
+        .flatten()
+}
+
 /// The paths a `preload` or `evict` of `cache` works on: the selected files, the image behind
-/// the install's loop device (a squashfs install, a Snap), or both, and the cache that is
+/// the install's mount ([`cache_image`]: a squashfs install, a Snap, a packed Firefox), or both, and the cache that is
 /// really acted on (`All` without an image is `Files`). `None` when `cache` is `Image` and the
 /// install has no loop image, or when `Image` comes with named files (the image is one file,
 /// read or dropped whole: there is nothing to name).
@@ -317,13 +335,7 @@ pub fn with_cache(
     files_named: bool,
     cache: Cache,
 ) -> Option<(Vec<PathBuf>, Cache)> {
-    let image = install
-        .kind
-        .image
-        .as_ref()
-        .filter(|i| !i.direct_io)
-        .map(|i| i.image.clone());
-    match (cache, image) {
+    match (cache, cache_image(&install.kind)) {
         (Cache::Files, _) | (Cache::All, None) => Some((selected, Cache::Files)),
         (Cache::Image, Some(image)) if !files_named => Some((vec![image], Cache::Image)),
         (Cache::Image, _) => None,
@@ -380,6 +392,59 @@ mod tests {
         fs::write(tmp.path().join("ff2/x"), "x").unwrap();
         let ff = ff.canonicalize().unwrap();
         (tmp, ff)
+    }
+
+    #[test]
+    fn the_cached_image_is_the_loop_images_or_a_checked_squashfuse_image() {
+        use crate::firefox::compressed::{self, Access, Facts, Format};
+        use crate::firefox::kind::{InstallKind, Kind, Reason};
+        use crate::firefox::mount::LoopImage;
+        let squashfuse = |access: Access| {
+            compressed::judge(&Facts {
+                format: Format::Squashfuse,
+                mount_point: "/s/about-startup/pack/mnt".into(),
+                image: Some("/s/about-startup/pack/firefox.squashfs".into()),
+                direct_io: false,
+                access,
+                rdsquashfs: true,
+            })
+        };
+        let kind = |image: Option<LoopImage>, compressed| InstallKind {
+            kind: Kind::Tarball,
+            reason: Reason::UserFolder,
+            package: None,
+            owner_uid: Some(1000),
+            fs_type: None,
+            image,
+            compressed,
+        };
+        let looped = |direct_io| LoopImage {
+            loop_device: "/dev/loop3".into(),
+            image: "/var/lib/snapd/snaps/ff.snap".into(),
+            direct_io,
+        };
+        assert_eq!(
+            cache_image(&kind(Some(looped(false)), None)),
+            Some(PathBuf::from("/var/lib/snapd/snaps/ff.snap"))
+        );
+        assert_eq!(cache_image(&kind(Some(looped(true)), None)), None);
+        // A packed Firefox on squashfuse: pack's image, once checked to be the one mounted.
+        assert_eq!(
+            cache_image(&kind(None, Some(squashfuse(Access::Readable)))),
+            Some(PathBuf::from("/s/about-startup/pack/firefox.squashfs"))
+        );
+        let refused = Access::Refused {
+            why: "planted".into(),
+        };
+        for access in [refused, Access::NotReadable, Access::Unknown] {
+            assert_eq!(
+                cache_image(&kind(None, Some(squashfuse(access.clone())))),
+                None,
+                "{access:?}"
+            );
+        }
+        // Plain files: no image.
+        assert_eq!(cache_image(&kind(None, None)), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! The record of a packed Firefox (learn/pack.rs makes it): the image of an install in the
+//! The record of a packed Firefox (learn/pack/ makes it): the image of an install in the
 //! state folder's `pack/`, of which build, mounted where. Here, below learning, so that knowing
 //! the install (firefox/kind.rs: which image is behind a FUSE mount, which names none) can read
-//! it; building, mounting and unpacking are learn/pack.rs's.
+//! it; building, mounting and unpacking are learn/pack/'s.
 
 use std::path::{Path, PathBuf};
 

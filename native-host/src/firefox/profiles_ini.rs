@@ -1,6 +1,6 @@
 //! Which profile a plain launch of Firefox starts, from `~/.mozilla/firefox/profiles.ini`:
 //! needed when the same Firefox starts from another folder (a packed image's mount,
-//! learn/pack.rs), because Firefox keys its default profile by the install's path and would
+//! learn/pack/), because Firefox keys its default profile by the install's path and would
 //! otherwise make a new, empty one. Pure parser ([`default_of`]) and a bounded read.
 
 use std::path::{Path, PathBuf};

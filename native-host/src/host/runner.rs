@@ -247,7 +247,7 @@ fn select_cache(
             ReplyError::bad_request(if files.is_some() {
                 "\"cache\": \"image\" acts on the whole image; leave \"files\" out"
             } else {
-                "\"cache\": \"image\": this install is not on a loop device (no squashfs image), or its loop device reads the image with direct I/O (never cached)"
+                "\"cache\": \"image\": no squashfs image is known behind this install (neither a loop device nor a packed install's squashfuse mount), or its loop device reads the image with direct I/O (never cached)"
             })
         })?;
     Ok((install::cache_folders(folder, &paths), paths, used))

@@ -111,7 +111,7 @@ pub fn run(req: &Request) -> anyhow::Error {
     anyhow::anyhow!("could not start {}: {err}", binary.display())
 }
 
-/// The folder, executable and arguments to start: the packed image's (learn/pack.rs) when the
+/// The folder, executable and arguments to start: the packed image's (learn/pack/) when the
 /// user packed this install and the image is of its build now, mounted; else the plain install,
 /// saying why on stderr (a desktop launch's stderr is the session log).
 fn packed_or_plain(req: &Request) -> (PathBuf, PathBuf, Vec<std::ffi::OsString>) {

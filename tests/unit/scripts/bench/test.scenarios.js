@@ -103,7 +103,8 @@ test("preload-plan: needs a learned plan, then a timed planned preload with the 
     stillCachedBytes: 0,
   });
   assert.deepEqual(calls, ["host evict --firefox /ff --json", "host plan --firefox /ff --json", "cg host preload --plan --firefox /ff --json"]);
-  assert.deepEqual(envs, [null, "/s", "/s"]);
+  // The evict too: there the host finds a packed install's image (its FUSE mount names none).
+  assert.deepEqual(envs, ["/s", "/s", "/s"]);
   const mapped = fakeHost({ plan: { learned: true }, preload: summary });
   prepareScenario("preload-plan-mapped", { ...base, exec: mapped.exec });
   assert.equal(mapped.calls[2], "host preload --plan --mapped-only --firefox /ff --json");
@@ -122,7 +123,7 @@ test("the traced plans and the replays: no learned plan asked for, their flags, 
   assert.equal(result.preloadMs, 4000);
   assert.equal(result.order, "recorded");
   assert.deepEqual(traced.calls, ["host evict --firefox /ff --json", "host preload --plan --source trace --gap-kib 1024 --firefox /ff --json"]);
-  assert.deepEqual(traced.envs, [null, "/s"]);
+  assert.deepEqual(traced.envs, ["/s", "/s"]);
   const recorded = fakeHost({ preload: summary });
   prepareScenario("replay-recorded", { ...base, gapKib: 1024, exec: recorded.exec });
   assert.equal(recorded.calls[1], "host preload --plan --source trace-reads --recorded-order --gap-kib 0 --firefox /ff --json");

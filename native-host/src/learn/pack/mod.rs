@@ -24,6 +24,9 @@ use serde::Serialize;
 use crate::firefox::{app_ini, compressed, mount};
 use crate::state::StateDir;
 
+mod mksquashfs;
+pub use mksquashfs::{default_level, levels, sort_lines, Options, COMPRESSORS, ZSTD_LEVEL};
+
 pub use crate::firefox::packed::{folder, image_for, read, Packed, FOLDER, IMAGE, MOUNT, RECORD};
 
 /// Why a packed image is not used for a launch (the plain install starts).
@@ -87,69 +90,6 @@ pub fn check(packed: &Packed, install_dir: &Path) -> Result<(), NotUsed> {
     Ok(())
 }
 
-/// How `pack` builds.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub compressor: String,
-    /// mksquashfs's `-Xcompression-level` (gzip, lzo, zstd), or the compressor's own default.
-    pub level: Option<u32>,
-    pub block_size: u32,
-    /// Order the image by the traced start (mksquashfs `-sort`).
-    pub sort: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            compressor: "zstd".to_owned(),
-            level: default_level("zstd"),
-            block_size: 128 * 1024,
-            sort: true,
-        }
-    }
-}
-
-/// The compressors mksquashfs is asked for (a word outside this list is refused, never passed on).
-pub const COMPRESSORS: [&str; 6] = ["gzip", "lzo", "lz4", "xz", "zstd", "lzma"];
-
-/// zstd's level when none is asked for. mksquashfs's own default is 15; at 19 the traced start of
-/// ESR 153 needs 0.7% fewer image bytes, for about 3x the build CPU once per Firefox update
-/// (docs/design/compressed.md, "Why zstd, 128 KiB blocks").
-pub const ZSTD_LEVEL: u32 = 19;
-
-/// The level `pack` asks for when none is given: [`ZSTD_LEVEL`] for zstd, else the compressor's
-/// own. Pure.
-#[must_use]
-pub fn default_level(compressor: &str) -> Option<u32> {
-    (compressor == "zstd").then_some(ZSTD_LEVEL)
-}
-
-/// The levels mksquashfs takes for `compressor` (`-Xcompression-level`), `None` where it takes
-/// none. Pure.
-#[must_use]
-pub fn levels(compressor: &str) -> Option<std::ops::RangeInclusive<u32>> {
-    match compressor {
-        "gzip" | "lzo" => Some(1..=9),
-        "zstd" => Some(1..=22),
-        _ => None,
-    }
-}
-
-/// `mksquashfs -sort` lines for `files` (install-relative path, first-use time ms): the earlier
-/// a file was first needed, the higher its priority, so the image holds the start's files in the
-/// order it reads them. Names mksquashfs's sort file cannot carry (white space) keep the default.
-#[must_use]
-pub fn sort_lines(mut files: Vec<(String, f64)>) -> String {
-    files.retain(|(p, t)| !p.is_empty() && !p.chars().any(char::is_whitespace) && t.is_finite());
-    files.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
-    files
-        .iter()
-        .take(32_000)
-        .enumerate()
-        .map(|(i, (p, _))| format!("{p} {}\n", 32_000 - i))
-        .collect()
-}
-
 /// The first-use order of `install_dir`'s files from the stored traces of `build_id`.
 fn traced_order(
     state: &StateDir,
@@ -191,31 +131,7 @@ fn bytes_under(dir: &Path) -> u64 {
 /// Pack `install_dir` (canonical, a Firefox install) into the state folder's image; an image
 /// mounted now is unmounted first, and the old one replaced only once the new one is complete.
 pub fn pack(state: &StateDir, install_dir: &Path, opts: &Options) -> anyhow::Result<Packed> {
-    if !COMPRESSORS.contains(&opts.compressor.as_str()) {
-        bail!(
-            "unknown compressor {:?}: one of {}",
-            opts.compressor,
-            COMPRESSORS.join(", ")
-        );
-    }
-    if let Some(level) = opts.level {
-        match levels(&opts.compressor) {
-            Some(range) if range.contains(&level) => {}
-            Some(range) => bail!(
-                "{} takes levels {} to {}, not {level}",
-                opts.compressor,
-                range.start(),
-                range.end()
-            ),
-            None => bail!("{} takes no level", opts.compressor),
-        }
-    }
-    if !opts.block_size.is_power_of_two() || !(4096..=1 << 20).contains(&opts.block_size) {
-        bail!(
-            "block size {} is not a power of two from 4 KiB to 1 MiB",
-            opts.block_size
-        );
-    }
+    opts.check()?;
     if !crate::firefox::install::looks_like_firefox(install_dir) {
         bail!(
             "{} is not a Firefox install folder (no application.ini)",
@@ -252,26 +168,7 @@ pub fn pack(state: &StateDir, install_dir: &Path, opts: &Options) -> anyhow::Res
     let tmp = pack.path_of(&tmp_name);
     let begun = Instant::now();
     let out = Command::new("mksquashfs")
-        .arg(install_dir)
-        .arg(&tmp)
-        .args([
-            "-noappend",
-            "-no-xattrs",
-            "-no-progress",
-            "-quiet",
-            "-comp",
-            &opts.compressor,
-            "-b",
-        ])
-        .arg(opts.block_size.to_string())
-        .arg("-sort")
-        .arg(pack.path_of(sort_name))
-        .args(
-            opts.level
-                .map(|l| ["-Xcompression-level".to_owned(), l.to_string()])
-                .iter()
-                .flatten(),
-        )
+        .args(opts.argv(install_dir, &tmp, &pack.path_of(sort_name)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .output()
@@ -325,7 +222,7 @@ pub fn is_mounted_at(mount_point: &Path) -> bool {
 pub enum How {
     /// It was mounted already (by an earlier launch).
     Already,
-    /// squashfuse, as the user.
+    /// squashfuse_ll (or squashfuse where it is missing), as the user.
     Squashfuse,
     /// The kernel's squashfs on a loop device (root only).
     Loop,
@@ -375,6 +272,22 @@ pub fn mount_image(state: &StateDir, packed: &Packed) -> Result<How, NotUsed> {
     Ok(how)
 }
 
+/// The FUSE programs `pack` mounts its image with, in the order tried
+/// ([`mount_image`]): squashfuse_ll, whose inode numbers stay the same from one mount to the next.
+pub const FUSE_PROGRAMS: [&str; 2] = ["squashfuse_ll", "squashfuse"];
+
+/// The arguments of a [`FUSE_PROGRAMS`] program that mount `image` read-only at `mount_point`
+/// (it returns once mounted, its daemon left running until the unmount). Pure.
+#[must_use]
+pub fn fuse_argv(image: &Path, mount_point: &Path) -> Vec<std::ffi::OsString> {
+    vec![
+        "-o".into(),
+        "ro".into(),
+        image.as_os_str().to_owned(),
+        mount_point.as_os_str().to_owned(),
+    ]
+}
+
 fn mount_now(image: &Path, mount_point: &Path) -> Result<How, String> {
     // The image must be a regular file reached without a symlink (a FIFO would hang the mount).
     let f = std::fs::OpenOptions::new()
@@ -386,28 +299,37 @@ fn mount_now(image: &Path, mount_point: &Path) -> Result<How, String> {
         return Err(format!("{} is not a regular file", image.display()));
     }
     drop(f);
-    let fuse = Command::new("squashfuse")
-        .arg("-o")
-        .arg("ro")
-        .arg(image)
-        .arg(mount_point)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .output();
-    match fuse {
-        Ok(out) if out.status.success() => return Ok(How::Squashfuse),
-        Ok(out) if crate::os::sys::geteuid() != 0 => {
-            return Err(format!(
-                "squashfuse: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
+    // squashfuse_ll first: its inode numbers are the image's own inode ids, the same at every
+    // mount of an image, where high-level squashfuse numbers files in lookup order, anew at each
+    // mount (a traced plan matches files by inode and size, learn/plan/traced.rs). Both come in
+    // Debian's squashfuse package; squashfuse alone is used where squashfuse_ll is missing.
+    let mut why = None;
+    for program in FUSE_PROGRAMS {
+        match Command::new(program)
+            .args(fuse_argv(image, mount_point))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .output()
+        {
+            Ok(out) if out.status.success() => return Ok(How::Squashfuse),
+            Ok(out) => {
+                why = Some(format!(
+                    "{program}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                why = Some(format!("{program} could not be run ({e})"));
+                break;
+            }
         }
-        Err(e) if crate::os::sys::geteuid() != 0 => {
-            return Err(format!(
-                "squashfuse could not be run ({e}; apt install squashfuse)"
-            ))
-        }
-        _ => {}
+    }
+    if crate::os::sys::geteuid() != 0 {
+        return Err(why.unwrap_or_else(|| {
+            "squashfuse_ll and squashfuse are missing (apt install squashfuse)".to_owned()
+        }));
     }
     let out = Command::new("mount")
         .args(["-t", "squashfs", "-o", "loop,ro,nodev,nosuid"])
@@ -430,11 +352,19 @@ fn mount_now(image: &Path, mount_point: &Path) -> Result<How, String> {
 /// Unmount `mount_point` (FUSE as the user, else umount).
 pub fn unmount(mount_point: &Path) -> anyhow::Result<()> {
     let fuse = mount::find(mount_point).is_some_and(|m| m.fs_type.starts_with("fuse"));
+    // fuse3's fusermount3 (what Debian 12's squashfuse brings), fuse 2's fusermount, else
+    // umount (root).
     let status = if fuse {
-        Command::new("fusermount")
+        Command::new("fusermount3")
             .arg("-u")
             .arg(mount_point)
             .status()
+            .or_else(|_| {
+                Command::new("fusermount")
+                    .arg("-u")
+                    .arg(mount_point)
+                    .status()
+            })
             .or_else(|_| Command::new("umount").arg(mount_point).status())
     } else {
         Command::new("umount").arg(mount_point).status()
@@ -498,21 +428,6 @@ pub fn unpack(state: &StateDir) -> anyhow::Result<Unpacked> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_sort_file_puts_the_first_needed_first() {
-        let lines = sort_lines(vec![
-            ("browser/omni.ja".into(), 300.0),
-            ("libxul.so".into(), 12.5),
-            ("with space.so".into(), 1.0),
-            ("never.so".into(), f64::INFINITY),
-            ("omni.ja".into(), 12.5),
-        ]);
-        assert_eq!(
-            lines,
-            "libxul.so 32000\nomni.ja 31999\nbrowser/omni.ja 31998\n"
-        );
-    }
 
     fn packed(dir: &Path, image: &Path, build: &str) -> Packed {
         let meta = std::fs::metadata(image).unwrap();
@@ -605,7 +520,8 @@ mod tests {
     }
 
     #[test]
-    fn unknown_compressors_and_odd_block_sizes_are_refused_before_anything_runs() {
+    fn bad_options_or_no_firefox_are_refused_before_anything_runs() {
+        // Each option's check: mksquashfs.rs. Here: pack() checks them before it makes anything.
         let state_dir = tempfile::tempdir().unwrap();
         let state = StateDir::create_at(state_dir.path()).unwrap();
         let bad = Options {
@@ -616,31 +532,6 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown compressor"));
-        let odd = Options {
-            block_size: 100_000,
-            ..Options::default()
-        };
-        assert!(pack(&state, Path::new("/nonexistent"), &odd)
-            .unwrap_err()
-            .to_string()
-            .contains("power of two"));
-        let no_level = Options {
-            compressor: "lz4".into(),
-            level: Some(9),
-            ..Options::default()
-        };
-        assert!(pack(&state, Path::new("/nonexistent"), &no_level)
-            .unwrap_err()
-            .to_string()
-            .contains("lz4 takes no level"));
-        let too_high = Options {
-            level: Some(23),
-            ..Options::default()
-        };
-        assert!(pack(&state, Path::new("/nonexistent"), &too_high)
-            .unwrap_err()
-            .to_string()
-            .contains("zstd takes levels 1 to 22, not 23"));
         assert!(pack(&state, state_dir.path(), &Options::default())
             .unwrap_err()
             .to_string()
