@@ -177,18 +177,20 @@
 
   /**
    * Watches, from this extension's startup on (before Firefox opens its first window), when each
-   * browser window's selected tab finished restoring: SessionStore's SSTabRestored, which it sends
-   * once the tab's restored page has loaded (SessionStore.sys.mjs, _restoreTabContentComplete),
-   * after SSTabRestoring when it began. The page a restored window shows is what its user waits
-   * for; an add-on that holds page loads (a blocking webRequest listener, primed at startup)
-   * delays it and not sessionRestored. Tabs are told apart by their window and `linkedPanel` (a
-   * string): the event's tab and the window's selectedTab are not always the same wrapper here.
-   * {restoredAt(timeoutMs): epoch ms when the last window's selected tab finished restoring, or
-   * null (no window restored its selected tab, or one was still restoring after timeoutMs), stop()}.
+   * browser window's selected tab finished restoring: SessionStore sends SSTabRestoring when a
+   * tab begins restoring and SSTabRestored once its restored page has loaded (SessionStore.sys.mjs,
+   * _restoreTabContentComplete). The tab that was selected when its window began restoring it is
+   * the page that window's user waited for; an add-on that holds page loads (a blocking webRequest
+   * listener, primed at startup) delays it and not sessionRestored. Tabs are told apart by their
+   * window and `linkedPanel` (a string): keyed by objects, the event's and the window's never
+   * matched here.
+   * {restoredAt(timeoutMs): epoch ms when the last such tab had loaded, or null (no window restored
+   * its selected tab, or one was still restoring after timeoutMs), stop()}.
    */
   function watchSelectedTabs() {
     const restoring = new Set(); // "window:panel" of tabs that began restoring and have not finished
     const restored = new Map(); // "window:panel" -> epoch ms the tab finished restoring
+    const shown = new Map(); // window number -> "window:panel" of the tab selected when it began restoring
     const watched = new Map(); // window -> [its number, its listener]
     const watch = (window) => {
       if (watched.has(window)) {
@@ -199,6 +201,9 @@
         const key = `${number}:${event.target?.linkedPanel}`;
         if (event.type === "SSTabRestoring") {
           restoring.add(key);
+          if (event.target?.selected && !shown.has(number)) {
+            shown.set(number, key);
+          }
         } else {
           restoring.delete(key);
           restored.set(key, Date.now());
@@ -213,22 +218,24 @@
     for (const window of Services.wm.getEnumerator("navigator:browser")) {
       watch(window);
     }
-    const selectedKeys = () =>
-      [...watched].filter(([window]) => !window.closed).map(([window, [number]]) => `${number}:${window.gBrowser?.selectedTab?.linkedPanel}`);
+    // The shown tabs of the windows still open.
+    const shownKeys = () =>
+      [...watched]
+        .filter(([window, [number]]) => !window.closed && shown.has(number))
+        .map(([, [number]]) => shown.get(number));
     return {
       async restoredAt(timeoutMs = TABS_RESTORED_TIMEOUT_MS) {
         const { setTimeout } = ChromeUtils.importESModule("resource://gre/modules/Timer.sys.mjs");
         const until = Date.now() + timeoutMs;
-        const waiting = () => selectedKeys().some((key) => restoring.has(key));
+        const waiting = () => shownKeys().some((key) => restoring.has(key));
         while (waiting() && Date.now() < until) {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
-        if (waiting()) {
+        const keys = shownKeys();
+        if (keys.length === 0 || waiting()) {
           return null;
         }
-        // A window whose selected tab was not restored (a home page, session restore off) has none.
-        const times = selectedKeys().filter((key) => restored.has(key)).map((key) => restored.get(key));
-        return times.length > 0 ? Math.max(...times) : null;
+        return Math.max(...keys.map((key) => restored.get(key)));
       },
       stop() {
         Services.obs.removeObserver(observer, "browser-window-before-show");

@@ -496,15 +496,15 @@ test("getStartCosts gives up without reading where FOG is not initialized in tim
   assert.equal(unknown.fog.reads, 0);
 });
 
-/** A tab as the tab watcher sees it: its panel id, the string that tells tabs apart. */
-const panelTab = (panel) => ({ linkedPanel: panel, hasAttribute: () => false });
+/** A tab as the tab watcher sees it: its panel id (the string that tells tabs apart), whether selected. */
+const panelTab = (panel, selected = false) => ({ linkedPanel: panel, selected, hasAttribute: () => false });
 
 test("getStartCosts: when every restored window's selected tab had finished restoring, waiting for one still restoring", async () => {
   const firefox = fakeFog();
   firefox.resolveIdle();
   firefox.resolveNotified();
   await firefox.initFOG();
-  const [shown1, pinned1, shown2, home3] = ["panel-1", "panel-2", "panel-3", "panel-4"].map(panelTab);
+  const [shown1, pinned1, shown2, home3] = [["panel-1", true], ["panel-2", false], ["panel-3", true], ["panel-4", true]].map(([panel, selected]) => panelTab(panel, selected));
   // The first window is there when the extension starts; the second and third open later.
   const first = fakeWindow({ gBrowser: { tabs: [pinned1, shown1], selectedTab: shown1 } });
   const { instance, api, context } = loadParent({ ...firefox, windows: [first] });
@@ -529,6 +529,12 @@ test("getStartCosts: when every restored window's selected tab had finished rest
   const value = await reading;
   assert.ok(value.selectedTabsRestoredAt >= beforeSecond && value.selectedTabsRestoredAt <= afterSecond, "the last window's selected tab's moment");
   assert.ok(value.selectedTabsRestoredAt >= beforeFirst);
+  // The tab selected when the window began restoring counts, not one the user selects later.
+  const later = panelTab("panel-5", true);
+  second.gBrowser.selectedTab = later;
+  shown2.selected = false;
+  const switched = await api.getStartCosts();
+  assert.equal(switched.selectedTabsRestoredAt, value.selectedTabsRestoredAt);
   // Closing the second window leaves the first's moment; a pinned tab's restore never counts.
   second.closed = true;
   const again = await api.getStartCosts();
@@ -544,7 +550,7 @@ test("getStartCosts: no window restored its selected tab (session restore off): 
   firefox.resolveIdle();
   firefox.resolveNotified();
   await firefox.initFOG();
-  const home = panelTab("panel-1");
+  const home = panelTab("panel-1", true);
   const pinned = panelTab("panel-2");
   const window = fakeWindow({ gBrowser: { tabs: [pinned, home], selectedTab: home } });
   const { instance, api } = loadParent({ ...firefox, windows: [window] });
