@@ -11,6 +11,7 @@ import { benchChart } from "./bench/chart.mjs";
 import { benchPaths, copyTree, freshProfile, launchFirefox, prepareTemplates, restoreTree } from "./bench/launch.mjs";
 import { AB_PREFS, abRows, abTable, ALL_AB_ARMS, attributionTable, appendUserPref, ARM_TEMPLATE, armTemplate, COSTLY_ADDON_ID, costlyAddonFiles, RESTORE_OFF_ARMS, withoutAddons } from "./bench/ab.mjs";
 import { packXpi } from "./profile/extensions.mjs";
+import { giveSessionOverHttp, servePages } from "./bench/tabs-http.mjs";
 import { benchExport, likePairs, pairs, profileWarning, readRuns, scenarioExport } from "./bench/results.mjs";
 import { recordProblem, runBench } from "./bench/run.mjs";
 import { dropFromCache, installedAutostart, LOGIN_SCENARIOS, prepareLogin, workloadFiles } from "./bench/login.mjs";
@@ -292,6 +293,19 @@ async function benchmark(options, argv) {
   console.log(`preparing the template profile (its first start ${preset ? `adds the extension to the ${options.profilePreset} profile` : "creates it"}) …`);
   // The A/B mode: the deliberately costly add-on in every launch's profile (scripts/bench/ab.mjs).
   const abArms = options.scenarios.filter((s) => ALL_AB_ARMS.includes(s));
+  // With a preset, the A/B mode restores its tabs over http (tabs-http.mjs): the costly add-on
+  // holds page loads, which webRequest sees only for http(s). Every arm's template is made from
+  // this one base, so all restore the same tabs; the server runs until the run ends.
+  let tabsServer = null;
+  let abBase = preset?.profileDir ?? null;
+  if (abArms.length > 0 && preset) {
+    tabsServer = await servePages(preset.pagesDir);
+    abBase = path.join(root, "base-tabs-http");
+    fs.rmSync(abBase, { recursive: true, force: true });
+    copyTree(preset.profileDir, abBase);
+    const changed = giveSessionOverHttp(abBase, preset.pagesDir, tabsServer.base);
+    console.log(`  the A/B mode's session: ${changed} page address(es) of ${preset.pagesDir} served at ${tabsServer.base}`);
+  }
   const extraXpis = abArms.length > 0 ? [{ id: COSTLY_ADDON_ID, bytes: await packXpi(costlyAddonFiles()) }] : [];
   const extraPrefs = abArms.length > 0 ? AB_PREFS : {};
   // The arms' own templates (ARM_TEMPLATE), each made the way `hot`'s is, from its own base
@@ -300,14 +314,14 @@ async function benchmark(options, argv) {
   // uninstalling is work no later start of a user does).
   const armBases = {
     // the same base profile, without the costly add-on
-    "hot-without-costly-addon": () => preset?.profileDir ?? null,
+    "hot-without-costly-addon": () => abBase,
     // the preset's own add-ons removed too (their first start here tells Firefox they are gone)
     "hot-addons-off": () => {
       if (!preset) {
         return null;
       }
       const base = path.join(root, "base-addons-off");
-      const removed = withoutAddons(preset.profileDir, base, { copy: copyTree });
+      const removed = withoutAddons(abBase, base, { copy: copyTree });
       console.log(`  hot-addons-off: the profile without its ${removed.length} add-on(s): ${removed.join(", ") || "none"}`);
       return base;
     },
@@ -330,7 +344,7 @@ async function benchmark(options, argv) {
   fs.rmSync(paths.profile, { recursive: true, force: true }); // `hot`'s template starts from its base (or new) too
   const first = await withRetries("the template profile", () => {
     fs.rmSync(paths.profile, { recursive: true, force: true });
-    return prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: preset?.profileDir ?? null, extraXpis, extraPrefs });
+    return prepareTemplates({ paths, binary: firefox.binary, xpi: built.full.xpi, hostBinary: HOST_BINARY, timeoutMs: options.timeoutMs, baseProfile: abBase, extraXpis, extraPrefs });
   });
   const firstProblem = recordProblem(first);
   if (firstProblem) {
@@ -415,6 +429,7 @@ async function benchmark(options, argv) {
     },
   });
   const finishedAt = Date.now();
+  await tabsServer?.close();
 
   const meta = {
     command: commandLine(argv),
@@ -478,7 +493,7 @@ async function benchmark(options, argv) {
   const markdown = `Command: \`${meta.command}\` on ${new Date(startedAt).toISOString().slice(0, 10)}, Firefox ${firefox.version} (build ${firefox.buildId}, ${firefox.installDir}), headless, kernel ${os.release()}, ${os.cpus().length} cores, profile: ${meta.profile.description}, ${disk}, readahead ${readAheadText(readAhead, meta.disk)}${meta.damonPaused ? ", DAMON proactive reclaim paused" : ""}; ${stoppedEarly ? `${rounds} counted runs per scenario (of ${options.runs} asked: the --budget-min ${options.budgetMs / 60000} min ran out)` : `${options.runs} counted runs per scenario`} after one warm-up each, interleaved; ${minutes} min. Mean ± half the 95% confidence interval (Student's t); "vs cold": difference of the means, Welch's t-test, "n.s." = not significant at 5%.${forcedQuits ? ` ${forcedQuits} launch(es) did not quit by themselves and were signalled.` : ""}${failedLaunches.length + templateFailures.length ? ` ${failedLaunches.length} launch(es) and ${templateFailures.length} template start(s) gave no record and were made again (--retries; listed in the results' meta): ${[...templateFailures.map((f) => f.template), ...failedLaunches.map((f) => `${f.scenario} ${f.run === 0 ? "warm-up" : `run ${f.run}`}`)].join(", ")}.` : ""}
 
 ${table}
-${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}${attribution ? `\nWhere the hot start's time above the empty profile went (lib/models/attribution.js: each step is what taking it away saved after the step before):\n\n${attribution}\n` : ""}`;
+${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored and, for the add-on, on the restored windows' selected tabs having loaded, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}${attribution ? `\nWhere the hot start's time above the empty profile went (lib/models/attribution.js: each step is what taking it away saved after the step before):\n\n${attribution}\n` : ""}`;
   fs.writeFileSync(`${base}.md`, markdown);
   console.log(`\n${markdown}`);
   console.log(`runs: ${out} (+ one file per scenario: ${path.basename(base)}.<scenario>.json, for the page's Import)`);

@@ -26,6 +26,7 @@ const MISSING_KEYS = {
   [MISSING.stillStarting]: "costsMissingStillStarting",
   [MISSING.readError]: "costsMissingReadError",
   [MISSING.noMilestone]: "costsMissingNoMilestone",
+  [MISSING.noRestoredTab]: "costsMissingNoRestoredTab",
 };
 /** Imported exports ([{name, records}], page/compare.js): their A/B runs make a figure a saving. */
 const state = { imports: [] };
@@ -40,6 +41,7 @@ const SESSION_ROWS = [
   ["untilEagerTabsRestoredMs", "costsSessionUntilEager", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
   ["restoringAtMs", "costsSessionRestoringAt", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
   ["restoringMs", "costsSessionRestoring", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
+  ["selectedTabsRestoredAtMs", "costsSessionSelectedTabs", (v) => formatMs(v, undefined, { fractionDigits: 1 })],
 ];
 
 /** A figure's cells: its value (or why it is missing) and its source. */

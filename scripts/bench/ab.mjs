@@ -29,23 +29,24 @@ export const AB_PREFS = { "telemetry.fog.test.localhost_port": -1 };
 export const COSTLY_ITERATIONS = 60_000_000;
 
 /**
- * The costly add-on, deliberately costly the way add-ons that rewrite pages are: a content script
- * at document_start in every page (`<all_urls>`; the presets' tabs are local files, which the
- * presets open to add-ons) computes for a while, then asks its background page for its settings
- * (runtime.sendMessage), and the persistent background computes as long again as it starts, then
- * writes and reads back a few MB of storage.
+ * The costly add-on, deliberately costly the way request blockers are: a persistent background
+ * page that computes for a while and writes and reads back a few MB of storage before it
+ * registers a *blocking* webRequest listener for every page load (what ad and tracker blockers,
+ * parental controls and proxies do; permissions webRequest, webRequestBlocking, <all_urls>).
  *
- * Why the message (ESR 153.8, docs/design/start-costs.md): at APP_STARTUP Firefox starts
- * background pages only after sessionstore-windows-restored, which is what sessionRestored
- * records (ext-backgroundPage.js: ExtensionParent.browserStartupPromise), so a background alone
- * costs the start nothing (-21 ms, medium, 29 Nov). A content script alone did not either (-124
- * ms, n.s.): every file:// page loads in Firefox's one file content process, one core at most.
- * A message from a content script wakes the background at once (ExtensionParent.sys.mjs,
- * normalizeArgs: extension.wakeupBackground), after the first window's delayed startup, which
- * is when SessionStore begins restoring: the background's work then runs during the restore,
- * beside the content script's, in a third process on a 2-core machine. Measured, even that did
- * not delay sessionRestored (-34 ms, -189 to 120, n.s.; docs/benchmarks.md): the add-on's
- * figure is busy time, and an add-on that delays the start is still to be made.
+ * Why this shape (ESR 153.8, docs/design/start-costs.md): at APP_STARTUP Firefox starts background
+ * pages only after sessionstore-windows-restored, which is what sessionRestored records
+ * (ext-backgroundPage.js: ExtensionParent.browserStartupPromise), so a background alone costs the
+ * start nothing measurable (-21 ms, medium, 29 Nov); content scripts and a message waking the
+ * background during the restore did not move sessionRestored either (-124 and -34 ms, n.s.). A
+ * blocking webRequest listener is different: Firefox persists it (webRequest is a "startup
+ * blocking" API: ExtensionCommon.sys.mjs EventManager), primes it at the next start, and when the
+ * restored tabs' first request comes the request is held and the background started at once
+ * (once the first window has painted) until the real listener, registered only after the
+ * background's costly top-level work, has answered. So the add-on's background page load lands
+ * on the selected tabs' load, what the user waits for, though not on sessionRestored. Only
+ * http(s) requests reach webRequest: the A/B mode serves the preset's pages over http
+ * (tabs-http.mjs).
  */
 export function costlyAddonFiles(iterations = COSTLY_ITERATIONS) {
   const loop = `let h = 0;\nfor (let i = 0; i < ${iterations}; i++) { h = (h * 31 + i) | 0; }`;
@@ -54,29 +55,22 @@ export function costlyAddonFiles(iterations = COSTLY_ITERATIONS) {
       {
         manifest_version: 2,
         name: "Synthetic Costly Startup",
-        version: "1.0",
+        version: "1.1",
         description: "about:startup's benchmark: an add-on that is deliberately costly at startup (scripts/bench/ab.mjs).",
         browser_specific_settings: { gecko: { id: COSTLY_ADDON_ID } },
-        permissions: ["storage"],
+        permissions: ["storage", "webRequest", "webRequestBlocking", "<all_urls>"],
         background: { scripts: ["background.js"], persistent: true },
-        content_scripts: [{ matches: ["<all_urls>"], js: ["content.js"], run_at: "document_start" }],
       },
       null,
       2,
     )}\n`,
     "background.js": [
-      "// Deliberately costly at startup: a fixed amount of work, then state read back; answers its pages.",
+      "// Deliberately costly at startup: a fixed amount of work and state read back, then a blocking",
+      "// listener that every page load waits for (registered synchronously, so Firefox persists it).",
       loop,
-      `browser.runtime.onMessage.addListener(() => Promise.resolve({ settings: h }));`,
       `const blob = "x".repeat(4 * 1024 * 1024);`,
       `browser.storage.local.get("state").then((got) => got.state ? null : browser.storage.local.set({ state: blob + h }));`,
-      "",
-    ].join("\n"),
-    "content.js": [
-      "// Deliberately costly in every page: a fixed amount of work, then the page asks the background for its settings.",
-      loop,
-      `document.documentElement.dataset.costly = String(h);`,
-      `browser.runtime.sendMessage({ want: "settings" }).catch(() => null);`,
+      `browser.webRequest.onBeforeRequest.addListener(() => ({}), { urls: ["<all_urls>"], types: ["main_frame", "sub_frame"] }, ["blocking"]);`,
       "",
     ].join("\n"),
   };
@@ -157,11 +151,14 @@ export const armTemplate = (root, arm) => path.join(root, `template-${arm}`);
 
 const int = (v) => Math.round(v).toLocaleString("en-US");
 
+/** How the A/B table names each endpoint (ab-saving.js ENDPOINTS). */
+const ENDPOINT_NAMES = { sessionRestored: "sessionRestored", selectedTabsRestored: "the selected tabs restored (loaded)" };
+
 /** The A/B table (markdown) of abRows. Pure. */
 export function abTable(rows) {
   const lines = [
-    "| arm (against `hot`) | measured saving on sessionRestored (95% CI, n) | the page's figure (median busy ms, n) | verdict |",
-    "| --- | ---: | ---: | --- |",
+    "| arm (against `hot`) | measured on | measured saving (95% CI, n) | the page's figure (median busy ms, n) | verdict |",
+    "| --- | --- | ---: | ---: | --- |",
   ];
   for (const row of rows) {
     const saving = row.saving
@@ -170,7 +167,7 @@ export function abTable(rows) {
     const prediction = row.prediction === null ? "missing" : `${int(row.prediction)} ms (n = ${row.predictionN})`;
     const verdict =
       row.agrees === null ? "cannot compare" : row.agrees ? "agrees within 25 %: a saving" : "disagrees: the figure is busy time, not a saving";
-    lines.push(`| ${row.arm} | ${saving} | ${prediction} | ${verdict} |`);
+    lines.push(`| ${row.arm} | ${ENDPOINT_NAMES[row.endpoint] ?? row.endpoint} | ${saving} | ${prediction} | ${verdict} |`);
   }
   return lines.join("\n");
 }

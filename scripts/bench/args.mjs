@@ -79,7 +79,9 @@ every milestone through the extension and the native host.
   launch-prefetch-hot  hot, launched through \`launch --prefetch\`: the prefetch's cost when
            everything is cached already
   hot-without-costly-addon  A/B (scripts/bench/ab.mjs): hot, on the profile without the
-           deliberately costly add-on that every launch of an A/B run carries; run it with hot
+           deliberately costly add-on that every launch of an A/B run carries (it holds the
+           restored tabs' loads; with a --profile-preset the run serves the tabs over http);
+           run it with hot
   hot-session-restore-off  A/B: hot, with browser.startup.page = 1 (no session restored)
   hot-addons-off  A/B attribution: hot, on the profile with every add-on it had removed
            (about:startup stays to record); with a --profile-preset

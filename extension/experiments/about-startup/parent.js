@@ -172,13 +172,91 @@
     }
   }
 
+  /** How long startCosts waits for the selected tabs still loading to finish restoring (ms). */
+  const TABS_RESTORED_TIMEOUT_MS = 20000;
+
+  /**
+   * Watches, from this extension's startup on (before Firefox opens its first window), when each
+   * browser window's selected tab finished restoring: SessionStore sends SSTabRestoring when a
+   * tab begins restoring and SSTabRestored once its restored page has loaded (SessionStore.sys.mjs,
+   * _restoreTabContentComplete). The tab that was selected when its window began restoring it is
+   * the page that window's user waited for; an add-on that holds page loads (a blocking webRequest
+   * listener, primed at startup) delays it and not sessionRestored. Tabs are told apart by their
+   * window and `linkedPanel` (a string): keyed by objects, the event's and the window's never
+   * matched here.
+   * {restoredAt(timeoutMs): epoch ms when the last such tab had loaded, or null (no window restored
+   * its selected tab, or one was still restoring after timeoutMs), stop()}.
+   */
+  function watchSelectedTabs() {
+    const restoring = new Set(); // "window:panel" of tabs that began restoring and have not finished
+    const restored = new Map(); // "window:panel" -> epoch ms the tab finished restoring
+    const shown = new Map(); // window number -> "window:panel" of the tab selected when it began restoring
+    const watched = new Map(); // window -> [its number, its listener]
+    const watch = (window) => {
+      if (watched.has(window)) {
+        return;
+      }
+      const number = watched.size;
+      const listener = (event) => {
+        const key = `${number}:${event.target?.linkedPanel}`;
+        if (event.type === "SSTabRestoring") {
+          restoring.add(key);
+          if (event.target?.selected && !shown.has(number)) {
+            shown.set(number, key);
+          }
+        } else {
+          restoring.delete(key);
+          restored.set(key, Date.now());
+        }
+      };
+      watched.set(window, [number, listener]);
+      window.addEventListener("SSTabRestoring", listener);
+      window.addEventListener("SSTabRestored", listener);
+    };
+    const observer = (subject) => watch(subject);
+    Services.obs.addObserver(observer, "browser-window-before-show");
+    for (const window of Services.wm.getEnumerator("navigator:browser")) {
+      watch(window);
+    }
+    // The shown tabs of the windows still open.
+    const shownKeys = () =>
+      [...watched]
+        .filter(([window, [number]]) => !window.closed && shown.has(number))
+        .map(([, [number]]) => shown.get(number));
+    return {
+      async restoredAt(timeoutMs = TABS_RESTORED_TIMEOUT_MS) {
+        const { setTimeout } = ChromeUtils.importESModule("resource://gre/modules/Timer.sys.mjs");
+        const until = Date.now() + timeoutMs;
+        const waiting = () => shownKeys().some((key) => restoring.has(key));
+        while (waiting() && Date.now() < until) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const keys = shownKeys();
+        if (keys.length === 0 || waiting()) {
+          return null;
+        }
+        return Math.max(...keys.map((key) => restored.get(key)));
+      },
+      stop() {
+        Services.obs.removeObserver(observer, "browser-window-before-show");
+        for (const [window, [, listener]] of watched) {
+          window.removeEventListener("SSTabRestoring", listener);
+          window.removeEventListener("SSTabRestored", listener);
+        }
+        watched.clear();
+      },
+    };
+  }
+
   /**
    * Every add-on the add-on manager knows as enabled, with both per-add-on Glean timings, and why
    * this extension itself started (`selfStartupReason`: APP_STARTUP when it started with Firefox).
    * Reads Glean only once Firefox has initialized it (gleanReady); throws where it has not (the
    * record then says `read-failed`), never blocks Firefox.
    */
-  async function startCosts(self = null) {
+  async function startCosts(self = null, tabs = null) {
+    // First the restored tabs (the add-ons' startup is over by then too), then Glean.
+    const selectedTabsRestoredAt = tabs ? await tabs.restoredAt() : undefined;
     if (!(await gleanReady())) {
       throw new ExtensionUtils.ExtensionError("Firefox has not initialized Glean (FOG) yet: reading it now would block Firefox");
     }
@@ -197,6 +275,10 @@
         type: addon.type,
         builtIn: Boolean(addon.isBuiltin || addon.isSystem),
         state: running.get(addon.id)?.state ?? null, // "Startup: Complete" once started
+        // Firefox holds page loads at startup for an add-on that may block requests, until its
+        // background page has loaded (a primed blocking webRequest listener): its figure then
+        // lies on the restored tabs' load (lib/models/start-costs.js causesOf).
+        blockingWebRequest: running.has(addon.id) ? Boolean(running.get(addon.id).hasPermission?.("webRequestBlocking")) : null,
         startup: gleanValue(() => Glean.extensionsTiming.extensionStartupByAddonid[addon.id].testGetValue()),
         backgroundPageLoad: gleanValue(() =>
           Glean.extensionsTiming.backgroundPageLoadByAddonid[addon.id].testGetValue(),
@@ -213,6 +295,8 @@
     sessionRestore.restoringAt = gleanValue(() => Glean.sessionRestore.startupTimeline.sessionRestoreRestoring.testGetValue());
     return {
       readAt: Date.now(),
+      // epoch ms the restored windows' selected tabs had all finished restoring (watchSelectedTabs)
+      ...(selectedTabsRestoredAt === undefined ? {} : { selectedTabsRestoredAt }),
       selfStartupReason: self?.startupReason ?? null,
       source: "glean-testGetValue",
       addons,
@@ -289,6 +373,7 @@
     onStartup() {
       const { extension } = this;
       const pageURL = extension.baseURI.resolve(PAGE);
+      this.tabs = watchSelectedTabs();
       this.factory = register(pageURL); // parent process, synchronously
       if (!this.factory) {
         return;
@@ -313,6 +398,10 @@
     // Disable, uninstall, update, reload: isAppShutdown is false. Quit: true, and nothing is
     // needed because the registrations die with the processes.
     onShutdown(isAppShutdown) {
+      if (!isAppShutdown) {
+        this.tabs?.stop();
+        this.tabs = null;
+      }
       if (!this.factory || isAppShutdown) {
         return;
       }
@@ -334,7 +423,7 @@
             return milestonesFromStartupInfo(Services.startup.getStartupInfo());
           },
           async getStartCosts() {
-            return startCosts(api.extension);
+            return startCosts(api.extension, api.tabs);
           },
           async status() {
             return {

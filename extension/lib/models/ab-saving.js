@@ -45,22 +45,49 @@ function predicted(record, arm, addonId) {
 }
 
 /**
- * Per arm: the measured saving on sessionRestored (hot mean − arm mean, 95% CI by Welch), the
- * page's prediction (median of the hot records' figure, and how many had one) and whether they
- * agree within 25 % of the prediction.
+ * What an A/B saving is measured on, each a moment in ms since the process began, from a record:
+ *   sessionRestored        Firefox's milestone: the restored windows are open (the start's end
+ *                          as Firefox and this page count it)
+ *   selectedTabsRestored   when every restored window's selected tab had finished restoring, its
+ *                          page loaded (the experiment's watch of SessionStore's SSTabRestored:
+ *                          costs.sessionRestore.selectedTabsRestoredAtMs): what the user of a
+ *                          restored session waits for. An add-on that holds page loads (a blocking
+ *                          webRequest listener) delays this and not sessionRestored.
+ */
+export const ENDPOINTS = {
+  sessionRestored: (record) => record.milestones?.sessionRestored,
+  selectedTabsRestored: (record) => record.costs?.sessionRestore?.selectedTabsRestoredAtMs?.value,
+};
+/** The endpoints each kind of cause is measured on, the one it lands on first. */
+const ENDPOINTS_OF = { addon: ["selectedTabsRestored", "sessionRestored"], "session-restore": ["sessionRestored"] };
+
+/**
+ * Per arm and endpoint (ENDPOINTS, in ENDPOINTS_OF's order; an endpoint none of the `hot` records
+ * has, from an older run, has no row, but sessionRestored always has one): the measured saving (hot mean − arm mean,
+ * 95% CI by Welch), the page's prediction (median of the hot records' figure, and how many had
+ * one) and whether they agree within 25 % of the prediction.
  */
 export function abRows(records, { addonId = COSTLY_ADDON_ID } = {}) {
   const by = (scenario) => records.filter((r) => r.bench?.scenario === scenario);
   const hot = by("hot");
-  const sr = (rs) => rs.map((r) => r.milestones?.sessionRestored).filter((v) => typeof v === "number");
-  return AB_ARMS.filter((arm) => by(arm).length > 0).map((arm) => {
-    const test = welchTest(sr(by(arm)), sr(hot)); // diff = hot − arm: the saving
+  const rows = [];
+  for (const arm of AB_ARMS.filter((a) => by(a).length > 0)) {
     const figures = hot.map((r) => predicted(r, arm, addonId)).filter((v) => v !== null);
     const prediction = median(figures);
-    const saving = test ? { ms: test.diff, low: test.ci.low, high: test.ci.high, p: test.p, nArm: test.a.n, nHot: test.b.n } : null;
-    const agrees = saving && prediction !== null && prediction > 0 ? Math.abs(saving.ms - prediction) <= AGREEMENT * prediction : null;
-    return { arm, saving, prediction, predictionN: figures.length, agrees };
-  });
+    const endpoints = ENDPOINTS_OF[AB_ARM_REMOVES[arm].kind];
+    const values = (rs, endpoint) => rs.map(ENDPOINTS[endpoint]).filter((v) => typeof v === "number");
+    for (const endpoint of endpoints) {
+      const hotValues = values(hot, endpoint);
+      if (hotValues.length === 0 && endpoint !== endpoints.at(-1)) {
+        continue; // records from before the endpoint (an older run): sessionRestored only
+      }
+      const test = welchTest(values(by(arm), endpoint), hotValues); // diff = hot − arm: the saving
+      const saving = test ? { ms: test.diff, low: test.ci.low, high: test.ci.high, p: test.p, nArm: test.a.n, nHot: test.b.n } : null;
+      const agrees = saving && prediction !== null && prediction > 0 ? Math.abs(saving.ms - prediction) <= AGREEMENT * prediction : null;
+      rows.push({ arm, endpoint, saving, prediction, predictionN: figures.length, agrees });
+    }
+  }
+  return rows;
 }
 
 /**
@@ -78,7 +105,7 @@ export function measuredSaving(cause, imports) {
       const removes = AB_ARM_REMOVES[row.arm];
       if (row.agrees === true && removes.kind === cause.kind && removes.id === cause.id) {
         const { ms, low, high, nHot, nArm } = row.saving;
-        return { ms, low, high, nHot, nArm, from: item.name ?? null };
+        return { ms, low, high, nHot, nArm, endpoint: row.endpoint, from: item.name ?? null };
       }
     }
   }

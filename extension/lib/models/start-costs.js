@@ -25,6 +25,9 @@ export const SOURCES = {
   // Firefox's startup timeline: sessionRestored (getStartupInfo) less when SessionStore began
   // restoring (Glean's sessionRestore.startupTimeline, this start's)
   timeline: "startup-timeline",
+  // the experiment's own watch of SessionStore's SSTabRestored events (when each restored
+  // window's selected tab finished restoring, its page loaded), this start's by construction
+  tabEvents: "session-store-events",
 };
 
 /** Why a figure is missing (the page words each). */
@@ -35,6 +38,7 @@ export const MISSING = {
   stillStarting: "still-starting", // the add-on had not finished starting when read
   readError: "read-error", // Glean threw
   noMilestone: "no-milestone", // no sessionRestored at or after the moment SessionStore began restoring
+  noRestoredTab: "no-restored-tab", // no window's selected tab was restored, or one was still loading after the wait
 };
 
 /** Why a whole record has no costs. */
@@ -196,6 +200,8 @@ export function costsFromReading(now, before = null, { processStart = null, self
       ...(addon.id === selfId ? { self: true } : {}),
       startupMs: figure("startup"),
       backgroundPageLoadMs: figure("backgroundPageLoad"),
+      // only from an experiment that reads it (absent from older readings)
+      ...(typeof addon.blockingWebRequest === "boolean" ? { blockingWebRequest: addon.blockingWebRequest } : {}),
     };
   });
   const sessionRestore = {};
@@ -206,6 +212,10 @@ export function costsFromReading(now, before = null, { processStart = null, self
     );
   }
   sessionRestore.restoringMs = restoringFigure(sessionRestore.restoringAtMs, sessionRestoredMs);
+  // Only from an experiment that watches the tabs (absent from older readings: no field).
+  if (now && "selectedTabsRestoredAt" in now) {
+    sessionRestore.selectedTabsRestoredAtMs = selectedTabsFigure(now.selectedTabsRestoredAt, processStart);
+  }
   const prefs = now?.sessionRestorePrefs ?? {};
   return {
     reader: now?.source ?? null,
@@ -234,6 +244,19 @@ function restoringFigure(restoringAt, sessionRestoredMs) {
     return { missing: MISSING.noMilestone };
   }
   return { value: Math.round((sessionRestoredMs - restoringAt.value) * 10) / 10, source: SOURCES.timeline };
+}
+
+/**
+ * When the restored windows' selected tabs had all finished restoring (their pages loaded), in ms
+ * since the process began: what the user of a restored session waits for, and what an add-on
+ * holding page loads delays (not sessionRestored). Missing where none was restored or one was
+ * still loading when the experiment stopped waiting.
+ */
+function selectedTabsFigure(at, processStart) {
+  if (!isFiniteNumber(at) || !isFiniteNumber(processStart) || at < processStart) {
+    return { missing: MISSING.noRestoredTab };
+  }
+  return { value: Math.round(at - processStart), source: SOURCES.tabEvents };
 }
 
 function figureProblems(figure, path) {
@@ -292,7 +315,8 @@ const valueOf = (figure) => (isObject(figure) && isFiniteNumber(figure.value) ? 
 
 /**
  * This start's causes, largest first: [{kind: "addon"|"session-restore", id, name, version,
- * ms, source, actionable, advice}]. Every ms is busy time (the spans overlap each other and the start),
+ * ms, measure (an add-on's: "startup", or "background-page-load" for one that holds page loads),
+ * source, actionable, advice}]. Every ms is busy time (the spans overlap each other and the start),
  * never a saving: what removing it would save is measured by `npm run bench -- ab`, not here.
  */
 export function causesOf(costs) {
@@ -301,7 +325,13 @@ export function causesOf(costs) {
   }
   const causes = [];
   for (const addon of costs.addons) {
-    const ms = valueOf(addon.startupMs);
+    // An add-on that may block requests holds the restored tabs' page loads until its background
+    // page has loaded (Firefox primes its persistent blocking webRequest listener and starts the
+    // background at the first request: ext-backgroundPage.js, ESR 153.8): that load is its
+    // figure, where Glean has it. Any other add-on's is its startup.
+    const holds = addon.blockingWebRequest === true && valueOf(addon.backgroundPageLoadMs) !== null;
+    const figure = holds ? addon.backgroundPageLoadMs : addon.startupMs;
+    const ms = valueOf(figure);
     if (ms === null) {
       continue;
     }
@@ -311,7 +341,8 @@ export function causesOf(costs) {
       name: addon.name ?? addon.id,
       version: addon.version,
       ms,
-      source: addon.startupMs.source,
+      measure: holds ? "background-page-load" : "startup",
+      source: figure.source,
       backgroundPageLoadMs: valueOf(addon.backgroundPageLoadMs),
       // Firefox's own built-in add-ons cannot be turned off from about:addons; about:startup is
       // what measures the rest.

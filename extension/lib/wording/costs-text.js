@@ -10,6 +10,7 @@ export const SOURCE_KEYS = {
   [SOURCES.glean]: "costsSourceGlean",
   [SOURCES.gleanDelta]: "costsSourceGleanDelta",
   [SOURCES.timeline]: "costsSourceTimeline",
+  [SOURCES.tabEvents]: "costsSourceTabEvents",
   "glean-session-restore": "costsSourceSessionRestore",
   "session-restore-path": "costsSourceSessionRestorePath",
 };
@@ -26,12 +27,16 @@ export const ms = (value) => formatMs(value, undefined, { fractionDigits: 1 });
 
 /** A cause as a person reads it: "the add-on Dark Reader 4.9", "session restore (…)". */
 function causeName(cause, t) {
-  return cause.kind === "addon" ? t("costsCauseAddon", [cause.name, cause.version ?? "?"]) : t("costsCauseSessionRestore");
+  if (cause.kind !== "addon") {
+    return t("costsCauseSessionRestore");
+  }
+  return t(cause.measure === "background-page-load" ? "costsCauseAddonHolding" : "costsCauseAddon", [cause.name, cause.version ?? "?"]);
 }
 
 /**
  * The answer line of `answer` (answerCause's result, or null): the cause named, worded as a
- * saving (the measured one, with its CI, n and run) only where `answer.saving` is there, else as
+ * saving (the measured one, with its CI, n and run, and what it was measured on where that is the
+ * restored tabs' load, not sessionRestored) only where `answer.saving` is there, else as
  * busy time, not all of it on the start's path; a busier cause without a measured saving beside
  * it as busy time; then the advice.
  */
@@ -44,7 +49,7 @@ export function answerText(answer, t) {
   const source = t(SOURCE_KEYS[cause.source] ?? "costsSourceGlean");
   const parts = [
     saving
-      ? t("costsAnswerSaving", [what, ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nHot} + ${saving.nArm}`, saving.from ?? "?", ms(cause.ms), source])
+      ? t(saving.endpoint === "selectedTabsRestored" ? "costsAnswerSavingTabs" : "costsAnswerSaving", [what, ms(saving.ms), ms(saving.low), ms(saving.high), `${saving.nHot} + ${saving.nArm}`, saving.from ?? "?", ms(cause.ms), source])
       : t("costsAnswer", [what, ms(cause.ms), source]),
   ];
   if (busier) {

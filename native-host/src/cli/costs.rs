@@ -96,7 +96,7 @@ pub(super) struct StartCosts {
 
 /// Session restore's rows: the record's field, its words, and whether it is bytes, a count or ms
 /// (the page's order, extension/page/costs.js).
-const SESSION_ROWS: [(&str, &str, Unit); 10] = [
+const SESSION_ROWS: [(&str, &str, Unit); 11] = [
     ("fileSizeBytes", "session file size", Unit::Bytes),
     ("readFileMs", "reading the session file", Unit::Ms),
     ("initMs", "session store init", Unit::Ms),
@@ -123,6 +123,11 @@ const SESSION_ROWS: [(&str, &str, Unit); 10] = [
         Unit::Ms,
     ),
     ("restoringMs", "from restoring to sessionRestored", Unit::Ms),
+    (
+        "selectedTabsRestoredAtMs",
+        "restored windows' selected tabs loaded (ms since the process began)",
+        Unit::Ms,
+    ),
 ];
 
 #[derive(Clone, Copy)]
@@ -252,9 +257,11 @@ fn bytes(value: f64) -> String {
 /// The legend under the tables: each source and reason the figures name.
 const LEGEND: &str = "glean: Firefox's Glean metric, its only sample; glean-delta: the sample new \
     since the previous start's reading; startup-timeline: sessionRestored less when session \
-    restore began restoring. missing: no-sample (nothing to measure: no background page, no \
-    session file), no-new-sample, several-samples (which is this start's cannot be told), \
-    still-starting, read-error, no-milestone (no sessionRestored after restoring began)";
+    restore began restoring; session-store-events: about:startup's watch of SSTabRestored (each \
+    restored window's selected tab loaded). missing: no-sample (nothing to measure: no \
+    background page, no session file), no-new-sample, several-samples (which is this start's \
+    cannot be told), still-starting, read-error, no-milestone (no sessionRestored after \
+    restoring began), no-restored-tab (no restored selected tab loaded while it waited)";
 
 fn print_tables(shown: &StartCosts) -> anyhow::Result<()> {
     println!(

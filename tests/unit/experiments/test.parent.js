@@ -102,6 +102,45 @@ function fakeTab({ entry = null, document = null, pending = false, history = tru
   return tab;
 }
 
+/** Services.obs: observers by topic; `notify(subject, topic)` calls them as Firefox does. */
+function fakeObserverService() {
+  const byTopic = new Map();
+  return {
+    byTopic,
+    addObserver(observer, topic) {
+      byTopic.set(topic, [...(byTopic.get(topic) ?? []), observer]);
+    },
+    removeObserver(observer, topic) {
+      byTopic.set(topic, (byTopic.get(topic) ?? []).filter((o) => o !== observer));
+    },
+    notify(subject, topic) {
+      for (const observer of byTopic.get(topic) ?? []) (typeof observer === "function" ? observer : observer.observe)(subject, topic);
+    },
+  };
+}
+
+/**
+ * A browser window: `fields` (gBrowser…) and DOM event listeners; `dispatch(type, tab)` sends a
+ * session store event from one of its tabs, as SessionStore does (it bubbles to the window).
+ */
+function fakeWindow(fields = {}) {
+  const listeners = new Map();
+  return {
+    closed: false,
+    ...fields,
+    listeners,
+    addEventListener(type, listener) {
+      listeners.set(type, [...(listeners.get(type) ?? []), listener]);
+    },
+    removeEventListener(type, listener) {
+      listeners.set(type, (listeners.get(type) ?? []).filter((l) => l !== listener));
+    },
+    dispatch(type, tab) {
+      for (const listener of [...(listeners.get(type) ?? [])]) listener({ type, target: tab });
+    },
+  };
+}
+
 function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, extensionAPI = true, windows = [], modules = {}, glean = undefined, prefs = undefined }) {
   const globals = {
     Components: {
@@ -130,6 +169,7 @@ function fakeGlobals({ registrar, messaging, processType, startupInfo = {}, exte
       appinfo: { processType },
       prefs,
       wm: { getEnumerator: (type) => (type === "navigator:browser" ? windows : []) },
+      obs: fakeObserverService(),
       startup: { getStartupInfo: () => startupInfo },
       ppmm: messaging.ppmm,
       cpmm: messaging.cpmm,
@@ -339,7 +379,7 @@ test("a content process that registers makes the parent reload only the tabs str
   const elsewhere = fakeTab({ entry: "about:home", document: "about:blank" });
   const loading = fakeTab({}); // a first load in flight: no entry yet
   const noHistory = fakeTab({ history: false });
-  const windows = [{ gBrowser: { tabs: [stranded, shown, pending] } }, { gBrowser: null }, { gBrowser: { tabs: [elsewhere, loading, noHistory] } }];
+  const windows = [fakeWindow({ gBrowser: { tabs: [stranded, shown, pending] } }), fakeWindow({ gBrowser: null }), fakeWindow({ gBrowser: { tabs: [elsewhere, loading, noHistory] } })];
   const messaging = fakeMessaging();
   const parent = loadParent({ messaging, windows });
   parent.instance.onStartup();
@@ -441,6 +481,7 @@ test("getStartCosts reads Glean only once Firefox has initialized FOG: earlier, 
   assert.equal(value.addons.length, 1);
   assert.equal(value.addons[0].startup.sum, 5e6);
   assert.equal(value.addons[0].startup.error, undefined);
+  assert.equal(value.addons[0].blockingWebRequest, false, "an add-on without webRequestBlocking");
 });
 
 test("getStartCosts gives up without reading where FOG is not initialized in time, or Firefox gives no sign of it", async () => {
@@ -453,4 +494,71 @@ test("getStartCosts gives up without reading where FOG is not initialized in tim
   await unknown.initFOG();
   await assert.rejects(loadParent(unknown).api.getStartCosts(), /has not initialized Glean/);
   assert.equal(unknown.fog.reads, 0);
+});
+
+/** A tab as the tab watcher sees it: its panel id (the string that tells tabs apart), whether selected. */
+const panelTab = (panel, selected = false) => ({ linkedPanel: panel, selected, hasAttribute: () => false });
+
+test("getStartCosts: when every restored window's selected tab had finished restoring, waiting for one still restoring", async () => {
+  const firefox = fakeFog();
+  firefox.resolveIdle();
+  firefox.resolveNotified();
+  await firefox.initFOG();
+  const [shown1, pinned1, shown2, home3] = [["panel-1", true], ["panel-2", false], ["panel-3", true], ["panel-4", true]].map(([panel, selected]) => panelTab(panel, selected));
+  // The first window is there when the extension starts; the second and third open later.
+  const first = fakeWindow({ gBrowser: { tabs: [pinned1, shown1], selectedTab: shown1 } });
+  const { instance, api, context } = loadParent({ ...firefox, windows: [first] });
+  instance.onStartup();
+  const second = fakeWindow({ gBrowser: { tabs: [shown2], selectedTab: shown2 } });
+  const third = fakeWindow({ gBrowser: { tabs: [home3], selectedTab: home3 } }); // a home page: not restored
+  context.Services.obs.notify(second, "browser-window-before-show");
+  context.Services.obs.notify(third, "browser-window-before-show");
+  for (const [window, tab] of [[first, pinned1], [first, shown1], [second, shown2]]) window.dispatch("SSTabRestoring", tab);
+  first.dispatch("SSTabRestored", pinned1);
+  const beforeFirst = Date.now();
+  first.dispatch("SSTabRestored", shown1);
+  const reading = api.getStartCosts();
+  await turns();
+  let done = false;
+  reading.then(() => (done = true));
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.equal(done, false, "waits while the second window's selected tab is still restoring");
+  const beforeSecond = Date.now();
+  second.dispatch("SSTabRestored", shown2);
+  const afterSecond = Date.now();
+  const value = await reading;
+  assert.ok(value.selectedTabsRestoredAt >= beforeSecond && value.selectedTabsRestoredAt <= afterSecond, "the last window's selected tab's moment");
+  assert.ok(value.selectedTabsRestoredAt >= beforeFirst);
+  // The tab selected when the window began restoring counts, not one the user selects later.
+  const later = panelTab("panel-5", true);
+  second.gBrowser.selectedTab = later;
+  shown2.selected = false;
+  const switched = await api.getStartCosts();
+  assert.equal(switched.selectedTabsRestoredAt, value.selectedTabsRestoredAt);
+  // Closing the second window leaves the first's moment; a pinned tab's restore never counts.
+  second.closed = true;
+  const again = await api.getStartCosts();
+  assert.ok(again.selectedTabsRestoredAt >= beforeFirst && again.selectedTabsRestoredAt <= beforeSecond);
+  // After a disable (not a quit) the watcher is gone from every window and from the observers.
+  instance.onShutdown(false);
+  assert.deepEqual([first, second, third].map((w) => (w.listeners.get("SSTabRestored") ?? []).length), [0, 0, 0]);
+  assert.equal(context.Services.obs.byTopic.get("browser-window-before-show").length, 0);
+});
+
+test("getStartCosts: no window restored its selected tab (session restore off): null, at once", async () => {
+  const firefox = fakeFog();
+  firefox.resolveIdle();
+  firefox.resolveNotified();
+  await firefox.initFOG();
+  const home = panelTab("panel-1", true);
+  const pinned = panelTab("panel-2");
+  const window = fakeWindow({ gBrowser: { tabs: [pinned, home], selectedTab: home } });
+  const { instance, api } = loadParent({ ...firefox, windows: [window] });
+  instance.onStartup();
+  window.dispatch("SSTabRestoring", pinned); // restore off still restores the pinned tabs
+  window.dispatch("SSTabRestored", pinned);
+  const value = await api.getStartCosts();
+  assert.equal(value.selectedTabsRestoredAt, null);
+  // A reading without the watch (an experiment not started through onStartup) has no such field.
+  assert.equal("selectedTabsRestoredAt" in (await loadParent(firefox).api.getStartCosts()), false);
 });

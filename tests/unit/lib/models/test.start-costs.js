@@ -183,7 +183,7 @@ test("costsProblems: an unknown reason, a negative value or an unknown source is
   costs.addons[0].startupMs = { value: -1, source: "guess" };
   assert.deepEqual(costsProblems(costs), [
     "record.costs.addons[0].startupMs.value: must be a number ≥ 0",
-    "record.costs.addons[0].startupMs.source: must be one of glean, glean-delta, startup-timeline",
+    "record.costs.addons[0].startupMs.source: must be one of glean, glean-delta, startup-timeline, session-store-events",
   ]);
 });
 
@@ -225,4 +225,49 @@ test("session restore's part of the path: sessionRestored less when the session 
   // No sessionRestored, or one before the moment: not this start's path.
   assert.deepEqual(costsFromReading(two, one).sessionRestore.restoringMs, { missing: MISSING.noMilestone });
   assert.deepEqual(costsFromReading(two, one, { sessionRestoredMs: 1000 }).sessionRestore.restoringMs, { missing: MISSING.noMilestone });
+});
+
+test("an add-on that may block requests is figured by its background page load, which the restored tabs' loads wait for; others by their startup", () => {
+  const two = reading(2);
+  const one = reading(1);
+  for (const r of [one, two]) {
+    addonOf(r, "pictureinpicture@mozilla.org").id = "blocker@example.org";
+  }
+  Object.assign(addonOf(two, "blocker@example.org"), { name: "Blocker", version: "1.1", builtIn: false });
+  const plain = costsFromReading(two, one);
+  // An older experiment's reading says nothing about blocking: the startup, as before.
+  assert.equal("blockingWebRequest" in byId(plain, "blocker@example.org"), false);
+  const before = causesOf(plain).find((c) => c.id === "blocker@example.org");
+  assert.deepEqual([before.measure, before.ms], ["startup", byId(plain, "blocker@example.org").startupMs.value]);
+  // With webRequestBlocking: its background page load, where Glean has one.
+  addonOf(two, "blocker@example.org").blockingWebRequest = true;
+  const blocking = costsFromReading(two, one);
+  const addon = byId(blocking, "blocker@example.org");
+  assert.equal(addon.blockingWebRequest, true);
+  const cause = causesOf(blocking).find((c) => c.id === "blocker@example.org");
+  assert.equal(addon.backgroundPageLoadMs.source, SOURCES.gleanDelta);
+  assert.deepEqual([cause.measure, cause.ms, cause.source], ["background-page-load", addon.backgroundPageLoadMs.value, SOURCES.gleanDelta]);
+  // Glean missing the background page load: the startup, not nothing.
+  const noPage = { ...blocking, addons: blocking.addons.map((a) => (a.id === "blocker@example.org" ? { ...a, backgroundPageLoadMs: { missing: MISSING.noSample } } : a)) };
+  assert.deepEqual(causesOf(noPage).find((c) => c.id === "blocker@example.org").measure, "startup");
+  // A blocking add-on with a background page load (a benchmark start's figures, 29 Nov: 262.8 and 2,623.7 ms).
+  const withPage = { ...blocking, addons: blocking.addons.map((a) => (a.id === "blocker@example.org" ? { ...a, startupMs: { value: 262.8, source: "glean-delta" }, backgroundPageLoadMs: { value: 2623.7, source: "glean-delta" } } : a)) };
+  const held = causesOf(withPage).find((c) => c.id === "blocker@example.org");
+  assert.deepEqual([held.measure, held.ms, held.source], ["background-page-load", 2623.7, "glean-delta"]);
+});
+
+test("the restored tabs' load: ms since the process began from the experiment's watch; missing where none was restored; absent from older readings", () => {
+  const processStart = 1_795_951_371_916; // a benchmark start of the medium preset over http, 29 Nov
+  const at = (value) => ({ ...reading(2), selectedTabsRestoredAt: value });
+  assert.deepEqual(costsFromReading(at(processStart + 4602), reading(1), { processStart }).sessionRestore.selectedTabsRestoredAtMs, { value: 4602, source: SOURCES.tabEvents });
+  assert.deepEqual(costsFromReading(at(null), reading(1), { processStart }).sessionRestore.selectedTabsRestoredAtMs, { missing: MISSING.noRestoredTab });
+  // before the process began: not this start's
+  assert.deepEqual(costsFromReading(at(processStart - 1), reading(1), { processStart }).sessionRestore.selectedTabsRestoredAtMs, { missing: MISSING.noRestoredTab });
+  assert.equal("selectedTabsRestoredAtMs" in costsFromReading(reading(2), reading(1), { processStart }).sessionRestore, false);
+  assert.deepEqual(costsProblems(costsFromReading(at(processStart + 4602), reading(1), { processStart })), []);
+  // It is a moment, not a cost: no cause of its own.
+  assert.deepEqual(
+    causesOf(costsFromReading(at(processStart + 4602), reading(1), { processStart })).map((c) => c.id),
+    causesOf(costsFromReading(reading(2), reading(1), { processStart })).map((c) => c.id),
+  );
 });

@@ -103,3 +103,34 @@ test("a start slower than the empty profile is worded as above it, with what is 
   assert.match(equal[1], /no time above it to attribute/);
   assert.deepEqual(baselineText(aboveBaseline({ ...record("hot", 900), firefox: { buildId: "other" }, bench: undefined }, [baselineImport(874)]), t), [t("costsBaselineMissing")]);
 });
+
+test("an add-on that holds page loads: named as such, and its saving worded as measured on the restored tabs' load, not sessionRestored", () => {
+  // The costly add-on with webRequestBlocking: its figure is its background page load.
+  const [one, two] = [reading(1), reading(2)];
+  for (const r of [one, two]) {
+    Object.assign(r.addons.find((a) => a.id === "webcompat@mozilla.org"), { id: COSTLY_ADDON_ID, builtIn: false, name: "Synthetic Costly Startup", version: "1.1" });
+  }
+  two.addons.find((a) => a.id === COSTLY_ADDON_ID).blockingWebRequest = true;
+  const holding = costsFromReading(two, one);
+  const cause = causesOf(holding).find((c) => c.id === COSTLY_ADDON_ID);
+  assert.equal(cause.measure, "background-page-load");
+  // sessionRestored does not move; the restored tabs' load moves by about the figure (agrees).
+  const at = (scenario, sessionRestored, tabs) => ({
+    milestones: { sessionRestored },
+    firefox: { buildId: BUILD },
+    bench: { scenario, run: 1 },
+    costs: { ...holding, sessionRestore: { ...holding.sessionRestore, selectedTabsRestoredAtMs: { value: tabs, source: "session-store-events" } } },
+  });
+  const hot = [1000, 1010, 990, 1005].map((ms) => at("hot", ms, ms + 1500 + cause.ms));
+  const without = [1003, 1008, 992, 1001].map((ms) => at("hot-without-costly-addon", ms, ms + 1500));
+  const answer = answerCause(holding, [{ name: "ab-http.json", records: [...hot, ...without] }]);
+  assert.equal(answer.cause.id, COSTLY_ADDON_ID);
+  assert.equal(answer.saving.endpoint, "selectedTabsRestored");
+  const text = answerText(answer, t);
+  assert.match(text, /^Largest cause you can act on: the add-on Synthetic Costly Startup 1\.1, whose background page the restored tabs' page loads wait for/);
+  assert.match(text, /on the restored tabs' load \(when every restored window's selected tab had loaded, not sessionRestored\) in the A\/B benchmark ab-http\.json, which agrees within 25%/);
+  // Without the A/B run: busy time, still named as the add-on that holds page loads.
+  const busy = answerText(answerCause(holding, []), t);
+  assert.match(busy, /whose background page the restored tabs' page loads wait for/);
+  assert.doesNotMatch(busy, /saved/);
+});
