@@ -14,53 +14,28 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 
+import { uncompressSync } from "lz4-napi";
+
 const MAGIC = Buffer.from("mozLz40\0", "latin1");
 
 /**
  * The text of a mozlz4 file (Firefox's jsonlz4: the 8-byte magic, the decoded size as a 32-bit
  * little-endian number, one LZ4 block). Throws on anything else, or on a block that does not
- * decode to exactly that size. Pure.
+ * decode to exactly that size (lz4-napi decodes the size-prepended block, and stops short of the
+ * header's size without a word when the block is cut short, so the size is checked here). Pure.
  */
 export function decodeMozLz4(bytes) {
   if (bytes.length < 12 || !bytes.subarray(0, 8).equals(MAGIC)) {
     throw new Error("not a mozlz4 file (no mozLz40 magic)");
   }
   const size = bytes.readUInt32LE(8);
-  const out = Buffer.alloc(size);
-  let i = 12;
-  let o = 0;
-  const fail = (what) => {
-    throw new Error(`mozlz4: ${what} at byte ${i}`);
-  };
-  const length = (base) => {
-    let n = base;
-    if (base === 15) {
-      let b;
-      do {
-        if (i >= bytes.length) fail("truncated length");
-        b = bytes[i++];
-        n += b;
-      } while (b === 255);
-    }
-    return n;
-  };
-  while (i < bytes.length) {
-    const token = bytes[i++];
-    const literals = length(token >> 4);
-    if (i + literals > bytes.length || o + literals > size) fail("literals past the end");
-    bytes.copy(out, o, i, i + literals);
-    i += literals;
-    o += literals;
-    if (i >= bytes.length) break; // the last sequence has literals only
-    if (i + 2 > bytes.length) fail("truncated offset");
-    const offset = bytes[i] | (bytes[i + 1] << 8);
-    i += 2;
-    if (offset === 0 || offset > o) fail(`bad match offset ${offset}`);
-    const match = length(token & 15) + 4;
-    if (o + match > size) fail("match past the end");
-    for (let k = 0; k < match; k++, o++) out[o] = out[o - offset]; // may overlap itself
+  let out;
+  try {
+    out = uncompressSync(bytes.subarray(8));
+  } catch (error) {
+    throw new Error(`mozlz4: ${error.message}`, { cause: error });
   }
-  if (o !== size) throw new Error(`mozlz4: decoded ${o} bytes, the header says ${size}`);
+  if (out.length !== size) throw new Error(`mozlz4: decoded ${out.length} bytes, the header says ${size}`);
   return out.toString("utf8");
 }
 
