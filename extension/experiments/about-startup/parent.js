@@ -174,6 +174,9 @@
 
   /** How long startCosts waits for the selected tabs still loading to finish restoring (ms). */
   const TABS_RESTORED_TIMEOUT_MS = 20000;
+  // What the tab watcher listens to on each browser window: a tab began restoring, a tab's restored
+  // page loaded, the window went away (as BrowserWindowTracker.sys.mjs sees a window close).
+  const TAB_WATCH_EVENTS = ["SSTabRestoring", "SSTabRestored", "unload"];
 
   /**
    * Watches, from this extension's startup on (before Firefox opens its first window), when each
@@ -184,22 +187,35 @@
    * listener, primed at startup) delays it and not sessionRestored. Tabs are told apart by their
    * window and `linkedPanel` (a string): keyed by objects, the event's and the window's never
    * matched here.
-   * {restoredAt(timeoutMs): epoch ms when the last such tab had loaded, or null (no window restored
-   * its selected tab, or one was still restoring after timeoutMs), stop()}.
+   * {restoredAt(timeoutMs): epoch ms when the last such tab of the windows still open had loaded,
+   * or null (no window restored its selected tab, or one was still restoring after timeoutMs),
+   * stop()}. The first restoredAt takes the start's reading: it waits for the SSTabRestored (or
+   * the window closing) that settles it, at most timeoutMs, then stops watching (every listener
+   * off every window, the new-window observer off); every later call gives that same figure.
    */
   function watchSelectedTabs() {
     const restoring = new Set(); // "window:panel" of tabs that began restoring and have not finished
     const restored = new Map(); // "window:panel" -> epoch ms the tab finished restoring
     const shown = new Map(); // window number -> "window:panel" of the tab selected when it began restoring
-    const watched = new Map(); // window -> [its number, its listener]
+    const watched = new Map(); // window still open -> [its number, its listener]
+    let windows = 0; // numbers the windows: a closed window's number is never reused
+    let changed = null; // while restoredAt waits: looks again after each event
+    const unwatch = (window, listener) => {
+      for (const type of TAB_WATCH_EVENTS) {
+        window.removeEventListener(type, listener);
+      }
+      watched.delete(window);
+    };
     const watch = (window) => {
       if (watched.has(window)) {
         return;
       }
-      const number = watched.size;
+      const number = windows++;
       const listener = (event) => {
         const key = `${number}:${event.target?.linkedPanel}`;
-        if (event.type === "SSTabRestoring") {
+        if (event.type === "unload") {
+          unwatch(window, listener); // its tabs no longer count
+        } else if (event.type === "SSTabRestoring") {
           restoring.add(key);
           if (event.target?.selected && !shown.has(number)) {
             shown.set(number, key);
@@ -208,43 +224,70 @@
           restoring.delete(key);
           restored.set(key, Date.now());
         }
+        changed?.();
       };
       watched.set(window, [number, listener]);
-      window.addEventListener("SSTabRestoring", listener);
-      window.addEventListener("SSTabRestored", listener);
+      for (const type of TAB_WATCH_EVENTS) {
+        window.addEventListener(type, listener);
+      }
     };
     const observer = (subject) => watch(subject);
     Services.obs.addObserver(observer, "browser-window-before-show");
     for (const window of Services.wm.getEnumerator("navigator:browser")) {
       watch(window);
     }
+    let stopped = false;
+    const stop = () => {
+      if (stopped) {
+        return;
+      }
+      stopped = true;
+      Services.obs.removeObserver(observer, "browser-window-before-show");
+      for (const [window, [, listener]] of [...watched]) {
+        unwatch(window, listener);
+      }
+      changed?.(); // a wait still under way (a disable during it) ends: nothing is watched now
+      changed = null;
+    };
     // The shown tabs of the windows still open.
     const shownKeys = () =>
       [...watched]
         .filter(([window, [number]]) => !window.closed && shown.has(number))
         .map(([, [number]]) => shown.get(number));
+    const waiting = () => shownKeys().some((key) => restoring.has(key));
+    const figure = () => {
+      const keys = shownKeys();
+      return keys.length === 0 || waiting() ? null : Math.max(...keys.map((key) => restored.get(key)));
+    };
+    // The start's reading: at once where no shown tab is still restoring, else on the event that
+    // ends the wait or at the time limit (one timer, no polling); then the watch ends.
+    const read = async (timeoutMs) => {
+      try {
+        if (waiting()) {
+          const { setTimeout, clearTimeout } = ChromeUtils.importESModule("resource://gre/modules/Timer.sys.mjs");
+          let timer = null;
+          await new Promise((resolve) => {
+            changed = () => {
+              if (!waiting()) {
+                resolve();
+              }
+            };
+            timer = setTimeout(resolve, timeoutMs);
+          });
+          clearTimeout(timer);
+        }
+        return figure();
+      } finally {
+        stop();
+      }
+    };
+    let reading = null;
     return {
-      async restoredAt(timeoutMs = TABS_RESTORED_TIMEOUT_MS) {
-        const { setTimeout } = ChromeUtils.importESModule("resource://gre/modules/Timer.sys.mjs");
-        const until = Date.now() + timeoutMs;
-        const waiting = () => shownKeys().some((key) => restoring.has(key));
-        while (waiting() && Date.now() < until) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        const keys = shownKeys();
-        if (keys.length === 0 || waiting()) {
-          return null;
-        }
-        return Math.max(...keys.map((key) => restored.get(key)));
+      restoredAt(timeoutMs = TABS_RESTORED_TIMEOUT_MS) {
+        reading ??= read(timeoutMs);
+        return reading;
       },
-      stop() {
-        Services.obs.removeObserver(observer, "browser-window-before-show");
-        for (const [window, [, listener]] of watched) {
-          window.removeEventListener("SSTabRestoring", listener);
-          window.removeEventListener("SSTabRestored", listener);
-        }
-        watched.clear();
-      },
+      stop,
     };
   }
 

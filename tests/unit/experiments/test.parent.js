@@ -6,6 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import vm from "node:vm";
+import { costsFromReading, MISSING } from "../../../extension/lib/models/start-costs.js";
 
 const SCRIPT = "experiments/about-startup/parent.js";
 const source = fs.readFileSync(new URL(`../../../extension/${SCRIPT}`, import.meta.url), "utf8");
@@ -499,66 +500,205 @@ test("getStartCosts gives up without reading where FOG is not initialized in tim
 /** A tab as the tab watcher sees it: its panel id (the string that tells tabs apart), whether selected. */
 const panelTab = (panel, selected = false) => ({ linkedPanel: panel, selected, hasAttribute: () => false });
 
-test("getStartCosts: when every restored window's selected tab had finished restoring, waiting for one still restoring", async () => {
+/** A browser window showing `tabs` (the selected one is the one whose `selected` is true). */
+const tabsWindow = (...tabs) => fakeWindow({ gBrowser: { tabs, selectedTab: tabs.find((tab) => tab.selected) ?? null } });
+
+/** How many listeners a fake window still has, of every event type. */
+const listening = (window) => [...window.listeners.values()].reduce((n, list) => n + list.length, 0);
+
+/**
+ * Timer.sys.mjs with the test's hand on the clock: every wait asked for is logged (`asked`, in ms);
+ * a 0 ms wait (one task more) runs on the next turn of the event loop, a longer one only when `fire(ms)` says so,
+ * so no test waits out a real 20 s and a poll would never come round by itself.
+ */
+function fakeTimer() {
+  const asked = [];
+  const pending = new Map();
+  let next = 0;
+  return {
+    asked,
+    pending: () => [...pending.values()].map((timer) => timer.ms),
+    setTimeout(fn, ms) {
+      asked.push(ms);
+      if (ms === 0) {
+        return setImmediate(fn);
+      }
+      next += 1;
+      pending.set(next, { fn, ms });
+      return next;
+    },
+    clearTimeout(id) {
+      if (typeof id === "number") pending.delete(id);
+      else clearImmediate(id);
+    },
+    fire(ms) {
+      for (const [id, timer] of [...pending]) {
+        if (timer.ms === ms) {
+          pending.delete(id);
+          timer.fn();
+        }
+      }
+    },
+  };
+}
+
+/**
+ * The experiment started (onStartup: the tab watcher on) in a Firefox whose FOG is initialized,
+ * with `windows` open at the extension's startup and the hand-driven Timer.sys.mjs (fakeTimer).
+ * `reading()`: getStartCosts under way, with `done()` telling whether it has answered.
+ */
+async function watchingTabs(windows = []) {
   const firefox = fakeFog();
   firefox.resolveIdle();
   firefox.resolveNotified();
   await firefox.initFOG();
+  const timer = fakeTimer();
+  firefox.modules["resource://gre/modules/Timer.sys.mjs"] = timer;
+  const parent = loadParent({ ...firefox, windows });
+  parent.instance.onStartup();
+  const open = (window) => parent.context.Services.obs.notify(window, "browser-window-before-show");
+  const observers = () => parent.context.Services.obs.byTopic.get("browser-window-before-show").length;
+  const reading = () => {
+    let answered = false;
+    const promise = parent.api.getStartCosts().finally(() => (answered = true));
+    return Object.assign(promise, { done: () => answered });
+  };
+  return { ...parent, firefox, timer, open, observers, reading };
+}
+
+test("getStartCosts: when every restored window's selected tab had finished restoring, waiting for one still restoring", async () => {
   const [shown1, pinned1, shown2, home3] = [["panel-1", true], ["panel-2", false], ["panel-3", true], ["panel-4", true]].map(([panel, selected]) => panelTab(panel, selected));
   // The first window is there when the extension starts; the second and third open later.
-  const first = fakeWindow({ gBrowser: { tabs: [pinned1, shown1], selectedTab: shown1 } });
-  const { instance, api, context } = loadParent({ ...firefox, windows: [first] });
-  instance.onStartup();
-  const second = fakeWindow({ gBrowser: { tabs: [shown2], selectedTab: shown2 } });
-  const third = fakeWindow({ gBrowser: { tabs: [home3], selectedTab: home3 } }); // a home page: not restored
-  context.Services.obs.notify(second, "browser-window-before-show");
-  context.Services.obs.notify(third, "browser-window-before-show");
+  const first = tabsWindow(pinned1, shown1);
+  const { api, timer, open, reading } = await watchingTabs([first]);
+  const second = tabsWindow(shown2);
+  const third = tabsWindow(home3); // a home page: not restored
+  open(second);
+  open(third);
   for (const [window, tab] of [[first, pinned1], [first, shown1], [second, shown2]]) window.dispatch("SSTabRestoring", tab);
+  // The tab selected when the window began restoring counts, not one the user selects after.
+  const later = panelTab("panel-5");
+  shown1.selected = false;
+  later.selected = true;
+  first.dispatch("SSTabRestoring", later);
   first.dispatch("SSTabRestored", pinned1);
   const beforeFirst = Date.now();
   first.dispatch("SSTabRestored", shown1);
-  const reading = api.getStartCosts();
+  const pending = reading();
   await turns();
-  let done = false;
-  reading.then(() => (done = true));
-  await new Promise((resolve) => setTimeout(resolve, 120));
-  assert.equal(done, false, "waits while the second window's selected tab is still restoring");
+  assert.equal(pending.done(), false, "waits while the second window's selected tab is still restoring");
   const beforeSecond = Date.now();
   second.dispatch("SSTabRestored", shown2);
   const afterSecond = Date.now();
-  const value = await reading;
+  await turns();
+  assert.equal(pending.done(), true, "answers on the second window's SSTabRestored, with no timer run");
+  const value = await pending;
   assert.ok(value.selectedTabsRestoredAt >= beforeSecond && value.selectedTabsRestoredAt <= afterSecond, "the last window's selected tab's moment");
   assert.ok(value.selectedTabsRestoredAt >= beforeFirst);
-  // The tab selected when the window began restoring counts, not one the user selects later.
-  const later = panelTab("panel-5", true);
-  second.gBrowser.selectedTab = later;
-  shown2.selected = false;
-  const switched = await api.getStartCosts();
-  assert.equal(switched.selectedTabsRestoredAt, value.selectedTabsRestoredAt);
-  // Closing the second window leaves the first's moment; a pinned tab's restore never counts.
+  // One wait, the 20 s limit, cleared once answered: no polling.
+  assert.deepEqual(timer.asked.filter((ms) => ms === 20000 || ms === 50), [20000]);
+  assert.deepEqual(timer.pending().filter((ms) => ms === 20000), []);
+  // The start's figure is taken once: a later reading gives the same, whatever happened since.
+  first.dispatch("SSTabRestored", later);
   second.closed = true;
-  const again = await api.getStartCosts();
-  assert.ok(again.selectedTabsRestoredAt >= beforeFirst && again.selectedTabsRestoredAt <= beforeSecond);
-  // After a disable (not a quit) the watcher is gone from every window and from the observers.
+  assert.equal((await api.getStartCosts()).selectedTabsRestoredAt, value.selectedTabsRestoredAt);
+});
+
+test("getStartCosts: once the start's figure is taken, the watcher has left every window and the new-window observer", async () => {
+  const shown1 = panelTab("panel-1", true);
+  const shown2 = panelTab("panel-2", true);
+  const first = tabsWindow(shown1);
+  const { instance, open, observers, reading } = await watchingTabs([first]);
+  const second = tabsWindow(shown2);
+  const quiet = tabsWindow(panelTab("panel-3", true)); // opened later, never restoring anything
+  open(second);
+  open(quiet);
+  first.dispatch("SSTabRestoring", shown1);
+  second.dispatch("SSTabRestoring", shown2);
+  first.dispatch("SSTabRestored", shown1);
+  second.dispatch("SSTabRestored", shown2);
+  assert.ok([first, second, quiet].every((window) => listening(window) > 0), "watched until the reading");
+  const value = await reading();
+  assert.ok(Number.isFinite(value.selectedTabsRestoredAt));
+  assert.deepEqual([first, second, quiet].map(listening), [0, 0, 0], "no listener left on any window");
+  assert.equal(observers(), 0, "nor an observer of new windows");
+  const afterwards = tabsWindow(panelTab("panel-4", true));
+  open(afterwards);
+  assert.equal(listening(afterwards), 0, "a window opened after the reading is not watched");
+  instance.onShutdown(false); // a disable later: nothing left to remove, nothing throws
+});
+
+test("getStartCosts: a selected tab still restoring at the 20 s limit makes the figure missing, not 0, and ends the watch", async () => {
+  const shown = panelTab("panel-1", true);
+  const window = tabsWindow(shown);
+  const { timer, observers, reading } = await watchingTabs([window]);
+  window.dispatch("SSTabRestoring", shown);
+  const pending = reading();
+  await turns();
+  assert.equal(pending.done(), false);
+  timer.fire(20000);
+  await turns();
+  assert.equal(pending.done(), true, "answers at the limit");
+  const value = await pending;
+  assert.equal(value.selectedTabsRestoredAt, null);
+  assert.deepEqual(costsFromReading(value, null, { processStart: value.readAt - 5000 }).sessionRestore.selectedTabsRestoredAtMs, { missing: MISSING.noRestoredTab });
+  assert.equal(listening(window), 0);
+  assert.equal(observers(), 0);
+  // The tab's load after the limit changes nothing: the start's figure was taken.
+  window.dispatch("SSTabRestored", shown);
+  assert.equal((await reading()).selectedTabsRestoredAt, null);
+});
+
+test("getStartCosts: a window closing while its selected tab restores ends the wait at once, with the other windows' moment", async () => {
+  const shown1 = panelTab("panel-1", true);
+  const shown2 = panelTab("panel-2", true);
+  const first = tabsWindow(shown1);
+  const second = tabsWindow(shown2);
+  const { timer, reading } = await watchingTabs([first, second]);
+  first.dispatch("SSTabRestoring", shown1);
+  second.dispatch("SSTabRestoring", shown2);
+  const before = Date.now();
+  first.dispatch("SSTabRestored", shown1);
+  const after = Date.now();
+  const pending = reading();
+  await turns();
+  assert.equal(pending.done(), false);
+  second.dispatch("unload"); // Firefox closes it (its `closed` may still read false then)
+  await turns();
+  assert.equal(pending.done(), true, "no wait for the time limit");
+  const value = await pending;
+  assert.ok(value.selectedTabsRestoredAt >= before && value.selectedTabsRestoredAt <= after, "the first window's moment");
+  assert.deepEqual(timer.pending().filter((ms) => ms === 20000), []);
+  assert.deepEqual([first, second].map(listening), [0, 0]);
+});
+
+test("getStartCosts: a disable during the wait ends it, and the watch", async () => {
+  const shown = panelTab("panel-1", true);
+  const window = tabsWindow(shown);
+  const { instance, timer, observers, reading } = await watchingTabs([window]);
+  window.dispatch("SSTabRestoring", shown);
+  const pending = reading();
+  await turns();
   instance.onShutdown(false);
-  assert.deepEqual([first, second, third].map((w) => (w.listeners.get("SSTabRestored") ?? []).length), [0, 0, 0]);
-  assert.equal(context.Services.obs.byTopic.get("browser-window-before-show").length, 0);
+  await turns();
+  assert.equal(pending.done(), true);
+  assert.equal((await pending).selectedTabsRestoredAt, null);
+  assert.equal(listening(window), 0);
+  assert.equal(observers(), 0);
+  assert.deepEqual(timer.pending().filter((ms) => ms === 20000), []);
 });
 
 test("getStartCosts: no window restored its selected tab (session restore off): null, at once", async () => {
-  const firefox = fakeFog();
-  firefox.resolveIdle();
-  firefox.resolveNotified();
-  await firefox.initFOG();
   const home = panelTab("panel-1", true);
   const pinned = panelTab("panel-2");
-  const window = fakeWindow({ gBrowser: { tabs: [pinned, home], selectedTab: home } });
-  const { instance, api } = loadParent({ ...firefox, windows: [window] });
-  instance.onStartup();
+  const window = tabsWindow(pinned, home);
+  const { firefox, timer, reading } = await watchingTabs([window]);
   window.dispatch("SSTabRestoring", pinned); // restore off still restores the pinned tabs
   window.dispatch("SSTabRestored", pinned);
-  const value = await api.getStartCosts();
+  const value = await reading();
   assert.equal(value.selectedTabsRestoredAt, null);
+  assert.equal(timer.asked.includes(20000), false, "no wait");
+  assert.equal(listening(window), 0);
   // A reading without the watch (an experiment not started through onStartup) has no such field.
   assert.equal("selectedTabsRestoredAt" in (await loadParent(firefox).api.getStartCosts()), false);
 });
