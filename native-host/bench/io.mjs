@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { pauseProactiveReclaim } from '../../scripts/lib/damon.mjs';
+import { spliceSection } from '../../scripts/lib/doc-section.mjs';
 import { createSlowDisk } from '../../scripts/lib/slow-disk.mjs';
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
@@ -213,12 +214,6 @@ console.log(section);
 
 // Replace this scenario's section in the output file, keep everything else.
 const marker = cgroup ? 'io-bench-slow' : 'io-bench-fast';
-const begin = `<!-- ${marker}:begin -->`;
-const end = `<!-- ${marker}:end -->`;
-let doc = fs.existsSync(opts.out) ? fs.readFileSync(opts.out, 'utf8') : '# Benchmarks\n';
-const block = `${begin}\n${section}${end}`;
-doc = doc.includes(begin)
-  ? doc.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), () => block)
-  : `${doc.trimEnd()}\n\n${block}\n`;
-fs.writeFileSync(opts.out, doc);
+const doc = fs.existsSync(opts.out) ? fs.readFileSync(opts.out, 'utf8') : '# Benchmarks\n';
+fs.writeFileSync(opts.out, spliceSection(doc, marker, section));
 console.log(`written to ${path.relative(process.cwd(), opts.out) || opts.out}`);

@@ -20,6 +20,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { spliceSection } from '../../scripts/lib/doc-section.mjs';
 import { READER, rangeBytes, usedRanges } from '../../scripts/lib/read-ranges.mjs';
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
@@ -211,13 +212,7 @@ ${table.join('\n')}
 `;
 console.log(section);
 
-const begin = '<!-- pack-sweep:begin -->';
-const end = '<!-- pack-sweep:end -->';
-let doc = fs.readFileSync(opts.out, 'utf8');
-const block = `${begin}\n${section}${end}`;
-doc = doc.includes(begin)
-  ? doc.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), () => block)
-  : doc.replace('\n## What do preload and prefetch buy?', () => `\n${block}\n\n## What do preload and prefetch buy?`);
-fs.writeFileSync(opts.out, doc);
+const doc = fs.readFileSync(opts.out, 'utf8');
+fs.writeFileSync(opts.out, spliceSection(doc, 'pack-sweep', section, { before: '## What do preload and prefetch buy?' }));
 console.log(`written to ${opts.out}`);
 }

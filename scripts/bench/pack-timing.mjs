@@ -36,6 +36,7 @@ import { welchTest } from "../../extension/lib/models/stats.js";
 import { median } from "./medians.mjs";
 import { READER, rangeBytes, usedRanges } from "../lib/read-ranges.mjs";
 import { parseReadAheadKb, setReadAheadKb } from "../lib/read-ahead.mjs";
+import { spliceSection as spliceMarked } from "../lib/doc-section.mjs";
 import { diskOf } from "../lib/slow-disk.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
@@ -321,17 +322,7 @@ export function targetLines({ a, b, c }) {
  * section of its own, so that neither run overwrites the other's figures. Pure.
  */
 export function spliceSection(doc, block, name = "pack-timing") {
-  const begin = `<!-- ${name}:begin -->`;
-  const end = `<!-- ${name}:end -->`;
-  const whole = `${begin}\n${block}${end}`;
-  if (doc.includes(begin)) {
-    return doc.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), () => whole);
-  }
-  const anchor = "<!-- pack-sweep:begin -->";
-  if (!doc.includes(anchor)) {
-    throw new Error(`neither ${begin} nor ${anchor} in the document`);
-  }
-  return doc.replace(anchor, () => `${whole}\n\n${anchor}`);
+  return spliceMarked(doc, name, block, { before: "<!-- pack-sweep:begin -->" });
 }
 
 // ---- the run (root) ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import { spawnSync } from "node:child_process";
 import { inspectFirefox } from "../lib/firefox-kind.mjs";
 import { HOST_BINARY, ROOT } from "../lib/project.mjs";
 import { pauseProactiveReclaim } from "../lib/damon.mjs";
+import { spliceSection } from "../lib/doc-section.mjs";
 import { defaultFirefox, startFirefox, waitFor } from "../../tests/e2e/harness.js";
 import { attachToRestarted, readRestart, waitForRecord, waitForRestoredPage } from "../../tests/e2e/restart-helpers.js";
 
@@ -113,11 +114,7 @@ from the disk. For cold against hot with the disk throttled, see "How slow is a 
 above.
 `;
 console.log(section);
-const begin = "<!-- restart-bench:begin -->";
-const end = "<!-- restart-bench:end -->";
-let doc = fs.readFileSync(opts.out, "utf8");
-const block = `${begin}\n## Restart cold from the page (issue 23)\n\n${section}${end}`;
-doc = doc.includes(begin) ? doc.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), () => block) : `${doc.trimEnd()}\n\n${block}\n`;
-fs.writeFileSync(opts.out, doc);
+const doc = fs.readFileSync(opts.out, "utf8");
+fs.writeFileSync(opts.out, spliceSection(doc, "restart-bench", `## Restart cold from the page (issue 23)\n\n${section}`));
 console.log(`written to ${path.relative(process.cwd(), opts.out)}`);
 process.exit(0);
