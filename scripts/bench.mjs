@@ -23,6 +23,7 @@ import { attributionOf } from "../extension/lib/models/attribution.js";
 import { byScenario, compareTable, runTable } from "./bench/summary.mjs";
 import { buildExtension } from "./build.mjs";
 import { pauseProactiveReclaim } from "./lib/damon.mjs";
+import { spliceSection } from "./lib/doc-section.mjs";
 import { FIREFOX_NAMES, findFirefox } from "./lib/firefox.mjs";
 import { processesWithHome, signal } from "./lib/processes.mjs";
 import { HOST_BINARY, HOST_MANIFEST_PATH, ROOT } from "./lib/project.mjs";
@@ -496,6 +497,13 @@ ${table}
 ${abArms.length > 0 ? `\nA/B (scripts/bench/ab.mjs): what taking each away saved on sessionRestored and, for the add-on, on the restored windows' selected tabs having loaded, against \`hot\`, beside the busy time the page showed for it in the \`hot\` starts:\n\n${abTable(abRows(records))}\n` : ""}${attribution ? `\nWhere the hot start's time above the empty profile went (lib/models/attribution.js: each step is what taking it away saved after the step before):\n\n${attribution}\n` : ""}`;
   fs.writeFileSync(`${base}.md`, markdown);
   console.log(`\n${markdown}`);
+  if (options.docSection) {
+    // Into the document itself, so that a run's figures are not copied by hand (the words around
+    // the section, the overview row, stay the reader's to write).
+    const doc = path.join(ROOT, "docs", "benchmarks.md");
+    fs.writeFileSync(doc, spliceSection(fs.readFileSync(doc, "utf8"), options.docSection, markdown));
+    console.log(`written to docs/benchmarks.md, section ${options.docSection}`);
+  }
   console.log(`runs: ${out} (+ one file per scenario: ${path.basename(base)}.<scenario>.json, for the page's Import)`);
   console.log(`table: ${base}.md\nchart: ${base}.svg`);
 }

@@ -1,7 +1,7 @@
 // The startup benchmark's command line, parsed without side effects (scripts/bench.mjs uses it).
 //   npm run bench -- [--runs N] [--scenarios hot,cold,preload] [--slow-disk 30:150]
 //                    [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--firefox PATH]
-//                    [--out FILE] [--timeout S] [--allow-warm] [--prefetch-flags "…"]
+//                    [--out FILE] [--doc-section NAME] [--timeout S] [--allow-warm] [--prefetch-flags "…"]
 //                    [--profile-preset small|medium|large] [--profile-seed N] [--profile-made DIR] [--no-dac-override]
 //   npm run bench -- compare A.json[#scenario] B.json[#scenario]
 import { parseArgs } from "node:util";
@@ -25,7 +25,7 @@ export class UsageError extends Error {
 
 export const USAGE = `usage: npm run bench -- [--runs N] [--scenarios ${DEFAULT_SCENARIOS.join(",")}] [--slow-disk MiB:IOPS]
                         [--read-ahead-kb KB] [--gap-kib KIB] [--state-home DIR] [--login-delay S] [--workload-mib N]
-                        [--firefox PATH] [--out FILE] [--timeout SECONDS] [--budget-min M] [--retries N] [--allow-warm]
+                        [--firefox PATH] [--out FILE] [--doc-section NAME] [--timeout SECONDS] [--budget-min M] [--retries N] [--allow-warm]
                         [--prefetch-flags="--batches 1:8 --ahead-mib 2 --gap-kib 16"]
                         [--profile-preset ${PRESET_NAMES.join("|")}] [--profile-seed N] [--profile-made DIR] [--no-dac-override]
        npm run bench -- compare A.json[#scenario] B.json[#scenario]
@@ -103,6 +103,9 @@ every milestone through the extension and the native host.
 --firefox PATH    the Firefox binary or install folder (default: $FIREFOX, then PATH)
 --out FILE        the runs as an about-startup export (default artifacts/bench/bench-<time>.json);
                   the table (.md) and chart (.svg) go beside it
+--doc-section NAME  also write the table into docs/benchmarks.md between
+                  <!-- NAME:begin --> and <!-- NAME:end -->: that section replaced, the rest of the
+                  document kept (a new NAME goes at its end); NAME: lowercase letters, digits, -
 --timeout S       longest wait for one start's record (default 180)
 --retries N       prepare and launch a start again when it gave no record (timed out, or Firefox
                   ended first), up to N times per launch and per template start (default 0: the
@@ -133,6 +136,17 @@ every milestone through the extension and the native host.
                   process, then stops and names it. What stayed cached is recorded either way
 compare           the table for two exports or bench runs, with Welch's t-test per milestone;
                   FILE#scenario picks one scenario of a bench run`;
+
+/** --doc-section's marker name, or null: a name the markers can hold and a reader can find. */
+function docSection(name) {
+  if (name === undefined) {
+    return null;
+  }
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) {
+    throw new UsageError(`--doc-section wants a name of lowercase letters, digits and -, not ${JSON.stringify(name)}`);
+  }
+  return name;
+}
 
 function nonNegativeInteger(text, flag) {
   if (!/^\d{1,3}$/.test(text)) {
@@ -178,6 +192,7 @@ export function parseBenchArgs(argv) {
         "workload-mib": { type: "string" },
         firefox: { type: "string" },
         out: { type: "string" },
+        "doc-section": { type: "string" },
         timeout: { type: "string" },
         "budget-min": { type: "string" },
         retries: { type: "string" },
@@ -201,7 +216,7 @@ export function parseBenchArgs(argv) {
     if (positionals.length !== 3) {
       throw new UsageError("compare wants two files: npm run bench -- compare A.json B.json");
     }
-    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "timeout", "budget-min", "retries", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed", "profile-made", "no-dac-override"].filter((k) => k in values);
+    const runOnly = ["runs", "scenarios", "slow-disk", "read-ahead-kb", "gap-kib", "state-home", "login-delay", "workload-mib", "firefox", "out", "doc-section", "timeout", "budget-min", "retries", "allow-warm", "prefetch-flags", "profile-preset", "profile-seed", "profile-made", "no-dac-override"].filter((k) => k in values);
     if (runOnly.length > 0) {
       throw new UsageError(`compare takes no --${runOnly[0]}`);
     }
@@ -270,6 +285,7 @@ export function parseBenchArgs(argv) {
     workloadMib: values["workload-mib"] === undefined ? DEFAULT_WORKLOAD_MIB : positiveInteger(values["workload-mib"], "--workload-mib"),
     firefox: values.firefox ?? null,
     out: values.out ?? null,
+    docSection: docSection(values["doc-section"]),
     timeoutMs: values.timeout === undefined ? 180000 : positiveInteger(values.timeout, "--timeout") * 1000,
     budgetMs: values["budget-min"] === undefined ? null : positiveInteger(values["budget-min"], "--budget-min") * 60000,
     retries: values.retries === undefined ? 0 : nonNegativeInteger(values.retries, "--retries"),

@@ -15,6 +15,7 @@ test("no arguments: the default scenarios and runs, no throttle", () => {
     workloadMib: 128,
     firefox: null,
     out: null,
+    docSection: null,
     timeoutMs: 180000,
     budgetMs: null,
     retries: 0,
@@ -37,6 +38,14 @@ test("--profile-preset names a realistic profile, with seed 1 unless --profile-s
   assert.throws(() => parseBenchArgs(["--profile-seed", "3"]), /--profile-seed goes with --profile-preset/);
   assert.throws(() => parseBenchArgs(["--profile-preset", "small", "--profile-seed", "x"]), /--profile-seed wants a whole number/);
   assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--profile-preset", "small"]), /compare takes no --profile-preset/);
+});
+
+test("--doc-section names the section of docs/benchmarks.md the run writes, a name its markers can hold", () => {
+  assert.equal(parseBenchArgs(["--doc-section", "ab-medium-2"]).docSection, "ab-medium-2");
+  for (const bad of ["", "AB", "ab medium", "ab-->x", "ab_x", "a".repeat(64)]) {
+    assert.throws(() => parseBenchArgs(["--doc-section", bad]), (e) => e instanceof UsageError && /--doc-section wants a name of lowercase letters, digits and -/.test(e.message), bad);
+  }
+  assert.throws(() => parseBenchArgs(["compare", "a.json", "b.json", "--doc-section", "x"]), /compare takes no --doc-section/);
 });
 
 test("--profile-made takes the preset from a folder scripts/profile/make.mjs made, and goes with --profile-preset", () => {
