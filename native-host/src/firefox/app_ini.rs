@@ -82,14 +82,7 @@ pub(crate) mod tests {
         std::os::unix::fs::symlink("/dev/zero", ff.join("application.ini")).unwrap();
         assert_eq!(read(ff), (None, None));
         std::fs::remove_file(ff.join("application.ini")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            ff.join("application.ini"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::os::mkfifo(&ff.join("application.ini"));
         let (tx, rx) = std::sync::mpsc::channel();
         let dir = ff.to_path_buf();
         std::thread::spawn(move || tx.send(read(&dir)));

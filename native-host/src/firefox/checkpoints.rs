@@ -118,14 +118,7 @@ mod tests {
         assert_eq!(read(dir.path(), since), Checkpoints::NotWritten);
         // Not a regular file: never opened (a FIFO would block).
         std::fs::remove_file(&file).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &file,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::os::mkfifo(&file);
         assert_eq!(read(dir.path(), since), Checkpoints::NotWritten);
     }
 }

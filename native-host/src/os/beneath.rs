@@ -531,14 +531,7 @@ mod tests {
     fn a_fifo_is_refused_at_once_not_waited_on() {
         let (_tmp, ff) = fixture();
         let fifo = ff.join("libxul.so");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::os::mkfifo(&fifo);
         let folder = Folder::open(&ff).unwrap();
         for resolver in [Resolver::Openat2, Resolver::PerComponent] {
             let (tx, rx) = std::sync::mpsc::channel();

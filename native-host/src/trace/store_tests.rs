@@ -177,14 +177,7 @@ fn planted_fifos_devices_and_oversized_meta_files_are_left_out_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = traces_in(tmp.path());
     save(&dir, &fake()).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        dir.path_of("9-9-9.meta.json"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    crate::os::mkfifo(&dir.path_of("9-9-9.meta.json"));
     symlink("/dev/zero", dir.path_of("8-8-8.meta.json")).unwrap();
     dir.write("7-7-7.meta.json", &vec![b' '; MAX_META_BYTES as usize + 1])
         .unwrap();

@@ -488,14 +488,7 @@ mod tests {
         }
         // A FIFO where the image was.
         std::fs::remove_file(&image).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &image,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::os::mkfifo(&image);
         assert!(
             matches!(check(&p, dir.path()), Err(NotUsed::Image(why)) if why.contains("not a regular file"))
         );
