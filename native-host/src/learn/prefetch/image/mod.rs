@@ -28,20 +28,22 @@ use crate::firefox::compressed::{self, Compressed};
 
 mod map;
 mod outcome;
-pub use map::{map_plan, merge};
+mod warm;
+pub use map::{map_plan, merge, Mapped, Warm};
 pub use outcome::ImageOutcome;
 use outcome::MAX_ERRORS;
 
 /// Read `batches` of ranges of `image` in order, asking `stop` before each read of at most
 /// `QUEUE_SLICE` bytes, with up to `ahead` bytes queued ([`Io::queue`], the read waited for
 /// included) so that the disk never idles between reads and what comes next, across a batch's
-/// end too, is on its way.
+/// end too, is on its way; `done` is told each batch read to its end.
 pub fn read(
     image: &File,
     batches: &[Vec<(u64, u64)>],
     ahead: u64,
     io: &mut dyn Io,
     stop: &mut dyn FnMut() -> Option<Ended>,
+    done: &mut dyn FnMut(usize),
     out: &mut ImageOutcome,
 ) {
     let begun = Instant::now();
@@ -84,6 +86,7 @@ pub fn read(
         }
         if reads.get(i + 1).is_none_or(|&(b, _, _)| b != batch) {
             out.batches_done = batch + 1;
+            done(batch);
         }
     }
     out.elapsed_ms = u64::try_from(begun.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -130,7 +133,7 @@ pub fn prefetch(
         return out;
     };
     let mut blocks_of = |rel: &Path| compressed::file_blocks(image_path, rel);
-    let batches = map_plan(
+    let mapped = map_plan(
         plan,
         &c.mount_point,
         u64::from(sb.block_size),
@@ -140,15 +143,99 @@ pub fn prefetch(
     );
     // Read what the batches say, no more: no kernel readahead around it (as run.rs).
     let _ = crate::os::sys::fadvise(&image, 0, 0, crate::os::sys::Advice::Random);
+    let mut io = KernelIo::new(false);
+    // On a FUSE mount, decompress ahead behind the image read (warm.rs); never on the kernel's.
+    if !warm_ahead(c.format) {
+        out.bytes_warm_planned = 0;
+        read(
+            &image,
+            &mapped.image,
+            ahead,
+            &mut io,
+            stop,
+            &mut |_| {},
+            &mut out,
+        );
+        return out;
+    }
+    let warmer = match warm::start(
+        plan.files.clone(),
+        plan.identities.clone(),
+        mapped.warm,
+        usize::try_from(sb.block_size).unwrap_or(1 << 17),
+    ) {
+        Ok(w) => w,
+        Err(e) => {
+            out.errors
+                .push(format!("no warming through the mount: {e}"));
+            read(
+                &image,
+                &mapped.image,
+                ahead,
+                &mut io,
+                stop,
+                &mut |_| {},
+                &mut out,
+            );
+            return out;
+        }
+    };
+    let begun = Instant::now();
+    let sender = warmer.done;
     read(
         &image,
-        &batches,
+        &mapped.image,
         ahead,
-        &mut KernelIo::new(false),
+        &mut io,
         stop,
+        &mut |b| {
+            let _ = sender.send(b);
+        },
         &mut out,
     );
+    drop(sender);
+    if out.ended != Some(Ended::Done) {
+        warmer
+            .stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    // The warming ends after the image read: the rule that stops a prefetch stops it too.
+    while !warmer.thread.is_finished() {
+        if let Some(why) = stop() {
+            warmer
+                .stop
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            if out.ended == Some(Ended::Done) {
+                out.warm_ended = Some(why);
+            }
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    match warmer.thread.join() {
+        Ok(w) => {
+            out.bytes_warmed = w.bytes;
+            for e in w.errors {
+                if out.errors.len() < MAX_ERRORS {
+                    out.errors.push(e);
+                }
+            }
+        }
+        Err(_) => out
+            .errors
+            .push("the warming through the mount failed".to_owned()),
+    }
+    out.warm_ms = Some(u64::try_from(begun.elapsed().as_millis()).unwrap_or(u64::MAX));
     out
+}
+
+/// Whether the prefetch of an install on a mount of `format` reads the plan's file ranges
+/// through the mount behind the image read: only a FUSE mount, whose daemon otherwise idles
+/// while the image comes in; the kernel's mount decompresses on one decompressor that a read
+/// ahead of Firefox would hold (issue 41: the start was slower).
+#[must_use]
+pub fn warm_ahead(format: compressed::Format) -> bool {
+    matches!(format, compressed::Format::Squashfuse)
 }
 
 /// The login preload of a compressed install (`preload --plan`): left off where a prefetch is
@@ -249,7 +336,17 @@ mod tests {
         let batches = [vec![(10 * mib, mib + mib / 2)], vec![(0, mib)]];
         let mut io = Asked::default();
         let mut out = ImageOutcome::default();
-        read(&f, &batches, mib + mib / 2, &mut io, &mut || None, &mut out);
+        let mut said = Vec::new();
+        read(
+            &f,
+            &batches,
+            mib + mib / 2,
+            &mut io,
+            &mut || None,
+            &mut |b| said.push(b),
+            &mut out,
+        );
+        assert_eq!(said, [0, 1], "each batch said done once, in order");
         assert_eq!(
             io.0,
             [
@@ -282,6 +379,7 @@ mod tests {
             4096,
             &mut io,
             &mut || None,
+            &mut |_| {},
             &mut out,
         );
         // The second range runs past the end: 50,000 bytes are there.
@@ -300,6 +398,7 @@ mod tests {
                 asked += 1;
                 (asked > 2).then_some(Ended::FirefoxExited)
             },
+            &mut |_| {},
             &mut out,
         );
         assert_eq!(out.bytes_image_read, 2 * mib);

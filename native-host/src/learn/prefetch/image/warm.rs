@@ -1,0 +1,185 @@
+//! Decompress ahead on a FUSE mount (squashfuse): as each batch of image ranges is read, the
+//! plan's file ranges whose image bytes it completes (map.rs [`Warm`]) are read through the mount,
+//! in another thread, so that the mount's daemon decompresses them into the page cache (it keeps
+//! it across opens: `keep_cache`) while Firefox still waits on the disk, and Firefox then finds
+//! them decompressed. Measured on the 30:150 throttle (docs/benchmarks.md): the daemon, one
+//! thread, sat mostly idle while the image came in and decompressed Firefox's faults one FUSE
+//! request at a time after. Never on the kernel's mount (a Snap, root's loop mount): there the
+//! mount has one decompressor and reading through it made the start slower (issue 41).
+//! Only ranges whose image bytes are read: the daemon never waits on the disk for this.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::{FileExt as _, MetadataExt as _};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use super::map::Warm;
+
+/// What the warming did.
+#[derive(Debug, Default)]
+pub struct Warmed {
+    pub bytes: u64,
+    pub errors: Vec<String>,
+}
+
+/// Reads through the mount, in its own thread: each batch's [`Warm`] ranges once `done` says the
+/// batch's image ranges are read (batch numbers in order; the sender dropped = no more), until
+/// all are read or `stop` is set. `files` and `identities` are the plan's: a file that is not
+/// the one planned (inode, size) is not read. Each read is one `block` (the image's block size):
+/// one FUSE request, so that a fault of Firefox waits behind at most one block's decompression
+/// in the daemon's queue (1 MiB reads queued several requests at once).
+pub fn run(
+    files: &[PathBuf],
+    identities: &[(u64, u64)],
+    warm: &[Vec<Warm>],
+    block: usize,
+    done: &Receiver<usize>,
+    stop: &AtomicBool,
+) -> Warmed {
+    let mut out = Warmed::default();
+    let mut open: HashMap<usize, Option<File>> = HashMap::new();
+    let mut buf = vec![0u8; block.max(4096)];
+    let mut next = 0;
+    while next < warm.len() {
+        let Ok(upto) = done.recv() else { break };
+        for batch in &warm[next..=upto.min(warm.len() - 1)] {
+            for w in batch {
+                if stop.load(Ordering::Relaxed) {
+                    return out;
+                }
+                let file = open.entry(w.file).or_insert_with(|| {
+                    match open_planned(&files[w.file], identities.get(w.file).copied()) {
+                        Ok(f) => Some(f),
+                        Err(e) => {
+                            if out.errors.len() < super::MAX_ERRORS {
+                                out.errors.push(format!("{}: {e}", files[w.file].display()));
+                            }
+                            None
+                        }
+                    }
+                });
+                let Some(file) = file else { continue };
+                out.bytes += read_range(file, w.offset, w.len, &mut buf, stop);
+            }
+        }
+        next = next.max(upto + 1);
+    }
+    out
+}
+
+/// Open a plan's file on the mount, checked to be the one planned (`(inode, size)`; `(0, 0)`:
+/// not known), with no readahead around what is read (only ranges whose image bytes are read
+/// are asked for).
+fn open_planned(path: &std::path::Path, identity: Option<(u64, u64)>) -> std::io::Result<File> {
+    let f = File::open(path)?;
+    let meta = f.metadata()?;
+    if let Some((ino, size)) = identity.filter(|&i| i != (0, 0)) {
+        if (meta.ino(), meta.size()) != (ino, size) {
+            return Err(std::io::Error::other("replaced since planned"));
+        }
+    }
+    let _ = crate::os::sys::fadvise(&f, 0, 0, crate::os::sys::Advice::Random);
+    Ok(f)
+}
+
+/// Read `len` bytes at `offset` (fewer at the file's end), a slice at a time; the bytes read.
+fn read_range(file: &File, offset: u64, len: u64, buf: &mut [u8], stop: &AtomicBool) -> u64 {
+    let mut got = 0;
+    while got < len && !stop.load(Ordering::Relaxed) {
+        let want = usize::try_from(len - got).map_or(buf.len(), |l| l.min(buf.len()));
+        match file.read_at(&mut buf[..want], offset + got) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n as u64,
+        }
+    }
+    got
+}
+
+/// A warmer started beside the image read: the sender that says which batch is read, the flag
+/// that stops it, and its thread.
+pub struct Warmer {
+    pub done: std::sync::mpsc::Sender<usize>,
+    pub stop: Arc<AtomicBool>,
+    pub thread: std::thread::JoinHandle<Warmed>,
+}
+
+/// Start the warming thread for `warm` (the plan's `files` and `identities`; reads of `block`
+/// bytes).
+pub fn start(
+    files: Vec<PathBuf>,
+    identities: Vec<(u64, u64)>,
+    warm: Vec<Vec<Warm>>,
+    block: usize,
+) -> std::io::Result<Warmer> {
+    let (done, rx) = std::sync::mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let thread = std::thread::Builder::new()
+        .name("warm".into())
+        .spawn(move || run(&files, &identities, &warm, block, &rx, &flag))?;
+    Ok(Warmer { done, stop, thread })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_read_once_their_batch_is_done_and_not_after_a_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, vec![1u8; 10_000]).unwrap();
+        let files = vec![a, dir.path().join("gone")];
+        let warm = vec![
+            vec![Warm {
+                file: 0,
+                offset: 0,
+                len: 4096,
+            }],
+            vec![
+                Warm {
+                    file: 1,
+                    offset: 0,
+                    len: 10,
+                },
+                Warm {
+                    file: 0,
+                    offset: 8192,
+                    len: 8192,
+                },
+            ],
+        ];
+        let (tx, rx) = std::sync::mpsc::channel();
+        tx.send(1).unwrap();
+        drop(tx);
+        let stop = AtomicBool::new(false);
+        let out = run(&files, &[(0, 0), (0, 0)], &warm, 4096, &rx, &stop);
+        // 4096 + the file's last 1808 bytes; the missing file said.
+        assert_eq!(out.bytes, 4096 + 1808);
+        assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
+        // Batch 0 only said done: batch 1's ranges wait (the sender dropped: none read).
+        let (tx, rx) = std::sync::mpsc::channel();
+        tx.send(0).unwrap();
+        drop(tx);
+        assert_eq!(
+            run(&files, &[(0, 0), (0, 0)], &warm, 4096, &rx, &stop).bytes,
+            4096
+        );
+        // A file that is not the one planned is not read.
+        let (tx, rx) = std::sync::mpsc::channel();
+        tx.send(0).unwrap();
+        drop(tx);
+        let out = run(&files, &[(1, 10_000), (0, 0)], &warm, 4096, &rx, &stop);
+        assert_eq!((out.bytes, out.errors.len()), (0, 1));
+        stop.store(true, Ordering::Relaxed);
+        let (tx, rx) = std::sync::mpsc::channel();
+        tx.send(1).unwrap();
+        assert_eq!(
+            run(&files, &[(0, 0), (0, 0)], &warm, 4096, &rx, &stop).bytes,
+            0
+        );
+    }
+}
