@@ -12,19 +12,23 @@ use super::outcome::{ImageOutcome, MAX_ERRORS};
 use crate::firefox::compressed::FileBlocks;
 use crate::learn::prefetch::PrefetchPlan;
 
-/// A range of a plan's file (`PrefetchPlan::files[file]`) to read through the mount: whole
-/// blocks of the file's part kept in data blocks (a fragment tail is never in it: its block was
-/// not read from the image).
+/// One block of a plan's file (`PrefetchPlan::files[file]`) to read through the mount: a block
+/// kept in the file's data blocks (a fragment tail is never one: its block was not read from the
+/// image). `ready`: the image offset its batch's read must have passed (the batch is read in
+/// image order) for every byte of the block to be read; 0 if earlier batches hold them all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Warm {
     pub file: usize,
     pub offset: u64,
     pub len: u64,
+    pub ready: u64,
 }
 
 /// The plan mapped through the image: `image[b]` the image ranges of batch `b` (in image order),
-/// `warm[b]` the file ranges (in the plan's first-use order) whose image bytes are all held once
-/// batches `0..=b` are read; as many of each.
+/// `warm[b]` the file blocks whose image bytes are all read once batches before `b` are and
+/// batch `b` is read past each one's `ready` (in `ready` order, first-use order among equals);
+/// as many of each. A block goes in the batch of its first use, or a later one if that is where
+/// its image bytes are read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mapped {
     pub image: Vec<Vec<(u64, u64)>>,
@@ -34,9 +38,9 @@ pub struct Mapped {
 /// The plan's reads of files under `mount_point`, as batches of image ranges: one per plan batch,
 /// in the plan's (first-use) order, each batch's ranges merged and in image order (gaps up to
 /// `gap` bytes read through); an image byte is planned once, in the first batch that needs it,
-/// and a batch left with nothing is dropped (its file ranges go with the batch before it, which
-/// holds their image bytes). What was left out is counted into `out`. `blocks_of` maps a path
-/// inside the image to its blocks (rdsquashfs in production, a fake in tests).
+/// and a batch left with nothing is dropped. Beside them, the files' blocks to warm ([`Mapped`]).
+/// What was left out is counted into `out`. `blocks_of` maps a path inside the image to its
+/// blocks (rdsquashfs in production, a fake in tests).
 pub fn map_plan(
     plan: &PrefetchPlan,
     mount_point: &Path,
@@ -49,9 +53,11 @@ pub fn map_plan(
     let mut mapped = Mapped::default();
     // The image ranges of the batches so far, merged, in image order.
     let mut held: Vec<(u64, u64)> = Vec::new();
-    // Per file: its ranges to warm so far, merged; and those of batches not yet placed.
-    let mut warmed: Vec<Vec<(u64, u64)>> = vec![Vec::new(); plan.files.len()];
-    let mut pending: Vec<Warm> = Vec::new();
+    // Per file: the blocks to warm so far; and, in first-use order, (the kept batch it is first
+    // used in, file, block's offset and len, the block's image range).
+    let mut warmed: Vec<std::collections::HashSet<u64>> =
+        vec![std::collections::HashSet::new(); plan.files.len()];
+    let mut pieces: Vec<(usize, usize, u64, u64, (u64, u64))> = Vec::new();
     for batch in &plan.batches {
         let mut ranges = Vec::new();
         for read in batch {
@@ -82,23 +88,24 @@ pub fn map_plan(
             for range in image {
                 ranges.extend(subtract(range, &held));
             }
-            if let Some(whole) = whole_blocks(blocks, read.offset, read.len, block_size) {
-                let done = &mut warmed[read.file];
-                for (offset, len) in subtract(whole, done) {
-                    pending.push(Warm {
-                        file: read.file,
-                        offset,
-                        len,
-                    });
+            for (offset, len, image) in whole_blocks(blocks, read.offset, read.len, block_size) {
+                if warmed[read.file].insert(offset) {
+                    // The kept batch this one becomes (or, dropped, the one before it).
+                    let at = mapped.image.len();
+                    pieces.push((at, read.file, offset, len, image));
                 }
-                *done = merge(std::mem::take(done).into_iter().chain([whole]).collect(), 0);
             }
         }
         let merged = merge(ranges, gap);
         if merged.is_empty() {
-            // Every image byte of this batch is held by the batches before.
-            if let Some(last) = mapped.warm.last_mut() {
-                last.append(&mut pending);
+            // Every image byte of this batch is held by the batches before: its blocks go with
+            // the last of them.
+            let last = mapped.image.len().saturating_sub(1);
+            for piece in pieces.iter_mut().rev() {
+                if piece.0 <= last {
+                    break;
+                }
+                piece.0 = last;
             }
             continue;
         }
@@ -109,7 +116,32 @@ pub fn map_plan(
             .collect();
         held = merge(held.into_iter().chain(merged.iter().copied()).collect(), 0);
         mapped.image.push(merged);
-        mapped.warm.push(std::mem::take(&mut pending));
+    }
+    mapped.warm = vec![Vec::new(); mapped.image.len()];
+    for (first_use, file, offset, len, (start, size)) in pieces {
+        // The last batch that reads a byte of the block: not after its first use.
+        let read_in = mapped
+            .image
+            .iter()
+            .rposition(|b| size > 0 && subtract((start, size), b) != [(start, size)])
+            .unwrap_or(0);
+        let Some(list) = mapped.warm.get_mut(first_use.max(read_in)) else {
+            continue;
+        };
+        let ready = if read_in >= first_use && size > 0 {
+            start + size
+        } else {
+            0
+        };
+        list.push(Warm {
+            file,
+            offset,
+            len,
+            ready,
+        });
+    }
+    for list in &mut mapped.warm {
+        list.sort_by_key(|w| w.ready);
     }
     out.bytes_image_planned = mapped.image.iter().flatten().map(|r| r.1).sum();
     out.batches = mapped.image.len();
@@ -117,20 +149,34 @@ pub fn map_plan(
     mapped
 }
 
-/// The whole blocks of a file that `offset..offset + len` touches, cut to the part of the file
-/// kept in data blocks (the fragment tail's block is not among the image ranges read), as
-/// `(offset, len)`; `None` if nothing of it is.
-fn whole_blocks(blocks: &FileBlocks, offset: u64, len: u64, block_size: u64) -> Option<(u64, u64)> {
+/// The blocks of a file that `offset..offset + len` touches, of the part of the file kept in
+/// data blocks (the fragment tail's block is not among the image ranges read), each as its
+/// `(offset, len, (image offset, image len))`.
+fn whole_blocks(
+    blocks: &FileBlocks,
+    offset: u64,
+    len: u64,
+    block_size: u64,
+) -> Vec<(u64, u64, (u64, u64))> {
     if block_size == 0 {
-        return None;
+        return Vec::new();
     }
     let mapped_end = (blocks.blocks.len() as u64 * block_size).min(blocks.file_size);
-    let start = offset / block_size * block_size;
-    let end = (offset + len)
-        .div_ceil(block_size)
-        .saturating_mul(block_size)
-        .min(mapped_end);
-    (start < end).then(|| (start, end - start))
+    let end = (offset + len).min(mapped_end);
+    if offset >= end {
+        return Vec::new();
+    }
+    let (first, last) = (offset / block_size, (end - 1) / block_size);
+    let mut at = blocks.blocks_start + blocks.blocks[..first as usize].iter().sum::<u64>();
+    (first..=last)
+        .map(|k| {
+            let size = blocks.blocks[k as usize];
+            let start = k * block_size;
+            let piece = (start, block_size.min(mapped_end - start), (at, size));
+            at += size;
+            piece
+        })
+        .collect()
 }
 
 /// The parts of `(offset, len)` outside `held` (merged ranges in image order), in image order.
@@ -442,23 +488,33 @@ mod tests {
             assert!(subtract((o, l), &covered).is_empty(), "({o}, {l}) not read");
         }
         assert_eq!(out.bytes_outside + out.bytes_unmapped, 0);
-        // What is warmed after batch b: image blocks all read by then; every planned byte
-        // warmed once, in whole blocks.
+        // What is warmed in batch b: its image blocks all read once batch b is read up to its
+        // `ready` (in image order); every planned byte warmed once, in whole blocks.
         assert_eq!(mapped.warm.len(), batches.len());
         let bs = 128 << 10;
         let mut warmed: Vec<Vec<(u64, u64)>> = vec![Vec::new(); r.files.len()];
         for (b, warm) in mapped.warm.iter().enumerate() {
-            let read_by_then = merge(batches[..=b].concat(), 0);
+            assert!(
+                warm.windows(2).all(|p| p[0].ready <= p[1].ready),
+                "batch {b}"
+            );
             for w in warm {
-                assert_eq!(
-                    (
-                        w.offset % bs,
-                        w.len % bs == 0 || w.offset + w.len == r.files[w.file].file_size
-                    ),
-                    (0, true),
-                    "{w:?}"
+                let read_by_then = merge(
+                    batches[..b]
+                        .concat()
+                        .into_iter()
+                        .chain(
+                            batches[b]
+                                .iter()
+                                .filter(|&&(o, _)| o < w.ready)
+                                .map(|&(o, l)| (o, l.min(w.ready - o))),
+                        )
+                        .collect(),
+                    0,
                 );
                 let f = &r.files[w.file];
+                assert_eq!(w.offset % bs, 0, "{w:?}");
+                assert!(w.len == bs || w.offset + w.len == f.file_size, "{w:?}");
                 let blocks = FileBlocks {
                     file_size: f.file_size,
                     blocks_start: f.blocks_start,
@@ -468,11 +524,12 @@ mod tests {
                 for range in blocks.image_ranges(w.offset, w.len, bs).0 {
                     assert!(
                         subtract(range, &read_by_then).is_empty(),
-                        "{w:?} after batch {b}"
+                        "{w:?} in batch {b}"
                     );
                 }
-                assert!(
-                    subtract((w.offset, w.len), &warmed[w.file]).len() == 1,
+                assert_eq!(
+                    subtract((w.offset, w.len), &warmed[w.file]),
+                    [(w.offset, w.len)],
                     "{w:?} twice"
                 );
                 warmed[w.file] = merge(
@@ -533,15 +590,21 @@ mod tests {
             mapped.image,
             [vec![(1100, 100)], vec![(1200, 50)], vec![(1000, 100)]]
         );
-        let w = |file, offset, len| Warm { file, offset, len };
+        let w = |file, offset, len, ready| Warm {
+            file,
+            offset,
+            len,
+            ready,
+        };
         assert_eq!(
             mapped.warm,
             [
-                vec![w(0, 8192, 8192)],
+                // a's block 1 once the first batch is read past its image bytes' end.
+                vec![w(0, 8192, 8192, 1200)],
                 // b's block 0 only: its tail (8192..9000) is in a fragment, not read.
-                vec![w(1, 0, 8192)],
+                vec![w(1, 0, 8192, 1250)],
                 // The fourth batch: a's block 0; its block 1 was warmed after the first.
-                vec![w(0, 0, 8192)],
+                vec![w(0, 0, 8192, 1100)],
             ]
         );
         assert_eq!(out.bytes_warm_planned, 3 * 8192);

@@ -36,14 +36,15 @@ use outcome::MAX_ERRORS;
 /// Read `batches` of ranges of `image` in order, asking `stop` before each read of at most
 /// `QUEUE_SLICE` bytes, with up to `ahead` bytes queued ([`Io::queue`], the read waited for
 /// included) so that the disk never idles between reads and what comes next, across a batch's
-/// end too, is on its way; `done` is told each batch read to its end.
+/// end too, is on its way; `progress` is told after each read the batch and the image offset
+/// it read up to (a batch is read in image order: all of its ranges before that offset are in).
 pub fn read(
     image: &File,
     batches: &[Vec<(u64, u64)>],
     ahead: u64,
     io: &mut dyn Io,
     stop: &mut dyn FnMut() -> Option<Ended>,
-    done: &mut dyn FnMut(usize),
+    progress: &mut dyn FnMut(usize, u64),
     out: &mut ImageOutcome,
 ) {
     let begun = Instant::now();
@@ -75,7 +76,10 @@ pub fn read(
         }
         queued_bytes = queued_bytes.saturating_sub(len);
         match io.read(image, offset, len) {
-            Ok(got) => out.bytes_image_read += got,
+            Ok(got) => {
+                out.bytes_image_read += got;
+                progress(batch, offset + len);
+            }
             Err(e) => {
                 if out.errors.len() < MAX_ERRORS {
                     out.errors
@@ -86,7 +90,6 @@ pub fn read(
         }
         if reads.get(i + 1).is_none_or(|&(b, _, _)| b != batch) {
             out.batches_done = batch + 1;
-            done(batch);
         }
     }
     out.elapsed_ms = u64::try_from(begun.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -153,17 +156,12 @@ pub fn prefetch(
             ahead,
             &mut io,
             stop,
-            &mut |_| {},
+            &mut |_, _| {},
             &mut out,
         );
         return out;
     }
-    let warmer = match warm::start(
-        plan.files.clone(),
-        plan.identities.clone(),
-        mapped.warm,
-        usize::try_from(sb.block_size).unwrap_or(1 << 17),
-    ) {
+    let warmer = match warm::start(plan.files.clone(), plan.identities.clone(), mapped.warm) {
         Ok(w) => w,
         Err(e) => {
             out.errors
@@ -174,7 +172,7 @@ pub fn prefetch(
                 ahead,
                 &mut io,
                 stop,
-                &mut |_| {},
+                &mut |_, _| {},
                 &mut out,
             );
             return out;
@@ -188,8 +186,8 @@ pub fn prefetch(
         ahead,
         &mut io,
         stop,
-        &mut |b| {
-            let _ = sender.send(b);
+        &mut |b, at| {
+            let _ = sender.send((b, at));
         },
         &mut out,
     );
@@ -343,10 +341,14 @@ mod tests {
             mib + mib / 2,
             &mut io,
             &mut || None,
-            &mut |b| said.push(b),
+            &mut |b, at| said.push((b, at)),
             &mut out,
         );
-        assert_eq!(said, [0, 1], "each batch said done once, in order");
+        assert_eq!(
+            said,
+            [(0, 11 * mib), (0, 11 * mib + mib / 2), (1, mib)],
+            "after each read: the batch and how far it is read"
+        );
         assert_eq!(
             io.0,
             [
@@ -379,7 +381,7 @@ mod tests {
             4096,
             &mut io,
             &mut || None,
-            &mut |_| {},
+            &mut |_, _| {},
             &mut out,
         );
         // The second range runs past the end: 50,000 bytes are there.
@@ -398,7 +400,7 @@ mod tests {
                 asked += 1;
                 (asked > 2).then_some(Ended::FirefoxExited)
             },
-            &mut |_| {},
+            &mut |_, _| {},
             &mut out,
         );
         assert_eq!(out.bytes_image_read, 2 * mib);

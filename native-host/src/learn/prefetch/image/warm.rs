@@ -25,47 +25,58 @@ pub struct Warmed {
     pub errors: Vec<String>,
 }
 
-/// Reads through the mount, in its own thread: each batch's [`Warm`] ranges once `done` says the
-/// batch's image ranges are read (batch numbers in order; the sender dropped = no more), until
-/// all are read or `stop` is set. `files` and `identities` are the plan's: a file that is not
-/// the one planned (inode, size) is not read. Each read is one `block` (the image's block size):
-/// one FUSE request, so that a fault of Firefox waits behind at most one block's decompression
-/// in the daemon's queue (1 MiB reads queued several requests at once).
+/// Reads through the mount, in its own thread: each batch's [`Warm`] blocks once `progress` says
+/// their image bytes are read (`(batch, offset)`: batches before `batch` read, and `batch` read
+/// in image order up to `offset`; the sender dropped = no more), until all are read or `stop` is
+/// set. `files` and `identities` are the plan's: a file that is not the one planned (inode,
+/// size) is not read. Each read is one block: one FUSE request, so that a fault of Firefox waits
+/// behind at most one block's decompression in the daemon's queue (1 MiB reads queued several
+/// requests at once).
 pub fn run(
     files: &[PathBuf],
     identities: &[(u64, u64)],
     warm: &[Vec<Warm>],
-    block: usize,
-    done: &Receiver<usize>,
+    progress: &Receiver<(usize, u64)>,
     stop: &AtomicBool,
 ) -> Warmed {
     let mut out = Warmed::default();
     let mut open: HashMap<usize, Option<File>> = HashMap::new();
-    let mut buf = vec![0u8; block.max(4096)];
-    let mut next = 0;
-    while next < warm.len() {
-        let Ok(upto) = done.recv() else { break };
-        for batch in &warm[next..=upto.min(warm.len() - 1)] {
-            for w in batch {
-                if stop.load(Ordering::Relaxed) {
-                    return out;
-                }
-                let file = open.entry(w.file).or_insert_with(|| {
-                    match open_planned(&files[w.file], identities.get(w.file).copied()) {
-                        Ok(f) => Some(f),
-                        Err(e) => {
-                            if out.errors.len() < super::MAX_ERRORS {
-                                out.errors.push(format!("{}: {e}", files[w.file].display()));
-                            }
-                            None
+    let mut buf = Vec::new();
+    // The next block: list `i`, item `j`.
+    let (mut i, mut j) = (0, 0);
+    while i < warm.len() {
+        let Ok((batch, at)) = progress.recv() else {
+            break;
+        };
+        while let Some(w) = warm.get(i).and_then(|list| list.get(j)) {
+            if i > batch || (i == batch && w.ready > at) {
+                break;
+            }
+            if stop.load(Ordering::Relaxed) {
+                return out;
+            }
+            let file = open.entry(w.file).or_insert_with(|| {
+                match open_planned(&files[w.file], identities.get(w.file).copied()) {
+                    Ok(f) => Some(f),
+                    Err(e) => {
+                        if out.errors.len() < super::MAX_ERRORS {
+                            out.errors.push(format!("{}: {e}", files[w.file].display()));
                         }
+                        None
                     }
-                });
-                let Some(file) = file else { continue };
+                }
+            });
+            if let Some(file) = file {
                 out.bytes += read_range(file, w.offset, w.len, &mut buf, stop);
             }
+            j += 1;
+            while warm.get(i).is_some_and(|list| j >= list.len()) {
+                (i, j) = (i + 1, 0);
+            }
         }
-        next = next.max(upto + 1);
+        while warm.get(i).is_some_and(|list| j >= list.len()) {
+            (i, j) = (i + 1, 0);
+        }
     }
     out
 }
@@ -85,41 +96,38 @@ fn open_planned(path: &std::path::Path, identity: Option<(u64, u64)>) -> std::io
     Ok(f)
 }
 
-/// Read `len` bytes at `offset` (fewer at the file's end), a slice at a time; the bytes read.
-fn read_range(file: &File, offset: u64, len: u64, buf: &mut [u8], stop: &AtomicBool) -> u64 {
-    let mut got = 0;
-    while got < len && !stop.load(Ordering::Relaxed) {
-        let want = usize::try_from(len - got).map_or(buf.len(), |l| l.min(buf.len()));
-        match file.read_at(&mut buf[..want], offset + got) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n as u64,
-        }
+/// Read `len` bytes at `offset` (fewer at the file's end) in one read; the bytes read.
+fn read_range(file: &File, offset: u64, len: u64, buf: &mut Vec<u8>, stop: &AtomicBool) -> u64 {
+    let Ok(want) = usize::try_from(len) else {
+        return 0;
+    };
+    if stop.load(Ordering::Relaxed) {
+        return 0;
     }
-    got
+    buf.resize(want, 0);
+    file.read_at(buf, offset).map_or(0, |n| n as u64)
 }
 
 /// A warmer started beside the image read: the sender that says which batch is read, the flag
 /// that stops it, and its thread.
 pub struct Warmer {
-    pub done: std::sync::mpsc::Sender<usize>,
+    pub done: std::sync::mpsc::Sender<(usize, u64)>,
     pub stop: Arc<AtomicBool>,
     pub thread: std::thread::JoinHandle<Warmed>,
 }
 
-/// Start the warming thread for `warm` (the plan's `files` and `identities`; reads of `block`
-/// bytes).
+/// Start the warming thread for `warm` (the plan's `files` and `identities`).
 pub fn start(
     files: Vec<PathBuf>,
     identities: Vec<(u64, u64)>,
     warm: Vec<Vec<Warm>>,
-    block: usize,
 ) -> std::io::Result<Warmer> {
     let (done, rx) = std::sync::mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let thread = std::thread::Builder::new()
         .name("warm".into())
-        .spawn(move || run(&files, &identities, &warm, block, &rx, &flag))?;
+        .spawn(move || run(&files, &identities, &warm, &rx, &flag))?;
     Ok(Warmer { done, stop, thread })
 }
 
@@ -128,58 +136,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranges_are_read_once_their_batch_is_done_and_not_after_a_stop() {
+    fn blocks_are_read_once_their_image_bytes_are_and_not_after_a_stop() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a");
         std::fs::write(&a, vec![1u8; 10_000]).unwrap();
         let files = vec![a, dir.path().join("gone")];
+        let w = |file, offset, len, ready| Warm {
+            file,
+            offset,
+            len,
+            ready,
+        };
         let warm = vec![
-            vec![Warm {
-                file: 0,
-                offset: 0,
-                len: 4096,
-            }],
-            vec![
-                Warm {
-                    file: 1,
-                    offset: 0,
-                    len: 10,
-                },
-                Warm {
-                    file: 0,
-                    offset: 8192,
-                    len: 8192,
-                },
-            ],
+            vec![w(0, 0, 4096, 100)],
+            vec![w(1, 0, 10, 0), w(0, 8192, 8192, 500)],
         ];
-        let (tx, rx) = std::sync::mpsc::channel();
-        tx.send(1).unwrap();
-        drop(tx);
+        let said = |steps: &[(usize, u64)]| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            for &s in steps {
+                tx.send(s).unwrap();
+            }
+            rx
+        };
         let stop = AtomicBool::new(false);
-        let out = run(&files, &[(0, 0), (0, 0)], &warm, 4096, &rx, &stop);
+        let ids = [(0, 0), (0, 0)];
+        let out = run(&files, &ids, &warm, &said(&[(0, 100), (1, 500)]), &stop);
         // 4096 + the file's last 1808 bytes; the missing file said.
         assert_eq!(out.bytes, 4096 + 1808);
         assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
-        // Batch 0 only said done: batch 1's ranges wait (the sender dropped: none read).
-        let (tx, rx) = std::sync::mpsc::channel();
-        tx.send(0).unwrap();
-        drop(tx);
-        assert_eq!(
-            run(&files, &[(0, 0), (0, 0)], &warm, 4096, &rx, &stop).bytes,
-            4096
-        );
+        // Batch 0 read short of the first block's end: nothing.
+        assert_eq!(run(&files, &ids, &warm, &said(&[(0, 99)]), &stop).bytes, 0);
+        // Batch 1 begun: batch 0's block, and batch 1's whose bytes earlier batches hold; the
+        // last waits for 500.
+        let out = run(&files, &ids, &warm, &said(&[(1, 499)]), &stop);
+        assert_eq!((out.bytes, out.errors.len()), (4096, 1));
         // A file that is not the one planned is not read.
-        let (tx, rx) = std::sync::mpsc::channel();
-        tx.send(0).unwrap();
-        drop(tx);
-        let out = run(&files, &[(1, 10_000), (0, 0)], &warm, 4096, &rx, &stop);
+        let out = run(
+            &files,
+            &[(1, 10_000), (0, 0)],
+            &warm,
+            &said(&[(0, 100)]),
+            &stop,
+        );
         assert_eq!((out.bytes, out.errors.len()), (0, 1));
         stop.store(true, Ordering::Relaxed);
-        let (tx, rx) = std::sync::mpsc::channel();
-        tx.send(1).unwrap();
-        assert_eq!(
-            run(&files, &[(0, 0), (0, 0)], &warm, 4096, &rx, &stop).bytes,
-            0
-        );
+        assert_eq!(run(&files, &ids, &warm, &said(&[(1, 500)]), &stop).bytes, 0);
     }
 }
