@@ -335,3 +335,76 @@ fn a_plan_traced_on_the_packed_mount_still_matches_after_the_image_is_mounted_ag
     assert_eq!(after["changed_files"], Value::Array(vec![]), "{after}");
     assert_eq!(after["planned_install_bytes"], 256 * 4096, "{after}");
 }
+
+#[test]
+#[ignore = "needs root (a FUSE mount): npm test runs it with --ignored as root"]
+fn on_the_packed_fuse_mount_the_prefetch_decompresses_the_planned_blocks_ahead() {
+    assert!(
+        Command::new("squashfuse_ll").arg("--help").output().is_ok(),
+        "squashfuse_ll is missing: apt install squashfuse (pack mounts its image with it)"
+    );
+    let env = Env::new();
+    // A `firefox` that says its pid and runs a while (the prefetch stops when Firefox exits):
+    // written before `pack`, so the image holds it.
+    std::fs::write(
+        env.fx.ff.join("firefox"),
+        "#!/bin/sh\necho \"$$ $0\" > \"$FAKE_FIREFOX_OUT\"\nsleep 2\n",
+    )
+    .unwrap();
+    env.pack_ok();
+    let mnt = env.pack_dir().join("mnt");
+    let (_, said) = env.launch();
+    assert_eq!(
+        fs_type_at(&mnt).as_deref(),
+        Some("fuse.squashfuse_ll"),
+        "{said}"
+    );
+    // A start traced on this mount: libxul.so's first 256 pages (1 MiB of its 4 MiB) read.
+    let libxul = mnt.join("libxul.so");
+    started::save(
+        &env.state,
+        &started::trace(
+            &mnt,
+            vec![started::file(&libxul, vec![[0, 256]])],
+            vec![started::read(5.0, 0, 0, 256, "sync")],
+        ),
+    );
+    let cached = || {
+        let f = std::fs::File::open(&libxul).unwrap();
+        let mut core = Vec::new();
+        sys::mincore_file(&f, f.metadata().unwrap().len(), &mut core).unwrap();
+        core.iter().map(|b| b & 1).collect::<Vec<u8>>()
+    };
+    let f = std::fs::File::open(&libxul).unwrap();
+    sys::fadvise(&f, 0, 0, sys::Advice::DontNeed).unwrap();
+    assert!(cached().iter().all(|&c| c == 0), "evicted");
+
+    let (ran, said) = env.launch();
+    let pid: u32 = ran.split(' ').next().unwrap().parse().unwrap();
+    let path = env.state.join("about-startup/last-prefetch.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let record = loop {
+        if let Ok(v) = std::fs::read(&path).map(|b| serde_json::from_slice::<Value>(&b).unwrap()) {
+            if v["firefox_pid"] == pid {
+                break v;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no prefetch record: {said}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(record["compressed"]["format"], "squashfuse", "{record}");
+    let read = &record["image_read"];
+    assert_eq!(read["ended"], "done", "{record}");
+    // The traced MiB, whole blocks of it, read through the mount once its image blocks were in.
+    assert_eq!(read["bytes_warm_planned"], 256 * 4096, "{record}");
+    assert_eq!(read["bytes_warmed"], 256 * 4096, "{record}");
+    assert!(read["warm_ms"].is_u64(), "{record}");
+    assert!(read["warm_ended"].is_null(), "{record}");
+    // Decompressed into the mount's page cache: the traced pages, and nothing past them.
+    let pages = cached();
+    assert!(pages[..256].iter().all(|&c| c == 1), "{:?}", &pages[..256]);
+    assert!(pages[256..].iter().all(|&c| c == 0), "read past the plan");
+}
