@@ -53,11 +53,10 @@ pub fn map_plan(
     let mut mapped = Mapped::default();
     // The image ranges of the batches so far, merged, in image order.
     let mut held: Vec<(u64, u64)> = Vec::new();
-    // Per file: the blocks to warm so far; and, in first-use order, (the kept batch it is first
-    // used in, file, block's offset and len, the block's image range).
+    // Per file: the blocks to warm so far; and each block, in first-use order.
     let mut warmed: Vec<std::collections::HashSet<u64>> =
         vec![std::collections::HashSet::new(); plan.files.len()];
-    let mut pieces: Vec<(usize, usize, u64, u64, (u64, u64))> = Vec::new();
+    let mut pieces: Vec<Piece> = Vec::new();
     for batch in &plan.batches {
         let mut ranges = Vec::new();
         for read in batch {
@@ -90,9 +89,17 @@ pub fn map_plan(
             }
             for (offset, len, image) in whole_blocks(blocks, read.offset, read.len, block_size) {
                 if warmed[read.file].insert(offset) {
-                    // The kept batch this one becomes (or, dropped, the one before it).
-                    let at = mapped.image.len();
-                    pieces.push((at, read.file, offset, len, image));
+                    pieces.push(Piece {
+                        // The kept batch this one becomes (or, dropped, the one before it).
+                        first_use: mapped.image.len(),
+                        warm: Warm {
+                            file: read.file,
+                            offset,
+                            len,
+                            ready: 0,
+                        },
+                        image,
+                    });
                 }
             }
         }
@@ -102,10 +109,10 @@ pub fn map_plan(
             // the last of them.
             let last = mapped.image.len().saturating_sub(1);
             for piece in pieces.iter_mut().rev() {
-                if piece.0 <= last {
+                if piece.first_use <= last {
                     break;
                 }
-                piece.0 = last;
+                piece.first_use = last;
             }
             continue;
         }
@@ -118,7 +125,12 @@ pub fn map_plan(
         mapped.image.push(merged);
     }
     mapped.warm = vec![Vec::new(); mapped.image.len()];
-    for (first_use, file, offset, len, (start, size)) in pieces {
+    for Piece {
+        first_use,
+        warm,
+        image: (start, size),
+    } in pieces
+    {
         // The last batch that reads a byte of the block: not after its first use.
         let read_in = mapped
             .image
@@ -133,12 +145,7 @@ pub fn map_plan(
         } else {
             0
         };
-        list.push(Warm {
-            file,
-            offset,
-            len,
-            ready,
-        });
+        list.push(Warm { ready, ..warm });
     }
     for list in &mut mapped.warm {
         list.sort_by_key(|w| w.ready);
@@ -147,6 +154,13 @@ pub fn map_plan(
     out.batches = mapped.image.len();
     out.bytes_warm_planned = mapped.warm.iter().flatten().map(|w| w.len).sum();
     mapped
+}
+
+/// A block to warm as first planned: the kept batch of its first use, and its image range.
+struct Piece {
+    first_use: usize,
+    warm: Warm,
+    image: (u64, u64),
 }
 
 /// The blocks of a file that `offset..offset + len` touches, of the part of the file kept in
