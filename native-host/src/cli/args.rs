@@ -295,6 +295,10 @@ pub struct LaunchArgs {
     /// many ms.
     #[arg(long, value_name = "MS", requires = "prefetch", hide = true, value_parser = parse_ms, allow_negative_numbers = true)]
     pub until_ms: Option<f64>,
+    /// With --prefetch (experiments): on pack's FUSE mount, read the image raw only, without
+    /// decompressing the plan ahead through the mount (to compare).
+    #[arg(long, requires = "prefetch", hide = true)]
+    pub no_warm: bool,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

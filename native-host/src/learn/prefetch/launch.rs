@@ -340,7 +340,7 @@ fn read_image(
     limit: Duration,
 ) -> ImageOutcome {
     let mut stop = stop_when(pid, start_ticks, begun, limit);
-    image::prefetch(plan, c, p.knobs.gap, p.knobs.ahead, &mut stop)
+    image::prefetch(plan, c, p.knobs.gap, p.knobs.ahead, p.knobs.warm, &mut stop)
 }
 
 /// Why the plan is read first, in words (the CLI and the session log).

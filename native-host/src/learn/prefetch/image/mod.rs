@@ -104,12 +104,14 @@ const QUEUE_SLICE: u64 = 1 << 20;
 
 /// Map `plan` through the image of `c` (checked again as it is opened: the image read is the one
 /// mounted) and read the ranges batch by batch, up to `ahead` bytes queued, asking `stop` before
-/// each read.
+/// each read; with `warm`, on a FUSE mount, the plan's blocks read through the mount behind them
+/// ([`warm_ahead`]).
 pub fn prefetch(
     plan: &PrefetchPlan,
     c: &Compressed,
     gap: u64,
     ahead: u64,
+    warm: bool,
     stop: &mut dyn FnMut() -> Option<Ended>,
 ) -> ImageOutcome {
     let mut out = ImageOutcome::default();
@@ -148,7 +150,7 @@ pub fn prefetch(
     let _ = crate::os::sys::fadvise(&image, 0, 0, crate::os::sys::Advice::Random);
     let mut io = KernelIo::new(false);
     // On a FUSE mount, decompress ahead behind the image read (warm.rs); never on the kernel's.
-    if !warm_ahead(c.format) {
+    if !(warm && warm_ahead(c.format)) {
         out.bytes_warm_planned = 0;
         read(
             &image,
@@ -251,7 +253,16 @@ pub fn preload(
             ..ImageOutcome::default()
         });
     };
-    Ok(prefetch(&plan, c, super::GAP, super::AHEAD, &mut || None))
+    // Not warmed: the decompression ahead was measured for a launch's prefetch only (beside the
+    // start); a preload keeps reading the image alone.
+    Ok(prefetch(
+        &plan,
+        c,
+        super::GAP,
+        super::AHEAD,
+        false,
+        &mut || None,
+    ))
 }
 
 /// The page's planned preload (`preload` with `plan: true`) of a compressed install: what

@@ -127,7 +127,14 @@ pub fn start(
     let flag = Arc::clone(&stop);
     let thread = std::thread::Builder::new()
         .name("warm".into())
-        .spawn(move || run(&files, &identities, &warm, &rx, &flag))?;
+        .spawn(move || {
+            // Ask for a block only when a CPU is idle, so that the daemon's decompression for it
+            // does not take CPU Firefox's start was using: at normal priority (three runs a
+            // side, busy machine, 29 Nov 14:27) the warming held Firefox's early start back
+            // (createTopLevelWindow ~0.4 s later) about as much as it saved after it.
+            let _ = crate::os::sys::sched_idle_this_thread();
+            run(&files, &identities, &warm, &rx, &flag)
+        })?;
     Ok(Warmer { done, stop, thread })
 }
 
