@@ -344,16 +344,22 @@ fn on_the_packed_fuse_mount_the_prefetch_decompresses_the_planned_blocks_ahead()
         "squashfuse_ll is missing: apt install squashfuse (pack mounts its image with it)"
     );
     let env = Env::new();
-    // A `firefox` that says its pid and runs a while (the prefetch stops when Firefox exits):
-    // written before `pack`, so the image holds it.
+    // A `firefox` that says its pid and runs until the test has the prefetch's record (the
+    // prefetch stops when Firefox exits; the warming thread is SCHED_IDLE, slow on a busy
+    // machine), at most a minute: written before `pack`, so the image holds it.
     std::fs::write(
         env.fx.ff.join("firefox"),
-        "#!/bin/sh\necho \"$$ $0\" > \"$FAKE_FIREFOX_OUT\"\nsleep 2\n",
+        "#!/bin/sh\necho \"$$ $0\" > \"$FAKE_FIREFOX_OUT\"\n\
+         for i in $(seq 600); do [ -e \"$FAKE_FIREFOX_OUT.done\" ] && exit; sleep 0.1; done\n",
     )
     .unwrap();
     env.pack_ok();
     let mnt = env.pack_dir().join("mnt");
+    // The first launch mounts the image; its `firefox` leaves at once.
+    let done = env.out.with_extension("done");
+    std::fs::write(&done, "").unwrap();
     let (_, said) = env.launch();
+    std::fs::remove_file(&done).unwrap();
     assert_eq!(
         fs_type_at(&mnt).as_deref(),
         Some("fuse.squashfuse_ll"),
@@ -379,10 +385,28 @@ fn on_the_packed_fuse_mount_the_prefetch_decompresses_the_planned_blocks_ahead()
     sys::fadvise(&f, 0, 0, sys::Advice::DontNeed).unwrap();
     assert!(cached().iter().all(|&c| c == 0), "evicted");
 
-    let (ran, said) = env.launch();
-    let pid: u32 = ran.split(' ').next().unwrap().parse().unwrap();
+    // This one runs until told: `launch` becomes that `firefox`.
+    let _ = std::fs::remove_file(&env.out);
+    let mut launched = Command::new(BIN)
+        .args(["launch", "--prefetch", "--firefox"])
+        .arg(env.fx.ff.join("firefox"))
+        .env("XDG_STATE_HOME", &env.state)
+        .env("HOME", &env.home)
+        .env("FAKE_FIREFOX_OUT", &env.out)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(55);
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&env.out)
+            .ok()
+            .and_then(|ran| ran.split(' ').next()?.parse().ok())
+        {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "firefox never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     let path = env.state.join("about-startup/last-prefetch.json");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let record = loop {
         if let Ok(v) = std::fs::read(&path).map(|b| serde_json::from_slice::<Value>(&b).unwrap()) {
             if v["firefox_pid"] == pid {
@@ -391,10 +415,12 @@ fn on_the_packed_fuse_mount_the_prefetch_decompresses_the_planned_blocks_ahead()
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "no prefetch record: {said}"
+            "no prefetch record for {pid}"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
+    std::fs::write(&done, "").unwrap();
+    assert!(launched.wait().unwrap().success());
     assert_eq!(record["compressed"]["format"], "squashfuse", "{record}");
     let read = &record["image_read"];
     assert_eq!(read["ended"], "done", "{record}");
