@@ -388,6 +388,16 @@ fn a_readable_image_is_prefetched_raw_and_nothing_is_read_through_the_mount() {
         (&2.into(), &2.into()),
         "{record}"
     );
+    // The kernel's mount is never warmed through (its one decompressor is Firefox's too).
+    assert_eq!(
+        (
+            &read["bytes_warm_planned"],
+            &read["bytes_warmed"],
+            &read["warm_ms"]
+        ),
+        (&0.into(), &0.into(), &Value::Null),
+        "{record}"
+    );
     // Not one page decompressed through the mount; the image's pages are in the cache.
     assert_eq!(
         resident(&m.mnt.join("libxul.so")),

@@ -335,3 +335,102 @@ fn a_plan_traced_on_the_packed_mount_still_matches_after_the_image_is_mounted_ag
     assert_eq!(after["changed_files"], Value::Array(vec![]), "{after}");
     assert_eq!(after["planned_install_bytes"], 256 * 4096, "{after}");
 }
+
+#[test]
+#[ignore = "needs root (a FUSE mount): npm test runs it with --ignored as root"]
+fn on_the_packed_fuse_mount_the_prefetch_decompresses_the_planned_blocks_ahead() {
+    assert!(
+        Command::new("squashfuse_ll").arg("--help").output().is_ok(),
+        "squashfuse_ll is missing: apt install squashfuse (pack mounts its image with it)"
+    );
+    let env = Env::new();
+    // A `firefox` that says its pid and runs until the test has the prefetch's record (the
+    // prefetch stops when Firefox exits; the warming thread is SCHED_IDLE, slow on a busy
+    // machine), at most a minute: written before `pack`, so the image holds it.
+    std::fs::write(
+        env.fx.ff.join("firefox"),
+        "#!/bin/sh\necho \"$$ $0\" > \"$FAKE_FIREFOX_OUT\"\n\
+         for i in $(seq 600); do [ -e \"$FAKE_FIREFOX_OUT.done\" ] && exit; sleep 0.1; done\n",
+    )
+    .unwrap();
+    env.pack_ok();
+    let mnt = env.pack_dir().join("mnt");
+    // The first launch mounts the image; its `firefox` leaves at once.
+    let done = env.out.with_extension("done");
+    std::fs::write(&done, "").unwrap();
+    let (_, said) = env.launch();
+    std::fs::remove_file(&done).unwrap();
+    assert_eq!(
+        fs_type_at(&mnt).as_deref(),
+        Some("fuse.squashfuse_ll"),
+        "{said}"
+    );
+    // A start traced on this mount: libxul.so's first 256 pages (1 MiB of its 4 MiB) read.
+    let libxul = mnt.join("libxul.so");
+    started::save(
+        &env.state,
+        &started::trace(
+            &mnt,
+            vec![started::file(&libxul, vec![[0, 256]])],
+            vec![started::read(5.0, 0, 0, 256, "sync")],
+        ),
+    );
+    let cached = || {
+        let f = std::fs::File::open(&libxul).unwrap();
+        let mut core = Vec::new();
+        sys::mincore_file(&f, f.metadata().unwrap().len(), &mut core).unwrap();
+        core.iter().map(|b| b & 1).collect::<Vec<u8>>()
+    };
+    let f = std::fs::File::open(&libxul).unwrap();
+    sys::fadvise(&f, 0, 0, sys::Advice::DontNeed).unwrap();
+    assert!(cached().iter().all(|&c| c == 0), "evicted");
+
+    // This one runs until told: `launch` becomes that `firefox`.
+    let _ = std::fs::remove_file(&env.out);
+    let mut launched = Command::new(BIN)
+        .args(["launch", "--prefetch", "--firefox"])
+        .arg(env.fx.ff.join("firefox"))
+        .env("XDG_STATE_HOME", &env.state)
+        .env("HOME", &env.home)
+        .env("FAKE_FIREFOX_OUT", &env.out)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(55);
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&env.out)
+            .ok()
+            .and_then(|ran| ran.split(' ').next()?.parse().ok())
+        {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "firefox never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let path = env.state.join("about-startup/last-prefetch.json");
+    let record = loop {
+        if let Ok(v) = std::fs::read(&path).map(|b| serde_json::from_slice::<Value>(&b).unwrap()) {
+            if v["firefox_pid"] == pid {
+                break v;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no prefetch record for {pid}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::fs::write(&done, "").unwrap();
+    assert!(launched.wait().unwrap().success());
+    assert_eq!(record["compressed"]["format"], "squashfuse", "{record}");
+    let read = &record["image_read"];
+    assert_eq!(read["ended"], "done", "{record}");
+    // The traced MiB, whole blocks of it, read through the mount once its image blocks were in.
+    assert_eq!(read["bytes_warm_planned"], 256 * 4096, "{record}");
+    assert_eq!(read["bytes_warmed"], 256 * 4096, "{record}");
+    assert!(read["warm_ms"].is_u64(), "{record}");
+    assert!(read["warm_ended"].is_null(), "{record}");
+    // Decompressed into the mount's page cache: the traced pages, and nothing past them.
+    let pages = cached();
+    assert!(pages[..256].iter().all(|&c| c == 1), "{:?}", &pages[..256]);
+    assert!(pages[256..].iter().all(|&c| c == 0), "read past the plan");
+}

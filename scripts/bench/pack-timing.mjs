@@ -282,11 +282,16 @@ export function rows(runs, labels) {
   return out;
 }
 
-/** What one launch's prefetch did: "image raw, beside", "left off: image_not_readable", "files, beside". Pure. */
+/**
+ * What one launch's prefetch did: "image raw, beside", "image raw + decompressed ahead, beside"
+ * (a FUSE mount's files read through it behind the image), "left off: image_not_readable",
+ * "files, beside". Pure.
+ */
 export function prefetchDid(prefetch) {
   const c = prefetch.compressed;
   if (c?.verdict === "left_off") return `left off: ${c.leftOff}`;
-  return `${c?.verdict === "image_ranges" ? "image raw" : "files"}, ${prefetch.strategy}`;
+  const ahead = prefetch.imageRead?.bytesWarmed > 0 ? " + decompressed ahead" : "";
+  return `${c?.verdict === "image_ranges" ? `image raw${ahead}` : "files"}, ${prefetch.strategy}`;
 }
 
 /** The markdown table of [rows]. Pure. */

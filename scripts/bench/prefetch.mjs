@@ -65,6 +65,10 @@ export function imageFigures(read) {
     batches: read.batches ?? null,
     batchesDone: read.batches_done ?? null,
     ended: read.ended ?? null,
+    // A FUSE mount's decompression ahead through the mount (absent from an older host: null).
+    bytesWarmPlanned: read.bytes_warm_planned ?? null,
+    bytesWarmed: read.bytes_warmed ?? null,
+    warmMs: read.warm_ms ?? null,
   };
 }
 

@@ -266,6 +266,9 @@ pub struct LaunchArgs {
     /// Start Firefox at once and read what its start needs beside it: the traced plan of this
     /// build in first-use order (else the learned plan, saying so). This process becomes
     /// Firefox; the prefetcher runs detached and records what it did in last-prefetch.json.
+    /// On a compressed mount it reads the image's ranges raw; on pack's own FUSE mount
+    /// (squashfuse_ll) it also reads the planned file ranges through the mount as their image
+    /// bytes come in, so the mount decompresses them before Firefox needs them.
     #[arg(long, conflicts_with_all = ["trace", "json", "seconds"])]
     pub prefetch: bool,
     /// With --prefetch: yield to others' I/O (pressure stall information), as `preload --idle`.
@@ -292,6 +295,10 @@ pub struct LaunchArgs {
     /// many ms.
     #[arg(long, value_name = "MS", requires = "prefetch", hide = true, value_parser = parse_ms, allow_negative_numbers = true)]
     pub until_ms: Option<f64>,
+    /// With --prefetch (experiments): on pack's FUSE mount, read the image raw only, without
+    /// decompressing the plan ahead through the mount (to compare).
+    #[arg(long, requires = "prefetch", hide = true)]
+    pub no_warm: bool,
     /// Print the trace as one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -29,6 +29,7 @@ pub(super) fn prefetch_cmd(args: &LaunchArgs) -> anyhow::Result<()> {
             ahead: args.ahead_mib.map_or(learned::AHEAD, |m| m << 20),
             gap: args.gap_kib.map_or(learned::GAP, |k| k << 10),
             until_ms: args.until_ms,
+            warm: !args.no_warm,
             ..learned::Knobs::default()
         },
     };

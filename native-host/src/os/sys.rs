@@ -585,3 +585,15 @@ fn to_off(n: u64) -> io::Result<libc::off_t> {
 #[cfg(test)]
 #[path = "sys_tests.rs"]
 mod tests;
+
+/// Move the calling thread to `SCHED_IDLE`: it runs only when a CPU has nothing else to run.
+/// Any user may lower their own thread's priority so.
+pub fn sched_idle_this_thread() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for the call.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

@@ -217,7 +217,7 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
         let image_read = read_image(&plan, &c, p, pid, start_ticks, &begun, limit);
         if p.verbose {
             eprintln!(
-                "about-startup-host: read {:.1} MB of the image ({:.1} MB of it mapped from {:.1} MB of {} files) in {} of {} batches by first use, in {} ms; {:.1} MB not mapped, {:.1} MB off the mount left to the start",
+                "about-startup-host: read {:.1} MB of the image ({:.1} MB of it mapped from {:.1} MB of {} files) in {} of {} batches by first use, in {} ms; {:.1} MB not mapped, {:.1} MB off the mount left to the start{}",
                 image_read.bytes_image_read as f64 / 1e6,
                 image_read.bytes_image_planned as f64 / 1e6,
                 image_read.bytes_files_mapped as f64 / 1e6,
@@ -227,6 +227,14 @@ pub fn prefetch_for(pid: i32, start_ticks: Option<u64>, at_ms: u64, p: &Prefetch
                 image_read.elapsed_ms,
                 image_read.bytes_unmapped as f64 / 1e6,
                 image_read.bytes_outside as f64 / 1e6,
+                match image_read.warm_ms {
+                    Some(ms) => format!(
+                        "; decompressed ahead through the mount: {:.1} of {:.1} MB of files, done {ms} ms after the image read began",
+                        image_read.bytes_warmed as f64 / 1e6,
+                        image_read.bytes_warm_planned as f64 / 1e6,
+                    ),
+                    None => String::new(),
+                },
             );
         }
         let outcome = run::Outcome {
@@ -332,7 +340,7 @@ fn read_image(
     limit: Duration,
 ) -> ImageOutcome {
     let mut stop = stop_when(pid, start_ticks, begun, limit);
-    image::prefetch(plan, c, p.knobs.gap, p.knobs.ahead, &mut stop)
+    image::prefetch(plan, c, p.knobs.gap, p.knobs.ahead, p.knobs.warm, &mut stop)
 }
 
 /// Why the plan is read first, in words (the CLI and the session log).

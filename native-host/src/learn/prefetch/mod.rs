@@ -129,6 +129,9 @@ pub struct Knobs {
     pub chunk: u64,
     pub ahead: u64,
     pub until_ms: Option<f64>,
+    /// On a FUSE mount, decompress ahead through the mount behind the image read
+    /// (image/warm.rs); off only to compare (`launch --no-warm`, experiments).
+    pub warm: bool,
 }
 
 impl Default for Knobs {
@@ -139,6 +142,7 @@ impl Default for Knobs {
             chunk: CHUNK,
             ahead: AHEAD,
             until_ms: None,
+            warm: true,
         }
     }
 }

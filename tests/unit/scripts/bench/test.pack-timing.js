@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { byScenario, conditions, floorMs, FUSE_TIMED, fuseNote, imageFormat, mountArgv, mountedFsType, mountReadAheadKb, mountSentence, outName, packRecord, parsePackedMount, plans, rows, spliceSection, table, targetLines, targets, unmountArgvs, waitMs } from "../../../../scripts/bench/pack-timing.mjs";
+import { byScenario, conditions, floorMs, FUSE_TIMED, fuseNote, imageFormat, mountArgv, mountedFsType, mountReadAheadKb, mountSentence, outName, packRecord, prefetchDid, parsePackedMount, plans, rows, spliceSection, table, targetLines, targets, unmountArgvs, waitMs } from "../../../../scripts/bench/pack-timing.mjs";
 
 // Bench records as scripts/bench.mjs writes them (only the fields these helpers read).
 const rec = (scenario, sessionRestored, more = {}) => ({ milestones: { sessionRestored }, bench: { scenario, preloadMs: null, ...more }, io: { readBytes: 1e6 } });
@@ -80,6 +80,8 @@ test("rows set each scenario against the plain cold and against its own install'
   assert.match(table(list), /\| packed \| launch-prefetch \| 3 \| 3,000 ms \| — \| 3,000 ms \| 2900 3000 3100 \| 0\.25x \| 0\.75x \| image raw, beside; 77\.0 MB, 2,500 ms \|/);
   assert.equal(list.find((r) => r.install === "Snap-shaped" && r.scenario === "launch-prefetch").prefetchDid, "left off: image_not_readable");
   assert.equal(list.find((r) => r.scenario === "cold").prefetchDid, null);
+  assert.equal(prefetchDid({ strategy: "beside", compressed: { verdict: "image_ranges" }, imageRead: { bytesWarmed: 1e6 } }), "image raw + decompressed ahead, beside");
+  assert.equal(prefetchDid({ strategy: "beside", compressed: { verdict: "image_ranges" }, imageRead: { bytesWarmed: 0 } }), "image raw, beside");
   assert.match(targetLines(targets(runs())), /\(a\) .* = \*\*0\.25x\*\*; target <= 0\.25x: \*\*holds\*\*/);
   const none = targetLines(targets({ snap: runs().snap }));
   assert.match(none, /\(a\) .*: \*\*not measured\*\*/);

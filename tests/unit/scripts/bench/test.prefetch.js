@@ -56,7 +56,10 @@ test("on a compressed mount: the verdict, and what was mapped and read of the im
   };
   const f = prefetchFigures(raw, PID);
   assert.deepEqual(f.compressed, { format: "squashfs", verdict: "image_ranges", leftOff: null });
-  assert.deepEqual(f.imageRead, { filesMapped: 1, bytesImagePlanned: 2097152, bytesImageRead: 2097152, bytesFilesMapped: 2097152, bytesUnmapped: 0, bytesOutside: 4096, batches: 2, batchesDone: 2, ended: "done" });
+  assert.deepEqual(f.imageRead, { filesMapped: 1, bytesImagePlanned: 2097152, bytesImageRead: 2097152, bytesFilesMapped: 2097152, bytesUnmapped: 0, bytesOutside: 4096, batches: 2, batchesDone: 2, ended: "done", bytesWarmPlanned: null, bytesWarmed: null, warmMs: null });
+  // On squashfuse_ll: the file bytes decompressed ahead through the mount, and when.
+  const fuse = prefetchFigures({ ...raw, image_read: { ...raw.image_read, bytes_warm_planned: 262144, bytes_warmed: 131072, warm_ms: 40, warm_ended: "firefox_exited" } }, PID).imageRead;
+  assert.deepEqual([fuse.bytesWarmPlanned, fuse.bytesWarmed, fuse.warmMs], [262144, 131072, 40]);
   // An older host's record has no batches: null, not 0.
   const older = { ...raw.image_read };
   delete older.batches;

@@ -1,7 +1,9 @@
 //! The image prefetch's pure part: the plan's reads of the mount's files mapped to batches of
 //! image ranges (first-use batches, each merged and in image order, an image byte in the first
-//! batch that needs it), through a `blocks_of` given in (rdsquashfs in production, recorded
-//! blocks in the tests). No I/O here: image/mod.rs reads.
+//! batch that needs it), and, beside each batch, the file ranges whose image bytes are all read
+//! once that batch is (what a FUSE mount can decompress ahead of Firefox: image/warm.rs), through
+//! a `blocks_of` given in (rdsquashfs in production, recorded blocks in the tests). No I/O here:
+//! image/mod.rs reads.
 
 use std::io;
 use std::path::Path;
@@ -10,12 +12,35 @@ use super::outcome::{ImageOutcome, MAX_ERRORS};
 use crate::firefox::compressed::FileBlocks;
 use crate::learn::prefetch::PrefetchPlan;
 
+/// One block of a plan's file (`PrefetchPlan::files[file]`) to read through the mount: a block
+/// kept in the file's data blocks (a fragment tail is never one: its block was not read from the
+/// image). `ready`: the image offset its batch's read must have passed (the batch is read in
+/// image order) for every byte of the block to be read; 0 if earlier batches hold them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Warm {
+    pub file: usize,
+    pub offset: u64,
+    pub len: u64,
+    pub ready: u64,
+}
+
+/// The plan mapped through the image: `image[b]` the image ranges of batch `b` (in image order),
+/// `warm[b]` the file blocks whose image bytes are all read once batches before `b` are and
+/// batch `b` is read past each one's `ready` (in `ready` order, first-use order among equals);
+/// as many of each. A block goes in the batch of its first use, or a later one if that is where
+/// its image bytes are read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mapped {
+    pub image: Vec<Vec<(u64, u64)>>,
+    pub warm: Vec<Vec<Warm>>,
+}
+
 /// The plan's reads of files under `mount_point`, as batches of image ranges: one per plan batch,
 /// in the plan's (first-use) order, each batch's ranges merged and in image order (gaps up to
 /// `gap` bytes read through); an image byte is planned once, in the first batch that needs it,
-/// and a batch left with nothing is dropped. What was left out is counted into `out`.
-/// `blocks_of` maps a path inside the image to its blocks (rdsquashfs in production, a fake in
-/// tests).
+/// and a batch left with nothing is dropped. Beside them, the files' blocks to warm ([`Mapped`]).
+/// What was left out is counted into `out`. `blocks_of` maps a path inside the image to its
+/// blocks (rdsquashfs in production, a fake in tests).
 pub fn map_plan(
     plan: &PrefetchPlan,
     mount_point: &Path,
@@ -23,11 +48,15 @@ pub fn map_plan(
     gap: u64,
     blocks_of: &mut dyn FnMut(&Path) -> io::Result<FileBlocks>,
     out: &mut ImageOutcome,
-) -> Vec<Vec<(u64, u64)>> {
+) -> Mapped {
     let mut per_file: Vec<Option<Option<FileBlocks>>> = vec![None; plan.files.len()];
-    let mut batches = Vec::new();
+    let mut mapped = Mapped::default();
     // The image ranges of the batches so far, merged, in image order.
     let mut held: Vec<(u64, u64)> = Vec::new();
+    // Per file: the blocks to warm so far; and each block, in first-use order.
+    let mut warmed: Vec<std::collections::HashSet<u64>> =
+        vec![std::collections::HashSet::new(); plan.files.len()];
+    let mut pieces: Vec<Piece> = Vec::new();
     for batch in &plan.batches {
         let mut ranges = Vec::new();
         for read in batch {
@@ -58,9 +87,33 @@ pub fn map_plan(
             for range in image {
                 ranges.extend(subtract(range, &held));
             }
+            for (offset, len, image) in whole_blocks(blocks, read.offset, read.len, block_size) {
+                if warmed[read.file].insert(offset) {
+                    pieces.push(Piece {
+                        // The kept batch this one becomes (or, dropped, the one before it).
+                        first_use: mapped.image.len(),
+                        warm: Warm {
+                            file: read.file,
+                            offset,
+                            len,
+                            ready: 0,
+                        },
+                        image,
+                    });
+                }
+            }
         }
         let merged = merge(ranges, gap);
         if merged.is_empty() {
+            // Every image byte of this batch is held by the batches before: its blocks go with
+            // the last of them.
+            let last = mapped.image.len().saturating_sub(1);
+            for piece in pieces.iter_mut().rev() {
+                if piece.first_use <= last {
+                    break;
+                }
+                piece.first_use = last;
+            }
             continue;
         }
         // A gap read through may reach into what an earlier batch holds: read it once.
@@ -69,11 +122,75 @@ pub fn map_plan(
             .flat_map(|r| subtract(r, &held))
             .collect();
         held = merge(held.into_iter().chain(merged.iter().copied()).collect(), 0);
-        batches.push(merged);
+        mapped.image.push(merged);
     }
-    out.bytes_image_planned = batches.iter().flatten().map(|r| r.1).sum();
-    out.batches = batches.len();
-    batches
+    mapped.warm = vec![Vec::new(); mapped.image.len()];
+    for Piece {
+        first_use,
+        warm,
+        image: (start, size),
+    } in pieces
+    {
+        // The last batch that reads a byte of the block: not after its first use.
+        let read_in = mapped
+            .image
+            .iter()
+            .rposition(|b| size > 0 && subtract((start, size), b) != [(start, size)])
+            .unwrap_or(0);
+        let Some(list) = mapped.warm.get_mut(first_use.max(read_in)) else {
+            continue;
+        };
+        let ready = if read_in >= first_use && size > 0 {
+            start + size
+        } else {
+            0
+        };
+        list.push(Warm { ready, ..warm });
+    }
+    for list in &mut mapped.warm {
+        list.sort_by_key(|w| w.ready);
+    }
+    out.bytes_image_planned = mapped.image.iter().flatten().map(|r| r.1).sum();
+    out.batches = mapped.image.len();
+    out.bytes_warm_planned = mapped.warm.iter().flatten().map(|w| w.len).sum();
+    mapped
+}
+
+/// A block to warm as first planned: the kept batch of its first use, and its image range.
+struct Piece {
+    first_use: usize,
+    warm: Warm,
+    image: (u64, u64),
+}
+
+/// The blocks of a file that `offset..offset + len` touches, of the part of the file kept in
+/// data blocks (the fragment tail's block is not among the image ranges read), each as its
+/// `(offset, len, (image offset, image len))`.
+fn whole_blocks(
+    blocks: &FileBlocks,
+    offset: u64,
+    len: u64,
+    block_size: u64,
+) -> Vec<(u64, u64, (u64, u64))> {
+    if block_size == 0 {
+        return Vec::new();
+    }
+    let mapped_end = (blocks.blocks.len() as u64 * block_size).min(blocks.file_size);
+    let end = (offset + len).min(mapped_end);
+    if offset >= end {
+        return Vec::new();
+    }
+    let (first, last) = (offset / block_size, (end - 1) / block_size);
+    let mut at = blocks.blocks_start + blocks.blocks[..first as usize].iter().sum::<u64>();
+    (first..=last)
+        .map(|k| {
+            let size = blocks.blocks[k as usize];
+            let start = k * block_size;
+            let piece = (start, block_size.min(mapped_end - start), (at, size));
+            at += size;
+            piece
+        })
+        .collect()
 }
 
 /// The parts of `(offset, len)` outside `held` (merged ranges in image order), in image order.
@@ -189,7 +306,7 @@ mod tests {
             }
         };
         let mut out = ImageOutcome::default();
-        let batches = map_plan(&p, Path::new("/mnt"), 8192, 0, &mut blocks_of, &mut out);
+        let batches = map_plan(&p, Path::new("/mnt"), 8192, 0, &mut blocks_of, &mut out).image;
         // Block 1 (5300..5700) in the first batch, block 0 (5000..5300) in the second: the
         // plan's first-use order, not image order.
         assert_eq!(batches, [vec![(5_300, 400)], vec![(5_000, 300)]]);
@@ -240,7 +357,7 @@ mod tests {
         let mut out = ImageOutcome::default();
         // A gap of 200 reads 1100..1230 through, between a's block 0 and b's block 0; the gap
         // holds a's block 1 (1100..1200), which the first batch already holds: not read twice.
-        let batches = map_plan(&p, Path::new("/mnt"), 8192, 200, &mut blocks_of, &mut out);
+        let batches = map_plan(&p, Path::new("/mnt"), 8192, 200, &mut blocks_of, &mut out).image;
         assert_eq!(
             batches,
             [vec![(1100, 100)], vec![(1000, 100), (1200, 80)]],
@@ -319,7 +436,7 @@ mod tests {
             })
         };
         let mut out = ImageOutcome::default();
-        let batches = map_plan(
+        let mapped = map_plan(
             &p,
             Path::new("/mnt"),
             128 << 10,
@@ -327,6 +444,7 @@ mod tests {
             &mut blocks_of,
             &mut out,
         );
+        let batches = &mapped.image;
         assert!(batches.len() > 10, "{} batches", batches.len());
         // The first batch holds the blocks of what libxul needed first (at 244 ms, 176 MB into
         // the file) and not those of its first used pages (2.9 MB in, needed at 953 ms), which
@@ -356,7 +474,7 @@ mod tests {
         assert!(first_omni >= 3, "omni.ja in batch {first_omni}");
         // Within a batch, image order; across batches, no byte twice; all of it, the same bytes
         // as the plan merged whole.
-        for b in &batches {
+        for b in batches {
             assert!(b.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0), "{b:?}");
         }
         let all: Vec<(u64, u64)> = batches.iter().flatten().copied().collect();
@@ -380,9 +498,129 @@ mod tests {
             &mut whole,
         );
         let covered = merge(all, 0);
-        for (o, l) in whole.into_iter().flatten() {
+        for (o, l) in whole.image.into_iter().flatten() {
             assert!(subtract((o, l), &covered).is_empty(), "({o}, {l}) not read");
         }
         assert_eq!(out.bytes_outside + out.bytes_unmapped, 0);
+        // What is warmed in batch b: its image blocks all read once batch b is read up to its
+        // `ready` (in image order); every planned byte warmed once, in whole blocks.
+        assert_eq!(mapped.warm.len(), batches.len());
+        let bs = 128 << 10;
+        let mut warmed: Vec<Vec<(u64, u64)>> = vec![Vec::new(); r.files.len()];
+        for (b, warm) in mapped.warm.iter().enumerate() {
+            assert!(
+                warm.windows(2).all(|p| p[0].ready <= p[1].ready),
+                "batch {b}"
+            );
+            for w in warm {
+                let read_by_then = merge(
+                    batches[..b]
+                        .concat()
+                        .into_iter()
+                        .chain(
+                            batches[b]
+                                .iter()
+                                .filter(|&&(o, _)| o < w.ready)
+                                .map(|&(o, l)| (o, l.min(w.ready - o))),
+                        )
+                        .collect(),
+                    0,
+                );
+                let f = &r.files[w.file];
+                assert_eq!(w.offset % bs, 0, "{w:?}");
+                assert!(w.len == bs || w.offset + w.len == f.file_size, "{w:?}");
+                let blocks = FileBlocks {
+                    file_size: f.file_size,
+                    blocks_start: f.blocks_start,
+                    blocks: f.blocks.clone(),
+                    fragment: f.fragment,
+                };
+                for range in blocks.image_ranges(w.offset, w.len, bs).0 {
+                    assert!(
+                        subtract(range, &read_by_then).is_empty(),
+                        "{w:?} in batch {b}"
+                    );
+                }
+                assert_eq!(
+                    subtract((w.offset, w.len), &warmed[w.file]),
+                    [(w.offset, w.len)],
+                    "{w:?} twice"
+                );
+                warmed[w.file] = merge(
+                    warmed[w.file]
+                        .iter()
+                        .copied()
+                        .chain([(w.offset, w.len)])
+                        .collect(),
+                    0,
+                );
+            }
+        }
+        for read in p.batches.iter().flatten() {
+            assert!(
+                subtract((read.offset, read.len), &warmed[read.file]).is_empty(),
+                "{read:?} not warmed"
+            );
+        }
+        assert_eq!(
+            out.bytes_warm_planned,
+            warmed.iter().flatten().map(|r| r.1).sum::<u64>()
+        );
+    }
+
+    /// The file ranges to decompress ahead: a batch's reads in whole blocks, once their image
+    /// bytes are read (a batch with nothing new goes with the one before), never a fragment
+    /// tail or a byte twice.
+    #[test]
+    fn file_ranges_are_warmed_after_the_batch_that_reads_their_blocks() {
+        let p = plan(
+            &["/mnt/a", "/mnt/b", "/usr/lib/c"],
+            vec![
+                vec![(0, 8200, 10), (2, 0, 10)], // a's block 1 (and c, off the mount)
+                vec![(1, 100, 20_000)],          // b: block 0 and its fragment tail
+                vec![(0, 8192, 100)],            // a's block 1 again: nothing new
+                vec![(0, 0, 16384)],             // a's blocks 0 and 1
+            ],
+        );
+        let mut blocks_of = |rel: &Path| {
+            Ok(match rel.to_str() {
+                Some("a") => FileBlocks {
+                    file_size: 16384,
+                    blocks_start: 1000,
+                    blocks: vec![100, 100],
+                    fragment: false,
+                },
+                _ => FileBlocks {
+                    file_size: 9000,
+                    blocks_start: 1200,
+                    blocks: vec![50],
+                    fragment: true,
+                },
+            })
+        };
+        let mut out = ImageOutcome::default();
+        let mapped = map_plan(&p, Path::new("/mnt"), 8192, 0, &mut blocks_of, &mut out);
+        assert_eq!(
+            mapped.image,
+            [vec![(1100, 100)], vec![(1200, 50)], vec![(1000, 100)]]
+        );
+        let w = |file, offset, len, ready| Warm {
+            file,
+            offset,
+            len,
+            ready,
+        };
+        assert_eq!(
+            mapped.warm,
+            [
+                // a's block 1 once the first batch is read past its image bytes' end.
+                vec![w(0, 8192, 8192, 1200)],
+                // b's block 0 only: its tail (8192..9000) is in a fragment, not read.
+                vec![w(1, 0, 8192, 1250)],
+                // The fourth batch: a's block 0; its block 1 was warmed after the first.
+                vec![w(0, 0, 8192, 1100)],
+            ]
+        );
+        assert_eq!(out.bytes_warm_planned, 3 * 8192);
     }
 }

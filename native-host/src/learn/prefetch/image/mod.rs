@@ -28,20 +28,23 @@ use crate::firefox::compressed::{self, Compressed};
 
 mod map;
 mod outcome;
-pub use map::{map_plan, merge};
+mod warm;
+pub use map::{map_plan, merge, Mapped, Warm};
 pub use outcome::ImageOutcome;
 use outcome::MAX_ERRORS;
 
 /// Read `batches` of ranges of `image` in order, asking `stop` before each read of at most
 /// `QUEUE_SLICE` bytes, with up to `ahead` bytes queued ([`Io::queue`], the read waited for
 /// included) so that the disk never idles between reads and what comes next, across a batch's
-/// end too, is on its way.
+/// end too, is on its way; `progress` is told after each read the batch and the image offset
+/// it read up to (a batch is read in image order: all of its ranges before that offset are in).
 pub fn read(
     image: &File,
     batches: &[Vec<(u64, u64)>],
     ahead: u64,
     io: &mut dyn Io,
     stop: &mut dyn FnMut() -> Option<Ended>,
+    progress: &mut dyn FnMut(usize, u64),
     out: &mut ImageOutcome,
 ) {
     let begun = Instant::now();
@@ -73,7 +76,10 @@ pub fn read(
         }
         queued_bytes = queued_bytes.saturating_sub(len);
         match io.read(image, offset, len) {
-            Ok(got) => out.bytes_image_read += got,
+            Ok(got) => {
+                out.bytes_image_read += got;
+                progress(batch, offset + len);
+            }
             Err(e) => {
                 if out.errors.len() < MAX_ERRORS {
                     out.errors
@@ -98,12 +104,14 @@ const QUEUE_SLICE: u64 = 1 << 20;
 
 /// Map `plan` through the image of `c` (checked again as it is opened: the image read is the one
 /// mounted) and read the ranges batch by batch, up to `ahead` bytes queued, asking `stop` before
-/// each read.
+/// each read; with `warm`, on a FUSE mount, the plan's blocks read through the mount behind them
+/// ([`warm_ahead`]).
 pub fn prefetch(
     plan: &PrefetchPlan,
     c: &Compressed,
     gap: u64,
     ahead: u64,
+    warm: bool,
     stop: &mut dyn FnMut() -> Option<Ended>,
 ) -> ImageOutcome {
     let mut out = ImageOutcome::default();
@@ -130,7 +138,7 @@ pub fn prefetch(
         return out;
     };
     let mut blocks_of = |rel: &Path| compressed::file_blocks(image_path, rel);
-    let batches = map_plan(
+    let mapped = map_plan(
         plan,
         &c.mount_point,
         u64::from(sb.block_size),
@@ -140,15 +148,94 @@ pub fn prefetch(
     );
     // Read what the batches say, no more: no kernel readahead around it (as run.rs).
     let _ = crate::os::sys::fadvise(&image, 0, 0, crate::os::sys::Advice::Random);
+    let mut io = KernelIo::new(false);
+    // On a FUSE mount, decompress ahead behind the image read (warm.rs); never on the kernel's.
+    if !(warm && warm_ahead(c.format)) {
+        out.bytes_warm_planned = 0;
+        read(
+            &image,
+            &mapped.image,
+            ahead,
+            &mut io,
+            stop,
+            &mut |_, _| {},
+            &mut out,
+        );
+        return out;
+    }
+    let warmer = match warm::start(plan.files.clone(), plan.identities.clone(), mapped.warm) {
+        Ok(w) => w,
+        Err(e) => {
+            out.errors
+                .push(format!("no warming through the mount: {e}"));
+            read(
+                &image,
+                &mapped.image,
+                ahead,
+                &mut io,
+                stop,
+                &mut |_, _| {},
+                &mut out,
+            );
+            return out;
+        }
+    };
+    let begun = Instant::now();
+    let sender = warmer.done;
     read(
         &image,
-        &batches,
+        &mapped.image,
         ahead,
-        &mut KernelIo::new(false),
+        &mut io,
         stop,
+        &mut |b, at| {
+            let _ = sender.send((b, at));
+        },
         &mut out,
     );
+    drop(sender);
+    if out.ended != Some(Ended::Done) {
+        warmer
+            .stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    // The warming ends after the image read: the rule that stops a prefetch stops it too.
+    while !warmer.thread.is_finished() {
+        if let Some(why) = stop() {
+            warmer
+                .stop
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            if out.ended == Some(Ended::Done) {
+                out.warm_ended = Some(why);
+            }
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    match warmer.thread.join() {
+        Ok(w) => {
+            out.bytes_warmed = w.bytes;
+            for e in w.errors {
+                if out.errors.len() < MAX_ERRORS {
+                    out.errors.push(e);
+                }
+            }
+        }
+        Err(_) => out
+            .errors
+            .push("the warming through the mount failed".to_owned()),
+    }
+    out.warm_ms = Some(u64::try_from(begun.elapsed().as_millis()).unwrap_or(u64::MAX));
     out
+}
+
+/// Whether the prefetch of an install on a mount of `format` reads the plan's file ranges
+/// through the mount behind the image read: only a FUSE mount, whose daemon otherwise idles
+/// while the image comes in; the kernel's mount decompresses on one decompressor that a read
+/// ahead of Firefox would hold (issue 41: the start was slower).
+#[must_use]
+pub fn warm_ahead(format: compressed::Format) -> bool {
+    matches!(format, compressed::Format::Squashfuse)
 }
 
 /// The login preload of a compressed install (`preload --plan`): left off where a prefetch is
@@ -166,7 +253,16 @@ pub fn preload(
             ..ImageOutcome::default()
         });
     };
-    Ok(prefetch(&plan, c, super::GAP, super::AHEAD, &mut || None))
+    // Not warmed: the decompression ahead was measured for a launch's prefetch only (beside the
+    // start); a preload keeps reading the image alone.
+    Ok(prefetch(
+        &plan,
+        c,
+        super::GAP,
+        super::AHEAD,
+        false,
+        &mut || None,
+    ))
 }
 
 /// The page's planned preload (`preload` with `plan: true`) of a compressed install: what
@@ -249,7 +345,21 @@ mod tests {
         let batches = [vec![(10 * mib, mib + mib / 2)], vec![(0, mib)]];
         let mut io = Asked::default();
         let mut out = ImageOutcome::default();
-        read(&f, &batches, mib + mib / 2, &mut io, &mut || None, &mut out);
+        let mut said = Vec::new();
+        read(
+            &f,
+            &batches,
+            mib + mib / 2,
+            &mut io,
+            &mut || None,
+            &mut |b, at| said.push((b, at)),
+            &mut out,
+        );
+        assert_eq!(
+            said,
+            [(0, 11 * mib), (0, 11 * mib + mib / 2), (1, mib)],
+            "after each read: the batch and how far it is read"
+        );
         assert_eq!(
             io.0,
             [
@@ -282,6 +392,7 @@ mod tests {
             4096,
             &mut io,
             &mut || None,
+            &mut |_, _| {},
             &mut out,
         );
         // The second range runs past the end: 50,000 bytes are there.
@@ -300,6 +411,7 @@ mod tests {
                 asked += 1;
                 (asked > 2).then_some(Ended::FirefoxExited)
             },
+            &mut |_, _| {},
             &mut out,
         );
         assert_eq!(out.bytes_image_read, 2 * mib);

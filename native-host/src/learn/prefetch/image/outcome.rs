@@ -27,6 +27,21 @@ pub struct ImageOutcome {
     #[serde(default)]
     pub batches_done: usize,
     pub elapsed_ms: u64,
+    /// On a FUSE mount (squashfuse), the plan's file bytes to read through the mount as their
+    /// image bytes come in (whole blocks, decompressed by the mount's daemon while Firefox still
+    /// waits on the disk: image/warm.rs); of them, read; and when that reading ended, ms after
+    /// the image read began. 0 and `None` elsewhere (the kernel's mount, a Snap: nothing is read
+    /// through the mount).
+    #[serde(default)]
+    pub bytes_warm_planned: u64,
+    #[serde(default)]
+    pub bytes_warmed: u64,
+    #[serde(default)]
+    pub warm_ms: Option<u64>,
+    /// Why the warming stopped before its end after the image was read (Firefox exited, the
+    /// time limit); `None` if it ran to its end or the image read itself stopped (`ended`).
+    #[serde(default)]
+    pub warm_ended: Option<Ended>,
     pub ended: Option<Ended>,
     /// Files that could not be mapped, in English (at most [`MAX_ERRORS`]).
     pub errors: Vec<String>,
