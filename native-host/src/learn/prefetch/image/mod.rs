@@ -163,7 +163,12 @@ pub fn prefetch(
         );
         return out;
     }
-    let warmer = match warm::start(plan.files.clone(), plan.identities.clone(), mapped.warm) {
+    let warmer = match warm::start(
+        plan.folders.clone(),
+        plan.files.clone(),
+        plan.identities.clone(),
+        mapped.warm,
+    ) {
         Ok(w) => w,
         Err(e) => {
             out.errors

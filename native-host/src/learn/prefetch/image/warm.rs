@@ -17,6 +17,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use super::map::Warm;
+use crate::os::beneath::Folders;
 
 /// What the warming did.
 #[derive(Debug, Default)]
@@ -28,11 +29,13 @@ pub struct Warmed {
 /// Reads through the mount, in its own thread: each batch's [`Warm`] blocks once `progress` says
 /// their image bytes are read (`(batch, offset)`: batches before `batch` read, and `batch` read
 /// in image order up to `offset`; the sender dropped = no more), until all are read or `stop` is
-/// set. `files` and `identities` are the plan's: a file that is not the one planned (inode,
-/// size) is not read. Each read is one block: one FUSE request, so that a fault of Firefox waits
+/// set. `files`, `identities` and `folders` are the plan's: a file is opened beneath its held
+/// folder as every planned file is (no symlink, never a FIFO or device), and one that is not the
+/// one planned (inode, size) is not read. Each read is one block: one FUSE request, so that a fault of Firefox waits
 /// behind at most one block's decompression in the daemon's queue (1 MiB reads queued several
 /// requests at once).
 pub fn run(
+    folders: &Folders,
     files: &[PathBuf],
     identities: &[(u64, u64)],
     warm: &[Vec<Warm>],
@@ -56,7 +59,7 @@ pub fn run(
                 return out;
             }
             let file = open.entry(w.file).or_insert_with(|| {
-                match open_planned(&files[w.file], identities.get(w.file).copied()) {
+                match open_planned(folders, &files[w.file], identities.get(w.file).copied()) {
                     Ok(f) => Some(f),
                     Err(e) => {
                         if out.errors.len() < super::MAX_ERRORS {
@@ -84,9 +87,12 @@ pub fn run(
 /// Open a plan's file on the mount, checked to be the one planned (`(inode, size)`; `(0, 0)`:
 /// not known), with no readahead around what is read (only ranges whose image bytes are read
 /// are asked for).
-fn open_planned(path: &std::path::Path, identity: Option<(u64, u64)>) -> std::io::Result<File> {
-    let f = File::open(path)?;
-    let meta = f.metadata()?;
+fn open_planned(
+    folders: &Folders,
+    path: &std::path::Path,
+    identity: Option<(u64, u64)>,
+) -> std::io::Result<File> {
+    let (f, meta) = folders.open_file(path)?;
     if let Some((ino, size)) = identity.filter(|&i| i != (0, 0)) {
         if (meta.ino(), meta.size()) != (ino, size) {
             return Err(std::io::Error::other("replaced since planned"));
@@ -116,8 +122,9 @@ pub struct Warmer {
     pub thread: std::thread::JoinHandle<Warmed>,
 }
 
-/// Start the warming thread for `warm` (the plan's `files` and `identities`).
+/// Start the warming thread for `warm` (the plan's `folders`, `files` and `identities`).
 pub fn start(
+    folders: Folders,
     files: Vec<PathBuf>,
     identities: Vec<(u64, u64)>,
     warm: Vec<Vec<Warm>>,
@@ -133,7 +140,7 @@ pub fn start(
             // side, busy machine, 29 Nov 14:27) the warming held Firefox's early start back
             // (createTopLevelWindow ~0.4 s later) about as much as it saved after it.
             let _ = crate::os::sys::sched_idle_this_thread();
-            run(&files, &identities, &warm, &rx, &flag)
+            run(&folders, &files, &identities, &warm, &rx, &flag)
         })?;
     Ok(Warmer { done, stop, thread })
 }
@@ -148,6 +155,8 @@ mod tests {
         let a = dir.path().join("a");
         std::fs::write(&a, vec![1u8; 10_000]).unwrap();
         let files = vec![a, dir.path().join("gone")];
+        let mut folders = Folders::default();
+        folders.push(crate::os::beneath::Folder::open(dir.path()).unwrap());
         let w = |file, offset, len, ready| Warm {
             file,
             offset,
@@ -167,18 +176,29 @@ mod tests {
         };
         let stop = AtomicBool::new(false);
         let ids = [(0, 0), (0, 0)];
-        let out = run(&files, &ids, &warm, &said(&[(0, 100), (1, 500)]), &stop);
+        let out = run(
+            &folders,
+            &files,
+            &ids,
+            &warm,
+            &said(&[(0, 100), (1, 500)]),
+            &stop,
+        );
         // 4096 + the file's last 1808 bytes; the missing file said.
         assert_eq!(out.bytes, 4096 + 1808);
         assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
         // Batch 0 read short of the first block's end: nothing.
-        assert_eq!(run(&files, &ids, &warm, &said(&[(0, 99)]), &stop).bytes, 0);
+        assert_eq!(
+            run(&folders, &files, &ids, &warm, &said(&[(0, 99)]), &stop).bytes,
+            0
+        );
         // Batch 1 begun: batch 0's block, and batch 1's whose bytes earlier batches hold; the
         // last waits for 500.
-        let out = run(&files, &ids, &warm, &said(&[(1, 499)]), &stop);
+        let out = run(&folders, &files, &ids, &warm, &said(&[(1, 499)]), &stop);
         assert_eq!((out.bytes, out.errors.len()), (4096, 1));
         // A file that is not the one planned is not read.
         let out = run(
+            &folders,
             &files,
             &[(1, 10_000), (0, 0)],
             &warm,
@@ -186,7 +206,15 @@ mod tests {
             &stop,
         );
         assert_eq!((out.bytes, out.errors.len()), (0, 1));
+        // A FIFO planted where a planned file was is refused at once, never waited on.
+        std::fs::remove_file(&files[0]).unwrap();
+        crate::os::mkfifo(&files[0]);
+        let out = run(&folders, &files, &ids, &warm, &said(&[(0, 100)]), &stop);
+        assert_eq!((out.bytes, out.errors.len()), (0, 1));
         stop.store(true, Ordering::Relaxed);
-        assert_eq!(run(&files, &ids, &warm, &said(&[(1, 500)]), &stop).bytes, 0);
+        assert_eq!(
+            run(&folders, &files, &ids, &warm, &said(&[(1, 500)]), &stop).bytes,
+            0
+        );
     }
 }
