@@ -150,8 +150,24 @@ pub fn prefetch(
     let _ = crate::os::sys::fadvise(&image, 0, 0, crate::os::sys::Advice::Random);
     let mut io = KernelIo::new(false);
     // On a FUSE mount, decompress ahead behind the image read (warm.rs); never on the kernel's.
-    if !(warm && warm_ahead(c.format)) {
+    let warmer = if warm && warm_ahead(c.format) {
+        let started = warm::start(
+            plan.folders.clone(),
+            plan.files.clone(),
+            plan.identities.clone(),
+            mapped.warm,
+        );
+        started
+            .map_err(|e| {
+                out.errors
+                    .push(format!("no warming through the mount: {e}"));
+            })
+            .ok()
+    } else {
         out.bytes_warm_planned = 0;
+        None
+    };
+    let Some(warmer) = warmer else {
         read(
             &image,
             &mapped.image,
@@ -162,28 +178,6 @@ pub fn prefetch(
             &mut out,
         );
         return out;
-    }
-    let warmer = match warm::start(
-        plan.folders.clone(),
-        plan.files.clone(),
-        plan.identities.clone(),
-        mapped.warm,
-    ) {
-        Ok(w) => w,
-        Err(e) => {
-            out.errors
-                .push(format!("no warming through the mount: {e}"));
-            read(
-                &image,
-                &mapped.image,
-                ahead,
-                &mut io,
-                stop,
-                &mut |_, _| {},
-                &mut out,
-            );
-            return out;
-        }
     };
     let begun = Instant::now();
     let sender = warmer.done;
